@@ -1,0 +1,34 @@
+#pragma once
+// Wall-clock seam: the agent compares manifest and lease expiries with it, so tests can move time.
+#include <chrono>
+#include <cstdint>
+
+namespace takosumi {
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  // Seconds since the Unix epoch.
+  virtual std::int64_t now_unix() const = 0;
+};
+
+class SystemClock final : public Clock {
+ public:
+  std::int64_t now_unix() const override {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+class FakeClock final : public Clock {
+ public:
+  explicit FakeClock(std::int64_t now) : now_(now) {}
+  std::int64_t now_unix() const override { return now_; }
+  void advance(std::int64_t seconds) { now_ += seconds; }
+
+ private:
+  std::int64_t now_;
+};
+
+}  // namespace takosumi

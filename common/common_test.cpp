@@ -1,0 +1,90 @@
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "common/encoding.hpp"
+#include "common/error_codes.hpp"
+#include "common/file_io.hpp"
+#include "common/secret_bytes.hpp"
+
+namespace takosumi {
+namespace {
+
+TEST(SecretBytes, NeverPrintsItsValue) {
+  auto s = SecretBytes::from_string("hunter2-canary");
+  std::ostringstream os;
+  os << s;
+  EXPECT_EQ(os.str(), "[redacted]");
+  EXPECT_EQ(s.reveal_as_string(), "hunter2-canary");
+}
+
+TEST(SecretBytes, MoveLeavesSourceEmpty) {
+  auto a = SecretBytes::from_string("abc");
+  SecretBytes b = std::move(a);
+  EXPECT_TRUE(a.empty());  // NOLINT(bugprone-use-after-move): the contract under test
+  EXPECT_EQ(b.size(), 3u);
+}
+
+TEST(Encoding, Base64RoundTripsAndRejectsGarbage) {
+  std::string text = "takosumi\x01\x02";
+  auto enc = base64_encode(text);
+  auto dec = base64_decode(enc);
+  ASSERT_TRUE(dec);
+  EXPECT_EQ(std::string(dec->begin(), dec->end()), text);
+  auto bad = base64_decode("not base64!!");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, errc::kInvalidArgument);
+}
+
+TEST(Encoding, HexIsLowercase) {
+  std::uint8_t b[] = {0xAB, 0x01};
+  EXPECT_EQ(hex_encode(b), "ab01");
+}
+
+class FileIoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("takosumi-fileio-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    ASSERT_TRUE(ensure_directory(dir_));
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(FileIoTest, AtomicWriteCreatesPrivateFileAndReadsBack) {
+  auto p = dir_ / "f";
+  ASSERT_TRUE(write_file_atomic(p, "hello"));
+  struct stat st {};
+  ASSERT_EQ(::stat(p.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  auto r = read_file(p, 100);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(*r, "hello");
+}
+
+TEST_F(FileIoTest, ReadRefusesOversizedFileAndNamesMissingOne) {
+  auto p = dir_ / "big";
+  ASSERT_TRUE(write_file_atomic(p, std::string(200, 'x')));
+  auto r = read_file(p, 100);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, errc::kPayloadTooLarge);
+  auto missing = read_file(dir_ / "nope", 100);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, errc::kNotFound);
+  EXPECT_NE(missing.error().message.find("nope"), std::string::npos);
+}
+
+TEST(Error, ContextIsPrefixedAndCodeKept) {
+  Result<int> r = fail(errc::kIoError, "disk full");
+  auto r2 = with_context(r, "write state");
+  EXPECT_EQ(r2.error().code, errc::kIoError);
+  EXPECT_EQ(r2.error().message, "write state: disk full");
+}
+
+}  // namespace
+}  // namespace takosumi

@@ -1,0 +1,56 @@
+#pragma once
+// Stable error codes. These strings are part of the public API (HTTP error bodies, Run failure
+// codes, logs); never rename one — add a new one instead.
+#include <string_view>
+
+namespace takosumi::errc {
+
+// Generic / edge
+inline constexpr std::string_view kInvalidArgument = "invalid_argument";
+inline constexpr std::string_view kNotFound = "not_found";
+inline constexpr std::string_view kConflict = "conflict";
+inline constexpr std::string_view kUnauthorized = "unauthorized";
+inline constexpr std::string_view kForbidden = "forbidden";
+inline constexpr std::string_view kPayloadTooLarge = "payload_too_large";
+inline constexpr std::string_view kIoError = "io_error";
+inline constexpr std::string_view kInternal = "internal";
+inline constexpr std::string_view kUnavailable = "unavailable";
+inline constexpr std::string_view kConfigInvalid = "config_invalid";
+inline constexpr std::string_view kProtocolError = "protocol_error";
+
+// Keys and crypto
+inline constexpr std::string_view kKeyFileInsecure = "key_file_insecure";
+inline constexpr std::string_view kKeyFileInvalid = "key_file_invalid";
+inline constexpr std::string_view kEnvelopeTruncated = "envelope_truncated";
+inline constexpr std::string_view kEnvelopeTampered = "envelope_tampered";
+inline constexpr std::string_view kEnvelopeWrongKey = "envelope_wrong_key";
+inline constexpr std::string_view kEnvelopeHeaderMismatch = "envelope_header_mismatch";
+inline constexpr std::string_view kEnvelopeMalformed = "envelope_malformed";
+inline constexpr std::string_view kCryptoFailed = "crypto_failed";
+
+// Manifests
+inline constexpr std::string_view kManifestInvalid = "manifest_invalid";
+inline constexpr std::string_view kManifestBadSignature = "manifest_bad_signature";
+inline constexpr std::string_view kManifestExpired = "manifest_expired";
+inline constexpr std::string_view kManifestWrongAgent = "manifest_wrong_agent";
+inline constexpr std::string_view kManifestReplayed = "manifest_replayed";
+
+// Run failure codes (ARCHITECTURE §6)
+inline constexpr std::string_view kSourceFetchFailed = "source_fetch_failed";
+inline constexpr std::string_view kSourceCommitMissing = "source_commit_missing";
+inline constexpr std::string_view kStateIntegrityFailed = "state_integrity_failed";
+inline constexpr std::string_view kOpentofuInitFailed = "opentofu_init_failed";
+inline constexpr std::string_view kOpentofuPlanFailed = "opentofu_plan_failed";
+inline constexpr std::string_view kOpentofuFailed = "opentofu_failed";
+inline constexpr std::string_view kApplyFailed = "apply_failed";
+inline constexpr std::string_view kPlanDigestMismatch = "plan_digest_mismatch";
+inline constexpr std::string_view kOutputRequiredMissing = "output_required_missing";
+inline constexpr std::string_view kOutputTypeMismatch = "output_type_mismatch";
+inline constexpr std::string_view kCancelled = "cancelled";
+inline constexpr std::string_view kTimedOut = "timed_out";
+inline constexpr std::string_view kLeaseLost = "lease_lost";
+inline constexpr std::string_view kSandboxFailed = "sandbox_failed";
+inline constexpr std::string_view kWorkspaceFailed = "workspace_failed";
+inline constexpr std::string_view kArtifactTransferFailed = "artifact_transfer_failed";
+
+}  // namespace takosumi::errc

@@ -1,0 +1,171 @@
+#include "protocol/job_manifest.hpp"
+
+#include "common/error_codes.hpp"
+
+namespace takosumi::protocol {
+namespace {
+
+constexpr std::size_t kMaxEntries = 256;
+constexpr std::size_t kMaxValue = 64 * 1024;
+
+json::object prior_to_json(const PriorState& p) {
+  return {{"stateVersionId", p.state_version_id}, {"generation", p.generation},
+          {"plaintextSha256", p.plaintext_sha256}, {"serial", p.serial},
+          {"lineage", p.lineage}, {"sealedDek", p.sealed_dek}};
+}
+
+Result<PriorState> prior_from_json(const json::object& o) {
+  PriorState p;
+  auto id = get_string(o, "stateVersionId", 128);
+  auto gen = get_int(o, "generation");
+  auto sha = get_string(o, "plaintextSha256", 64);
+  auto serial = get_int(o, "serial");
+  auto lineage = get_string(o, "lineage", 128);
+  auto dek = get_string(o, "sealedDek", 512);
+  for (const Error* e : {id ? nullptr : &id.error(), gen ? nullptr : &gen.error(),
+                         sha ? nullptr : &sha.error(), serial ? nullptr : &serial.error(),
+                         lineage ? nullptr : &lineage.error(), dek ? nullptr : &dek.error()})
+    if (e) return std::unexpected(*e);
+  return PriorState{*id, *gen, *sha, *serial, *lineage, *dek};
+}
+
+Result<std::map<std::string, std::string>> string_map(const json::object* o) {
+  std::map<std::string, std::string> out;
+  if (!o) return out;
+  if (o->size() > kMaxEntries) return fail(errc::kInvalidArgument, "too many entries");
+  for (const auto& kv : *o) {
+    if (!kv.value().is_string() || kv.value().get_string().size() > kMaxValue)
+      return fail(errc::kInvalidArgument,
+                  "value of \"" + std::string(kv.key()) + "\" must be a string up to 64 KiB");
+    out.emplace(std::string(kv.key()), std::string(kv.value().get_string()));
+  }
+  return out;
+}
+
+Result<std::map<std::string, OutputMapping>> allowlist_from_json(const json::object* o) {
+  std::map<std::string, OutputMapping> out;
+  if (!o) return out;
+  if (o->size() > kMaxEntries) return fail(errc::kInvalidArgument, "too many outputs mapped");
+  for (const auto& kv : *o) {
+    if (!kv.value().is_object())
+      return fail(errc::kInvalidArgument,
+                  "outputAllowlist entry \"" + std::string(kv.key()) + "\" must be an object");
+    const auto& e = kv.value().get_object();
+    auto from = get_string(e, "from", 256);
+    if (!from) return std::unexpected(from.error());
+    auto type = get_optional_string(e, "type", 32);
+    if (!type) return std::unexpected(type.error());
+    auto required = get_bool_or(e, "required", false);
+    if (!required) return std::unexpected(required.error());
+    out.emplace(std::string(kv.key()), OutputMapping{*from, type->value_or("any"), *required});
+  }
+  return out;
+}
+
+Result<JobManifest> parse(const json::object& o) {
+  JobManifest m;
+  auto str = [&](std::string_view key, std::string& dst, std::size_t max) -> Status {
+    auto r = get_string(o, key, max);
+    if (!r) return std::unexpected(r.error());
+    dst = std::move(*r);
+    return {};
+  };
+  auto num = [&](std::string_view key, std::int64_t& dst) -> Status {
+    auto r = get_int(o, key);
+    if (!r) return std::unexpected(r.error());
+    dst = *r;
+    return {};
+  };
+  TAKOSUMI_TRY(str("runId", m.run_id, 128));
+  TAKOSUMI_TRY(num("attempt", m.attempt));
+  TAKOSUMI_TRY(str("agentId", m.agent_id, 128));
+  std::string type;
+  TAKOSUMI_TRY(str("type", type, 32));
+  auto t = run_type_from_string(type);
+  if (!t) return fail(errc::kInvalidArgument, "unknown run type \"" + type + "\"");
+  m.type = *t;
+  TAKOSUMI_TRY(str("workspaceId", m.workspace_id, 128));
+  TAKOSUMI_TRY(str("capsuleId", m.capsule_id, 128));
+  auto src = get_object(o, "source");
+  if (!src) return std::unexpected(src.error());
+  auto url = get_string(**src, "url", 4096);
+  auto commit = get_string(**src, "commit", 64);
+  auto mp = get_optional_string(**src, "modulePath", 1024);
+  if (!url) return std::unexpected(url.error());
+  if (!commit) return std::unexpected(commit.error());
+  if (!mp) return std::unexpected(mp.error());
+  m.source = SourceSpec{*url, *commit, mp->value_or("")};
+  auto prior = get_optional_object(o, "priorState");
+  if (!prior) return std::unexpected(prior.error());
+  if (*prior) {
+    auto p = prior_from_json(**prior);
+    if (!p) return std::unexpected(p.error().with_context("priorState"));
+    m.prior_state = std::move(*p);
+  }
+  auto plan = get_optional_object(o, "savedPlan");
+  if (!plan) return std::unexpected(plan.error());
+  if (*plan) {
+    auto d = get_string(**plan, "digest", 64);
+    auto k = get_string(**plan, "sealedDek", 512);
+    if (!d) return std::unexpected(d.error().with_context("savedPlan"));
+    if (!k) return std::unexpected(k.error().with_context("savedPlan"));
+    m.saved_plan = SavedPlanRef{*d, *k};
+  }
+  auto vars = get_optional_object(o, "variables");
+  if (!vars) return std::unexpected(vars.error());
+  auto vm = string_map(*vars);
+  if (!vm) return std::unexpected(vm.error().with_context("variables"));
+  m.variables = std::move(*vm);
+  auto allow = get_optional_object(o, "outputAllowlist");
+  if (!allow) return std::unexpected(allow.error());
+  auto am = allowlist_from_json(*allow);
+  if (!am) return std::unexpected(am.error());
+  m.output_allowlist = std::move(*am);
+  TAKOSUMI_TRY(str("controlPublicKey", m.control_public_key, 128));
+  TAKOSUMI_TRY(str("controlKeyId", m.control_key_id, 128));
+  TAKOSUMI_TRY(num("issuedAt", m.issued_at));
+  TAKOSUMI_TRY(num("expiresAt", m.expires_at));
+  TAKOSUMI_TRY(str("nonce", m.nonce, 128));
+  if (m.type == RunType::apply && !m.saved_plan)
+    return fail(errc::kInvalidArgument, "an apply manifest must name a savedPlan");
+  return m;
+}
+
+}  // namespace
+
+json::object to_json(const JobManifest& m) {
+  json::object o;
+  o["runId"] = m.run_id;
+  o["attempt"] = m.attempt;
+  o["agentId"] = m.agent_id;
+  o["type"] = to_string(m.type);
+  o["workspaceId"] = m.workspace_id;
+  o["capsuleId"] = m.capsule_id;
+  o["source"] = json::object{
+      {"url", m.source.url}, {"commit", m.source.commit}, {"modulePath", m.source.module_path}};
+  if (m.prior_state) o["priorState"] = prior_to_json(*m.prior_state);
+  if (m.saved_plan)
+    o["savedPlan"] = json::object{{"digest", m.saved_plan->digest},
+                                  {"sealedDek", m.saved_plan->sealed_dek}};
+  json::object vars;
+  for (const auto& [k, v] : m.variables) vars[k] = v;
+  o["variables"] = std::move(vars);
+  json::object allow;
+  for (const auto& [k, v] : m.output_allowlist)
+    allow[k] = json::object{{"from", v.from}, {"type", v.type}, {"required", v.required}};
+  o["outputAllowlist"] = std::move(allow);
+  o["controlPublicKey"] = m.control_public_key;
+  o["controlKeyId"] = m.control_key_id;
+  o["issuedAt"] = m.issued_at;
+  o["expiresAt"] = m.expires_at;
+  o["nonce"] = m.nonce;
+  return o;
+}
+
+Result<JobManifest> job_manifest_from_json(const json::object& o) {
+  auto r = parse(o);
+  if (!r) return fail(errc::kManifestInvalid, "job manifest: " + r.error().message);
+  return r;
+}
+
+}  // namespace takosumi::protocol

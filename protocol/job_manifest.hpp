@@ -1,0 +1,67 @@
+#pragma once
+// The job manifest: everything one Run attempt may use, signed by the control plane's Ed25519
+// key (see crypto/manifest_signer.hpp). The agent acts only on a manifest whose signature,
+// expiry, agent id and nonce it has checked. Wire shape: docs/protocol.md "Job manifest".
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "common/error.hpp"
+#include "protocol/json_fields.hpp"
+#include "protocol/run_type.hpp"
+
+namespace takosumi::protocol {
+
+struct SourceSpec {
+  std::string url;
+  std::string commit;       // 40-hex commit id, resolved by the control plane
+  std::string module_path;  // relative, "" or "." for the repository root
+};
+
+// The StateVersion the Run starts from; its DEK is sealed to the claiming agent's X25519 key.
+struct PriorState {
+  std::string state_version_id;
+  std::int64_t generation = 0;
+  std::string plaintext_sha256;
+  std::int64_t serial = 0;
+  std::string lineage;
+  std::string sealed_dek;  // base64, crypto_box_seal to the agent
+};
+
+// The saved plan an apply must execute; digest is sha256 (hex) of the plaintext plan file.
+struct SavedPlanRef {
+  std::string digest;
+  std::string sealed_dek;  // base64, crypto_box_seal to the agent
+};
+
+struct OutputMapping {
+  std::string from;  // OpenTofu output name
+  std::string type;  // "string" | "number" | "bool" | "any"
+  bool required = false;
+};
+
+struct JobManifest {
+  std::string run_id;
+  std::int64_t attempt = 0;
+  std::string agent_id;
+  RunType type = RunType::plan;
+  std::string workspace_id;
+  std::string capsule_id;
+  SourceSpec source;
+  std::optional<PriorState> prior_state;
+  std::optional<SavedPlanRef> saved_plan;
+  std::map<std::string, std::string> variables;
+  std::map<std::string, OutputMapping> output_allowlist;  // public name → mapping
+  std::string control_public_key;  // base64 X25519; new state and plans are sealed to it
+  std::string control_key_id;
+  std::int64_t issued_at = 0;
+  std::int64_t expires_at = 0;
+  std::string nonce;
+};
+
+json::object to_json(const JobManifest& m);
+// Validates shapes and sizes; errors have code manifest_invalid.
+Result<JobManifest> job_manifest_from_json(const json::object& o);
+
+}  // namespace takosumi::protocol

@@ -1,0 +1,96 @@
+#include "protocol/json_fields.hpp"
+
+#include "common/error_codes.hpp"
+
+namespace takosumi::protocol {
+namespace {
+
+std::string field_name(std::string_view key) { return "field \"" + std::string(key) + "\""; }
+
+}  // namespace
+
+Result<json::object> parse_object(std::string_view text, std::size_t max_bytes) {
+  if (text.size() > max_bytes)
+    return fail(errc::kPayloadTooLarge,
+                "JSON body of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
+                    std::to_string(max_bytes));
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec) return fail(errc::kInvalidArgument, "invalid JSON: " + ec.message());
+  if (!v.is_object()) return fail(errc::kInvalidArgument, "JSON body must be an object");
+  return std::move(v.as_object());
+}
+
+Result<std::optional<std::string>> get_optional_string(const json::object& o,
+                                                       std::string_view key,
+                                                       std::size_t max_len) {
+  auto it = o.find(key);
+  if (it == o.end() || it->value().is_null()) return std::optional<std::string>{};
+  if (!it->value().is_string())
+    return fail(errc::kInvalidArgument, field_name(key) + " must be a string");
+  const auto& s = it->value().get_string();
+  if (s.size() > max_len)
+    return fail(errc::kInvalidArgument,
+                field_name(key) + " is longer than " + std::to_string(max_len) + " characters");
+  return std::optional<std::string>(std::string(s));
+}
+
+Result<std::string> get_string(const json::object& o, std::string_view key, std::size_t max_len) {
+  auto r = get_optional_string(o, key, max_len);
+  if (!r) return std::unexpected(r.error());
+  if (!*r) return fail(errc::kInvalidArgument, field_name(key) + " is required");
+  return std::move(**r);
+}
+
+Result<std::optional<std::int64_t>> get_optional_int(const json::object& o,
+                                                     std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || it->value().is_null()) return std::optional<std::int64_t>{};
+  const auto& v = it->value();
+  if (v.is_int64()) return std::optional<std::int64_t>(v.get_int64());
+  if (v.is_uint64() && v.get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
+    return std::optional<std::int64_t>(static_cast<std::int64_t>(v.get_uint64()));
+  return fail(errc::kInvalidArgument, field_name(key) + " must be an integer");
+}
+
+Result<std::int64_t> get_int(const json::object& o, std::string_view key) {
+  auto r = get_optional_int(o, key);
+  if (!r) return std::unexpected(r.error());
+  if (!*r) return fail(errc::kInvalidArgument, field_name(key) + " is required");
+  return **r;
+}
+
+Result<bool> get_bool_or(const json::object& o, std::string_view key, bool fallback) {
+  auto it = o.find(key);
+  if (it == o.end() || it->value().is_null()) return fallback;
+  if (!it->value().is_bool())
+    return fail(errc::kInvalidArgument, field_name(key) + " must be true or false");
+  return it->value().get_bool();
+}
+
+Result<const json::object*> get_optional_object(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || it->value().is_null()) return static_cast<const json::object*>(nullptr);
+  if (!it->value().is_object())
+    return fail(errc::kInvalidArgument, field_name(key) + " must be an object");
+  return &it->value().get_object();
+}
+
+Result<const json::object*> get_object(const json::object& o, std::string_view key) {
+  auto r = get_optional_object(o, key);
+  if (!r) return r;
+  if (!*r) return fail(errc::kInvalidArgument, field_name(key) + " is required");
+  return r;
+}
+
+Result<const json::array*> get_optional_array(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || it->value().is_null()) return static_cast<const json::array*>(nullptr);
+  if (!it->value().is_array())
+    return fail(errc::kInvalidArgument, field_name(key) + " must be an array");
+  return &it->value().get_array();
+}
+
+std::string serialize(const json::value& v) { return json::serialize(v); }
+
+}  // namespace takosumi::protocol

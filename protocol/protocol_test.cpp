@@ -1,0 +1,92 @@
+#include <gtest/gtest.h>
+
+#include "common/error_codes.hpp"
+#include "protocol/job_manifest.hpp"
+#include "protocol/run_report.hpp"
+
+namespace takosumi::protocol {
+namespace {
+
+JobManifest sample_apply() {
+  JobManifest m;
+  m.run_id = "run_1";
+  m.attempt = 2;
+  m.agent_id = "agt_1";
+  m.type = RunType::apply;
+  m.workspace_id = "ws_1";
+  m.capsule_id = "cap_1";
+  m.source = {"file:///repo", std::string(40, 'a'), "modules/app"};
+  m.prior_state = PriorState{"sv_1", 3, std::string(64, 'b'), 7, "lin", "ZGVr"};
+  m.saved_plan = SavedPlanRef{std::string(64, 'c'), "cGxhbg=="};
+  m.variables = {{"name", "demo"}};
+  m.output_allowlist = {{"url", {"endpoint", "string", true}}};
+  m.control_public_key = "cGs=";
+  m.control_key_id = "k1";
+  m.issued_at = 100;
+  m.expires_at = 200;
+  m.nonce = "n1";
+  return m;
+}
+
+TEST(JobManifest, RoundTripsEveryField) {
+  auto m = sample_apply();
+  auto back = job_manifest_from_json(to_json(m));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->run_id, "run_1");
+  EXPECT_EQ(back->attempt, 2);
+  EXPECT_EQ(back->type, RunType::apply);
+  EXPECT_EQ(back->source.module_path, "modules/app");
+  ASSERT_TRUE(back->prior_state);
+  EXPECT_EQ(back->prior_state->generation, 3);
+  ASSERT_TRUE(back->saved_plan);
+  EXPECT_EQ(back->saved_plan->digest, std::string(64, 'c'));
+  EXPECT_EQ(back->output_allowlist.at("url").from, "endpoint");
+  EXPECT_TRUE(back->output_allowlist.at("url").required);
+  EXPECT_EQ(back->variables.at("name"), "demo");
+}
+
+TEST(JobManifest, ApplyWithoutSavedPlanIsInvalid) {
+  auto o = to_json(sample_apply());
+  o.erase("savedPlan");
+  auto r = job_manifest_from_json(o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, errc::kManifestInvalid);
+  EXPECT_NE(r.error().message.find("savedPlan"), std::string::npos);
+}
+
+TEST(JobManifest, WrongTypeNamesTheField) {
+  auto o = to_json(sample_apply());
+  o["attempt"] = "two";
+  auto r = job_manifest_from_json(o);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("attempt"), std::string::npos);
+}
+
+TEST(RunReport, RoundTripsAndRequiresFailureCode) {
+  RunReport r;
+  r.lease_token = "l";
+  r.attempt = 1;
+  r.status = "succeeded";
+  r.resource_changes.push_back({"local_file.a", "local_file", {"delete", "create"}, false, true});
+  r.new_state = NewStateDescriptor{"aa", "bb", 3, "lin", 1};
+  r.outputs["url"] = "http://x";
+  auto back = run_report_from_json(to_json(r));
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->resource_changes.size(), 1u);
+  EXPECT_TRUE(back->resource_changes[0].is_replace);
+  EXPECT_EQ(back->new_state->prior_generation, 1);
+  EXPECT_EQ(back->outputs.at("url").as_string(), "http://x");
+
+  auto bad = to_json(r);
+  bad["status"] = "failed";
+  EXPECT_FALSE(run_report_from_json(bad));
+}
+
+TEST(JsonFields, OversizedBodyIsRefused) {
+  auto r = parse_object(std::string(100, ' '), 10);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, errc::kPayloadTooLarge);
+}
+
+}  // namespace
+}  // namespace takosumi::protocol

@@ -1,0 +1,182 @@
+#include "protocol/run_report.hpp"
+
+#include "common/error_codes.hpp"
+
+namespace takosumi::protocol {
+namespace {
+
+constexpr std::size_t kMaxResources = 10000;
+
+json::array strings_to_json(const std::vector<std::string>& v) {
+  json::array a;
+  for (const auto& s : v) a.emplace_back(s);
+  return a;
+}
+
+Result<std::vector<std::string>> strings_from_json(const json::array* a, std::string_view what) {
+  std::vector<std::string> out;
+  if (!a) return out;
+  if (a->size() > kMaxResources) return fail(errc::kInvalidArgument, std::string(what) + ": too many");
+  for (const auto& v : *a) {
+    if (!v.is_string() || v.get_string().size() > 1024)
+      return fail(errc::kInvalidArgument, std::string(what) + " must hold strings");
+    out.emplace_back(v.get_string());
+  }
+  return out;
+}
+
+Result<ResourceChange> change_from_json(const json::value& v) {
+  if (!v.is_object()) return fail(errc::kInvalidArgument, "resourceChanges entries must be objects");
+  const auto& o = v.get_object();
+  ResourceChange c;
+  auto address = get_string(o, "address", 2048);
+  if (!address) return std::unexpected(address.error());
+  auto type = get_string(o, "type", 256);
+  if (!type) return std::unexpected(type.error());
+  auto actions = get_optional_array(o, "actions");
+  if (!actions) return std::unexpected(actions.error());
+  auto list = strings_from_json(*actions, "actions");
+  if (!list) return std::unexpected(list.error());
+  auto del = get_bool_or(o, "delete", false);
+  auto rep = get_bool_or(o, "replace", false);
+  if (!del) return std::unexpected(del.error());
+  if (!rep) return std::unexpected(rep.error());
+  return ResourceChange{*address, *type, std::move(*list), *del, *rep};
+}
+
+Result<RunReport> parse(const json::object& o) {
+  RunReport r;
+  auto lease = get_string(o, "leaseToken", 256);
+  if (!lease) return std::unexpected(lease.error());
+  r.lease_token = *lease;
+  auto attempt = get_int(o, "attempt");
+  if (!attempt) return std::unexpected(attempt.error());
+  r.attempt = *attempt;
+  auto status = get_string(o, "status", 32);
+  if (!status) return std::unexpected(status.error());
+  if (*status != "succeeded" && *status != "failed")
+    return fail(errc::kInvalidArgument, "status must be \"succeeded\" or \"failed\"");
+  r.status = *status;
+  if (auto f = get_optional_object(o, "failure"); !f) {
+    return std::unexpected(f.error());
+  } else if (*f) {
+    auto code = get_string(**f, "code", 64);
+    auto msg = get_optional_string(**f, "message", 16 * 1024);
+    if (!code) return std::unexpected(code.error());
+    if (!msg) return std::unexpected(msg.error());
+    r.failure_code = *code;
+    r.failure_message = msg->value_or("");
+  }
+  if (r.status == "failed" && r.failure_code.empty())
+    return fail(errc::kInvalidArgument, "a failed report needs failure.code");
+  auto changes = get_bool_or(o, "hasChanges", false);
+  if (!changes) return std::unexpected(changes.error());
+  r.has_changes = *changes;
+  if (auto s = get_optional_object(o, "changeSummary"); !s) {
+    return std::unexpected(s.error());
+  } else if (*s) {
+    for (auto [key, dst] : {std::pair{"add", &r.summary.add}, std::pair{"change", &r.summary.change},
+                            std::pair{"destroy", &r.summary.destroy},
+                            std::pair{"replace", &r.summary.replace}}) {
+      auto v = get_optional_int(**s, key);
+      if (!v) return std::unexpected(v.error());
+      *dst = v->value_or(0);
+    }
+  }
+  auto rc = get_optional_array(o, "resourceChanges");
+  if (!rc) return std::unexpected(rc.error());
+  if (*rc) {
+    if ((*rc)->size() > kMaxResources) return fail(errc::kInvalidArgument, "too many resourceChanges");
+    for (const auto& v : **rc) {
+      auto c = change_from_json(v);
+      if (!c) return std::unexpected(c.error().with_context("resourceChanges"));
+      r.resource_changes.push_back(std::move(*c));
+    }
+  }
+  auto opt = [&](std::string_view key, std::string& dst, std::size_t max) -> Status {
+    auto v = get_optional_string(o, key, max);
+    if (!v) return std::unexpected(v.error());
+    dst = v->value_or("");
+    return {};
+  };
+  TAKOSUMI_TRY(opt("planDigest", r.plan_digest, 64));
+  TAKOSUMI_TRY(opt("planArtifactSha256", r.plan_artifact_sha256, 64));
+  TAKOSUMI_TRY(opt("providerLockSha256", r.provider_lock_sha256, 64));
+  TAKOSUMI_TRY(opt("sourceCommit", r.source_commit, 64));
+  TAKOSUMI_TRY(opt("tofuVersion", r.tofu_version, 64));
+  if (auto ns = get_optional_object(o, "newState"); !ns) {
+    return std::unexpected(ns.error());
+  } else if (*ns) {
+    NewStateDescriptor d;
+    auto a = get_string(**ns, "artifactSha256", 64);
+    auto p = get_string(**ns, "plaintextSha256", 64);
+    auto serial = get_int(**ns, "serial");
+    auto lineage = get_string(**ns, "lineage", 128);
+    auto prior = get_int(**ns, "priorGeneration");
+    for (const Error* e : {a ? nullptr : &a.error(), p ? nullptr : &p.error(),
+                           serial ? nullptr : &serial.error(), lineage ? nullptr : &lineage.error(),
+                           prior ? nullptr : &prior.error()})
+      if (e) return std::unexpected(e->with_context("newState"));
+    r.new_state = NewStateDescriptor{*a, *p, *serial, *lineage, *prior};
+  }
+  if (auto out = get_optional_object(o, "outputs"); !out) {
+    return std::unexpected(out.error());
+  } else if (*out) {
+    r.outputs = **out;
+  }
+  auto env = get_optional_array(o, "envNames");
+  if (!env) return std::unexpected(env.error());
+  auto names = strings_from_json(*env, "envNames");
+  if (!names) return std::unexpected(names.error());
+  r.env_names = std::move(*names);
+  if (auto t = get_optional_object(o, "phaseMillis"); !t) {
+    return std::unexpected(t.error());
+  } else if (*t) {
+    for (const auto& kv : **t)
+      if (kv.value().is_int64()) r.phase_millis[std::string(kv.key())] = kv.value().get_int64();
+  }
+  return r;
+}
+
+}  // namespace
+
+json::object to_json(const RunReport& r) {
+  json::object o;
+  o["leaseToken"] = r.lease_token;
+  o["attempt"] = r.attempt;
+  o["status"] = r.status;
+  if (!r.failure_code.empty())
+    o["failure"] = json::object{{"code", r.failure_code}, {"message", r.failure_message}};
+  o["hasChanges"] = r.has_changes;
+  o["changeSummary"] = json::object{{"add", r.summary.add}, {"change", r.summary.change},
+                                    {"destroy", r.summary.destroy}, {"replace", r.summary.replace}};
+  json::array changes;
+  for (const auto& c : r.resource_changes)
+    changes.emplace_back(json::object{{"address", c.address}, {"type", c.type},
+                                      {"actions", strings_to_json(c.actions)},
+                                      {"delete", c.is_delete}, {"replace", c.is_replace}});
+  o["resourceChanges"] = std::move(changes);
+  if (!r.plan_digest.empty()) o["planDigest"] = r.plan_digest;
+  if (!r.plan_artifact_sha256.empty()) o["planArtifactSha256"] = r.plan_artifact_sha256;
+  if (r.new_state)
+    o["newState"] = json::object{{"artifactSha256", r.new_state->artifact_sha256},
+                                 {"plaintextSha256", r.new_state->plaintext_sha256},
+                                 {"serial", r.new_state->serial},
+                                 {"lineage", r.new_state->lineage},
+                                 {"priorGeneration", r.new_state->prior_generation}};
+  o["outputs"] = r.outputs;
+  o["providerLockSha256"] = r.provider_lock_sha256;
+  o["sourceCommit"] = r.source_commit;
+  o["tofuVersion"] = r.tofu_version;
+  o["envNames"] = strings_to_json(r.env_names);
+  json::object timings;
+  for (const auto& [k, v] : r.phase_millis) timings[k] = v;
+  o["phaseMillis"] = std::move(timings);
+  return o;
+}
+
+Result<RunReport> run_report_from_json(const json::object& o) {
+  return with_context(parse(o), "run report");
+}
+
+}  // namespace takosumi::protocol

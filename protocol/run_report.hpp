@@ -1,0 +1,62 @@
+#pragma once
+// What the agent reports when a Run attempt ends (body of POST /agent/v1/runs/{id}/complete).
+// Carries no secret: outputs are only allowlisted non-sensitive values, env vars by name only.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "protocol/json_fields.hpp"
+
+namespace takosumi::protocol {
+
+struct ResourceChange {
+  std::string address;
+  std::string type;
+  std::vector<std::string> actions;  // OpenTofu's actions, e.g. ["delete","create"]
+  bool is_delete = false;
+  bool is_replace = false;
+};
+
+struct ChangeSummary {
+  std::int64_t add = 0;
+  std::int64_t change = 0;
+  std::int64_t destroy = 0;
+  std::int64_t replace = 0;
+};
+
+// Descriptor of the new state the agent uploaded as an artifact.
+struct NewStateDescriptor {
+  std::string artifact_sha256;   // sha256 of the ciphertext (artifact id)
+  std::string plaintext_sha256;
+  std::int64_t serial = 0;
+  std::string lineage;
+  std::int64_t prior_generation = 0;  // fencing: the generation the Run started from
+};
+
+struct RunReport {
+  std::string lease_token;
+  std::int64_t attempt = 0;
+  std::string status;  // "succeeded" | "failed"
+  std::string failure_code;
+  std::string failure_message;  // redacted
+  bool has_changes = false;
+  ChangeSummary summary;
+  std::vector<ResourceChange> resource_changes;
+  std::string plan_digest;           // plan runs: sha256 of the plaintext saved plan
+  std::string plan_artifact_sha256;  // plan runs: sha256 of the uploaded ciphertext
+  std::optional<NewStateDescriptor> new_state;
+  json::object outputs;  // public name → value; allowlisted and non-sensitive only
+  std::string provider_lock_sha256;
+  std::string source_commit;
+  std::string tofu_version;
+  std::vector<std::string> env_names;
+  std::map<std::string, std::int64_t> phase_millis;
+};
+
+json::object to_json(const RunReport& r);
+Result<RunReport> run_report_from_json(const json::object& o);
+
+}  // namespace takosumi::protocol
