@@ -44,3 +44,10 @@ Result<T> with_context(Result<T> r, std::string_view context) {
     if (auto takosumi_try_r_ = (expr); !takosumi_try_r_)        \
       return std::unexpected(std::move(takosumi_try_r_.error())); \
   } while (0)
+
+// TAKOSUMI_TRY for coroutines (co_return instead of return).
+#define TAKOSUMI_CO_TRY(expr)                                      \
+  do {                                                             \
+    if (auto takosumi_try_r_ = (expr); !takosumi_try_r_)           \
+      co_return std::unexpected(std::move(takosumi_try_r_.error())); \
+  } while (0)

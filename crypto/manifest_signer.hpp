@@ -1,0 +1,40 @@
+#pragma once
+// Signing and verification of job manifests (docs/protocol.md "Job manifest"). The signature is an
+// Ed25519 detached signature over the exact payload bytes; the verifier checks it before parsing.
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "crypto/keys.hpp"
+#include "protocol/job_manifest.hpp"
+
+namespace takosumi::crypto {
+
+struct SignedManifest {
+  std::string payload;    // base64 of the manifest JSON bytes
+  std::string signature;  // base64 Ed25519 signature of those bytes
+};
+
+SignedManifest sign_manifest(const protocol::JobManifest& manifest, const SignKeyPair& key);
+
+// Verifies manifests for one agent against the pinned control-plane key. Remembers nonces until
+// their manifest expires, so a replayed manifest is refused. Not thread-safe (one per agent loop).
+// Errors: manifest_bad_signature, manifest_invalid, manifest_expired, manifest_wrong_agent,
+// manifest_replayed.
+class ManifestVerifier {
+ public:
+  ManifestVerifier(SignPublicKey pinned, std::string agent_id, const Clock& clock);
+  Result<protocol::JobManifest> verify(const SignedManifest& signed_manifest);
+
+ private:
+  void forget_expired(std::int64_t now);
+
+  SignPublicKey pinned_;
+  std::string agent_id_;
+  const Clock& clock_;
+  std::map<std::string, std::int64_t> seen_nonces_;  // nonce → expires_at
+};
+
+}  // namespace takosumi::crypto
