@@ -1,0 +1,136 @@
+#include "config/agent_config.hpp"
+
+#include <cstdlib>
+
+#include "common/error_codes.hpp"
+#include "common/file_io.hpp"
+#include "config/yaml_fields.hpp"
+
+namespace takosumi::config {
+namespace {
+
+std::filesystem::path resolve(const std::filesystem::path& base, const std::string& p) {
+  if (p.empty()) return {};
+  std::filesystem::path path(p);
+  return path.is_absolute() ? path : base / path;
+}
+
+Result<SecretBytes> load_pool_token(const YAML::Node& root, const std::filesystem::path& base,
+                                    const Environment& env) {
+  if (auto it = env.find("TAKOSUMI_POOL_TOKEN"); it != env.end() && !it->second.empty())
+    return SecretBytes::from_string(it->second);
+  auto file = yaml_string(root, "poolTokenFile", "", "");
+  if (!file) return std::unexpected(file.error());
+  if (file->empty())
+    return fail(errc::kConfigInvalid,
+                "no pool token: set poolTokenFile or the TAKOSUMI_POOL_TOKEN environment variable");
+  auto text = read_file(resolve(base, *file), 4096);
+  if (!text) return std::unexpected(text.error().with_context("poolTokenFile"));
+  while (!text->empty() && (text->back() == '\n' || text->back() == '\r')) text->pop_back();
+  if (text->empty()) return fail(errc::kConfigInvalid, "poolTokenFile " + *file + " is empty");
+  auto token = SecretBytes::from_string(*text);
+  std::fill(text->begin(), text->end(), '\0');
+  return token;
+}
+
+Status load_control_plane(const YAML::Node& root, const std::filesystem::path& base,
+                          const Environment& env, AgentConfig& c) {
+  const YAML::Node cp = root["controlPlane"];
+  TAKOSUMI_TRY(yaml_known_keys(cp, {"url", "signingPublicKeyFile"}, "controlPlane"));
+  auto url = yaml_string(cp, "url", "controlPlane", "");
+  auto key = yaml_string(cp, "signingPublicKeyFile", "controlPlane", "");
+  if (!url) return std::unexpected(url.error());
+  if (!key) return std::unexpected(key.error());
+  c.control_url = *url;
+  if (auto it = env.find("TAKOSUMI_DEPLOY_CONTROL_URL"); it != env.end() && !it->second.empty())
+    c.control_url = it->second;
+  if (c.control_url.rfind("http://", 0) != 0 && c.control_url.rfind("https://", 0) != 0)
+    return fail(errc::kConfigInvalid,
+                "controlPlane.url must start with http:// or https:// (or set "
+                "TAKOSUMI_DEPLOY_CONTROL_URL)");
+  if (key->empty())
+    return fail(errc::kConfigInvalid,
+                "controlPlane.signingPublicKeyFile is required: the agent only runs manifests "
+                "signed by the pinned control-plane key");
+  c.control_signing_key = resolve(base, *key);
+  return {};
+}
+
+Status load_tofu(const YAML::Node& root, const std::filesystem::path& base, AgentConfig& c) {
+  const YAML::Node tofu = root["tofu"];
+  TAKOSUMI_TRY(yaml_known_keys(tofu, {"binary", "providerMirror", "timeoutSeconds"}, "tofu"));
+  auto bin = yaml_string(tofu, "binary", "tofu", "/usr/local/bin/tofu");
+  auto mirror = yaml_string(tofu, "providerMirror", "tofu", "");
+  auto timeout = yaml_int(tofu, "timeoutSeconds", "tofu", 1800, 10, 7 * 24 * 3600);
+  if (!bin) return std::unexpected(bin.error());
+  if (!mirror) return std::unexpected(mirror.error());
+  if (!timeout) return std::unexpected(timeout.error());
+  if (mirror->empty())
+    return fail(errc::kConfigInvalid, "tofu.providerMirror is required (a filesystem mirror)");
+  c.tofu_binary = resolve(base, *bin);
+  c.provider_mirror = resolve(base, *mirror);
+  c.tofu_timeout = std::chrono::seconds(*timeout);
+  return {};
+}
+
+Status load_agent_fields(const YAML::Node& root, const std::filesystem::path& base,
+                         AgentConfig& c) {
+  auto name = yaml_string(root, "name", "", "");
+  auto labels = yaml_strings(root, "labels", "");
+  auto concurrency = yaml_int(root, "concurrency", "", 1, 1, 64);
+  auto state = yaml_string(root, "stateDir", "", "/var/lib/takosumi-agent");
+  auto work = yaml_string(root, "workDir", "", "/run/takosumi-agent/work");
+  auto wait = yaml_int(root, "claimWaitSeconds", "", 20, 0, 30);
+  auto beat = yaml_int(root, "heartbeatSeconds", "", 10, 1, 300);
+  auto level = yaml_string(root, "logLevel", "", "info");
+  for (const Error* e :
+       {name ? nullptr : &name.error(), labels ? nullptr : &labels.error(),
+        concurrency ? nullptr : &concurrency.error(), state ? nullptr : &state.error(),
+        work ? nullptr : &work.error(), wait ? nullptr : &wait.error(),
+        beat ? nullptr : &beat.error(), level ? nullptr : &level.error()})
+    if (e) return std::unexpected(*e);
+  if (name->empty()) return fail(errc::kConfigInvalid, "name is required (the agent's name)");
+  c.name = *name;
+  c.labels = *labels;
+  c.concurrency = *concurrency;
+  c.state_dir = resolve(base, *state);
+  c.work_dir = resolve(base, *work);
+  c.claim_wait = std::chrono::seconds(*wait);
+  c.heartbeat_interval = std::chrono::seconds(*beat);
+  c.log_level = *level;
+  return {};
+}
+
+}  // namespace
+
+Environment process_environment(const std::vector<std::string>& names) {
+  Environment env;
+  for (const auto& n : names)
+    if (const char* v = std::getenv(n.c_str())) env[n] = v;
+  return env;
+}
+
+Result<AgentConfig> load_agent_config(const std::filesystem::path& file, const Environment& env) {
+  auto root = yaml_load_file(file.string());
+  if (!root) return std::unexpected(root.error());
+  const auto base = std::filesystem::absolute(file).parent_path();
+  auto checked = [&]() -> Result<AgentConfig> {
+    TAKOSUMI_TRY(yaml_known_keys(*root,
+                                 {"controlPlane", "poolTokenFile", "name", "labels", "concurrency",
+                                  "stateDir", "workDir", "tofu", "claimWaitSeconds",
+                                  "heartbeatSeconds", "logLevel"},
+                                 ""));
+    AgentConfig c;
+    TAKOSUMI_TRY(load_control_plane(*root, base, env, c));
+    TAKOSUMI_TRY(load_tofu(*root, base, c));
+    TAKOSUMI_TRY(load_agent_fields(*root, base, c));
+    auto token = load_pool_token(*root, base, env);
+    if (!token) return std::unexpected(token.error());
+    c.pool_token = std::move(*token);
+    return c;
+  }();
+  if (!checked) return std::unexpected(checked.error().with_context(file.string()));
+  return checked;
+}
+
+}  // namespace takosumi::config

@@ -1,0 +1,42 @@
+#pragma once
+// The agent's configuration (docs/configuration.md). Loaded from YAML; the control-plane URL and
+// the pool token may come from the environment instead (TAKOSUMI_DEPLOY_CONTROL_URL,
+// TAKOSUMI_POOL_TOKEN), which wins over the file so one file can serve a whole pool.
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/secret_bytes.hpp"
+
+namespace takosumi::config {
+
+struct AgentConfig {
+  std::string control_url;                      // http://host:port
+  std::filesystem::path control_signing_key;    // pinned Ed25519 public key file of the control plane
+  SecretBytes pool_token;
+  std::string name;
+  std::vector<std::string> labels;
+  std::int64_t concurrency = 1;
+  std::filesystem::path state_dir;  // keys/, git-cache/, outbox/
+  std::filesystem::path work_dir;   // per-Run workspaces (tmpfs in production)
+  std::filesystem::path tofu_binary;
+  std::filesystem::path provider_mirror;
+  std::chrono::seconds tofu_timeout{1800};
+  std::chrono::seconds claim_wait{20};
+  std::chrono::seconds heartbeat_interval{10};
+  std::string log_level = "info";
+};
+
+// Environment variables the loader may read, passed in so tests control them.
+using Environment = std::map<std::string, std::string>;
+Environment process_environment(const std::vector<std::string>& names);
+
+// Loads and validates; relative paths are resolved against the config file's directory.
+// Errors: config_invalid (names the key), not_found / io_error for referenced files.
+Result<AgentConfig> load_agent_config(const std::filesystem::path& file, const Environment& env);
+
+}  // namespace takosumi::config

@@ -1,0 +1,96 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "common/error_codes.hpp"
+#include "common/file_io.hpp"
+#include "config/agent_config.hpp"
+
+namespace takosumi::config {
+namespace {
+
+class AgentConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/takosumi-config-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    ASSERT_TRUE(write_file_atomic(dir_ / "pool.token", "pool-secret\n"));
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  Result<AgentConfig> load(const std::string& yaml, const Environment& env = {}) {
+    EXPECT_TRUE(write_file_atomic(dir_ / "agent.yaml", yaml));
+    return load_agent_config(dir_ / "agent.yaml", env);
+  }
+
+  static constexpr const char* kValid = R"(
+controlPlane:
+  url: http://127.0.0.1:9000
+  signingPublicKeyFile: control.pub
+poolTokenFile: pool.token
+name: worker-1
+labels: [linux, ssd]
+concurrency: 3
+stateDir: state
+tofu:
+  binary: /opt/tofu
+  providerMirror: mirror
+)";
+  std::filesystem::path dir_;
+};
+
+TEST_F(AgentConfigTest, LoadsAndResolvesRelativePaths) {
+  auto c = load(kValid);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->control_url, "http://127.0.0.1:9000");
+  EXPECT_EQ(c->control_signing_key, dir_ / "control.pub");
+  EXPECT_EQ(c->pool_token.reveal_as_string(), "pool-secret");
+  EXPECT_EQ(c->concurrency, 3);
+  EXPECT_EQ(c->labels.size(), 2u);
+  EXPECT_EQ(c->state_dir, dir_ / "state");
+  EXPECT_EQ(c->tofu_binary, "/opt/tofu");
+  EXPECT_EQ(c->provider_mirror, dir_ / "mirror");
+}
+
+TEST_F(AgentConfigTest, EnvironmentOverridesUrlAndToken) {
+  auto c = load(kValid, {{"TAKOSUMI_DEPLOY_CONTROL_URL", "http://10.0.0.1:1"},
+                         {"TAKOSUMI_POOL_TOKEN", "from-env"}});
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->control_url, "http://10.0.0.1:1");
+  EXPECT_EQ(c->pool_token.reveal_as_string(), "from-env");
+}
+
+TEST_F(AgentConfigTest, TypoInKeyIsNamed) {
+  auto c = load(std::string(kValid) + "concurrancy: 2\n");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, errc::kConfigInvalid);
+  EXPECT_NE(c.error().message.find("unknown key concurrancy"), std::string::npos);
+}
+
+TEST_F(AgentConfigTest, OutOfRangeConcurrencyIsRefused) {
+  std::string yaml = kValid;
+  yaml.replace(yaml.find("concurrency: 3"), 14, "concurrency: 0");
+  auto c = load(yaml);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("concurrency must be between 1 and 64"), std::string::npos);
+}
+
+TEST_F(AgentConfigTest, MissingPinnedKeyIsRefused) {
+  std::string yaml = kValid;
+  yaml.erase(yaml.find("  signingPublicKeyFile"), std::string("  signingPublicKeyFile: control.pub\n").size());
+  auto c = load(yaml);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("signingPublicKeyFile is required"), std::string::npos);
+}
+
+TEST_F(AgentConfigTest, BrokenYamlReportsLine) {
+  auto c = load("name: [unclosed\n");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().code, errc::kConfigInvalid);
+  EXPECT_NE(c.error().message.find("line"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace takosumi::config

@@ -1,0 +1,27 @@
+#pragma once
+// Typed access to YAML config nodes; errors are config_invalid and name the key path, so an
+// operator sees exactly which line of the file to fix.
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+
+namespace takosumi::config {
+
+Result<std::string> yaml_string(const YAML::Node& parent, const std::string& key,
+                                const std::string& path, const std::string& fallback);
+Result<std::int64_t> yaml_int(const YAML::Node& parent, const std::string& key,
+                              const std::string& path, std::int64_t fallback, std::int64_t min,
+                              std::int64_t max);
+Result<std::vector<std::string>> yaml_strings(const YAML::Node& parent, const std::string& key,
+                                              const std::string& path);
+// Fails when the mapping has a key outside allowed (catches typos like "concurrancy").
+Status yaml_known_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
+                       const std::string& path);
+// Loads a file into a YAML node; parse errors carry line and column.
+Result<YAML::Node> yaml_load_file(const std::string& file);
+
+}  // namespace takosumi::config
