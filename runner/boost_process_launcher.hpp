@@ -1,0 +1,14 @@
+#pragma once
+// ProcessLauncher on Boost.Process v2 (fork/execve, pidfd wait, asio pipes). The child becomes
+// the leader of a new process group so its leftovers can be killed together.
+#include "runner/process_launcher.hpp"
+
+namespace takosumi::runner {
+
+class BoostProcessLauncher final : public ProcessLauncher {
+ public:
+  boost::asio::awaitable<Result<ProcessExit>> async_run(ProcessSpec spec, LineSink sink,
+                                                        CancelSignal& cancel) override;
+};
+
+}  // namespace takosumi::runner

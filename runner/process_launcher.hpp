@@ -1,0 +1,55 @@
+#pragma once
+// The process seam: run one program with an explicit argv, environment and working directory,
+// stream its output line by line, honour a cancellation request and a wall-clock limit.
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.hpp"
+#include "runner/cancel_signal.hpp"
+
+namespace takosumi::runner {
+
+enum class OutputStream { out, err };
+
+// Called on the io thread for every line (without its '\n'); lines are at most 64 KiB, longer
+// ones arrive in pieces.
+using LineSink = std::function<void(OutputStream stream, std::string_view line)>;
+
+struct ProcessSpec {
+  std::filesystem::path program;  // absolute; no PATH search
+  std::vector<std::string> args;  // argv[1..]
+  std::vector<std::string> env;   // "NAME=value"; the complete environment, nothing inherited
+  std::filesystem::path cwd;
+  std::chrono::milliseconds timeout{std::chrono::hours(1)};
+  // After the interrupt (SIGINT) of a cancel or timeout, how long until SIGKILL.
+  std::chrono::milliseconds kill_grace{std::chrono::seconds(30)};
+  // When set, stdout goes to this file (created 0600) instead of the sink: for data that may
+  // hold secrets (show -json, output -json) and must never reach a log.
+  std::optional<std::filesystem::path> stdout_file;
+};
+
+struct ProcessExit {
+  int exit_code = -1;  // -1 when ended by a signal
+  int term_signal = 0;
+  bool cancelled = false;  // a cancel request interrupted it
+  bool timed_out = false;  // the wall-clock limit interrupted it
+};
+
+class ProcessLauncher {
+ public:
+  virtual ~ProcessLauncher() = default;
+  // Runs the program to its end. A cancel request (or the timeout) sends SIGINT to the child
+  // itself, then SIGKILL after kill_grace; whatever is left of the child's process group is
+  // killed once it has exited. Fails (sandbox_failed) only when the program cannot be started.
+  virtual boost::asio::awaitable<Result<ProcessExit>> async_run(ProcessSpec spec, LineSink sink,
+                                                                CancelSignal& cancel) = 0;
+};
+
+}  // namespace takosumi::runner

@@ -1,0 +1,45 @@
+#include "runner/run_executor.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <exception>
+
+#include "common/error_codes.hpp"
+#include "runner/boost_process_launcher.hpp"
+#include "runner/run_flow.hpp"
+
+namespace takosumi::runner {
+
+RunExecutor::RunExecutor(boost::asio::any_io_executor io, boost::asio::thread_pool& blocking,
+                         RunnerSettings settings)
+    : RunExecutor(std::move(io), blocking, std::move(settings),
+                  std::make_unique<BoostProcessLauncher>()) {}
+
+RunExecutor::RunExecutor(boost::asio::any_io_executor io, boost::asio::thread_pool& blocking,
+                         RunnerSettings settings, std::unique_ptr<ProcessLauncher> launcher)
+    : io_(std::move(io)), blocking_(blocking), settings_(std::move(settings)),
+      launcher_(std::move(launcher)) {}
+
+RunExecutor::~RunExecutor() = default;
+
+void RunExecutor::cancel() { cancel_.request(); }
+
+boost::asio::awaitable<RunOutcome> RunExecutor::async_run(RunInputs inputs, LogSink log) {
+  RunOutcome outcome;
+  RunFlow flow(blocking_, settings_, *launcher_, cancel_, inputs, std::move(log), outcome);
+  Status result;
+  try {
+    result = co_await flow.async_execute();
+  } catch (const std::exception& e) {
+    spdlog::error("run {}: bug: exception escaped a step: {}", inputs.manifest.run_id, e.what());
+    result = fail(errc::kInternal, std::string("unexpected exception: ") + e.what());
+  }
+  try {
+    co_await flow.async_finish(result);
+  } catch (const std::exception& e) {
+    spdlog::error("run {}: bug: exception while finishing: {}", inputs.manifest.run_id, e.what());
+  }
+  co_return outcome;
+}
+
+}  // namespace takosumi::runner

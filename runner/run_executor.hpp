@@ -1,0 +1,82 @@
+#pragma once
+// Executes one Run attempt end to end: checkout (libgit2), prior state decryption, tofu init and
+// plan or apply of the approved plan, plan analysis, output filtering, and encryption of the plan
+// or new state into the outbox for the caller to upload. The Run's workspace
+// (<work_root>/<run_id>-<attempt>, 0700) is wiped when it ends, whatever happened.
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "common/secret_bytes.hpp"
+#include "protocol/job_manifest.hpp"
+#include "protocol/run_report.hpp"
+#include "runner/cancel_signal.hpp"
+#include "runner/log_sink.hpp"
+#include "runner/process_launcher.hpp"
+
+namespace takosumi::runner {
+
+struct RunnerSettings {
+  std::filesystem::path tofu_binary;
+  std::filesystem::path provider_mirror;
+  std::filesystem::path work_root;  // per-run workspaces; prefer tmpfs
+  std::filesystem::path git_cache;  // bare repositories per URL
+  std::filesystem::path outbox;     // encrypted artifacts to upload, outside workspaces
+  std::chrono::seconds tofu_timeout{1800};  // wall clock for all tofu commands of one Run
+  std::chrono::seconds kill_grace{30};      // after SIGINT, before SIGKILL
+};
+
+struct RunInputs {
+  protocol::JobManifest manifest;
+  std::optional<std::filesystem::path> prior_state_envelope;
+  SecretBytes prior_state_dek;
+  std::optional<std::filesystem::path> plan_envelope;
+  SecretBytes plan_dek;
+};
+
+struct RunOutcome {
+  // status, failure, changes, digests, new_state, outputs (success only), provider lock digest,
+  // source commit, tofu version, env names, phase timings. lease_token and attempt are left
+  // empty for the caller.
+  protocol::RunReport report;
+  std::optional<std::filesystem::path> plan_envelope;   // upload as "plan"
+  std::optional<std::filesystem::path> state_envelope;  // upload as "state"; may be present on
+                                                        // failure (a failed apply that changed state)
+};
+
+class RunExecutor {
+ public:
+  // io: where the Run's logic, log lines and process supervision run; blocking: libgit2, crypto,
+  // hashing and large JSON.
+  RunExecutor(boost::asio::any_io_executor io, boost::asio::thread_pool& blocking,
+              RunnerSettings settings);
+  RunExecutor(boost::asio::any_io_executor io, boost::asio::thread_pool& blocking,
+              RunnerSettings settings, std::unique_ptr<ProcessLauncher> launcher);
+  RunExecutor(const RunExecutor&) = delete;
+  RunExecutor& operator=(const RunExecutor&) = delete;
+  ~RunExecutor();
+
+  // Runs once per executor. Never throws: every failure is a report with status "failed" and a
+  // stable failure_code; failure messages name the step and end with tofu's last diagnostics,
+  // never state content.
+  boost::asio::awaitable<RunOutcome> async_run(RunInputs inputs, LogSink log);
+
+  // Call on the io executor. Interrupts the running tofu (SIGINT to tofu itself, SIGKILL after
+  // kill_grace) and starts nothing more; the Run ends with failure_code "cancelled" (an apply
+  // that changed state still returns it).
+  void cancel();
+
+ private:
+  boost::asio::any_io_executor io_;
+  boost::asio::thread_pool& blocking_;
+  RunnerSettings settings_;
+  std::unique_ptr<ProcessLauncher> launcher_;
+  CancelSignal cancel_;
+};
+
+}  // namespace takosumi::runner

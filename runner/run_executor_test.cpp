@@ -1,0 +1,341 @@
+// End to end with the real OpenTofu, the real provider mirror and real Git repositories.
+#include "runner/run_executor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <fstream>
+
+#include "crypto/envelope.hpp"
+#include "crypto/sha256.hpp"
+#include "runner/test_git_repo.hpp"
+#include "runner/test_support.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+constexpr const char* kModule = R"(
+variable "name" { type = string }
+variable "out_dir" { type = string }
+resource "terraform_data" "a" { input = var.name }
+resource "local_file" "f" {
+  filename = "${var.out_dir}/hello.txt"
+  content  = "hello ${var.name}"
+}
+output "name" { value = terraform_data.a.output }
+output "count" { value = 3 }
+output "secret" {
+  value     = "s3cr3t-${var.name}"
+  sensitive = true
+}
+)";
+
+class RunExecutorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists(TAKOSUMI_TEST_TOFU)) << "missing " << TAKOSUMI_TEST_TOFU;
+    ASSERT_TRUE(fs::exists(TAKOSUMI_TEST_PROVIDER_MIRROR)) << "missing " << TAKOSUMI_TEST_PROVIDER_MIRROR;
+    commit_ = repo_.commit({{"README.md", "capsule"}, {"infra/main.tf", kModule}});
+  }
+
+  RunnerSettings settings() const {
+    return {TAKOSUMI_TEST_TOFU,     TAKOSUMI_TEST_PROVIDER_MIRROR, tmp_.path() / "work",
+            tmp_.path() / "cache",  tmp_.path() / "outbox",        300s,
+            10s};
+  }
+
+  protocol::JobManifest manifest(const std::string& run_id, protocol::RunType type,
+                                 const std::string& name) const {
+    protocol::JobManifest m;
+    m.run_id = run_id;
+    m.attempt = 1;
+    m.agent_id = "agt_test";
+    m.type = type;
+    m.workspace_id = "ws_1";
+    m.capsule_id = "cap_1";
+    m.source = {repo_.url(), commit_, "infra"};
+    // local_file writes outside the Run's workspace, which is wiped after every Run.
+    m.variables = {{"name", name}, {"out_dir", (tmp_.path() / "files").string()}};
+    m.output_allowlist = {{"publicName", {"name", "string", true}},
+                          {"n", {"count", "number", false}},
+                          {"pw", {"secret", "string", false}}};
+    m.control_public_key = control_.public_key.to_base64();
+    m.control_key_id = "k1";
+    return m;
+  }
+
+  RunOutcome run(RunInputs inputs, std::function<void(std::string_view)> on_line = nullptr) {
+    RunExecutor executor(io_.get_executor(), pool_, settings());
+    auto sink = [&](std::string_view line) {
+      log_.emplace_back(line);
+      if (on_line) on_line(line);
+    };
+    executor_ = &executor;
+    const std::string workspace_name = inputs.manifest.run_id + "-1";
+    auto outcome = testing::run_to_end(io_, executor.async_run(std::move(inputs), sink));
+    executor_ = nullptr;
+    EXPECT_FALSE(fs::exists(tmp_.path() / "work" / workspace_name))
+        << "workspace left behind";
+    return outcome;
+  }
+
+  RunOutcome plan(const std::string& run_id, const std::string& name,
+                  std::optional<protocol::PriorState> prior = std::nullopt,
+                  std::optional<fs::path> prior_envelope = std::nullopt) {
+    RunInputs in{manifest(run_id, protocol::RunType::plan, name)};
+    in.manifest.prior_state = std::move(prior);
+    if (prior_envelope) {
+      in.prior_state_envelope = *prior_envelope;
+      in.prior_state_dek = dek_of(*prior_envelope);
+    }
+    return run(std::move(in));
+  }
+
+  RunOutcome apply(const std::string& run_id, const std::string& approved_digest,
+                   const fs::path& plan_envelope,
+                   std::optional<protocol::PriorState> prior = std::nullopt,
+                   std::optional<fs::path> prior_envelope = std::nullopt,
+                   std::function<void(std::string_view)> on_line = nullptr) {
+    RunInputs in{manifest(run_id, protocol::RunType::apply, "ignored")};
+    in.manifest.saved_plan = protocol::SavedPlanRef{approved_digest, "unused-in-tests"};
+    in.manifest.prior_state = std::move(prior);
+    in.plan_envelope = plan_envelope;
+    in.plan_dek = dek_of(plan_envelope);
+    if (prior_envelope) {
+      in.prior_state_envelope = *prior_envelope;
+      in.prior_state_dek = dek_of(*prior_envelope);
+    }
+    return run(std::move(in), std::move(on_line));
+  }
+
+  // What the control plane does with its storage key (and re-seals to the agent).
+  SecretBytes dek_of(const fs::path& envelope) const {
+    auto prefix = crypto::read_envelope_prefix(envelope);
+    EXPECT_TRUE(prefix) << prefix.error().to_string();
+    if (!prefix) return {};
+    auto dek = crypto::open_envelope_dek(*prefix, control_);
+    EXPECT_TRUE(dek) << dek.error().to_string();
+    return dek ? std::move(*dek) : SecretBytes{};
+  }
+
+  crypto::EnvelopeHeader header_of(const fs::path& envelope) const {
+    auto prefix = crypto::read_envelope_prefix(envelope);
+    EXPECT_TRUE(prefix) << prefix.error().to_string();
+    return prefix ? prefix->header : crypto::EnvelopeHeader{};
+  }
+
+  // The StateVersion the control plane would record for an apply's new state.
+  protocol::PriorState prior_from(const RunOutcome& applied, std::int64_t generation) const {
+    const auto& s = *applied.report.new_state;
+    return {"sv_" + std::to_string(generation), generation, s.plaintext_sha256, s.serial, s.lineage,
+            "unused-in-tests"};
+  }
+
+  bool log_contains(std::string_view needle) const {
+    for (const auto& l : log_)
+      if (l.find(needle) != std::string::npos) return true;
+    return false;
+  }
+
+  testing::TempDir tmp_;
+  testing::TestGitRepo repo_{tmp_.path() / "origin"};
+  std::string commit_;
+  crypto::BoxKeyPair control_ = crypto::BoxKeyPair::generate();
+  boost::asio::io_context io_;
+  boost::asio::thread_pool pool_{2};
+  RunExecutor* executor_ = nullptr;
+  std::vector<std::string> log_;
+};
+
+TEST_F(RunExecutorTest, PlanThenApplyProducesEnvelopesAndPublicOutputs) {
+  auto planned = plan("run_plan", "alpha");
+  const auto& pr = planned.report;
+  ASSERT_EQ(pr.status, "succeeded") << pr.failure_code << ": " << pr.failure_message;
+  EXPECT_TRUE(pr.has_changes);
+  EXPECT_EQ(pr.summary.add, 2);
+  EXPECT_EQ(pr.resource_changes.size(), 2u);
+  EXPECT_EQ(pr.source_commit, commit_);
+  EXPECT_EQ(pr.tofu_version, "1.12.6");
+  EXPECT_FALSE(pr.provider_lock_sha256.empty());
+  EXPECT_NE(std::find(pr.env_names.begin(), pr.env_names.end(), "TF_CLI_CONFIG_FILE"), pr.env_names.end());
+  for (const char* phase : {"checkout", "init", "plan", "show", "encrypt"})
+    EXPECT_TRUE(pr.phase_millis.contains(phase)) << phase;
+  EXPECT_TRUE(pr.outputs.empty());
+  EXPECT_FALSE(planned.state_envelope);
+  ASSERT_TRUE(planned.plan_envelope);
+  EXPECT_EQ(planned.plan_envelope->parent_path(), tmp_.path() / "outbox");
+  EXPECT_EQ(pr.plan_artifact_sha256, crypto::sha256_file_hex(*planned.plan_envelope).value());
+
+  // The control plane can open the plan, and it is the plan the digest names.
+  const auto plan_header = header_of(*planned.plan_envelope);
+  EXPECT_EQ(plan_header.kind, "plan");
+  EXPECT_EQ(plan_header.capsule_id, "cap_1");
+  EXPECT_EQ(plan_header.run_id, "run_plan");
+  EXPECT_EQ(plan_header.generation, 0);
+  EXPECT_EQ(plan_header.key_id, "k1");
+  const fs::path opened = tmp_.path() / "opened.tfplan";
+  auto decrypted = crypto::decrypt_file(*planned.plan_envelope, opened,
+                                        dek_of(*planned.plan_envelope), {"plan", "cap_1"});
+  ASSERT_TRUE(decrypted) << decrypted.error().to_string();
+  EXPECT_EQ(crypto::sha256_file_hex(opened).value(), pr.plan_digest);
+
+  auto applied = apply("run_apply", pr.plan_digest, *planned.plan_envelope);
+  const auto& ar = applied.report;
+  ASSERT_EQ(ar.status, "succeeded") << ar.failure_code << ": " << ar.failure_message;
+  ASSERT_TRUE(applied.state_envelope);
+  EXPECT_FALSE(applied.plan_envelope);
+  ASSERT_TRUE(ar.new_state);
+  EXPECT_EQ(ar.new_state->prior_generation, 0);
+  EXPECT_GE(ar.new_state->serial, 1);
+  EXPECT_FALSE(ar.new_state->lineage.empty());
+  EXPECT_EQ(ar.new_state->artifact_sha256, crypto::sha256_file_hex(*applied.state_envelope).value());
+  const auto state_header = header_of(*applied.state_envelope);
+  EXPECT_EQ(state_header.kind, "state");
+  EXPECT_EQ(state_header.generation, 1);
+  EXPECT_EQ(state_header.serial, ar.new_state->serial);
+  EXPECT_EQ(state_header.lineage, ar.new_state->lineage);
+  EXPECT_EQ(state_header.plaintext_sha256, ar.new_state->plaintext_sha256);
+  for (const char* phase : {"decrypt", "init", "apply", "output", "encrypt"})
+    EXPECT_TRUE(ar.phase_millis.contains(phase)) << phase;
+
+  // Only mapped, non-sensitive outputs, under their public names.
+  EXPECT_EQ(ar.outputs.size(), 2u);
+  EXPECT_EQ(ar.outputs.at("publicName"), "alpha");
+  EXPECT_EQ(ar.outputs.at("n"), 3);
+  EXPECT_FALSE(ar.outputs.contains("pw"));
+  EXPECT_TRUE(log_contains("\"secret\" (public \"pw\") is sensitive"));
+  EXPECT_FALSE(log_contains("s3cr3t"));
+  EXPECT_TRUE(log_contains("Apply complete!"));
+  EXPECT_TRUE(fs::exists(tmp_.path() / "files" / "hello.txt"));
+}
+
+TEST_F(RunExecutorTest, ApplyOfAnotherValidPlanIsRefusedAndAppliesNothing) {
+  auto approved = plan("run_a", "alpha");
+  auto other = plan("run_b", "beta");
+  ASSERT_TRUE(approved.plan_envelope && other.plan_envelope);
+  ASSERT_NE(approved.report.plan_digest, other.report.plan_digest);
+
+  log_.clear();
+  auto applied = apply("run_apply", approved.report.plan_digest, *other.plan_envelope);
+  const auto& r = applied.report;
+  EXPECT_EQ(r.status, "failed");
+  EXPECT_EQ(r.failure_code, "plan_digest_mismatch");
+  EXPECT_NE(r.failure_message.find(approved.report.plan_digest), std::string::npos);
+  EXPECT_FALSE(applied.state_envelope);
+  EXPECT_FALSE(r.new_state);
+  EXPECT_FALSE(r.phase_millis.contains("apply"));
+  EXPECT_FALSE(r.phase_millis.contains("init"));
+  EXPECT_FALSE(log_contains("Apply complete"));
+  EXPECT_FALSE(fs::exists(tmp_.path() / "outbox" / "run_apply-1.state.env"));
+}
+
+TEST_F(RunExecutorTest, PriorStateIsCarriedAndGenerationsAdvance) {
+  auto first = plan("p1", "alpha");
+  auto applied = apply("a1", first.report.plan_digest, *first.plan_envelope);
+  ASSERT_EQ(applied.report.status, "succeeded") << applied.report.failure_message;
+  const auto prior = prior_from(applied, 1);
+
+  // Same inputs against the stored state: nothing to do, no plan envelope.
+  auto unchanged = plan("p2", "alpha", prior, *applied.state_envelope);
+  ASSERT_EQ(unchanged.report.status, "succeeded") << unchanged.report.failure_message;
+  EXPECT_FALSE(unchanged.report.has_changes);
+  EXPECT_FALSE(unchanged.plan_envelope);
+
+  auto changed = plan("p3", "gamma", prior, *applied.state_envelope);
+  ASSERT_EQ(changed.report.status, "succeeded") << changed.report.failure_message;
+  EXPECT_EQ(changed.report.summary.change, 1);   // terraform_data updates in place
+  EXPECT_EQ(changed.report.summary.replace, 1);  // local_file content forces a new file
+  EXPECT_EQ(header_of(*changed.plan_envelope).generation, 1);
+  EXPECT_EQ(header_of(*changed.plan_envelope).lineage, prior.lineage);
+
+  auto second = apply("a2", changed.report.plan_digest, *changed.plan_envelope, prior,
+                      *applied.state_envelope);
+  ASSERT_EQ(second.report.status, "succeeded") << second.report.failure_message;
+  ASSERT_TRUE(second.report.new_state);
+  EXPECT_EQ(second.report.new_state->prior_generation, 1);
+  EXPECT_EQ(second.report.new_state->lineage, prior.lineage);
+  EXPECT_GT(second.report.new_state->serial, prior.serial);
+  EXPECT_EQ(header_of(*second.state_envelope).generation, 2);
+  EXPECT_EQ(second.report.outputs.at("publicName"), "gamma");
+}
+
+TEST_F(RunExecutorTest, TamperedOrSwappedPriorStateIsRefused) {
+  auto first = plan("p1", "alpha");
+  auto applied = apply("a1", first.report.plan_digest, *first.plan_envelope);
+  ASSERT_EQ(applied.report.status, "succeeded") << applied.report.failure_message;
+  const auto prior = prior_from(applied, 1);
+
+  const fs::path tampered = tmp_.path() / "tampered.env";
+  fs::copy_file(*applied.state_envelope, tampered);
+  {
+    std::fstream f(tampered, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-5, std::ios::end);
+    f.put('\x5a');
+  }
+  auto r = plan("p2", "alpha", prior, tampered);
+  EXPECT_EQ(r.report.status, "failed");
+  EXPECT_EQ(r.report.failure_code, "state_integrity_failed");
+  EXPECT_NE(r.report.failure_message.find("envelope_"), std::string::npos) << r.report.failure_message;
+  EXPECT_FALSE(r.report.phase_millis.contains("init"));
+
+  auto replayed = prior;
+  replayed.generation = 2;  // the manifest says generation 2; the envelope holds generation 1
+  auto swapped = plan("p3", "alpha", replayed, *applied.state_envelope);
+  EXPECT_EQ(swapped.report.failure_code, "state_integrity_failed");
+  EXPECT_NE(swapped.report.failure_message.find("envelope_header_mismatch"), std::string::npos)
+      << swapped.report.failure_message;
+}
+
+TEST_F(RunExecutorTest, MissingCommitFailsBeforeAnyTofu) {
+  RunInputs in{manifest("run_missing", protocol::RunType::plan, "alpha")};
+  in.manifest.source.commit = std::string(40, 'c');
+  auto r = run(std::move(in)).report;
+  EXPECT_EQ(r.failure_code, "source_commit_missing");
+  EXPECT_NE(r.failure_message.find(std::string(40, 'c')), std::string::npos);
+  EXPECT_TRUE(r.tofu_version.empty());
+}
+
+TEST_F(RunExecutorTest, PlanFailureCarriesTofuDiagnostics) {
+  commit_ = repo_.commit({{"infra/main.tf", "output \"x\" { value = terraform_data.nope.id }\n"}});
+  auto r = plan("run_bad", "alpha").report;
+  EXPECT_EQ(r.status, "failed");
+  EXPECT_EQ(r.failure_code, "opentofu_plan_failed");
+  EXPECT_NE(r.failure_message.find("tofu plan failed (exit 1)"), std::string::npos) << r.failure_message;
+  EXPECT_NE(r.failure_message.find("Reference to undeclared resource"), std::string::npos)
+      << r.failure_message;
+}
+
+TEST_F(RunExecutorTest, CancelDuringApplyInterruptsTofuAndKeepsWhatChanged) {
+  commit_ = repo_.commit({{"infra/main.tf", R"(
+resource "terraform_data" "first" { input = "x" }
+resource "time_sleep" "slow" {
+  depends_on      = [terraform_data.first]
+  create_duration = "120s"
+}
+)"}});
+  auto planned = plan("run_p", "alpha");
+  ASSERT_TRUE(planned.plan_envelope) << planned.report.failure_message;
+  bool asked = false;
+  auto applied = apply("run_a", planned.report.plan_digest, *planned.plan_envelope, std::nullopt,
+                       std::nullopt, [&](std::string_view line) {
+                         if (!asked && line.find("time_sleep.slow: Creating...") != std::string_view::npos) {
+                           asked = true;
+                           executor_->cancel();
+                         }
+                       });
+  ASSERT_TRUE(asked);
+  EXPECT_EQ(applied.report.status, "failed");
+  EXPECT_EQ(applied.report.failure_code, "cancelled") << applied.report.failure_message;
+  // terraform_data.first was created before the interrupt: that state comes back.
+  ASSERT_TRUE(applied.state_envelope);
+  ASSERT_TRUE(applied.report.new_state);
+  EXPECT_EQ(header_of(*applied.state_envelope).generation, 1);
+}
+
+}  // namespace
+}  // namespace takosumi::runner

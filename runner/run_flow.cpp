@@ -1,0 +1,259 @@
+#include "runner/run_flow.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+
+#include "common/error_codes.hpp"
+#include "common/file_io.hpp"
+#include "crypto/sha256.hpp"
+#include "runner/blocking.hpp"
+#include "runner/git_source.hpp"
+#include "runner/output_filter.hpp"
+#include "runner/plan_analysis.hpp"
+#include "runner/run_artifacts.hpp"
+#include "runner/state_file.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kStateFile = "terraform.tfstate";
+// Written instead of terraform.tfstate when tofu could not persist its final state.
+constexpr const char* kErroredStateFile = "errored.tfstate";
+
+// The failure codes a Run may end with; anything else is wrapped under a fallback.
+bool is_run_failure_code(std::string_view code) {
+  static constexpr std::array kCodes{
+      errc::kSourceFetchFailed, errc::kSourceCommitMissing, errc::kStateIntegrityFailed,
+      errc::kManifestInvalid,   errc::kOpentofuInitFailed,  errc::kOpentofuPlanFailed,
+      errc::kOpentofuFailed,    errc::kApplyFailed,         errc::kPlanDigestMismatch,
+      errc::kOutputRequiredMissing, errc::kOutputTypeMismatch, errc::kCancelled,
+      errc::kTimedOut,          errc::kSandboxFailed,       errc::kWorkspaceFailed,
+      errc::kInternal};
+  return std::find(kCodes.begin(), kCodes.end(), code) != kCodes.end();
+}
+
+Error as_run_failure(Error e, std::string_view fallback) {
+  if (is_run_failure_code(e.code)) return e;
+  return Error{std::string(fallback), e.code + ": " + e.message};
+}
+
+std::unexpected<Error> workspace_error(const Error& e, std::string_view what) {
+  return std::unexpected(as_run_failure(e, errc::kWorkspaceFailed).with_context(what));
+}
+
+}  // namespace
+
+RunFlow::RunFlow(asio::thread_pool& blocking, const RunnerSettings& settings,
+                 ProcessLauncher& launcher, CancelSignal& cancel, RunInputs& inputs, LogSink log,
+                 RunOutcome& outcome)
+    : blocking_(blocking), settings_(settings), launcher_(launcher), cancel_(cancel),
+      inputs_(inputs), manifest_(inputs.manifest), log_(std::move(log)), outcome_(outcome),
+      report_(outcome.report), deadline_(Clock::now() + settings.tofu_timeout) {}
+
+RunFlow::~RunFlow() {
+  if (workspace_) (void)workspace_->wipe();
+}
+
+void RunFlow::record(std::string_view phase, Clock::time_point since) {
+  report_.phase_millis[std::string(phase)] +=
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - since).count();
+}
+
+void RunFlow::notice(std::string_view line) const {
+  if (log_) log_("takosumi: " + std::string(line));
+}
+
+asio::awaitable<Status> RunFlow::async_execute() {
+  report_.source_commit = manifest_.source.commit;
+  report_.env_names = TofuCli::environment_names();
+  TAKOSUMI_CO_TRY(check_inputs());
+  if (cancel_.requested()) co_return fail(errc::kCancelled, "cancelled before the Run started");
+  auto ws = RunWorkspace::create(settings_.work_root, manifest_.run_id, manifest_.attempt);
+  if (!ws) co_return std::unexpected(as_run_failure(ws.error(), errc::kWorkspaceFailed));
+  workspace_.emplace(std::move(*ws));
+  TAKOSUMI_CO_TRY(co_await async_checkout());
+  TAKOSUMI_CO_TRY(co_await async_restore_inputs());
+  TAKOSUMI_CO_TRY(co_await async_init());
+  if (manifest_.type == protocol::RunType::apply) co_return co_await async_apply();
+  co_return co_await async_plan();
+}
+
+Status RunFlow::check_inputs() const {
+  if (manifest_.prior_state.has_value() != inputs_.prior_state_envelope.has_value())
+    return fail(errc::kStateIntegrityFailed,
+                manifest_.prior_state ? "the prior StateVersion " +
+                                            manifest_.prior_state->state_version_id +
+                                            " was not provided"
+                                      : "a prior state was provided but the manifest names none");
+  if (manifest_.type == protocol::RunType::apply && (!manifest_.saved_plan || !inputs_.plan_envelope))
+    return fail(errc::kPlanDigestMismatch, "an apply needs the approved plan and its envelope");
+  return {};
+}
+
+asio::awaitable<Status> RunFlow::async_checkout() {
+  const auto started = Clock::now();
+  auto source = co_await async_checkout_source(blocking_, settings_.git_cache, manifest_.source,
+                                               workspace_->source());
+  record("checkout", started);
+  if (!source) co_return std::unexpected(as_run_failure(source.error(), errc::kWorkspaceFailed));
+  module_dir_ = source->module_dir;
+  co_return scrub_source();
+}
+
+// A state, or providers, never come from the source: only from the manifest's StateVersion and
+// the mirror.
+Status RunFlow::scrub_source() const {
+  for (const char* name : {kStateFile, "terraform.tfstate.backup", kErroredStateFile, ".terraform"})
+    if (auto removed = remove_tree(module_dir_ / name); !removed)
+      return workspace_error(removed.error(), "checkout");
+  return {};
+}
+
+asio::awaitable<Status> RunFlow::async_restore_inputs() {
+  const auto started = Clock::now();
+  if (manifest_.prior_state) {
+    auto restored = co_await async_blocking(blocking_, [this] {
+      return restore_prior_state(*inputs_.prior_state_envelope, inputs_.prior_state_dek, manifest_,
+                                 module_dir_ / kStateFile);
+    });
+    if (!restored) co_return restored;
+  }
+  if (manifest_.type == protocol::RunType::apply) {
+    auto restored = co_await async_blocking(blocking_, [this] {
+      return restore_saved_plan(*inputs_.plan_envelope, inputs_.plan_dek, manifest_,
+                                workspace_->plan_file());
+    });
+    if (!restored) co_return restored;
+  }
+  inputs_.prior_state_dek.wipe();
+  inputs_.plan_dek.wipe();
+  if (manifest_.prior_state || manifest_.type == protocol::RunType::apply) record("decrypt", started);
+  co_return Status{};
+}
+
+asio::awaitable<Status> RunFlow::async_init() {
+  tofu_.emplace(launcher_, cancel_,
+                TofuOptions{settings_.tofu_binary, settings_.provider_mirror, deadline_,
+                            settings_.kill_grace},
+                *workspace_, module_dir_, log_);
+  const auto started = Clock::now();
+  if (auto written = tofu_->write_cli_config(); !written) co_return workspace_error(written.error(), "CLI config");
+  if (auto written = tofu_->write_backend_override(); !written)
+    co_return workspace_error(written.error(), "backend override");
+  if (manifest_.type == protocol::RunType::plan)
+    if (auto written = tofu_->write_variables(manifest_.variables); !written)
+      co_return workspace_error(written.error(), "variables");
+  auto version = co_await tofu_->async_version();
+  if (!version) co_return std::unexpected(version.error());
+  report_.tofu_version = *version;
+  auto initialized = co_await tofu_->async_init();
+  record("init", started);
+  if (!initialized) co_return initialized;
+  const fs::path lock = module_dir_ / ".terraform.lock.hcl";
+  if (fs::exists(lock)) {
+    auto digest = crypto::sha256_file_hex(lock);
+    if (!digest) co_return workspace_error(digest.error(), "provider lock");
+    report_.provider_lock_sha256 = *digest;
+  }
+  co_return Status{};
+}
+
+asio::awaitable<Status> RunFlow::async_plan() {
+  auto started = Clock::now();
+  auto changed = co_await tofu_->async_plan(workspace_->plan_file());
+  record("plan", started);
+  if (!changed) co_return std::unexpected(changed.error());
+  started = Clock::now();
+  auto shown = co_await tofu_->async_show_json(workspace_->plan_file());
+  if (!shown) co_return std::unexpected(shown.error());
+  auto analysis = co_await async_blocking(blocking_, [&] { return analyze_plan(*shown); });
+  record("show", started);
+  if (!analysis) co_return std::unexpected(analysis.error());
+  report_.resource_changes = std::move(analysis->resource_changes);
+  report_.summary = analysis->summary;
+  report_.has_changes = analysis->has_changes || *changed;
+  if (!report_.has_changes) co_return Status{};
+  started = Clock::now();
+  auto sealed = co_await async_blocking(blocking_, [this] {
+    return seal_plan(workspace_->plan_file(), settings_.outbox, manifest_);
+  });
+  record("encrypt", started);
+  if (!sealed) co_return std::unexpected(sealed.error());
+  outcome_.plan_envelope = sealed->path;
+  report_.plan_digest = sealed->plaintext_sha256;
+  report_.plan_artifact_sha256 = sealed->artifact_sha256;
+  co_return Status{};
+}
+
+asio::awaitable<Status> RunFlow::async_apply() {
+  const auto started = Clock::now();
+  auto applied = co_await tofu_->async_apply(workspace_->plan_file());
+  record("apply", started);
+  // Whatever the apply did to the state is kept, even when it failed or was cancelled.
+  auto sealed = co_await async_seal_new_state();
+  if (!applied) {
+    if (!sealed) co_return std::unexpected(applied.error().with_context(
+                     "and the state could not be sealed (" + sealed.error().to_string() + ")"));
+    co_return applied;
+  }
+  if (!sealed) co_return sealed;
+  co_return co_await async_publish_outputs();
+}
+
+asio::awaitable<Status> RunFlow::async_seal_new_state() {
+  fs::path state = module_dir_ / kErroredStateFile;
+  if (!fs::exists(state)) state = module_dir_ / kStateFile;
+  if (!fs::exists(state)) co_return Status{};
+  const auto started = Clock::now();
+  auto identity = co_await async_blocking(blocking_, [&] { return read_state_identity(state); });
+  if (!identity) co_return std::unexpected(as_run_failure(identity.error(), errc::kStateIntegrityFailed));
+  const auto& prior = manifest_.prior_state;
+  if (prior && prior->serial == identity->serial && prior->lineage == identity->lineage)
+    co_return Status{};  // unchanged: no new StateVersion
+  auto sealed = co_await async_blocking(blocking_, [&] {
+    return seal_state(state, settings_.outbox, manifest_, *identity);
+  });
+  record("encrypt", started);
+  if (!sealed) co_return std::unexpected(sealed.error());
+  outcome_.state_envelope = sealed->path;
+  report_.new_state = protocol::NewStateDescriptor{
+      sealed->artifact_sha256, sealed->plaintext_sha256, identity->serial, identity->lineage,
+      prior ? prior->generation : 0};
+  co_return Status{};
+}
+
+asio::awaitable<Status> RunFlow::async_publish_outputs() {
+  const auto started = Clock::now();
+  auto text = co_await tofu_->async_output_json();
+  record("output", started);
+  if (!text) co_return std::unexpected(text.error());
+  auto filtered = filter_outputs(*text, manifest_.output_allowlist);
+  if (!filtered) co_return std::unexpected(filtered.error());
+  for (const auto& warning : filtered->warnings) notice("warning: " + warning);
+  report_.outputs = std::move(filtered->outputs);
+  co_return Status{};
+}
+
+asio::awaitable<void> RunFlow::async_finish(const Status& result) {
+  if (result) {
+    report_.status = "succeeded";
+  } else {
+    report_.status = "failed";
+    report_.failure_code = result.error().code;
+    report_.failure_message = result.error().message;
+    report_.outputs.clear();
+    notice("run failed: " + result.error().to_string());
+  }
+  if (!workspace_) co_return;
+  auto wiped = co_await async_blocking(blocking_, [this] { return workspace_->wipe(); });
+  if (!wiped) spdlog::error("run {}: {}", manifest_.run_id, wiped.error().to_string());
+  workspace_.reset();
+}
+
+}  // namespace takosumi::runner

@@ -1,0 +1,59 @@
+#pragma once
+// The steps of one Run attempt, in order, for RunExecutor. Internal to the runner.
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string_view>
+
+#include "runner/run_executor.hpp"
+#include "runner/run_workspace.hpp"
+#include "runner/tofu_cli.hpp"
+
+namespace takosumi::runner {
+
+class RunFlow {
+ public:
+  // Everything referenced must outlive the flow; outcome is filled in as the steps go.
+  RunFlow(boost::asio::thread_pool& blocking, const RunnerSettings& settings,
+          ProcessLauncher& launcher, CancelSignal& cancel, RunInputs& inputs, LogSink log,
+          RunOutcome& outcome);
+  RunFlow(const RunFlow&) = delete;
+  RunFlow& operator=(const RunFlow&) = delete;
+  ~RunFlow();  // wipes the workspace if async_finish did not
+
+  // Runs every step; the first failure ends the Run (after an apply, the state is still sealed).
+  boost::asio::awaitable<Status> async_execute();
+  // Records status and failure in the report and wipes the workspace.
+  boost::asio::awaitable<void> async_finish(const Status& result);
+
+ private:
+  boost::asio::awaitable<Status> async_checkout();
+  boost::asio::awaitable<Status> async_restore_inputs();
+  boost::asio::awaitable<Status> async_init();
+  boost::asio::awaitable<Status> async_plan();
+  boost::asio::awaitable<Status> async_apply();
+  boost::asio::awaitable<Status> async_seal_new_state();
+  boost::asio::awaitable<Status> async_publish_outputs();
+  Status check_inputs() const;
+  Status scrub_source() const;
+  void record(std::string_view phase, std::chrono::steady_clock::time_point since);
+  void notice(std::string_view line) const;
+
+  boost::asio::thread_pool& blocking_;
+  const RunnerSettings& settings_;
+  ProcessLauncher& launcher_;
+  CancelSignal& cancel_;
+  RunInputs& inputs_;
+  const protocol::JobManifest& manifest_;
+  LogSink log_;
+  RunOutcome& outcome_;
+  protocol::RunReport& report_;
+  std::chrono::steady_clock::time_point deadline_;
+  std::optional<RunWorkspace> workspace_;
+  std::filesystem::path module_dir_;
+  std::optional<TofuCli> tofu_;
+};
+
+}  // namespace takosumi::runner

@@ -1,0 +1,44 @@
+#include "runner/run_workspace.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+#include "common/error_codes.hpp"
+#include "common/file_io.hpp"
+
+namespace takosumi::runner {
+
+bool is_safe_file_name(std::string_view name) {
+  if (name.empty() || name.size() > 128 || name == "." || name == "..") return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+}
+
+Result<RunWorkspace> RunWorkspace::create(const std::filesystem::path& work_root,
+                                          std::string_view run_id, std::int64_t attempt) {
+  if (!is_safe_file_name(run_id))
+    return fail(errc::kManifestInvalid, "run id \"" + std::string(run_id) + "\" is not a safe name");
+  RunWorkspace ws(work_root / (std::string(run_id) + "-" + std::to_string(attempt)));
+  auto made = [&]() -> Status {
+    TAKOSUMI_TRY(ensure_directory(work_root, 0700));
+    TAKOSUMI_TRY(remove_tree(ws.root_));
+    TAKOSUMI_TRY(ensure_directory(ws.root_, 0700));
+    TAKOSUMI_TRY(ensure_directory(ws.home(), 0700));
+    TAKOSUMI_TRY(ensure_directory(ws.tmp(), 0700));
+    TAKOSUMI_TRY(ensure_directory(ws.root_ / "capture", 0700));
+    return {};
+  }();
+  if (!made)
+    return fail(errc::kWorkspaceFailed, "workspace " + ws.root_.string() + ": " + made.error().message);
+  return ws;
+}
+
+std::filesystem::path RunWorkspace::capture(std::string_view name) const {
+  return root_ / "capture" / std::string(name);
+}
+
+Status RunWorkspace::wipe() const { return remove_tree(root_); }
+
+}  // namespace takosumi::runner

@@ -1,0 +1,39 @@
+#pragma once
+// The private directory of one Run attempt: <work_root>/<run_id>-<attempt>, mode 0700, holding
+// the checkout, the CLI config, tofu's HOME and TMPDIR, the plan file and captured tofu output.
+// Everything in it is plaintext that may hold secrets; wipe() removes it all.
+#include <cstdint>
+#include <filesystem>
+#include <string_view>
+
+#include "common/error.hpp"
+
+namespace takosumi::runner {
+
+class RunWorkspace {
+ public:
+  // Refuses run ids that are not a plain file name (manifest_invalid). A leftover directory of
+  // the same attempt is removed first. Errors: manifest_invalid, workspace_failed.
+  static Result<RunWorkspace> create(const std::filesystem::path& work_root,
+                                     std::string_view run_id, std::int64_t attempt);
+
+  const std::filesystem::path& root() const { return root_; }
+  std::filesystem::path home() const { return root_ / "home"; }
+  std::filesystem::path tmp() const { return root_ / "tmp"; }
+  std::filesystem::path source() const { return root_ / "src"; }
+  std::filesystem::path cli_config() const { return root_ / ".tofurc"; }
+  std::filesystem::path plan_file() const { return root_ / "run.tfplan"; }
+  // Where stdout of data commands (show -json, output -json) is captured; never logged.
+  std::filesystem::path capture(std::string_view name) const;
+
+  Status wipe() const;
+
+ private:
+  explicit RunWorkspace(std::filesystem::path root) : root_(std::move(root)) {}
+  std::filesystem::path root_;
+};
+
+// True for names made of [A-Za-z0-9._-] that are not "." or "..", at most 128 characters.
+bool is_safe_file_name(std::string_view name);
+
+}  // namespace takosumi::runner

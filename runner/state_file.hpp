@@ -1,0 +1,24 @@
+#pragma once
+// Reads the identity of an OpenTofu state file (JSON format version 4): serial and lineage.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+
+namespace takosumi::runner {
+
+struct StateIdentity {
+  std::int64_t serial = 0;
+  std::string lineage;
+};
+
+inline constexpr std::size_t kMaxStateBytes = 256 * 1024 * 1024;
+
+// Errors: io_error/not_found reading, payload_too_large past kMaxStateBytes,
+// state_integrity_failed when the text is not a version 4 state.
+Result<StateIdentity> read_state_identity(const std::filesystem::path& path);
+Result<StateIdentity> parse_state_identity(std::string_view text);
+
+}  // namespace takosumi::runner

@@ -1,0 +1,38 @@
+#include "runner/state_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "runner/test_support.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+TEST(StateFile, ReadsSerialAndLineageOfAVersion4State) {
+  testing::TempDir tmp;
+  const auto path = tmp.path() / "terraform.tfstate";
+  std::ofstream(path) << R"({"version":4,"terraform_version":"1.12.6","serial":7,
+      "lineage":"8b7afe3e-235e-eed4-eff3-6a0b7ae40f6f","outputs":{},"resources":[],"check_results":null})";
+  auto r = read_state_identity(path);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->serial, 7);
+  EXPECT_EQ(r->lineage, "8b7afe3e-235e-eed4-eff3-6a0b7ae40f6f");
+}
+
+TEST(StateFile, RefusesOtherVersionsAndGarbage) {
+  for (const char* bad : {R"({"version":3,"serial":1,"lineage":"x"})", R"({"version":4,"lineage":"x"})",
+                          R"({"version":4,"serial":1})", "nonsense"}) {
+    auto r = parse_state_identity(bad);
+    ASSERT_FALSE(r) << bad;
+    EXPECT_EQ(r.error().code, "state_integrity_failed") << bad;
+  }
+}
+
+TEST(StateFile, MissingFileIsAnError) {
+  testing::TempDir tmp;
+  EXPECT_FALSE(read_state_identity(tmp.path() / "none"));
+}
+
+}  // namespace
+}  // namespace takosumi::runner

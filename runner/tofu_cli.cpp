@@ -1,0 +1,187 @@
+#include "runner/tofu_cli.hpp"
+
+#include <algorithm>
+
+#include "common/error_codes.hpp"
+#include "common/file_io.hpp"
+#include "protocol/json_fields.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+constexpr std::size_t kMaxDiagnosticLines = 12;
+constexpr std::size_t kMaxDiagnosticLine = 300;
+constexpr std::size_t kMaxVersionJson = 64 * 1024;
+constexpr std::size_t kMaxShowJson = 64 * 1024 * 1024;
+constexpr std::size_t kMaxOutputJson = 16 * 1024 * 1024;
+
+// An HCL quoted string: escapes quotes, backslashes and template sequences.
+std::string hcl_quote(std::string_view s) {
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '"' || c == '\\') out += '\\';
+    if ((c == '$' || c == '%') && i + 1 < s.size() && s[i + 1] == '{') out += c;
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A diagnostic line without the box drawing tofu puts around diagnostics.
+std::string_view strip_decoration(std::string_view line) {
+  for (std::string_view prefix : {"\u2577", "\u2575", "\u2502"})
+    if (line.starts_with(prefix)) line.remove_prefix(prefix.size());
+  while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+  return line;
+}
+
+}  // namespace
+
+TofuCli::TofuCli(ProcessLauncher& launcher, CancelSignal& cancel, TofuOptions options,
+                 const RunWorkspace& workspace, std::filesystem::path module_dir, LogSink log)
+    : launcher_(launcher), cancel_(cancel), options_(std::move(options)), workspace_(workspace),
+      module_dir_(std::move(module_dir)), log_(std::move(log)) {}
+
+Status TofuCli::write_cli_config() const {
+  const std::string text = "provider_installation {\n  filesystem_mirror {\n    path = " +
+                           hcl_quote(options_.provider_mirror.string()) + "\n  }\n}\n";
+  return write_file_atomic(workspace_.cli_config(), text, 0600);
+}
+
+Status TofuCli::write_variables(const std::map<std::string, std::string>& variables) const {
+  json::object o;
+  for (const auto& [name, value] : variables) o[name] = value;
+  return write_file_atomic(module_dir_ / "takosumi.auto.tfvars.json", protocol::serialize(o), 0600);
+}
+
+Status TofuCli::write_backend_override() const {
+  return write_file_atomic(module_dir_ / "takosumi_override.tf",
+                           "terraform {\n  backend \"local\" {\n    path = \"terraform.tfstate\"\n"
+                           "  }\n}\n",
+                           0600);
+}
+
+std::vector<std::string> TofuCli::environment() const {
+  return {"PATH=/usr/local/bin:/usr/bin:/bin",
+          "HOME=" + workspace_.home().string(),
+          "TMPDIR=" + workspace_.tmp().string(),
+          "TF_IN_AUTOMATION=1",
+          "TF_INPUT=0",
+          "TF_CLI_CONFIG_FILE=" + workspace_.cli_config().string(),
+          "CHECKPOINT_DISABLE=1"};
+}
+
+std::vector<std::string> TofuCli::environment_names() {
+  return {"PATH", "HOME", "TMPDIR", "TF_IN_AUTOMATION", "TF_INPUT", "TF_CLI_CONFIG_FILE",
+          "CHECKPOINT_DISABLE"};
+}
+
+void TofuCli::remember_diagnostic(std::string_view line) {
+  line = strip_decoration(line);
+  if (line.empty()) return;
+  diagnostics_.emplace_back(line.substr(0, kMaxDiagnosticLine));
+  if (diagnostics_.size() > kMaxDiagnosticLines) diagnostics_.pop_front();
+}
+
+Error TofuCli::failure(std::string_view code, std::string_view command, int exit_code) const {
+  return with_diagnostics(code, "tofu " + std::string(command) + " failed (exit " +
+                                    std::to_string(exit_code) + ")");
+}
+
+Error TofuCli::with_diagnostics(std::string_view code, std::string message) const {
+  if (!diagnostics_.empty()) message += ":";
+  for (const auto& d : diagnostics_) message += (&d == &diagnostics_.front() ? " " : " | ") + d;
+  return Error{std::string(code), std::move(message)};
+}
+
+asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
+    std::string_view command, std::vector<std::string> args,
+    std::optional<std::filesystem::path> capture) {
+  diagnostics_.clear();
+  const std::string name = "tofu " + std::string(command);
+  if (cancel_.requested()) co_return fail(errc::kCancelled, name + " not started: the Run was cancelled");
+  ProcessSpec spec;
+  spec.program = options_.binary;
+  spec.args = std::move(args);
+  spec.env = environment();
+  spec.cwd = module_dir_;
+  spec.timeout = std::max(std::chrono::milliseconds(0),
+                          std::chrono::duration_cast<std::chrono::milliseconds>(
+                              options_.deadline - std::chrono::steady_clock::now()));
+  spec.kill_grace = options_.kill_grace;
+  spec.stdout_file = std::move(capture);
+  LineSink sink = [this](OutputStream stream, std::string_view line) {
+    if (stream == OutputStream::err) remember_diagnostic(line);
+    if (log_) log_(line);
+  };
+  auto exit = co_await launcher_.async_run(std::move(spec), std::move(sink), cancel_);
+  if (!exit) co_return std::unexpected(exit.error().with_context(name));
+  if (exit->cancelled) co_return std::unexpected(with_diagnostics(errc::kCancelled, name + " was cancelled"));
+  if (exit->timed_out)
+    co_return std::unexpected(with_diagnostics(errc::kTimedOut, name + " ran past the Run's time limit"));
+  co_return Finished{exit->exit_code};
+}
+
+asio::awaitable<Result<std::string>> TofuCli::async_capture(std::string_view command,
+                                                            std::vector<std::string> args,
+                                                            std::size_t max_bytes) {
+  const auto file = workspace_.capture(std::string(command) + ".json");
+  auto done = co_await async_invoke(command, std::move(args), file);
+  if (!done) co_return std::unexpected(done.error());
+  if (done->exit_code != 0) co_return std::unexpected(failure(errc::kOpentofuFailed, command, done->exit_code));
+  auto text = read_file(file, max_bytes);
+  if (!text) co_return std::unexpected(text.error().with_context("tofu " + std::string(command)));
+  co_return std::move(*text);
+}
+
+asio::awaitable<Result<std::string>> TofuCli::async_version() {
+  std::vector<std::string> args{"version", "-json"};
+  auto text = co_await async_capture("version", std::move(args), kMaxVersionJson);
+  if (!text) co_return std::unexpected(text.error());
+  auto doc = protocol::parse_object(*text, kMaxVersionJson);
+  if (!doc) co_return fail(errc::kOpentofuFailed, "tofu version: " + doc.error().message);
+  auto version = protocol::get_string(*doc, "terraform_version", 64);
+  if (!version) co_return fail(errc::kOpentofuFailed, "tofu version: " + version.error().message);
+  co_return std::move(*version);
+}
+
+asio::awaitable<Status> TofuCli::async_init() {
+  std::vector<std::string> args{"init", "-input=false", "-no-color"};
+  auto done = co_await async_invoke("init", std::move(args), std::nullopt);
+  if (!done) co_return std::unexpected(done.error());
+  if (done->exit_code != 0) co_return std::unexpected(failure(errc::kOpentofuInitFailed, "init", done->exit_code));
+  co_return Status{};
+}
+
+asio::awaitable<Result<bool>> TofuCli::async_plan(const std::filesystem::path& plan_file) {
+  std::vector<std::string> args{"plan", "-input=false", "-no-color",
+                                "-out=" + plan_file.string(), "-detailed-exitcode"};
+  auto done = co_await async_invoke("plan", std::move(args), std::nullopt);
+  if (!done) co_return std::unexpected(done.error());
+  if (done->exit_code == 0 || done->exit_code == 2) co_return done->exit_code == 2;
+  co_return std::unexpected(failure(errc::kOpentofuPlanFailed, "plan", done->exit_code));
+}
+
+asio::awaitable<Result<std::string>> TofuCli::async_show_json(const std::filesystem::path& plan_file) {
+  std::vector<std::string> args{"show", "-json", "-no-color", plan_file.string()};
+  co_return co_await async_capture("show", std::move(args), kMaxShowJson);
+}
+
+asio::awaitable<Status> TofuCli::async_apply(const std::filesystem::path& plan_file) {
+  std::vector<std::string> args{"apply", "-input=false", "-no-color", plan_file.string()};
+  auto done = co_await async_invoke("apply", std::move(args), std::nullopt);
+  if (!done) co_return std::unexpected(done.error());
+  if (done->exit_code != 0) co_return std::unexpected(failure(errc::kApplyFailed, "apply", done->exit_code));
+  co_return Status{};
+}
+
+asio::awaitable<Result<std::string>> TofuCli::async_output_json() {
+  std::vector<std::string> args{"output", "-json", "-no-color"};
+  co_return co_await async_capture("output", std::move(args), kMaxOutputJson);
+}
+
+}  // namespace takosumi::runner

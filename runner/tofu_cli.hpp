@@ -1,0 +1,84 @@
+#pragma once
+// The OpenTofu command line for one Run: the CLI config (filesystem mirror only, so no network),
+// the allowlisted environment, and one async_ function per command. Every command's output goes
+// to the log line by line, except the data commands (version/show/output -json) whose stdout is
+// captured to a workspace file: plan JSON and output JSON carry sensitive values in plaintext.
+// Failures name the command and end with tofu's last diagnostic lines. A cancel request or the
+// Run's deadline interrupts the running command (cancelled / timed_out).
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.hpp"
+#include "runner/cancel_signal.hpp"
+#include "runner/log_sink.hpp"
+#include "runner/process_launcher.hpp"
+#include "runner/run_workspace.hpp"
+
+namespace takosumi::runner {
+
+struct TofuOptions {
+  std::filesystem::path binary;
+  std::filesystem::path provider_mirror;
+  std::chrono::steady_clock::time_point deadline;  // for all commands of the Run together
+  std::chrono::milliseconds kill_grace{std::chrono::seconds(30)};
+};
+
+class TofuCli {
+ public:
+  // module_dir is the working directory of every command. All references must outlive this.
+  TofuCli(ProcessLauncher& launcher, CancelSignal& cancel, TofuOptions options,
+          const RunWorkspace& workspace, std::filesystem::path module_dir, LogSink log);
+
+  // Writes <ws>/.tofurc: provider_installation with only a filesystem_mirror (no direct).
+  Status write_cli_config() const;
+  // Writes <module>/takosumi.auto.tfvars.json (0600) with the manifest's variables.
+  Status write_variables(const std::map<std::string, std::string>& variables) const;
+  // Writes <module>/takosumi_override.tf forcing the local backend, so the state is always
+  // <module>/terraform.tfstate whatever backend the source declares.
+  Status write_backend_override() const;
+
+  std::vector<std::string> environment() const;  // "NAME=value"
+  static std::vector<std::string> environment_names();
+
+  boost::asio::awaitable<Result<std::string>> async_version();  // e.g. "1.12.6"
+  boost::asio::awaitable<Status> async_init();                  // opentofu_init_failed
+  // true when the plan has changes (exit 2). opentofu_plan_failed.
+  boost::asio::awaitable<Result<bool>> async_plan(const std::filesystem::path& plan_file);
+  boost::asio::awaitable<Result<std::string>> async_show_json(const std::filesystem::path& plan_file);
+  boost::asio::awaitable<Status> async_apply(const std::filesystem::path& plan_file);  // apply_failed
+  boost::asio::awaitable<Result<std::string>> async_output_json();
+
+ private:
+  struct Finished {
+    int exit_code = -1;
+  };
+  // Runs one command; cancelled / timed_out / sandbox_failed come back as errors, any exit code
+  // as a value. With capture, stdout goes to that file.
+  boost::asio::awaitable<Result<Finished>> async_invoke(
+      std::string_view command, std::vector<std::string> args,
+      std::optional<std::filesystem::path> capture);
+  boost::asio::awaitable<Result<std::string>> async_capture(std::string_view command,
+                                                            std::vector<std::string> args,
+                                                            std::size_t max_bytes);
+  Error failure(std::string_view code, std::string_view command, int exit_code) const;
+  Error with_diagnostics(std::string_view code, std::string message) const;
+  void remember_diagnostic(std::string_view line);
+
+  ProcessLauncher& launcher_;
+  CancelSignal& cancel_;
+  TofuOptions options_;
+  const RunWorkspace& workspace_;
+  std::filesystem::path module_dir_;
+  LogSink log_;
+  std::deque<std::string> diagnostics_;  // last stderr lines of the current command
+};
+
+}  // namespace takosumi::runner
