@@ -5,6 +5,7 @@
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "protocol/json_fields.hpp"
+#include "runner/output_log_filter.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -114,9 +115,10 @@ asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
                               options_.deadline - std::chrono::steady_clock::now()));
   spec.kill_grace = options_.kill_grace;
   spec.stdout_file = std::move(capture);
-  LineSink sink = [this](OutputStream stream, std::string_view line) {
+  LineSink sink = [this, filtered = OutputLogFilter(log_)](OutputStream stream,
+                                                           std::string_view line) mutable {
     if (stream == OutputStream::err) remember_diagnostic(line);
-    if (log_) log_(line);
+    filtered(line);
   };
   auto exit = co_await launcher_.async_run(std::move(spec), std::move(sink), cancel_);
   if (!exit) co_return std::unexpected(exit.error().with_context(name));

@@ -1,0 +1,137 @@
+#include "agent/agent_daemon.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include "agent/retry.hpp"
+#include "agent/run_session.hpp"
+#include "common/file_io.hpp"
+
+namespace takosumi::agent {
+namespace asio = boost::asio;
+using namespace boost::asio::experimental::awaitable_operators;
+
+namespace {
+
+std::string describe(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    return ex.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+}  // namespace
+
+AgentDaemon::AgentDaemon(asio::any_io_executor ex, config::AgentConfig config, AgentKeys keys,
+                         HttpTransport& transport, const Clock& clock)
+    : ex_(ex),
+      config_(std::move(config)),
+      keys_(std::move(keys)),
+      client_(transport),
+      clock_(clock),
+      stop_timer_(ex, std::chrono::steady_clock::time_point::max()),
+      slot_timer_(ex) {}
+
+AgentDaemon::~AgentDaemon() { blocking_.join(); }
+
+void AgentDaemon::request_stop() {
+  if (stopping_) return;
+  spdlog::info("stop requested: no new claims; {} run(s) still running will finish", active_);
+  stopping_ = true;
+  stop_timer_.cancel();
+  slot_timer_.cancel();
+}
+
+asio::awaitable<void> AgentDaemon::async_wait_slot(std::chrono::steady_clock::duration d) {
+  slot_timer_.expires_after(d);
+  co_await slot_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+asio::awaitable<void> AgentDaemon::async_wait_stop() {
+  if (stopping_) co_return;
+  co_await stop_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
+asio::awaitable<Status> AgentDaemon::async_register() {
+  Registration reg{config_.name, TAKOSUMI_VERSION, config_.labels, config_.concurrency,
+                   keys_.box.public_key.to_base64(), keys_.sign.public_key.to_base64()};
+  for (std::uint32_t attempt = 0; !stopping_; ++attempt) {
+    auto id = co_await client_.async_register(reg, config_.pool_token);
+    if (id) {
+      spdlog::info("registered with {} as agent {}", config_.control_url, *id);
+      verifier_.emplace(keys_.control_signing, *id, clock_);
+      co_return Status{};
+    }
+    if (!is_retryable(id.error())) co_return std::unexpected(id.error());
+    spdlog::warn("register: {} (retrying)", id.error().to_string());
+    co_await async_wait_slot(backoff_delay(attempt, 0.5));
+  }
+  co_return fail("cancelled", "stopped before registration");
+}
+
+asio::awaitable<void> AgentDaemon::async_session(ClaimedJob job) {
+  ++active_;
+  SessionContext ctx{client_, *verifier_, keys_.box, blocking_,
+                     runner::RunnerSettings{config_.tofu_binary, config_.provider_mirror,
+                                            config_.work_dir, config_.state_dir / "git-cache",
+                                            config_.state_dir / "outbox", config_.tofu_timeout},
+                     config_.heartbeat_interval};
+  RunSession session(std::move(ctx), std::move(job));
+  co_await session.async_execute();
+  --active_;
+  slot_timer_.cancel();
+}
+
+asio::awaitable<void> AgentDaemon::async_claim_loop() {
+  std::uint32_t failures = 0;
+  while (!stopping_) {
+    const auto free = config_.concurrency - active_;
+    if (free <= 0) {
+      co_await async_wait_slot(std::chrono::hours(1));
+      continue;
+    }
+    // The long poll races only the stop request: a freed slot must not abandon a claim whose
+    // answer may already carry a job (it would sit leased to us until the lease expired).
+    auto claimed = co_await (client_.async_claim(free, config_.claim_wait.count()) ||
+                             async_wait_stop());
+    if (claimed.index() == 1) continue;
+    auto& jobs = std::get<0>(claimed);
+    if (!jobs) {
+      spdlog::warn("claim: {}", jobs.error().to_string());
+      co_await async_wait_slot(backoff_delay(failures++, 0.5));
+      continue;
+    }
+    failures = 0;
+    for (auto& job : *jobs) {
+      asio::co_spawn(ex_, async_session(std::move(job)), [](std::exception_ptr e) {
+        if (e) spdlog::critical("bug: stray exception in a run session: {}", describe(e));
+      });
+    }
+  }
+}
+
+asio::awaitable<int> AgentDaemon::async_run() {
+  for (const auto& dir : {config_.state_dir, config_.state_dir / "outbox", config_.work_dir}) {
+    if (auto s = ensure_directory(dir); !s) {
+      spdlog::error("{}", s.error().to_string());
+      co_return 1;
+    }
+  }
+  auto registered = co_await async_register();
+  if (!registered) {
+    spdlog::error("register: {}", registered.error().to_string());
+    co_return stopping_ ? 0 : 1;
+  }
+  co_await async_claim_loop();
+  while (active_ > 0) co_await async_wait_slot(std::chrono::hours(1));
+  spdlog::info("all runs finished; agent stopped");
+  co_return 0;
+}
+
+}  // namespace takosumi::agent

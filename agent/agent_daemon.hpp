@@ -1,0 +1,57 @@
+#pragma once
+// The agent's main loop: register, then long-poll for as many jobs as there are free slots and run
+// each in its own RunSession. request_stop() (SIGTERM/SIGINT) stops claiming at once, lets the
+// running Runs finish and deliver, then async_run returns.
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+#include "agent/control_client.hpp"
+#include "common/clock.hpp"
+#include "config/agent_config.hpp"
+#include "crypto/keys.hpp"
+#include "crypto/manifest_signer.hpp"
+
+namespace takosumi::agent {
+
+struct AgentKeys {
+  crypto::BoxKeyPair box;
+  crypto::SignKeyPair sign;
+  crypto::SignPublicKey control_signing;  // pinned
+};
+
+class AgentDaemon {
+ public:
+  AgentDaemon(boost::asio::any_io_executor ex, config::AgentConfig config, AgentKeys keys,
+              HttpTransport& transport, const Clock& clock);
+  ~AgentDaemon();
+  // Returns 0 after a graceful stop, non-zero when registration failed for good.
+  boost::asio::awaitable<int> async_run();
+  void request_stop();
+
+ private:
+  boost::asio::awaitable<Status> async_register();
+  boost::asio::awaitable<void> async_claim_loop();
+  boost::asio::awaitable<void> async_session(ClaimedJob job);
+  // Waits d, or less when a slot frees up or stop is requested.
+  boost::asio::awaitable<void> async_wait_slot(std::chrono::steady_clock::duration d);
+  boost::asio::awaitable<void> async_wait_stop();
+
+  boost::asio::any_io_executor ex_;
+  config::AgentConfig config_;
+  AgentKeys keys_;
+  ControlClient client_;
+  const Clock& clock_;
+  boost::asio::thread_pool blocking_{2};
+  std::optional<crypto::ManifestVerifier> verifier_;
+  boost::asio::steady_timer stop_timer_;  // never expires; cancelled by request_stop()
+  boost::asio::steady_timer slot_timer_;  // cancelled when a slot frees up or on stop
+  std::int64_t active_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace takosumi::agent

@@ -1,0 +1,169 @@
+#include "agent/control_client.hpp"
+
+#include "common/error_codes.hpp"
+#include "protocol/json_fields.hpp"
+
+namespace takosumi::agent {
+namespace asio = boost::asio;
+namespace json = boost::json;
+using protocol::get_int;
+using protocol::get_string;
+
+namespace {
+
+constexpr std::size_t kMaxJson = 1 << 20;
+constexpr std::size_t kMaxArtifact = 256u << 20;
+
+// Turns a non-2xx answer into an Error carrying the control plane's code when present.
+Error http_error(const HttpRequest& req, const HttpResponse& res) {
+  std::string code = res.status >= 500 || res.status == 429 ? std::string(errc::kUnavailable)
+                                                            : std::string(errc::kProtocolError);
+  std::string message = "HTTP " + std::to_string(res.status);
+  if (auto body = protocol::parse_object(res.body, kMaxJson); body) {
+    if (auto err = protocol::get_object(*body, "error"); err) {
+      if (auto c = get_string(**err, "code", 64); c && res.status < 500) code = *c;
+      if (auto m = get_string(**err, "message", 4096); m) message += ": " + *m;
+    }
+  }
+  return Error{code, req.method + " " + req.target + ": " + message};
+}
+
+Result<json::object> json_body(const HttpRequest& req, const HttpResponse& res) {
+  auto o = protocol::parse_object(res.body, kMaxJson);
+  if (!o) return fail(errc::kProtocolError, req.target + ": " + o.error().message);
+  return o;
+}
+
+}  // namespace
+
+bool is_retryable(const Error& e) { return e.code == errc::kUnavailable; }
+
+asio::awaitable<Result<HttpResponse>> ControlClient::async_call(HttpRequest req) {
+  if (!agent_token_.empty())
+    req.headers["Authorization"] = "Bearer " + std::string(agent_token_.reveal_as_string());
+  auto res = co_await transport_.async_request(req);
+  if (!res) co_return res;
+  if (res->status / 100 != 2) co_return std::unexpected(http_error(req, *res));
+  co_return res;
+}
+
+asio::awaitable<Result<std::string>> ControlClient::async_register(const Registration& reg,
+                                                                   const SecretBytes& pool_token) {
+  json::array labels;
+  for (const auto& l : reg.labels) labels.emplace_back(l);
+  json::object body{{"poolToken", pool_token.reveal_as_string()},
+                    {"name", reg.name},
+                    {"version", reg.version},
+                    {"labels", std::move(labels)},
+                    {"capacity", reg.capacity},
+                    {"boxPublicKey", reg.box_public_key},
+                    {"signPublicKey", reg.sign_public_key}};
+  HttpRequest req{"POST", "/agent/v1/register", {}, json::serialize(body)};
+  // The serialized body holds the pool token: wipe our copy once it is sent.
+  auto res = co_await async_call(req);
+  std::fill(req.body.begin(), req.body.end(), '\0');
+  if (!res) co_return std::unexpected(res.error());
+  auto o = json_body(req, *res);
+  if (!o) co_return std::unexpected(o.error());
+  auto id = get_string(*o, "agentId", 128);
+  auto token = get_string(*o, "agentToken", 512);
+  if (!id || !token) co_return fail(errc::kProtocolError, "register: answer lacks agentId/agentToken");
+  agent_token_ = SecretBytes::from_string(*token);
+  std::fill(token->begin(), token->end(), '\0');
+  co_return *id;
+}
+
+asio::awaitable<Result<std::vector<ClaimedJob>>> ControlClient::async_claim(std::int64_t free_slots,
+                                                                            std::int64_t wait_seconds) {
+  json::object body{{"freeSlots", free_slots}, {"waitSeconds", wait_seconds}};
+  HttpRequest req{"POST", "/agent/v1/claim", {}, json::serialize(body)};
+  req.timeout = std::chrono::seconds(wait_seconds + 15);
+  auto res = co_await async_call(req);
+  if (!res) co_return std::unexpected(res.error());
+  auto o = json_body(req, *res);
+  if (!o) co_return std::unexpected(o.error());
+  auto jobs = protocol::get_optional_array(*o, "jobs");
+  if (!jobs || !*jobs) co_return fail(errc::kProtocolError, "claim: answer lacks \"jobs\"");
+  std::vector<ClaimedJob> out;
+  for (const auto& v : **jobs) {
+    if (!v.is_object() || out.size() >= static_cast<std::size_t>(free_slots))
+      co_return fail(errc::kProtocolError, "claim: malformed or too many jobs");
+    const auto& j = v.get_object();
+    auto run = get_string(j, "runId", 128);
+    auto lease = get_string(j, "leaseToken", 256);
+    auto exp = get_int(j, "leaseExpiresAt");
+    auto m = protocol::get_object(j, "manifest");
+    if (!run || !lease || !exp || !m) co_return fail(errc::kProtocolError, "claim: malformed job");
+    auto payload = get_string(**m, "payload", kMaxJson);
+    auto sig = get_string(**m, "signature", 256);
+    // A job without a signature is still returned: the verifier refuses it with a clear code.
+    out.push_back(ClaimedJob{*run, *lease, *exp,
+                             {payload ? *payload : std::string(), sig ? *sig : std::string()}});
+  }
+  co_return out;
+}
+
+asio::awaitable<Result<HeartbeatAnswer>> ControlClient::async_heartbeat(std::string run_id,
+                                                                        std::string lease) {
+  HttpRequest req{"POST", "/agent/v1/runs/" + run_id + "/heartbeat", {},
+                  json::serialize(json::object{{"leaseToken", lease}})};
+  auto res = co_await async_call(req);
+  if (!res) co_return std::unexpected(res.error());
+  auto o = json_body(req, *res);
+  if (!o) co_return std::unexpected(o.error());
+  auto exp = get_int(*o, "leaseExpiresAt");
+  auto cancel = protocol::get_bool_or(*o, "cancelRequested", false);
+  if (!exp || !cancel) co_return fail(errc::kProtocolError, "heartbeat: malformed answer");
+  co_return HeartbeatAnswer{*exp, *cancel};
+}
+
+asio::awaitable<Status> ControlClient::async_download(std::string run_id,
+                                                      std::string kind,
+                                                      std::string lease,
+                                                      std::filesystem::path to) {
+  HttpRequest req{"GET", "/agent/v1/runs/" + run_id + "/artifacts/" + kind};
+  req.headers["X-Takosumi-Lease"] = lease;
+  req.response_file = to;
+  req.response_limit = kMaxArtifact;
+  req.timeout = std::chrono::seconds(600);
+  auto res = co_await async_call(req);
+  if (!res) co_return std::unexpected(res.error());
+  co_return Status{};
+}
+
+asio::awaitable<Status> ControlClient::async_upload(std::string run_id,
+                                                    std::string kind,
+                                                    std::string lease,
+                                                    std::filesystem::path from,
+                                                    std::string sha256) {
+  HttpRequest req{"PUT", "/agent/v1/runs/" + run_id + "/artifacts/" + kind};
+  req.headers["X-Takosumi-Lease"] = lease;
+  req.headers["X-Takosumi-Sha256"] = sha256;
+  req.body_file = from;
+  req.timeout = std::chrono::seconds(600);
+  auto res = co_await async_call(req);
+  if (!res) co_return std::unexpected(res.error());
+  co_return Status{};
+}
+
+asio::awaitable<Status> ControlClient::async_append_log(std::string run_id,
+                                                        std::string lease,
+                                                        std::int64_t seq,
+                                                        std::string text) {
+  json::object body{{"leaseToken", lease}, {"seq", seq}, {"text", text}};
+  HttpRequest req{"POST", "/agent/v1/runs/" + run_id + "/logs", {}, json::serialize(body)};
+  auto res = co_await async_call(req);
+  if (!res) co_return std::unexpected(res.error());
+  co_return Status{};
+}
+
+asio::awaitable<Status> ControlClient::async_complete(std::string run_id,
+                                                      const protocol::RunReport& report) {
+  HttpRequest req{"POST", "/agent/v1/runs/" + run_id + "/complete", {},
+                  json::serialize(protocol::to_json(report))};
+  auto res = co_await async_call(req);
+  if (!res) co_return std::unexpected(res.error());
+  co_return Status{};
+}
+
+}  // namespace takosumi::agent

@@ -1,0 +1,78 @@
+#pragma once
+// Typed calls of the agent protocol (docs/protocol.md) over an HttpTransport. Each call makes one
+// exchange; the caller decides about retries (see is_retryable). Errors carry the control plane's
+// stable code when it sent one ({"error":{"code","message"}}), else "unavailable" for transport
+// failures and 5xx, or "protocol_error" for answers that do not parse.
+#include <boost/asio/awaitable.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "agent/http_transport.hpp"
+#include "common/secret_bytes.hpp"
+#include "crypto/manifest_signer.hpp"
+#include "protocol/run_report.hpp"
+
+namespace takosumi::agent {
+
+struct Registration {
+  std::string name;
+  std::string version;
+  std::vector<std::string> labels;
+  std::int64_t capacity = 1;
+  std::string box_public_key;   // base64
+  std::string sign_public_key;  // base64
+};
+
+struct ClaimedJob {
+  std::string run_id;
+  std::string lease_token;
+  std::int64_t lease_expires_at = 0;
+  crypto::SignedManifest manifest;
+};
+
+struct HeartbeatAnswer {
+  std::int64_t lease_expires_at = 0;
+  bool cancel_requested = false;
+};
+
+// True for errors worth retrying with backoff (transport failures, 5xx, 429).
+bool is_retryable(const Error& e);
+
+// Coroutine parameters are taken by value: a reference to a temporary would dangle once the
+// caller's full-expression ends while the returned awaitable is still pending. The two reference
+// parameters (reg/pool_token, report) must outlive the awaited call.
+class ControlClient {
+ public:
+  explicit ControlClient(HttpTransport& transport) : transport_(transport) {}
+
+  // Returns the agent id; keeps the agent token for later calls.
+  boost::asio::awaitable<Result<std::string>> async_register(const Registration& reg,
+                                                             const SecretBytes& pool_token);
+  boost::asio::awaitable<Result<std::vector<ClaimedJob>>> async_claim(std::int64_t free_slots,
+                                                                      std::int64_t wait_seconds);
+  boost::asio::awaitable<Result<HeartbeatAnswer>> async_heartbeat(std::string run_id,
+                                                                  std::string lease);
+  boost::asio::awaitable<Status> async_download(std::string run_id, std::string kind,
+                                                std::string lease,
+                                                std::filesystem::path to);
+  boost::asio::awaitable<Status> async_upload(std::string run_id, std::string kind,
+                                              std::string lease,
+                                              std::filesystem::path from,
+                                              std::string sha256);
+  boost::asio::awaitable<Status> async_append_log(std::string run_id,
+                                                  std::string lease, std::int64_t seq,
+                                                  std::string text);
+  boost::asio::awaitable<Status> async_complete(std::string run_id,
+                                                const protocol::RunReport& report);
+
+ private:
+  boost::asio::awaitable<Result<HttpResponse>> async_call(HttpRequest req);
+
+  HttpTransport& transport_;
+  SecretBytes agent_token_;
+};
+
+}  // namespace takosumi::agent

@@ -1,0 +1,97 @@
+#include "agent/control_client.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <deque>
+
+#include "common/error_codes.hpp"
+
+namespace takosumi::agent {
+namespace {
+
+// Answers queued responses in order and records the requests it saw.
+class FakeTransport final : public HttpTransport {
+ public:
+  boost::asio::awaitable<Result<HttpResponse>> async_request(HttpRequest request) override {
+    requests.push_back(request);
+    auto next = std::move(answers.front());
+    answers.pop_front();
+    co_return next;
+  }
+  std::deque<Result<HttpResponse>> answers;
+  std::vector<HttpRequest> requests;
+};
+
+template <class T>
+T run(boost::asio::awaitable<T> a) {
+  boost::asio::io_context io;
+  auto fut = boost::asio::co_spawn(io, std::move(a), boost::asio::use_future);
+  io.run();
+  return fut.get();
+}
+
+TEST(ControlClient, RegisterKeepsTokenForLaterCalls) {
+  FakeTransport t;
+  t.answers.push_back(HttpResponse{200, R"({"agentId":"agt_1","agentToken":"tok"})"});
+  t.answers.push_back(HttpResponse{200, R"({"jobs":[]})"});
+  ControlClient c(t);
+  auto id = run(c.async_register({"w", "0", {}, 1, "b", "s"}, SecretBytes::from_string("pool")));
+  ASSERT_TRUE(id) << id.error().message;
+  EXPECT_EQ(*id, "agt_1");
+  EXPECT_EQ(t.requests[0].headers.count("Authorization"), 0u);
+  auto jobs = run(c.async_claim(2, 0));
+  ASSERT_TRUE(jobs);
+  EXPECT_TRUE(jobs->empty());
+  EXPECT_EQ(t.requests[1].headers.at("Authorization"), "Bearer tok");
+}
+
+TEST(ControlClient, ErrorBodyCodeIsKeptFor4xxAndRetryableFor5xx) {
+  FakeTransport t;
+  t.answers.push_back(HttpResponse{409, R"({"error":{"code":"lease_lost","message":"expired"}})"});
+  t.answers.push_back(HttpResponse{503, R"({"error":{"code":"internal","message":"x"}})"});
+  t.answers.push_back(std::unexpected(Error{std::string(errc::kUnavailable), "connect refused"}));
+  ControlClient c(t);
+  auto a = run(c.async_heartbeat("run_1", "l"));
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().code, errc::kLeaseLost);
+  EXPECT_FALSE(is_retryable(a.error()));
+  EXPECT_NE(a.error().message.find("expired"), std::string::npos);
+  auto b = run(c.async_heartbeat("run_1", "l"));
+  ASSERT_FALSE(b);
+  EXPECT_TRUE(is_retryable(b.error()));
+  auto d = run(c.async_heartbeat("run_1", "l"));
+  ASSERT_FALSE(d);
+  EXPECT_TRUE(is_retryable(d.error()));
+}
+
+TEST(ControlClient, ClaimParsesJobsAndRefusesMoreThanAsked) {
+  FakeTransport t;
+  const std::string job =
+      R"({"runId":"run_1","leaseToken":"l1","leaseExpiresAt":5,"manifest":{"payload":"cA==","signature":"cw=="}})";
+  t.answers.push_back(HttpResponse{200, R"({"jobs":[)" + job + "]}"});
+  t.answers.push_back(HttpResponse{200, R"({"jobs":[)" + job + "," + job + "]}"});
+  ControlClient c(t);
+  auto one = run(c.async_claim(1, 0));
+  ASSERT_TRUE(one) << one.error().message;
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].lease_token, "l1");
+  EXPECT_EQ((*one)[0].manifest.signature, "cw==");
+  auto two = run(c.async_claim(1, 0));
+  ASSERT_FALSE(two);
+  EXPECT_EQ(two.error().code, errc::kProtocolError);
+}
+
+TEST(ControlClient, MalformedAnswerIsAProtocolError) {
+  FakeTransport t;
+  t.answers.push_back(HttpResponse{200, "not json"});
+  ControlClient c(t);
+  auto r = run(c.async_heartbeat("run_1", "l"));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, errc::kProtocolError);
+}
+
+}  // namespace
+}  // namespace takosumi::agent

@@ -1,0 +1,179 @@
+#include "agent/run_session.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <spdlog/spdlog.h>
+
+#include "agent/log_streamer.hpp"
+#include "agent/retry.hpp"
+#include "common/encoding.hpp"
+#include "common/error_codes.hpp"
+#include "common/file_io.hpp"
+#include "crypto/sealed_box.hpp"
+#include "crypto/sha256.hpp"
+
+namespace takosumi::agent {
+namespace asio = boost::asio;
+using namespace boost::asio::experimental::awaitable_operators;
+
+namespace {
+
+Result<SecretBytes> unseal(const std::string& sealed_b64, const crypto::BoxKeyPair& key,
+                           std::string_view what) {
+  auto sealed = base64_decode(sealed_b64);
+  if (!sealed) return fail(errc::kManifestInvalid, std::string(what) + ": sealed DEK is not base64");
+  auto dek = crypto::open_sealed(*sealed, key);
+  if (!dek)
+    return fail(errc::kStateIntegrityFailed,
+                std::string(what) + ": cannot open the sealed DEK: " + dek.error().message);
+  return dek;
+}
+
+}  // namespace
+
+RunSession::RunSession(SessionContext ctx, ClaimedJob job)
+    : ctx_(std::move(ctx)), job_(std::move(job)) {
+  inbox_ = ctx_.settings.outbox / ("inbox-" + job_.run_id);
+}
+
+asio::awaitable<void> RunSession::async_report_failure(std::int64_t attempt, const Error& error) {
+  protocol::RunReport report;
+  report.lease_token = job_.lease_token;
+  report.attempt = attempt;
+  report.status = "failed";
+  report.failure_code = error.code;
+  report.failure_message = error.message;
+  auto done = co_await async_retry([&] { return ctx_.client.async_complete(job_.run_id, report); }, 0);
+  if (!done) spdlog::error("run {}: completion refused: {}", job_.run_id, done.error().to_string());
+}
+
+asio::awaitable<Result<runner::RunInputs>> RunSession::async_prepare(const protocol::JobManifest& m) {
+  runner::RunInputs in;
+  in.manifest = m;
+  TAKOSUMI_CO_TRY(ensure_directory(inbox_));
+  auto fetch = [&](const char* kind) -> asio::awaitable<Result<std::filesystem::path>> {
+    auto path = inbox_ / (std::string(kind) + ".env");
+    auto s = co_await async_retry(
+        [&] { return ctx_.client.async_download(job_.run_id, kind, job_.lease_token, path); }, 8);
+    if (!s) co_return fail(errc::kArtifactTransferFailed, "download " + std::string(kind) + ": " + s.error().message);
+    co_return path;
+  };
+  if (m.prior_state) {
+    auto dek = unseal(m.prior_state->sealed_dek, ctx_.box_key, "priorState");
+    if (!dek) co_return std::unexpected(dek.error());
+    auto path = co_await fetch("prior_state");
+    if (!path) co_return std::unexpected(path.error());
+    in.prior_state_envelope = *path;
+    in.prior_state_dek = std::move(*dek);
+  }
+  if (m.saved_plan) {
+    auto dek = unseal(m.saved_plan->sealed_dek, ctx_.box_key, "savedPlan");
+    if (!dek) co_return std::unexpected(dek.error());
+    auto path = co_await fetch("plan");
+    if (!path) co_return std::unexpected(path.error());
+    in.plan_envelope = *path;
+    in.plan_dek = std::move(*dek);
+  }
+  co_return in;
+}
+
+asio::awaitable<void> RunSession::async_heartbeat_loop(runner::RunExecutor& executor,
+                                                       std::shared_ptr<bool> done) {
+  heartbeat_timer_.emplace(co_await asio::this_coro::executor);
+  bool cancel_sent = false;
+  while (!*done) {
+    heartbeat_timer_->expires_after(ctx_.heartbeat_interval);
+    co_await heartbeat_timer_->async_wait(asio::as_tuple(asio::use_awaitable));
+    if (*done) co_return;
+    auto answer = co_await ctx_.client.async_heartbeat(job_.run_id, job_.lease_token);
+    if (*done) co_return;
+    if (!answer) {
+      if (answer.error().code == errc::kLeaseLost) {
+        spdlog::error("run {}: lease lost; stopping the run", job_.run_id);
+        lease_lost_ = true;
+        executor.cancel();
+        co_return;
+      }
+      spdlog::warn("run {}: heartbeat failed: {}", job_.run_id, answer.error().to_string());
+      continue;
+    }
+    if (answer->cancel_requested && !cancel_sent) {
+      spdlog::info("run {}: cancel requested by the control plane", job_.run_id);
+      cancel_sent = true;
+      executor.cancel();
+    }
+  }
+}
+
+asio::awaitable<Status> RunSession::async_deliver(runner::RunOutcome& outcome) {
+  auto upload = [&](const std::optional<std::filesystem::path>& file,
+                    const char* kind) -> asio::awaitable<Status> {
+    if (!file) co_return Status{};
+    auto sha = crypto::sha256_file_hex(*file);
+    if (!sha) co_return std::unexpected(sha.error());
+    co_return co_await async_retry(
+        [&] { return ctx_.client.async_upload(job_.run_id, kind, job_.lease_token, *file, *sha); }, 0);
+  };
+  auto plan = co_await upload(outcome.plan_envelope, "plan");
+  if (!plan) co_return plan;
+  auto state = co_await upload(outcome.state_envelope, "state");
+  if (!state) co_return state;
+  co_return co_await async_retry(
+      [&] { return ctx_.client.async_complete(job_.run_id, outcome.report); }, 0);
+}
+
+asio::awaitable<void> RunSession::async_execute() {
+  auto manifest = ctx_.verifier.verify(job_.manifest);
+  if (!manifest) {
+    // Nothing from this manifest is used; the refusal is reported under the claim's lease.
+    spdlog::error("run {}: manifest refused: {}", job_.run_id, manifest.error().to_string());
+    co_await async_report_failure(0, manifest.error());
+    co_return;
+  }
+  spdlog::info("run {}: {} of capsule {} (attempt {})", job_.run_id,
+               protocol::to_string(manifest->type), manifest->capsule_id, manifest->attempt);
+  auto ex = co_await asio::this_coro::executor;
+  auto inputs = co_await async_prepare(*manifest);
+  if (!inputs) {
+    spdlog::error("run {}: {}", job_.run_id, inputs.error().to_string());
+    (void)remove_tree(inbox_);
+    co_await async_report_failure(manifest->attempt, inputs.error());
+    co_return;
+  }
+
+  runner::RunExecutor executor(ex, ctx_.blocking, ctx_.settings);
+  LogStreamer logs(ex, ctx_.client, job_.run_id, job_.lease_token);
+  auto done = std::make_shared<bool>(false);
+  std::optional<runner::RunOutcome> outcome;
+  auto run = [&]() -> asio::awaitable<void> {
+    outcome = co_await executor.async_run(std::move(*inputs),
+                                          [&logs](std::string_view line) { logs.append(line); });
+    *done = true;
+    logs.finish();
+    if (heartbeat_timer_) heartbeat_timer_->cancel();
+  };
+  // All three end together: the Run, its live log stream, and the lease renewals.
+  co_await (run() && logs.async_run() && async_heartbeat_loop(executor, done));
+  (void)remove_tree(inbox_);
+  if (lease_lost_) {
+    spdlog::error("run {}: lease lost: results kept in {} for the operator, nothing posted",
+                  job_.run_id, ctx_.settings.outbox.string());
+    co_return;
+  }
+  outcome->report.lease_token = job_.lease_token;
+  outcome->report.attempt = manifest->attempt;
+  auto delivered = co_await async_deliver(*outcome);
+  if (!delivered) {
+    spdlog::error("run {}: delivery failed: {}", job_.run_id, delivered.error().to_string());
+    co_return;
+  }
+  for (const auto& f : {outcome->plan_envelope, outcome->state_envelope})
+    if (f) std::filesystem::remove(*f);
+  spdlog::info("run {}: {}{}", job_.run_id, outcome->report.status,
+               outcome->report.failure_code.empty() ? "" : " (" + outcome->report.failure_code + ")");
+}
+
+}  // namespace takosumi::agent

@@ -1,0 +1,51 @@
+// The agent refuses manifests it cannot trust before anything runs.
+#include <gtest/gtest.h>
+
+#include "crypto/keys.hpp"
+#include "tests/support/git_fixture.hpp"
+#include "tests/support/stack.hpp"
+
+namespace takosumi::testing {
+namespace {
+namespace json = boost::json;
+
+std::string run_failure(const json::object& run) {
+  if (!run.contains("failure") || !run.at("failure").is_object()) return "";
+  return json::value_to<std::string>(run.at("failure").at("code"));
+}
+
+void expect_refused(Stack& stack, const std::string& expected_code) {
+  const auto out = stack.root() / "real-world";
+  std::filesystem::create_directories(out);
+  GitFixture repo(stack.root() / "repo");
+  repo.commit({{"main.tf", example_module("hello")}}, "v1");
+  auto capsule = stack.create_capsule(repo.url(), json::object{{"out_dir", out.string()}}, {});
+  auto run = stack.plan(capsule);
+  EXPECT_EQ(json::value_to<std::string>(run.at("status")), "failed");
+  EXPECT_EQ(run_failure(run), expected_code) << json::serialize(run);
+  // Nothing ran: the source was never fetched, no workspace was made.
+  const auto agent = stack.root() / "agent-0";
+  for (const auto& dir : {agent / "state/git-cache", agent / "work"})
+    EXPECT_TRUE(!std::filesystem::exists(dir) || std::filesystem::is_empty(dir)) << dir;
+}
+
+TEST(ManifestRefusal, ManifestSignedByAnotherKeyIsRefused) {
+  char tmpl[] = "/tmp/takosumi-otherkey-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::filesystem::path dir = tmpl;
+  auto other = crypto::SignKeyPair::generate();
+  ASSERT_TRUE(crypto::write_public_key_file(dir / "other.pub", other.public_key.to_base64()));
+  {
+    Stack stack(StackOptions{.pinned_key_override = dir / "other.pub"});
+    expect_refused(stack, "manifest_bad_signature");
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ManifestRefusal, ExpiredManifestIsRefused) {
+  Stack stack(StackOptions{.manifest_ttl_seconds = 0});
+  expect_refused(stack, "manifest_expired");
+}
+
+}  // namespace
+}  // namespace takosumi::testing

@@ -1,0 +1,41 @@
+// Two agents on one control plane never run the same Run.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "tests/support/git_fixture.hpp"
+#include "tests/support/stack.hpp"
+
+namespace takosumi::testing {
+namespace {
+namespace json = boost::json;
+
+TEST(TwoAgents, EveryRunIsClaimedExactlyOnce) {
+  Stack stack(StackOptions{.agents = 2, .concurrency = 2});
+  GitFixture repo(stack.root() / "repo");
+  repo.commit({{"main.tf", R"(resource "terraform_data" "x" { input = "a" }
+output "v" { value = "a" })"}},
+              "v1");
+  std::vector<std::string> runs;
+  for (int i = 0; i < 6; ++i) {
+    auto capsule = stack.create_capsule(repo.url(), {}, {}, "c" + std::to_string(i));
+    auto r = stack.api().post("/api/v1/capsules/" + capsule + "/plan", json::object{});
+    ASSERT_EQ(r.status, 201u) << r.body;
+    runs.push_back(json::value_to<std::string>(r.json.at("id")));
+  }
+  for (const auto& id : runs) {
+    auto run = stack.wait_run(id);
+    EXPECT_EQ(json::value_to<std::string>(run.at("status")), "succeeded") << json::serialize(run);
+    EXPECT_EQ(run.at("attempt").as_int64(), 1) << "run " << id << " was claimed more than once";
+  }
+  // Each run's log shows exactly one attempt's output.
+  for (const auto& id : runs) {
+    auto logs = stack.api().get("/api/v1/runs/" + id + "/logs");
+    ASSERT_EQ(logs.status, 200u);
+    for (const auto& chunk : logs.json.at("chunks").as_array())
+      EXPECT_EQ(chunk.at("attempt").as_int64(), 1);
+  }
+}
+
+}  // namespace
+}  // namespace takosumi::testing

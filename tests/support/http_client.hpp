@@ -1,0 +1,30 @@
+#pragma once
+// A blocking HTTP/1.1 client for tests, talking JSON to takosumi-control on loopback.
+#include <boost/json.hpp>
+
+#include <string>
+
+namespace takosumi::testing {
+
+struct JsonResponse {
+  unsigned status = 0;
+  std::string body;
+  boost::json::value json;  // null when the body is not JSON
+};
+
+class HttpClient {
+ public:
+  HttpClient(unsigned short port, std::string bearer) : port_(port), bearer_(std::move(bearer)) {}
+  JsonResponse request(const std::string& method, const std::string& target,
+                       const std::string& body = "") const;
+  JsonResponse get(const std::string& target) const { return request("GET", target); }
+  JsonResponse post(const std::string& target, const boost::json::value& body) const {
+    return request("POST", target, boost::json::serialize(body));
+  }
+
+ private:
+  unsigned short port_;
+  std::string bearer_;
+};
+
+}  // namespace takosumi::testing

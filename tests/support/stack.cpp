@@ -1,0 +1,191 @@
+#include "tests/support/stack.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace takosumi::testing {
+namespace json = boost::json;
+
+namespace {
+
+void write(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary);
+  out << text;
+}
+
+std::filesystem::path make_root() {
+  char tmpl[] = "/tmp/takosumi-it-XXXXXX";
+  if (!::mkdtemp(tmpl)) std::abort();
+  return tmpl;
+}
+
+}  // namespace
+
+Stack::Stack(StackOptions options) : options_(std::move(options)), root_(make_root()) {
+  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  write(root_ / "api.token", api_token_ + "\n");
+  write(root_ / "pool.token", pool_token_ + "\n");
+  std::filesystem::permissions(root_ / "api.token", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  std::filesystem::permissions(root_ / "pool.token", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  write(root_ / "control.yaml",
+        "listenAddress: 127.0.0.1\nport: 0\n"
+        "dataDir: " + data_dir().string() + "\n"
+        "apiTokenFile: " + (root_ / "api.token").string() + "\n"
+        "poolTokenFile: " + (root_ / "pool.token").string() + "\n"
+        "leaseSeconds: 60\n"
+        "manifestTtlSeconds: " + std::to_string(options_.manifest_ttl_seconds) + "\n");
+  control_ = std::make_unique<ChildProcess>(
+      std::vector<std::string>{(bin / "controlplane/takosumi-control").string(), "serve",
+                               "--config", (root_ / "control.yaml").string()},
+      std::map<std::string, std::string>{}, root_ / "control.log");
+  const auto port_file = data_dir() / "control.port";
+  if (!eventually([&] { return std::filesystem::exists(port_file); }, std::chrono::seconds(30))) {
+    ADD_FAILURE() << "takosumi-control did not start:\n" << read_text(root_ / "control.log");
+    return;
+  }
+  port_ = static_cast<unsigned short>(std::stoi(read_text(port_file)));
+  api_ = std::make_unique<HttpClient>(port_, api_token_);
+  for (int i = 0; i < options_.agents; ++i) start_agent(i);
+  auto ws = api_->post("/api/v1/workspaces", json::object{{"name", "it"}});
+  EXPECT_EQ(ws.status, 201u) << ws.body;
+  if (ws.json.is_object()) workspace_id_ = json::value_to<std::string>(ws.json.at("id"));
+}
+
+Stack::~Stack() {
+  stop_agents();
+  if (control_) control_->stop();
+  if (!::testing::Test::HasFailure()) {
+    std::filesystem::remove_all(root_);
+  } else {
+    std::cerr << "kept " << root_ << " for inspection\n--- agent logs ---\n"
+              << agent_logs() << "--- control log ---\n" << read_text(root_ / "control.log");
+  }
+}
+
+void Stack::start_agent(int index) {
+  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  const auto name = "agent-" + std::to_string(index);
+  const auto dir = root_ / name;
+  std::filesystem::create_directories(dir);
+  const auto pinned = options_.pinned_key_override.empty() ? data_dir() / "keys/signing.pub"
+                                                           : options_.pinned_key_override;
+  write(dir / "agent.yaml",
+        "controlPlane:\n  url: http://127.0.0.1:" + std::to_string(port_) + "\n"
+        "  signingPublicKeyFile: " + pinned.string() + "\n"
+        "poolTokenFile: " + (root_ / "pool.token").string() + "\n"
+        "name: " + name + "\n"
+        "concurrency: " + std::to_string(options_.concurrency) + "\n"
+        "stateDir: " + (dir / "state").string() + "\n"
+        "workDir: " + (dir / "work").string() + "\n"
+        "tofu:\n  binary: " TAKOSUMI_TEST_TOFU "\n  providerMirror: " TAKOSUMI_TEST_PROVIDER_MIRROR "\n"
+        "claimWaitSeconds: 2\nheartbeatSeconds: 2\nlogLevel: debug\n");
+  agents_.push_back(std::make_unique<ChildProcess>(
+      std::vector<std::string>{(bin / "agent/takosumi-agent").string(), "--config",
+                               (dir / "agent.yaml").string()},
+      std::map<std::string, std::string>{}, dir / "agent.log"));
+}
+
+void Stack::stop_agents() {
+  for (auto& a : agents_) {
+    int code = a->stop(std::chrono::seconds(60));
+    EXPECT_EQ(code, 0) << "agent did not stop cleanly";
+  }
+  agents_.clear();
+}
+
+std::string Stack::agent_logs() const {
+  std::string out;
+  for (int i = 0; std::filesystem::exists(root_ / ("agent-" + std::to_string(i))); ++i)
+    out += read_text(root_ / ("agent-" + std::to_string(i)) / "agent.log");
+  return out;
+}
+
+std::string Stack::create_capsule(const std::string& git_url, const json::object& variables,
+                                  const json::object& allowlist, const std::string& name) {
+  json::object body{{"name", name},
+                    {"source", json::object{{"gitUrl", git_url}, {"ref", "main"}, {"modulePath", ""}}},
+                    {"outputAllowlist", allowlist},
+                    {"variables", variables}};
+  auto r = api_->post("/api/v1/workspaces/" + workspace_id_ + "/capsules", body);
+  EXPECT_EQ(r.status, 201u) << r.body;
+  return r.json.is_object() ? json::value_to<std::string>(r.json.at("id")) : "";
+}
+
+json::object Stack::wait_run(const std::string& run_id, std::chrono::seconds timeout) {
+  json::object run;
+  eventually(
+      [&] {
+        auto r = api_->get("/api/v1/runs/" + run_id);
+        if (!r.json.is_object()) return false;
+        run = r.json.as_object();
+        auto status = json::value_to<std::string>(run.at("status"));
+        return status != "queued" && status != "running";
+      },
+      timeout);
+  return run;
+}
+
+json::object Stack::plan(const std::string& capsule_id) {
+  auto r = api_->post("/api/v1/capsules/" + capsule_id + "/plan", json::object{});
+  EXPECT_EQ(r.status, 201u) << r.body;
+  if (!r.json.is_object()) return {};
+  return wait_run(json::value_to<std::string>(r.json.at("id")));
+}
+
+json::object Stack::apply(const std::string& plan_run_id) {
+  auto r = api_->post("/api/v1/runs/" + plan_run_id + "/apply", json::object{});
+  EXPECT_EQ(r.status, 201u) << r.body;
+  if (!r.json.is_object()) return {};
+  return wait_run(json::value_to<std::string>(r.json.at("id")));
+}
+
+json::array Stack::state_versions(const std::string& capsule_id) {
+  auto r = api_->get("/api/v1/capsules/" + capsule_id + "/state-versions");
+  EXPECT_EQ(r.status, 200u) << r.body;
+  if (!r.json.is_object()) return {};
+  return r.json.at("stateVersions").as_array();
+}
+
+std::string example_module(const std::string& greeting) {
+  return R"(terraform {
+  required_providers {
+    local  = { source = "hashicorp/local" }
+    random = { source = "hashicorp/random" }
+  }
+}
+variable "out_dir" { type = string }
+resource "random_password" "db" {
+  length  = 32
+  special = false
+}
+resource "local_file" "config" {
+  filename = "${var.out_dir}/app.conf"
+  content  = "greeting=)" + greeting + R"(\n"
+}
+resource "local_sensitive_file" "password" {
+  filename = "${var.out_dir}/db.password"
+  content  = random_password.db.result
+}
+output "endpoint" { value = "file://${local_file.config.filename}" }
+output "greeting" { value = ")" + greeting + R"(" }
+output "internal_id" { value = local_file.config.id }
+output "db_password" {
+  value     = random_password.db.result
+  sensitive = true
+}
+)";
+}
+
+std::vector<std::filesystem::path> files_containing(const std::filesystem::path& dir,
+                                                    const std::string& needle) {
+  std::vector<std::filesystem::path> hits;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    if (read_text(e.path()).find(needle) != std::string::npos) hits.push_back(e.path());
+  }
+  return hits;
+}
+
+}  // namespace takosumi::testing

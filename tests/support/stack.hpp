@@ -1,0 +1,69 @@
+#pragma once
+// A real takosumi-control plus takosumi-agent(s) on loopback in a fresh temporary directory, for
+// integration tests. Uses the built binaries, the real OpenTofu and the provider mirror.
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/support/child_process.hpp"
+#include "tests/support/http_client.hpp"
+
+namespace takosumi::testing {
+
+struct StackOptions {
+  int agents = 1;
+  int concurrency = 2;
+  std::int64_t manifest_ttl_seconds = 900;
+  // When set, agents pin this public key file instead of the control plane's real one.
+  std::filesystem::path pinned_key_override;
+};
+
+class Stack {
+ public:
+  explicit Stack(StackOptions options = {});
+  ~Stack();
+
+  const HttpClient& api() const { return *api_; }
+  const std::filesystem::path& root() const { return root_; }
+  std::filesystem::path data_dir() const { return root_ / "control-data"; }
+  unsigned short port() const { return port_; }
+
+  // Creates a workspace and a capsule from the repo; returns the capsule id.
+  std::string create_capsule(const std::string& git_url, const boost::json::object& variables,
+                             const boost::json::object& allowlist, const std::string& name = "app");
+  // POST and wait until the Run leaves queued/running; returns the final Run JSON.
+  boost::json::object plan(const std::string& capsule_id);
+  boost::json::object apply(const std::string& plan_run_id);
+  boost::json::object wait_run(const std::string& run_id,
+                               std::chrono::seconds timeout = std::chrono::seconds(240));
+  boost::json::array state_versions(const std::string& capsule_id);
+  void start_agent(int index);
+  void stop_agents();
+  std::string agent_logs() const;
+
+ private:
+  StackOptions options_;
+  std::filesystem::path root_;
+  std::string api_token_ = "test-api-token-0123456789";
+  std::string pool_token_ = "test-pool-token-0123456789";
+  unsigned short port_ = 0;
+  std::unique_ptr<ChildProcess> control_;
+  std::vector<std::unique_ptr<ChildProcess>> agents_;
+  std::unique_ptr<HttpClient> api_;
+  std::string workspace_id_;
+};
+
+// The example module used by integration tests: a file resource, a generated password exposed only
+// as a sensitive output (and written to out_dir/db.password so tests know the plaintext), two
+// outputs meant to be mapped and one meant to stay unmapped.
+std::string example_module(const std::string& greeting);
+
+// Recursively searches every regular file under dir for needle; returns the files that contain it.
+std::vector<std::filesystem::path> files_containing(const std::filesystem::path& dir,
+                                                    const std::string& needle);
+
+}  // namespace takosumi::testing
