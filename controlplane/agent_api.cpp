@@ -1,0 +1,188 @@
+#include "controlplane/agent_api.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/error_codes.hpp"
+#include "controlplane/ids.hpp"
+#include "crypto/keys.hpp"
+#include "protocol/run_report.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+namespace json = boost::json;
+constexpr std::size_t kMaxJsonBody = 1 << 20;
+
+Result<AgentRegistration> parse_registration(const json::object& o) {
+  AgentRegistration reg;
+  auto name = protocol::get_string(o, "name", 128);
+  if (!name) return std::unexpected(name.error());
+  if (name->empty()) return fail(errc::kInvalidArgument, "field \"name\" must not be empty");
+  reg.name = *name;
+  auto version = protocol::get_optional_string(o, "version", 64);
+  if (!version) return std::unexpected(version.error());
+  reg.version = version->value_or("");
+  auto labels = protocol::get_optional_array(o, "labels");
+  if (!labels) return std::unexpected(labels.error());
+  if (*labels) {
+    if ((*labels)->size() > 64) return fail(errc::kInvalidArgument, "too many labels");
+    for (const auto& l : **labels) {
+      if (!l.is_string() || l.get_string().size() > 128)
+        return fail(errc::kInvalidArgument, "field \"labels\" must hold strings");
+      reg.labels.emplace_back(l.get_string());
+    }
+  }
+  auto capacity = protocol::get_optional_int(o, "capacity");
+  if (!capacity) return std::unexpected(capacity.error());
+  reg.capacity = capacity->value_or(1);
+  if (reg.capacity < 1 || reg.capacity > 1024)
+    return fail(errc::kInvalidArgument, "field \"capacity\" must be between 1 and 1024");
+  auto box = protocol::get_string(o, "boxPublicKey", 64);
+  auto sign = protocol::get_string(o, "signPublicKey", 64);
+  if (!box) return std::unexpected(box.error());
+  if (!sign) return std::unexpected(sign.error());
+  if (!crypto::BoxPublicKey::from_base64(*box))
+    return fail(errc::kInvalidArgument, "boxPublicKey must be base64 of 32 bytes");
+  if (!crypto::SignPublicKey::from_base64(*sign))
+    return fail(errc::kInvalidArgument, "signPublicKey must be base64 of 32 bytes");
+  reg.box_public_key = *box;
+  reg.sign_public_key = *sign;
+  return reg;
+}
+
+json::object job_to_json(const Job& job) {
+  return {{"runId", job.claimed.run.id},
+          {"leaseToken", job.claimed.lease_token},
+          {"leaseExpiresAt", job.claimed.lease_expires_at},
+          {"manifest", json::object{{"payload", job.manifest.payload},
+                                    {"signature", job.manifest.signature}}}};
+}
+
+}  // namespace
+
+bool is_artifact_upload(std::string_view method, std::string_view target) {
+  if (method != "PUT") return false;
+  auto path = target.substr(0, target.find('?'));
+  auto segments = split_path(path);
+  return segments.size() == 6 && segments[0] == "agent" && segments[1] == "v1" &&
+         segments[2] == "runs" && segments[4] == "artifacts";
+}
+
+void AgentApi::register_routes(Router& r) {
+  using boost::asio::awaitable;
+  r.add("POST", "/agent/v1/register", [this](auto& req, auto&) { return register_agent(req); });
+  r.add_async("POST", "/agent/v1/claim",
+              [this](const HttpRequest& req, const RouteParams&) { return async_claim(req); });
+  r.add("POST", "/agent/v1/runs/{}/heartbeat",
+        [this](auto& req, auto& p) { return heartbeat(req, p[0]); });
+  r.add("POST", "/agent/v1/runs/{}/logs", [this](auto& req, auto& p) { return append_log(req, p[0]); });
+  r.add("POST", "/agent/v1/runs/{}/complete",
+        [this](auto& req, auto& p) { return complete(req, p[0]); });
+  r.add("GET", "/agent/v1/runs/{}/artifacts/{}",
+        [this](auto& req, auto& p) { return download(req, p[0], p[1]); });
+  r.add_async("PUT", "/agent/v1/runs/{}/artifacts/{}",
+              [this](const HttpRequest& req, const RouteParams& p) -> awaitable<HttpResponse> {
+                co_return co_await async_upload(req, p[0], p[1]);
+              });
+}
+
+Result<Agent> AgentApi::authenticate(const HttpRequest& req) {
+  auto token = req.bearer_token();
+  if (!token) return fail(errc::kUnauthorized, "missing agent token (Authorization: Bearer …)");
+  return d_.agents.authenticate(*token);
+}
+
+HttpResponse AgentApi::register_agent(const HttpRequest& req) {
+  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  auto pool_token = protocol::get_string(*body, "poolToken", 1024);
+  if (!pool_token) return error_response(pool_token.error());
+  const bool known = std::ranges::any_of(d_.pool_tokens, [&](const SecretBytes& t) {
+    return secrets_equal(*pool_token, t.reveal_as_string());
+  });
+  if (!known) return error_response(Error{std::string(errc::kUnauthorized), "unknown pool token"});
+  auto reg = parse_registration(*body);
+  if (!reg) return error_response(reg.error());
+  auto cred = d_.agents.register_agent(*reg);
+  if (!cred) return error_response(cred.error());
+  return json_response(200, json::object{{"agentId", cred->agent_id},
+                                         {"agentToken", cred->agent_token}});
+}
+
+boost::asio::awaitable<HttpResponse> AgentApi::async_claim(const HttpRequest& req) {
+  auto agent = authenticate(req);
+  if (!agent) co_return error_response(agent.error());
+  auto body = protocol::parse_object(req.body.empty() ? "{}" : req.body, kMaxJsonBody);
+  if (!body) co_return error_response(body.error());
+  auto slots = protocol::get_optional_int(*body, "freeSlots");
+  auto wait = protocol::get_optional_int(*body, "waitSeconds");
+  if (!slots) co_return error_response(slots.error());
+  if (!wait) co_return error_response(wait.error());
+  const auto free_slots = slots->value_or(1);
+  const auto wait_seconds = std::min<std::int64_t>(wait->value_or(0), kMaxClaimWaitSeconds);
+  if (free_slots < 0 || free_slots > 64 || wait_seconds < 0)
+    co_return error_response(Error{std::string(errc::kInvalidArgument),
+                                   "freeSlots must be 0..64 and waitSeconds not negative"});
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::seconds(wait_seconds);
+  const ManifestFactory build = [this, &agent](const ClaimedRun& c) {
+    return d_.manifests.build_signed(c, *agent);
+  };
+  json::array jobs;
+  while (free_slots > 0) {
+    auto claimed = d_.queue.claim(*agent, static_cast<int>(free_slots), build);
+    if (!claimed) co_return error_response(claimed.error());
+    for (const auto& job : *claimed) jobs.push_back(job_to_json(job));
+    if (!jobs.empty() || d_.waiters.stopped() || Clock::now() >= deadline) break;
+    // Re-check at least every second: expired leases make Runs claimable without a notification.
+    co_await d_.waiters.async_wait_until(std::min(deadline, Clock::now() + std::chrono::seconds(1)));
+  }
+  co_return json_response(200, json::object{{"jobs", std::move(jobs)}});
+}
+
+HttpResponse AgentApi::heartbeat(const HttpRequest& req, const std::string& run_id) {
+  auto agent = authenticate(req);
+  if (!agent) return error_response(agent.error());
+  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  auto lease = protocol::get_string(*body, "leaseToken", 256);
+  if (!lease) return error_response(lease.error());
+  auto renewed = d_.queue.heartbeat(run_id, *agent, *lease);
+  if (!renewed) return error_response(renewed.error());
+  return json_response(200, json::object{{"leaseExpiresAt", renewed->lease_expires_at},
+                                         {"cancelRequested", renewed->cancel_requested}});
+}
+
+HttpResponse AgentApi::append_log(const HttpRequest& req, const std::string& run_id) {
+  auto agent = authenticate(req);
+  if (!agent) return error_response(agent.error());
+  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  auto lease = protocol::get_string(*body, "leaseToken", 256);
+  auto seq = protocol::get_int(*body, "seq");
+  auto text = protocol::get_string(*body, "text", kMaxJsonBody);
+  if (!lease) return error_response(lease.error());
+  if (!seq) return error_response(seq.error());
+  if (!text) return error_response(text.error());
+  auto run = d_.queue.check_lease(run_id, *agent, *lease);
+  if (!run) return error_response(run.error());
+  auto next = d_.logs.append(run_id, run->attempt, *seq, *text);
+  if (!next) return error_response(next.error());
+  return json_response(200, json::object{{"nextSeq", *next}});
+}
+
+HttpResponse AgentApi::complete(const HttpRequest& req, const std::string& run_id) {
+  auto agent = authenticate(req);
+  if (!agent) return error_response(agent.error());
+  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  auto report = protocol::run_report_from_json(*body);
+  if (!report) return error_response(report.error());
+  if (auto done = d_.queue.complete(run_id, *agent, *report); !done)
+    return error_response(done.error());
+  d_.waiters.notify_all();  // the Capsule may have queued Runs waiting for this one
+  return json_response(200, json::object{{"acknowledged", true}});
+}
+
+}  // namespace takosumi::controlplane

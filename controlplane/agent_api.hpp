@@ -1,0 +1,64 @@
+#pragma once
+// The agent API under /agent/v1, exactly as docs/protocol.md specifies: register (pool token),
+// claim (long poll), heartbeat, artifacts, logs, complete (agent bearer token). Artifact uploads
+// are streamed to a temp file by the server and checked on the blocking-work pool.
+#include <boost/asio/thread_pool.hpp>
+
+#include <vector>
+
+#include "common/secret_bytes.hpp"
+#include "controlplane/agent_registry.hpp"
+#include "controlplane/blob_store.hpp"
+#include "controlplane/claim_waiters.hpp"
+#include "controlplane/keyring.hpp"
+#include "controlplane/manifest_builder.hpp"
+#include "controlplane/router.hpp"
+#include "controlplane/run_log_store.hpp"
+#include "controlplane/run_queue.hpp"
+#include "controlplane/state_store.hpp"
+
+namespace takosumi::controlplane {
+
+inline constexpr std::size_t kMaxArtifactBytes = 256ull * 1024 * 1024;
+inline constexpr int kMaxClaimWaitSeconds = 30;
+
+struct AgentApiDeps {
+  AgentRegistry& agents;
+  RunQueue& queue;
+  RunStore& runs;
+  StateStore& states;
+  RunLogStore& logs;
+  const BlobStore& blobs;
+  const Keyring& keys;
+  ManifestBuilder& manifests;
+  ClaimWaiters& waiters;
+  boost::asio::thread_pool::executor_type pool;
+  const std::vector<SecretBytes>& pool_tokens;
+};
+
+// True for PUT /agent/v1/runs/{id}/artifacts/{kind}: its body is streamed to a file.
+bool is_artifact_upload(std::string_view method, std::string_view target);
+
+class AgentApi {
+ public:
+  explicit AgentApi(AgentApiDeps deps) : d_(deps) {}
+  // Routes capture `this`: the AgentApi must outlive the router.
+  void register_routes(Router& router);
+
+ private:
+  Result<Agent> authenticate(const HttpRequest& req);
+  HttpResponse register_agent(const HttpRequest& req);
+  boost::asio::awaitable<HttpResponse> async_claim(const HttpRequest& req);
+  HttpResponse heartbeat(const HttpRequest& req, const std::string& run_id);
+  HttpResponse append_log(const HttpRequest& req, const std::string& run_id);
+  HttpResponse complete(const HttpRequest& req, const std::string& run_id);
+  // artifact_api.cpp
+  HttpResponse download(const HttpRequest& req, const std::string& run_id, const std::string& kind);
+  boost::asio::awaitable<HttpResponse> async_upload(const HttpRequest& req,
+                                                    const std::string& run_id,
+                                                    const std::string& kind);
+
+  AgentApiDeps d_;
+};
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,103 @@
+#include "controlplane/api_json.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include "controlplane/capsule_spec.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+namespace json = boost::json;
+
+json::value optional_value(const std::optional<std::string>& s) {
+  if (!s) return nullptr;
+  return json::value(*s);
+}
+
+json::value optional_value(const std::optional<std::int64_t>& v) {
+  if (!v) return nullptr;
+  return json::value(*v);
+}
+
+// Stored JSON text written by this process; falls back when absent.
+json::value stored_json(const std::optional<std::string>& text, json::value fallback) {
+  if (!text) return fallback;
+  boost::system::error_code ec;
+  json::value v = json::parse(*text, ec);
+  return ec ? fallback : v;
+}
+
+}  // namespace
+
+json::object to_json(const Workspace& ws) {
+  return {{"id", ws.id}, {"name", ws.name}, {"createdAt", ws.created_at}};
+}
+
+json::object to_json(const Capsule& c) {
+  return {{"id", c.id},
+          {"workspaceId", c.workspace_id},
+          {"name", c.name},
+          {"source", json::object{{"gitUrl", c.source.git_url},
+                                  {"ref", c.source.ref},
+                                  {"modulePath", c.source.module_path}}},
+          {"outputAllowlist", allowlist_to_json(c.output_allowlist)},
+          {"variables", variables_to_json(c.variables)},
+          {"createdAt", c.created_at}};
+}
+
+json::object to_json(const Run& r) {
+  json::object o;
+  o["id"] = r.id;
+  o["capsuleId"] = r.capsule_id;
+  o["workspaceId"] = r.workspace_id;
+  o["type"] = protocol::to_string(r.type);
+  o["status"] = r.status;
+  o["attempt"] = r.attempt;
+  o["sourceCommit"] = r.source_commit;
+  o["plannedBy"] = optional_value(r.planned_by);
+  if (r.failure_code)
+    o["failure"] = json::object{{"code", *r.failure_code},
+                                {"message", r.failure_message.value_or("")}};
+  else
+    o["failure"] = nullptr;
+  o["cancelRequested"] = r.cancel_requested;
+  o["hasChanges"] = r.has_changes;
+  o["changeSummary"] = stored_json(r.change_summary_json, nullptr);
+  o["resourceChanges"] = stored_json(r.resource_changes_json, json::array{});
+  o["planDigest"] = optional_value(r.plan_digest);
+  o["priorGeneration"] = optional_value(r.prior_generation);
+  o["stateVersionId"] = optional_value(r.state_version_id);
+  o["tofuVersion"] = optional_value(r.tofu_version);
+  o["providerLockSha256"] = optional_value(r.provider_lock_sha256);
+  o["envNames"] = stored_json(r.env_names_json, json::array{});
+  o["phaseMillis"] = stored_json(r.phase_millis_json, json::object{});
+  o["createdAt"] = r.created_at;
+  o["startedAt"] = optional_value(r.started_at);
+  o["finishedAt"] = optional_value(r.finished_at);
+  return o;
+}
+
+json::object to_json(const StateVersion& sv) {
+  return {{"id", sv.id},
+          {"capsuleId", sv.capsule_id},
+          {"generation", sv.generation},
+          {"createdByRunId", sv.created_by_run_id},
+          {"sourceCommit", sv.source_commit},
+          {"serial", sv.serial},
+          {"lineage", sv.lineage},
+          {"plaintextSha256", sv.plaintext_sha256},
+          {"ciphertextSha256", sv.ciphertext_sha256},
+          {"createdAt", sv.created_at}};
+}
+
+json::object logs_to_json(const std::string& run_id, const std::vector<LogChunk>& chunks) {
+  json::array arr;
+  std::string text;
+  for (const auto& c : chunks) {
+    arr.push_back(json::object{{"attempt", c.attempt}, {"seq", c.seq}, {"text", c.text}});
+    text += c.text;
+  }
+  return {{"runId", run_id}, {"chunks", std::move(arr)}, {"text", std::move(text)}};
+}
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,18 @@
+#pragma once
+// camelCase JSON views of the domain records for the public API. Never includes secrets: no
+// tokens, no lease data, no DEKs; Run JSON carries no Outputs (those live at /capsules/{id}/outputs).
+#include <boost/json/object.hpp>
+
+#include <vector>
+
+#include "controlplane/model.hpp"
+
+namespace takosumi::controlplane {
+
+boost::json::object to_json(const Workspace& ws);
+boost::json::object to_json(const Capsule& capsule);
+boost::json::object to_json(const Run& run);
+boost::json::object to_json(const StateVersion& sv);
+boost::json::object logs_to_json(const std::string& run_id, const std::vector<LogChunk>& chunks);
+
+}  // namespace takosumi::controlplane

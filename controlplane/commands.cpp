@@ -1,0 +1,72 @@
+#include "controlplane/commands.hpp"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "common/file_io.hpp"
+#include "controlplane/control_plane.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+// stdout is reserved for the "listening on" line; logs go to stderr.
+void log_to_stderr() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  spdlog::set_default_logger(spdlog::stderr_color_mt("takosumi-control"));
+  if (const char* level = std::getenv("TAKOSUMI_LOG_LEVEL"))
+    spdlog::set_level(spdlog::level::from_str(level));
+}
+
+std::optional<std::string> env_api_token() {
+  if (const char* v = std::getenv(kApiTokenEnv)) return std::string(v);
+  return std::nullopt;
+}
+
+int report(const Error& e) {
+  std::cerr << "takosumi-control: " << e.to_string() << "\n";
+  return 1;
+}
+
+}  // namespace
+
+int command_serve(const std::filesystem::path& config_file) {
+  log_to_stderr();
+  auto config = load_control_config(config_file, env_api_token());
+  if (!config) return report(config.error());
+  const std::string address = config->listen_address;
+  SystemClock clock;
+  auto control = ControlPlane::create(std::move(*config), clock);
+  if (!control) return report(control.error());
+  auto port = (*control)->listen();
+  if (!port) return report(port.error());
+  std::cout << "listening on " << address << ":" << *port << std::endl;
+  spdlog::info("takosumi-control {} serving on {}:{}, data in {}", TAKOSUMI_VERSION, address,
+               *port, (*control)->data_dir().string());
+  (*control)->stop_on_signals();
+  (*control)->run();
+  spdlog::info("stopped");
+  return 0;
+}
+
+int command_check_config(const std::filesystem::path& config_file) {
+  auto config = load_control_config(config_file, env_api_token());
+  if (!config) return report(config.error());
+  std::cout << "config ok: " << config_file.string() << "\n";
+  return 0;
+}
+
+int command_init_keys(const std::filesystem::path& data_dir) {
+  if (auto st = ensure_directory(data_dir, 0700); !st) return report(st.error());
+  auto keys = Keyring::load_or_create(data_dir);
+  if (!keys) return report(keys.error());
+  std::cout << (data_dir / "keys" / "signing.pub").string() << "\n";
+  return 0;
+}
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,14 @@
+#pragma once
+// The takosumi-control subcommands; each returns the process exit code and reports problems on
+// stderr. `serve` prints "listening on <address>:<port>" to stdout once bound.
+#include <filesystem>
+
+namespace takosumi::controlplane {
+
+int command_serve(const std::filesystem::path& config_file);
+// Loads the config with the real loader and reports the first problem, without serving.
+int command_check_config(const std::filesystem::path& config_file);
+// Creates (or loads) the control keys in data_dir and prints the signing public key file's path.
+int command_init_keys(const std::filesystem::path& data_dir);
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,122 @@
+#include "controlplane/control_config.hpp"
+
+#include "common/error_codes.hpp"
+#include "common/file_io.hpp"
+#include "config/yaml_fields.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+constexpr std::size_t kMaxTokenFile = 64 * 1024;
+
+std::string trim(std::string_view s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  const auto last = s.find_last_not_of(" \t\r\n");
+  return std::string(s.substr(first, last - first + 1));
+}
+
+std::filesystem::path resolve(const std::filesystem::path& base, const std::string& p) {
+  std::filesystem::path path(p);
+  return path.is_absolute() ? path : base / path;
+}
+
+Result<std::vector<std::string>> token_lines(const std::filesystem::path& file,
+                                             const std::string& key) {
+  auto text = read_file(file, kMaxTokenFile);
+  if (!text) return std::unexpected(Error{std::string(errc::kConfigInvalid),
+                                          key + ": " + text.error().message});
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < text->size()) {
+    auto end = text->find('\n', start);
+    if (end == std::string::npos) end = text->size();
+    std::string line = trim(std::string_view(*text).substr(start, end - start));
+    if (!line.empty() && line.front() != '#') out.push_back(std::move(line));
+    start = end + 1;
+  }
+  return out;
+}
+
+Status load_api_token(const YAML::Node& root, const std::filesystem::path& base,
+                      const std::optional<std::string>& env_token, ControlConfig& cfg) {
+  if (env_token && !trim(*env_token).empty()) {
+    cfg.api_token = SecretBytes::from_string(trim(*env_token));
+    return {};
+  }
+  auto file = config::yaml_string(root, "apiTokenFile", "", "");
+  if (!file) return std::unexpected(file.error());
+  if (file->empty())
+    return fail(errc::kConfigInvalid, std::string("apiTokenFile: no API token; set ") +
+                                          kApiTokenEnv + " or apiTokenFile");
+  auto lines = token_lines(resolve(base, *file), "apiTokenFile");
+  if (!lines) return std::unexpected(lines.error());
+  if (lines->size() != 1)
+    return fail(errc::kConfigInvalid, "apiTokenFile: the file must hold exactly one token");
+  cfg.api_token = SecretBytes::from_string(lines->front());
+  return {};
+}
+
+Status load_pool_tokens(const YAML::Node& root, const std::filesystem::path& base,
+                        ControlConfig& cfg) {
+  auto inline_tokens = config::yaml_strings(root, "poolTokens", "");
+  if (!inline_tokens) return std::unexpected(inline_tokens.error());
+  for (const auto& t : *inline_tokens) {
+    if (trim(t).empty()) return fail(errc::kConfigInvalid, "poolTokens: empty token");
+    cfg.pool_tokens.push_back(SecretBytes::from_string(trim(t)));
+  }
+  auto file = config::yaml_string(root, "poolTokenFile", "", "");
+  if (!file) return std::unexpected(file.error());
+  if (!file->empty()) {
+    auto lines = token_lines(resolve(base, *file), "poolTokenFile");
+    if (!lines) return std::unexpected(lines.error());
+    for (const auto& t : *lines) cfg.pool_tokens.push_back(SecretBytes::from_string(t));
+  }
+  if (cfg.pool_tokens.empty())
+    return fail(errc::kConfigInvalid,
+                "poolTokens: at least one pool token is required (poolTokens or poolTokenFile)");
+  return {};
+}
+
+}  // namespace
+
+Result<ControlConfig> parse_control_config(const YAML::Node& root,
+                                           const std::filesystem::path& base_dir,
+                                           const std::optional<std::string>& env_api_token) {
+  TAKOSUMI_TRY(config::yaml_known_keys(
+      root,
+      {"listenAddress", "port", "dataDir", "apiTokenFile", "poolTokens", "poolTokenFile",
+       "leaseSeconds", "manifestTtlSeconds"},
+      ""));
+  if (!root || !root.IsMap()) return fail(errc::kConfigInvalid, "the document must be a mapping");
+  ControlConfig cfg;
+  auto listen = config::yaml_string(root, "listenAddress", "", "127.0.0.1");
+  auto port = config::yaml_int(root, "port", "", 0, 0, 65535);
+  auto data_dir = config::yaml_string(root, "dataDir", "", "");
+  auto lease = config::yaml_int(root, "leaseSeconds", "", 60, 1, 3600);
+  auto ttl = config::yaml_int(root, "manifestTtlSeconds", "", 900, 0, 86400);
+  for (const Error* e : {listen ? nullptr : &listen.error(), port ? nullptr : &port.error(),
+                         data_dir ? nullptr : &data_dir.error(), lease ? nullptr : &lease.error(),
+                         ttl ? nullptr : &ttl.error()})
+    if (e) return std::unexpected(*e);
+  if (data_dir->empty()) return fail(errc::kConfigInvalid, "dataDir is required");
+  if (listen->empty()) return fail(errc::kConfigInvalid, "listenAddress must not be empty");
+  cfg.listen_address = *listen;
+  cfg.port = static_cast<std::uint16_t>(*port);
+  cfg.data_dir = resolve(base_dir, *data_dir).lexically_normal();
+  cfg.lease_seconds = *lease;
+  cfg.manifest_ttl_seconds = *ttl;
+  TAKOSUMI_TRY(load_api_token(root, base_dir, env_api_token, cfg));
+  TAKOSUMI_TRY(load_pool_tokens(root, base_dir, cfg));
+  return cfg;
+}
+
+Result<ControlConfig> load_control_config(const std::filesystem::path& file,
+                                          const std::optional<std::string>& env_api_token) {
+  auto root = config::yaml_load_file(file.string());
+  if (!root) return std::unexpected(root.error());
+  auto base = std::filesystem::absolute(file).parent_path();
+  return with_context(parse_control_config(*root, base, env_api_token), file.string());
+}
+
+}  // namespace takosumi::controlplane

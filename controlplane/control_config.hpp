@@ -1,0 +1,41 @@
+#pragma once
+// takosumi-control's YAML configuration. Keys (camelCase):
+//   listenAddress (default 127.0.0.1), port (default 0 = ephemeral), dataDir (required; relative
+//   paths are resolved against the config file's directory), apiTokenFile (the API token comes
+//   from env TAKOSUMI_DEPLOY_CONTROL_TOKEN first, else this file), poolTokens (list) and/or
+//   poolTokenFile (one token per line, '#' comments), leaseSeconds (60), manifestTtlSeconds
+//   (900; 0 makes every manifest expire at once, for tests of the agent's refusal).
+// Errors are config_invalid and name the key; unknown keys are refused.
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "common/secret_bytes.hpp"
+
+namespace takosumi::controlplane {
+
+inline constexpr const char* kApiTokenEnv = "TAKOSUMI_DEPLOY_CONTROL_TOKEN";
+
+struct ControlConfig {
+  std::string listen_address = "127.0.0.1";
+  std::uint16_t port = 0;
+  std::filesystem::path data_dir;
+  SecretBytes api_token;
+  std::vector<SecretBytes> pool_tokens;
+  std::int64_t lease_seconds = 60;
+  std::int64_t manifest_ttl_seconds = 900;
+};
+
+// env_api_token: the value of TAKOSUMI_DEPLOY_CONTROL_TOKEN when set (passed in, not read here).
+Result<ControlConfig> parse_control_config(const YAML::Node& root,
+                                           const std::filesystem::path& base_dir,
+                                           const std::optional<std::string>& env_api_token);
+Result<ControlConfig> load_control_config(const std::filesystem::path& file,
+                                          const std::optional<std::string>& env_api_token);
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,75 @@
+#include "controlplane/control_config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "common/error_codes.hpp"
+#include "controlplane/test_support.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+Result<ControlConfig> parse(const std::string& yaml, std::optional<std::string> env = "env-token",
+                            const std::filesystem::path& base = "/base") {
+  return parse_control_config(YAML::Load(yaml), base, env);
+}
+
+void expect_config_error(const std::string& yaml, const std::string& fragment,
+                         std::optional<std::string> env = "env-token") {
+  auto r = parse(yaml, env);
+  ASSERT_FALSE(r) << yaml;
+  EXPECT_EQ(r.error().code, errc::kConfigInvalid);
+  EXPECT_NE(r.error().message.find(fragment), std::string::npos) << r.error().message;
+}
+
+TEST(ControlConfig, AppliesDefaults) {
+  auto r = parse("dataDir: data\npoolTokens: [p1, p2]\n");
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->listen_address, "127.0.0.1");
+  EXPECT_EQ(r->port, 0);
+  EXPECT_EQ(r->data_dir, std::filesystem::path("/base/data"));
+  EXPECT_EQ(r->api_token.reveal_as_string(), "env-token");
+  EXPECT_EQ(r->pool_tokens.size(), 2u);
+  EXPECT_EQ(r->lease_seconds, 60);
+  EXPECT_EQ(r->manifest_ttl_seconds, 900);
+}
+
+TEST(ControlConfig, ReadsTokenFiles) {
+  testing::TempDir dir;
+  std::ofstream(dir.path() / "api.token") << "  api-secret \n";
+  std::ofstream(dir.path() / "pool.token") << "# pool tokens\npool-a\n\npool-b\n";
+  auto r = parse("dataDir: /d\nport: 8123\napiTokenFile: api.token\npoolTokenFile: pool.token\n"
+                 "leaseSeconds: 30\nmanifestTtlSeconds: 120\n",
+                 std::nullopt, dir.path());
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->port, 8123);
+  EXPECT_EQ(r->api_token.reveal_as_string(), "api-secret");
+  ASSERT_EQ(r->pool_tokens.size(), 2u);
+  EXPECT_EQ(r->pool_tokens[1].reveal_as_string(), "pool-b");
+  EXPECT_EQ(r->lease_seconds, 30);
+}
+
+TEST(ControlConfig, NamesTheBadKey) {
+  expect_config_error("poolTokens: [p]\n", "dataDir is required");
+  expect_config_error("dataDir: d\npoolTokens: [p]\nport: 70000\n", "port must be between");
+  expect_config_error("dataDir: d\npoolTokens: [p]\nport: http\n", "port must be an integer");
+  expect_config_error("dataDir: d\npoolTokens: [p]\nleaseSecond: 5\n", "unknown key leaseSecond");
+  expect_config_error("dataDir: d\npoolTokens: p\n", "poolTokens must be a list");
+  expect_config_error("dataDir: d\n", "poolTokens: at least one");
+  expect_config_error("dataDir: d\npoolTokens: [p]\n", "apiTokenFile", std::nullopt);
+  expect_config_error("dataDir: d\npoolTokens: [p]\napiTokenFile: /nonexistent/t\n", "apiTokenFile",
+                      std::nullopt);
+}
+
+TEST(ControlConfig, LoadsAFileWithLineNumbersOnSyntaxErrors) {
+  testing::TempDir dir;
+  std::ofstream(dir.path() / "bad.yaml") << "dataDir: [unclosed\n";
+  auto r = load_control_config(dir.path() / "bad.yaml", "t");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, errc::kConfigInvalid);
+  EXPECT_NE(r.error().message.find("line"), std::string::npos) << r.error().message;
+}
+
+}  // namespace
+}  // namespace takosumi::controlplane

@@ -1,0 +1,162 @@
+#include "controlplane/control_plane.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <spdlog/spdlog.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <optional>
+
+#include "common/file_io.hpp"
+#include "controlplane/agent_api.hpp"
+#include "controlplane/agent_registry.hpp"
+#include "controlplane/http_server.hpp"
+#include "controlplane/public_api.hpp"
+#include "controlplane/schema.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+// Routes every request through the router; artifact uploads stream to a file.
+class ControlService final : public HttpHandler {
+ public:
+  explicit ControlService(const Router& router) : router_(router) {}
+  BodyPolicy body_policy(std::string_view method, std::string_view target) const override {
+    if (is_artifact_upload(method, target)) return BodyPolicy{kMaxArtifactBytes, true};
+    return BodyPolicy{1 << 20, false};
+  }
+  boost::asio::awaitable<HttpResponse> async_handle(HttpRequest request) override {
+    if (request.method == "GET" && request.path == "/healthz")
+      co_return json_response(200, boost::json::object{{"status", "ok"}});
+    co_return co_await router_.async_dispatch(request);
+  }
+
+ private:
+  const Router& router_;
+};
+
+}  // namespace
+
+// Declaration order is construction order; destruction runs in reverse, so the server and the
+// pool (which may still reference the stores) go first.
+struct ControlPlane::Parts {
+  Parts(ControlConfig cfg, const Clock& clk, Database database, Keyring keyring, BlobStore blob)
+      : config(std::move(cfg)),
+        clock(clk),
+        db(std::move(database)),
+        keys(std::move(keyring)),
+        blobs(std::move(blob)),
+        catalog(db, clock),
+        runs(db, clock),
+        states(db, clock),
+        logs(db),
+        agents(db, clock),
+        queue(db, catalog, runs, states, clock, config.lease_seconds),
+        manifests(catalog, runs, blobs, keys, clock, config.manifest_ttl_seconds),
+        pool(2),
+        public_api({catalog, runs, states, logs, blobs, git, pool.get_executor(), waiters,
+                    config.api_token}),
+        agent_api({agents, queue, runs, states, logs, blobs, keys, manifests, waiters,
+                   pool.get_executor(), config.pool_tokens}),
+        service(router),
+        server(io, service, config.data_dir / "tmp") {
+    public_api.register_routes(router);
+    agent_api.register_routes(router);
+  }
+
+  ControlConfig config;
+  const Clock& clock;
+  boost::asio::io_context io{1};
+  Database db;
+  Keyring keys;
+  BlobStore blobs;
+  GitRefResolver git;
+  CatalogStore catalog;
+  RunStore runs;
+  StateStore states;
+  RunLogStore logs;
+  AgentRegistry agents;
+  RunQueue queue;
+  ManifestBuilder manifests;
+  ClaimWaiters waiters;
+  boost::asio::thread_pool pool;
+  Router router;
+  PublicApi public_api;
+  AgentApi agent_api;
+  ControlService service;
+  HttpServer server;
+  std::optional<boost::asio::signal_set> signals;
+};
+
+Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
+                                                           const Clock& clock) {
+  const auto dir = config.data_dir;
+  TAKOSUMI_TRY(ensure_directory(dir, 0700));
+  auto keys = Keyring::load_or_create(dir);
+  if (!keys) return std::unexpected(keys.error());
+  // SQLite gives its -wal and -shm files the database file's mode: create it owner-only first.
+  if (int fd = ::open((dir / "control.db").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); fd >= 0)
+    ::close(fd);
+  std::error_code ignored;
+  std::filesystem::remove(dir / "control.port", ignored);  // stale from an earlier run
+  auto db = Database::open(dir / "control.db");
+  if (!db) return std::unexpected(db.error());
+  TAKOSUMI_TRY(create_schema(*db));
+  auto blobs = BlobStore::open(dir);
+  if (!blobs) return std::unexpected(blobs.error());
+  auto parts = std::make_unique<Parts>(std::move(config), clock, std::move(*db), std::move(*keys),
+                                       std::move(*blobs));
+  return std::unique_ptr<ControlPlane>(new ControlPlane(std::move(parts)));
+}
+
+ControlPlane::ControlPlane(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+
+ControlPlane::~ControlPlane() = default;
+
+Result<std::uint16_t> ControlPlane::listen() {
+  auto& p = *parts_;
+  auto port = p.server.listen(p.config.listen_address, p.config.port);
+  if (!port) return port;
+  TAKOSUMI_TRY(write_file_atomic(p.config.data_dir / "control.port",
+                                 std::to_string(*port) + "\n", 0644));
+  return port;
+}
+
+void ControlPlane::stop_on_signals() {
+  auto& p = *parts_;
+  p.signals.emplace(p.io, SIGINT, SIGTERM);
+  p.signals->async_wait([this](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    spdlog::info("signal {}: stopping", signal);
+    stop();
+  });
+}
+
+void ControlPlane::run() {
+  auto& p = *parts_;
+  p.server.start();
+  p.io.run();
+  p.pool.join();
+}
+
+void ControlPlane::stop() {
+  boost::asio::post(parts_->io, [this] {
+    auto& p = *parts_;
+    p.server.stop();
+    p.waiters.stop();
+    if (p.signals) {
+      boost::system::error_code ec;
+      p.signals->cancel(ec);
+    }
+  });
+}
+
+const Keyring& ControlPlane::keys() const { return parts_->keys; }
+const std::filesystem::path& ControlPlane::data_dir() const { return parts_->config.data_dir; }
+
+}  // namespace takosumi::controlplane

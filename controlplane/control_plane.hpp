@@ -1,0 +1,42 @@
+#pragma once
+// The whole takosumi-control server: data directory, keys, SQLite, blob store, the public and
+// agent APIs, and the HTTP server, on one io_context thread plus a small pool for blocking work
+// (libgit2, hashing uploads). The data directory holds control.db, blobs/, tmp/, keys/ and
+// control.port.
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "controlplane/control_config.hpp"
+#include "controlplane/keyring.hpp"
+
+namespace takosumi::controlplane {
+
+class ControlPlane {
+ public:
+  // Creates the data directory (0700), loads or creates the keys, opens the database and creates
+  // the schema. Does not bind. The clock must outlive the ControlPlane.
+  static Result<std::unique_ptr<ControlPlane>> create(ControlConfig config, const Clock& clock);
+  ~ControlPlane();
+
+  // Binds the configured address and writes the bound port to <data>/control.port.
+  Result<std::uint16_t> listen();
+  // SIGINT/SIGTERM call stop().
+  void stop_on_signals();
+  // Serves on the calling thread until stop() and all requests in flight have finished.
+  void run();
+  // Thread-safe: may be called from any thread, any number of times.
+  void stop();
+
+  const Keyring& keys() const;
+  const std::filesystem::path& data_dir() const;
+
+ private:
+  struct Parts;
+  explicit ControlPlane(std::unique_ptr<Parts> parts);
+  std::unique_ptr<Parts> parts_;
+};
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,36 @@
+// takosumi-control: the reference control plane. Parses arguments and hands over.
+#include <iostream>
+#include <string>
+#include <string_view>
+
+#include "controlplane/commands.hpp"
+
+namespace {
+
+constexpr std::string_view kUsage =
+    "usage: takosumi-control serve --config <control.yaml>\n"
+    "       takosumi-control check-config --config <control.yaml>\n"
+    "       takosumi-control init-keys --data-dir <dir>\n"
+    "       takosumi-control --version\n";
+
+int usage() {
+  std::cerr << kUsage;
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && std::string_view(argv[1]) == "--version") {
+    std::cout << "takosumi-control " << TAKOSUMI_VERSION << "\n";
+    return 0;
+  }
+  if (argc != 4) return usage();
+  const std::string_view command = argv[1], flag = argv[2];
+  const std::string value = argv[3];
+  using namespace takosumi::controlplane;
+  if (command == "serve" && flag == "--config") return command_serve(value);
+  if (command == "check-config" && flag == "--config") return command_check_config(value);
+  if (command == "init-keys" && flag == "--data-dir") return command_init_keys(value);
+  return usage();
+}

@@ -1,0 +1,78 @@
+#include "controlplane/manifest_builder.hpp"
+
+#include "common/error_codes.hpp"
+#include "controlplane/ids.hpp"
+
+namespace takosumi::controlplane {
+
+Result<std::string> ManifestBuilder::reseal(std::string_view sha256, std::string_view what,
+                                            const crypto::BoxPublicKey& to) {
+  if (!blobs_.contains(sha256))
+    return fail(errc::kStateIntegrityFailed,
+                std::string(what) + " blob " + std::string(sha256) + " is missing");
+  auto path = blobs_.path_for(sha256);
+  if (!path) return std::unexpected(path.error());
+  return with_context(keys_.reseal_dek(*path, to), "re-seal DEK of " + std::string(what));
+}
+
+Status ManifestBuilder::add_saved_plan(const ClaimedRun& claimed, const crypto::BoxPublicKey& to,
+                                       protocol::JobManifest& m) {
+  const Run& run = claimed.run;
+  if (!run.planned_by) return fail(errc::kInternal, "apply run " + run.id + " has no plan run");
+  auto plan = runs_.get_run(*run.planned_by);
+  if (!plan) return std::unexpected(plan.error());
+  const std::int64_t current = claimed.prior_state ? claimed.prior_state->generation : 0;
+  if (plan->prior_generation.value_or(0) != current)
+    return fail(errc::kConflict, "plan run " + plan->id + " was made against generation " +
+                                     std::to_string(plan->prior_generation.value_or(0)) +
+                                     " but the capsule is now at generation " +
+                                     std::to_string(current) + "; plan again");
+  if (!plan->plan_artifact_sha256 || !plan->plan_digest)
+    return fail(errc::kStateIntegrityFailed, "plan run " + plan->id + " has no saved plan");
+  auto sealed = reseal(*plan->plan_artifact_sha256, "saved plan", to);
+  if (!sealed) return std::unexpected(sealed.error());
+  m.saved_plan = protocol::SavedPlanRef{*plan->plan_digest, std::move(*sealed)};
+  return {};
+}
+
+Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
+                                                     const Agent& agent) {
+  const Run& run = claimed.run;
+  auto capsule = catalog_.get_capsule(run.capsule_id);
+  if (!capsule) return std::unexpected(capsule.error());
+  auto agent_key = crypto::BoxPublicKey::from_base64(agent.box_public_key);
+  if (!agent_key) return std::unexpected(agent_key.error().with_context("agent box key"));
+
+  protocol::JobManifest m;
+  m.run_id = run.id;
+  m.attempt = run.attempt;
+  m.agent_id = agent.id;
+  m.type = run.type;
+  m.workspace_id = capsule->workspace_id;
+  m.capsule_id = capsule->id;
+  m.source = {capsule->source.git_url, run.source_commit, capsule->source.module_path};
+  if (const auto& sv = claimed.prior_state) {
+    auto sealed = reseal(sv->ciphertext_sha256, "prior state " + sv->id, *agent_key);
+    if (!sealed) return std::unexpected(sealed.error());
+    m.prior_state = protocol::PriorState{sv->id, sv->generation, sv->plaintext_sha256,
+                                         sv->serial, sv->lineage, std::move(*sealed)};
+  }
+  if (run.type == protocol::RunType::apply) TAKOSUMI_TRY(add_saved_plan(claimed, *agent_key, m));
+  m.variables = capsule->variables;
+  m.output_allowlist = capsule->output_allowlist;
+  m.control_public_key = keys_.storage_public_key().to_base64();
+  m.control_key_id = keys_.key_id();
+  m.issued_at = clock_.now_unix();
+  m.expires_at = m.issued_at + ttl_seconds_;
+  m.nonce = new_token();
+  return m;
+}
+
+Result<crypto::SignedManifest> ManifestBuilder::build_signed(const ClaimedRun& claimed,
+                                                             const Agent& agent) {
+  auto m = build(claimed, agent);
+  if (!m) return std::unexpected(m.error());
+  return crypto::sign_manifest(*m, keys_.signing_key());
+}
+
+}  // namespace takosumi::controlplane

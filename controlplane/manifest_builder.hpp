@@ -1,0 +1,44 @@
+#pragma once
+// Builds and signs the job manifest for a claimed Run (docs/protocol.md "Job manifest"). DEKs of
+// the prior StateVersion and of the saved plan are opened with the storage key and re-sealed to
+// the claiming agent; the envelopes' payloads are never read.
+// Errors: state_integrity_failed when a needed blob is missing; conflict when an apply's plan was
+// made against a generation that is no longer current; crypto errors from re-sealing.
+#include <cstdint>
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "controlplane/blob_store.hpp"
+#include "controlplane/catalog_store.hpp"
+#include "controlplane/keyring.hpp"
+#include "controlplane/run_queue.hpp"
+#include "controlplane/run_store.hpp"
+#include "crypto/manifest_signer.hpp"
+
+namespace takosumi::controlplane {
+
+class ManifestBuilder {
+ public:
+  ManifestBuilder(CatalogStore& catalog, RunStore& runs, const BlobStore& blobs,
+                  const Keyring& keys, const Clock& clock, std::int64_t ttl_seconds)
+      : catalog_(catalog), runs_(runs), blobs_(blobs), keys_(keys), clock_(clock),
+        ttl_seconds_(ttl_seconds) {}
+
+  Result<protocol::JobManifest> build(const ClaimedRun& claimed, const Agent& agent);
+  Result<crypto::SignedManifest> build_signed(const ClaimedRun& claimed, const Agent& agent);
+
+ private:
+  Result<std::string> reseal(std::string_view sha256, std::string_view what,
+                             const crypto::BoxPublicKey& to);
+  Status add_saved_plan(const ClaimedRun& claimed, const crypto::BoxPublicKey& to,
+                        protocol::JobManifest& m);
+
+  CatalogStore& catalog_;
+  RunStore& runs_;
+  const BlobStore& blobs_;
+  const Keyring& keys_;
+  const Clock& clock_;
+  std::int64_t ttl_seconds_;
+};
+
+}  // namespace takosumi::controlplane

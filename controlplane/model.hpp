@@ -1,0 +1,111 @@
+#pragma once
+// The control plane's domain records as stored in SQLite. JSON-valued columns (change summaries,
+// resource changes, env names, timings) stay serialized text here; the API layer parses them.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "protocol/job_manifest.hpp"
+#include "protocol/run_type.hpp"
+
+namespace takosumi::controlplane {
+
+namespace run_status {
+inline constexpr std::string_view kQueued = "queued";
+inline constexpr std::string_view kRunning = "running";
+inline constexpr std::string_view kSucceeded = "succeeded";
+inline constexpr std::string_view kFailed = "failed";
+inline constexpr std::string_view kCancelled = "cancelled";
+}  // namespace run_status
+
+using OutputAllowlist = std::map<std::string, protocol::OutputMapping>;
+
+struct Workspace {
+  std::string id;
+  std::string name;
+  std::int64_t created_at = 0;
+};
+
+struct CapsuleSource {
+  std::string git_url;
+  std::string ref;
+  std::string module_path;
+};
+
+struct Capsule {
+  std::string id;
+  std::string workspace_id;
+  std::string name;
+  CapsuleSource source;
+  OutputAllowlist output_allowlist;
+  std::map<std::string, std::string> variables;
+  std::int64_t created_at = 0;
+};
+
+struct Run {
+  std::string id;
+  std::string capsule_id;
+  std::string workspace_id;
+  protocol::RunType type = protocol::RunType::plan;
+  std::string status;
+  std::int64_t attempt = 0;
+  std::string source_commit;
+  std::optional<std::string> planned_by;
+  std::optional<std::string> plan_digest;
+  std::optional<std::string> plan_artifact_sha256;
+  bool has_changes = false;
+  std::optional<std::string> change_summary_json;
+  std::optional<std::string> resource_changes_json;
+  std::optional<std::string> failure_code;
+  std::optional<std::string> failure_message;
+  std::optional<std::string> state_version_id;
+  std::optional<std::string> tofu_version;
+  std::optional<std::string> provider_lock_sha256;
+  std::optional<std::string> env_names_json;
+  std::optional<std::string> phase_millis_json;
+  bool cancel_requested = false;
+  std::optional<std::string> agent_id;
+  std::optional<std::string> lease_token_sha256;
+  std::optional<std::int64_t> lease_expires_at;
+  std::optional<std::string> prior_state_version_id;
+  std::optional<std::int64_t> prior_generation;
+  std::int64_t completed_attempt = 0;
+  std::int64_t created_at = 0;
+  std::optional<std::int64_t> started_at;
+  std::optional<std::int64_t> finished_at;
+
+  bool finished() const {
+    return status == run_status::kSucceeded || status == run_status::kFailed ||
+           status == run_status::kCancelled;
+  }
+};
+
+struct StateVersion {
+  std::string id;
+  std::string capsule_id;
+  std::int64_t generation = 0;
+  std::string created_by_run_id;
+  std::string source_commit;
+  std::int64_t serial = 0;
+  std::string lineage;
+  std::string plaintext_sha256;
+  std::string ciphertext_sha256;
+  std::int64_t created_at = 0;
+};
+
+struct Agent {
+  std::string id;
+  std::string name;
+  std::string box_public_key;   // base64 X25519
+  std::string sign_public_key;  // base64 Ed25519
+};
+
+struct LogChunk {
+  std::int64_t attempt = 0;
+  std::int64_t seq = 0;
+  std::string text;
+};
+
+}  // namespace takosumi::controlplane

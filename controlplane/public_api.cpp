@@ -1,0 +1,235 @@
+#include "controlplane/public_api.hpp"
+
+#include <charconv>
+
+#include "common/error_codes.hpp"
+#include "controlplane/api_json.hpp"
+#include "controlplane/capsule_spec.hpp"
+#include "controlplane/ids.hpp"
+#include "controlplane/offload.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+namespace json = boost::json;
+constexpr std::size_t kMaxJsonBody = 1 << 20;
+
+Result<std::int64_t> query_int(const HttpRequest& req, const std::string& key, std::int64_t fallback,
+                               std::int64_t min, std::int64_t max) {
+  auto it = req.query.find(key);
+  if (it == req.query.end() || it->second.empty()) return fallback;
+  std::int64_t v = 0;
+  const auto& s = it->second;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < min || v > max)
+    return fail(errc::kInvalidArgument, "query parameter " + key + " must be an integer between " +
+                                            std::to_string(min) + " and " + std::to_string(max));
+  return v;
+}
+
+template <class T>
+json::array to_json_array(const std::vector<T>& items) {
+  json::array a;
+  for (const auto& item : items) a.push_back(to_json(item));
+  return a;
+}
+
+}  // namespace
+
+Status PublicApi::authorize(const HttpRequest& req) const {
+  auto token = req.bearer_token();
+  if (!token || !secrets_equal(*token, d_.api_token.reveal_as_string()))
+    return fail(errc::kUnauthorized, "missing or wrong API token (Authorization: Bearer …)");
+  return {};
+}
+
+void PublicApi::register_routes(Router& r) {
+  auto sync = [this, &r](const char* method, const char* pattern, auto fn) {
+    r.add(method, pattern, [this, fn](const HttpRequest& req, const RouteParams& p) {
+      if (auto st = authorize(req); !st) return error_response(st.error());
+      return fn(req, p);
+    });
+  };
+  sync("POST", "/api/v1/workspaces", [this](auto& req, auto&) { return create_workspace(req); });
+  sync("GET", "/api/v1/workspaces", [this](auto&, auto&) { return list_workspaces(); });
+  sync("GET", "/api/v1/workspaces/{}", [this](auto&, auto& p) { return get_workspace(p[0]); });
+  sync("POST", "/api/v1/workspaces/{}/capsules",
+       [this](auto& req, auto& p) { return create_capsule(req, p[0]); });
+  sync("GET", "/api/v1/workspaces/{}/capsules", [this](auto&, auto& p) { return list_capsules(p[0]); });
+  sync("GET", "/api/v1/workspaces/{}/current-state-versions",
+       [this](auto&, auto& p) { return current_state_versions(p[0]); });
+  sync("GET", "/api/v1/capsules/{}", [this](auto&, auto& p) { return get_capsule(p[0]); });
+  sync("GET", "/api/v1/capsules/{}/runs", [this](auto& req, auto& p) { return list_runs(req, p[0]); });
+  sync("GET", "/api/v1/capsules/{}/state-versions",
+       [this](auto& req, auto& p) { return state_versions(req, p[0]); });
+  sync("GET", "/api/v1/capsules/{}/outputs", [this](auto&, auto& p) { return outputs(p[0]); });
+  sync("GET", "/api/v1/runs/{}", [this](auto&, auto& p) { return get_run(p[0]); });
+  sync("POST", "/api/v1/runs/{}/apply", [this](auto&, auto& p) { return apply(p[0]); });
+  sync("POST", "/api/v1/runs/{}/cancel", [this](auto&, auto& p) { return cancel(p[0]); });
+  sync("GET", "/api/v1/runs/{}/logs", [this](auto&, auto& p) { return logs(p[0]); });
+  r.add_async("POST", "/api/v1/capsules/{}/plan",
+              [this](const HttpRequest& req, const RouteParams& p) -> boost::asio::awaitable<HttpResponse> {
+                if (auto st = authorize(req); !st) co_return error_response(st.error());
+                co_return co_await async_plan(p[0]);
+              });
+}
+
+HttpResponse PublicApi::create_workspace(const HttpRequest& req) {
+  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  auto name = parse_workspace_request(*body);
+  if (!name) return error_response(name.error());
+  auto ws = d_.catalog.create_workspace(*name);
+  if (!ws) return error_response(ws.error());
+  return json_response(201, to_json(*ws));
+}
+
+HttpResponse PublicApi::list_workspaces() {
+  auto all = d_.catalog.list_workspaces();
+  if (!all) return error_response(all.error());
+  return json_response(200, json::object{{"workspaces", to_json_array(*all)}});
+}
+
+HttpResponse PublicApi::get_workspace(const std::string& id) {
+  auto ws = d_.catalog.get_workspace(id);
+  if (!ws) return error_response(ws.error());
+  return json_response(200, to_json(*ws));
+}
+
+HttpResponse PublicApi::create_capsule(const HttpRequest& req, const std::string& workspace_id) {
+  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  auto parsed = parse_capsule_request(*body);
+  if (!parsed) return error_response(parsed.error());
+  auto capsule = d_.catalog.create_capsule(workspace_id, *parsed);
+  if (!capsule) return error_response(capsule.error());
+  return json_response(201, to_json(*capsule));
+}
+
+HttpResponse PublicApi::list_capsules(const std::string& workspace_id) {
+  auto all = d_.catalog.list_capsules(workspace_id);
+  if (!all) return error_response(all.error());
+  return json_response(200, json::object{{"capsules", to_json_array(*all)}});
+}
+
+HttpResponse PublicApi::current_state_versions(const std::string& workspace_id) {
+  auto capsules = d_.catalog.list_capsules(workspace_id);
+  if (!capsules) return error_response(capsules.error());
+  json::array out;
+  for (const auto& c : *capsules) {
+    auto sv = d_.states.current(c.id);
+    if (!sv) return error_response(sv.error());
+    json::value v = nullptr;
+    if (*sv) v = to_json(**sv);
+    out.push_back(json::object{{"capsuleId", c.id}, {"capsuleName", c.name}, {"stateVersion", v}});
+  }
+  return json_response(200, json::object{{"workspaceId", workspace_id}, {"capsules", std::move(out)}});
+}
+
+HttpResponse PublicApi::get_capsule(const std::string& id) {
+  auto capsule = d_.catalog.get_capsule(id);
+  if (!capsule) return error_response(capsule.error());
+  return json_response(200, to_json(*capsule));
+}
+
+HttpResponse PublicApi::list_runs(const HttpRequest& req, const std::string& capsule_id) {
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  auto limit = query_int(req, "limit", 50, 1, 100);
+  if (!limit) return error_response(limit.error());
+  auto runs = d_.runs.list_runs(capsule_id, static_cast<int>(*limit));
+  if (!runs) return error_response(runs.error());
+  return json_response(200, json::object{{"runs", to_json_array(*runs)}});
+}
+
+boost::asio::awaitable<HttpResponse> PublicApi::async_plan(const std::string& capsule_id) {
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) co_return error_response(capsule.error());
+  const GitRefResolver& git = d_.git;
+  // A named lambda: g++ 12 mishandles non-trivial temporaries inside a co_await expression.
+  auto resolve = [&git, url = capsule->source.git_url, ref = capsule->source.ref] {
+    return git.resolve(url, ref);
+  };
+  auto commit = co_await async_offload(d_.pool, std::move(resolve));
+  if (!commit) co_return error_response(commit.error());
+  auto run = d_.runs.create_plan(*capsule, *commit);
+  if (!run) co_return error_response(run.error());
+  d_.waiters.notify_all();
+  co_return json_response(201, to_json(*run));
+}
+
+HttpResponse PublicApi::state_versions(const HttpRequest& req, const std::string& capsule_id) {
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  auto limit = query_int(req, "limit", 50, 1, 100);
+  if (!limit) return error_response(limit.error());
+  auto cursor = query_int(req, "cursor", 0, 1, INT64_MAX);
+  if (!cursor) return error_response(cursor.error());
+  std::optional<std::int64_t> before;
+  if (*cursor > 0) before = *cursor;
+  auto list = d_.states.list(capsule_id, static_cast<int>(*limit), before);
+  if (!list) return error_response(list.error());
+  json::value next = nullptr;
+  if (static_cast<std::int64_t>(list->size()) == *limit && !list->empty())
+    next = list->back().generation;
+  return json_response(200, json::object{{"stateVersions", to_json_array(*list)},
+                                         {"nextCursor", next}});
+}
+
+HttpResponse PublicApi::outputs(const std::string& capsule_id) {
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  auto stored = d_.states.outputs(capsule_id);
+  if (!stored) return error_response(stored.error());
+  json::value sv_id = nullptr;
+  if (stored->state_version_id) sv_id = *stored->state_version_id;
+  return json_response(200, json::object{
+                                {"capsuleId", capsule_id},
+                                {"stateVersionId", sv_id},
+                                {"generation", stored->generation},
+                                {"outputs", filter_outputs(stored->outputs, capsule->output_allowlist)}});
+}
+
+HttpResponse PublicApi::get_run(const std::string& id) {
+  auto run = d_.runs.get_run(id);
+  if (!run) return error_response(run.error());
+  return json_response(200, to_json(*run));
+}
+
+HttpResponse PublicApi::apply(const std::string& plan_run_id) {
+  auto plan = d_.runs.get_run(plan_run_id);
+  if (!plan) return error_response(plan.error());
+  auto current = d_.states.current(plan->capsule_id);
+  if (!current) return error_response(current.error());
+  bool stored = false;
+  if (plan->plan_artifact_sha256) {
+    auto indexed = d_.runs.has_artifact(plan->id, "plan", *plan->plan_artifact_sha256);
+    if (!indexed) return error_response(indexed.error());
+    stored = *indexed && d_.blobs.contains(*plan->plan_artifact_sha256);
+  }
+  auto exists = d_.runs.apply_exists_for(plan->id);
+  if (!exists) return error_response(exists.error());
+  const std::int64_t generation = *current ? (*current)->generation : 0;
+  if (auto ok = check_can_apply(*plan, generation, stored, *exists); !ok)
+    return error_response(ok.error());
+  auto run = d_.runs.create_apply(*plan);
+  if (!run) return error_response(run.error());
+  d_.waiters.notify_all();
+  return json_response(201, to_json(*run));
+}
+
+HttpResponse PublicApi::cancel(const std::string& run_id) {
+  auto run = d_.runs.cancel(run_id);
+  if (!run) return error_response(run.error());
+  return json_response(200, to_json(*run));
+}
+
+HttpResponse PublicApi::logs(const std::string& run_id) {
+  auto run = d_.runs.get_run(run_id);
+  if (!run) return error_response(run.error());
+  auto chunks = d_.logs.list(run_id);
+  if (!chunks) return error_response(chunks.error());
+  return json_response(200, logs_to_json(run_id, *chunks));
+}
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,242 @@
+#include "controlplane/run_queue.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "common/error_codes.hpp"
+#include "controlplane/capsule_spec.hpp"
+#include "controlplane/ids.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+std::optional<std::string> non_empty(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  return s;
+}
+
+bool is_hex64(std::string_view s) {
+  return s.size() == 64 &&
+         s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+std::unexpected<Error> lease_lost(std::string_view run_id) {
+  return fail(errc::kLeaseLost,
+              "run " + std::string(run_id) + ": this agent no longer holds the lease");
+}
+
+std::string final_status(const protocol::RunReport& report) {
+  if (report.status == run_status::kSucceeded) return std::string(run_status::kSucceeded);
+  if (report.failure_code == errc::kCancelled) return std::string(run_status::kCancelled);
+  return std::string(run_status::kFailed);
+}
+
+}  // namespace
+
+Result<std::vector<Job>> RunQueue::claim(const Agent& agent, int max_jobs,
+                                         const ManifestFactory& build) {
+  std::vector<Job> jobs;
+  // Each step either claims a Run or finishes one, so the loop ends; the bound is a backstop.
+  for (int steps = 0; static_cast<int>(jobs.size()) < max_jobs && steps < 1000; ++steps) {
+    auto step = claim_one(agent, build);
+    if (!step) return std::unexpected(step.error());
+    if (step->exhausted) break;
+    if (step->job) jobs.push_back(std::move(*step->job));
+  }
+  return jobs;
+}
+
+Result<std::optional<Run>> RunQueue::next_candidate(std::int64_t now) {
+  auto s = db_.query(
+      "SELECT " + std::string(kRunSelect) +
+          " WHERE (r.status = 'queued' OR (r.status = 'running' AND r.lease_expires_at <= ?1))"
+          " AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.capsule_id = r.capsule_id"
+          "   AND o.id <> r.id AND o.status = 'running' AND o.lease_expires_at > ?1)"
+          " ORDER BY r.rowid LIMIT 1",
+      now);
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return std::optional<Run>{};
+  return std::optional<Run>(run_from_row(*s));
+}
+
+Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const ManifestFactory& build) {
+  const std::int64_t now = clock_.now_unix();
+  std::optional<Run> unbuildable;
+  Error build_error;
+  {
+    Transaction tx(db_);
+    TAKOSUMI_TRY(tx.begun());
+    auto candidate = next_candidate(now);
+    if (!candidate) return std::unexpected(candidate.error());
+    if (!*candidate) return ClaimStep{true, std::nullopt};
+    const Run& run = **candidate;
+    if (run.status == run_status::kRunning && (run.cancel_requested || run.attempt >= kMaxAttempts)) {
+      const bool cancelled = run.cancel_requested;
+      TAKOSUMI_TRY(fail_run(run, cancelled ? run_status::kCancelled : run_status::kFailed,
+                            cancelled ? Error{std::string(errc::kCancelled),
+                                              "cancel requested and the lease expired"}
+                                      : Error{std::string(errc::kLeaseLost),
+                                              "lease expired " + std::to_string(run.attempt) +
+                                                  " times"}));
+      TAKOSUMI_TRY(tx.commit());
+      return ClaimStep{};
+    }
+    auto prior = states_.current(run.capsule_id);
+    if (!prior) return std::unexpected(prior.error());
+    const std::string token = new_token();
+    const std::int64_t expires = now + lease_seconds_;
+    std::optional<std::string> prior_id;
+    std::int64_t prior_generation = 0;
+    if (*prior) {
+      prior_id = (*prior)->id;
+      prior_generation = (*prior)->generation;
+    }
+    TAKOSUMI_TRY(db_.run(
+        "UPDATE runs SET status = 'running', attempt = attempt + 1, agent_id = ?,"
+        " lease_token_sha256 = ?, lease_expires_at = ?, started_at = COALESCE(started_at, ?),"
+        " prior_state_version_id = ?, prior_generation = ? WHERE id = ?",
+        agent.id, token_sha256(token), expires, now, prior_id, prior_generation, run.id));
+    auto updated = runs_.get_run(run.id);
+    if (!updated) return std::unexpected(updated.error());
+    ClaimedRun claimed{std::move(*updated), token, expires, std::move(*prior)};
+    auto manifest = build(claimed);
+    if (manifest) {
+      TAKOSUMI_TRY(tx.commit());
+      return ClaimStep{false, Job{std::move(claimed), std::move(*manifest)}};
+    }
+    unbuildable = run;
+    build_error = manifest.error();
+  }  // the claim is rolled back; the Run fails on its own below
+  spdlog::warn("run {} cannot be dispatched: {}", unbuildable->id, build_error.to_string());
+  TAKOSUMI_TRY(fail_run(*unbuildable, run_status::kFailed, build_error));
+  return ClaimStep{};
+}
+
+Status RunQueue::fail_run(const Run& run, std::string_view status, const Error& why) {
+  return db_.run(
+      "UPDATE runs SET status = ?, failure_code = ?, failure_message = ?, finished_at = ?,"
+      " completed_attempt = attempt, lease_expires_at = NULL WHERE id = ?",
+      status, why.code, why.message, clock_.now_unix(), run.id);
+}
+
+Result<Run> RunQueue::check_lease(std::string_view run_id, const Agent& agent,
+                                  std::string_view lease_token) {
+  auto run = runs_.get_run(run_id);
+  if (!run) return run;
+  if (run->status != run_status::kRunning || run->agent_id != agent.id ||
+      run->lease_token_sha256 != token_sha256(lease_token))
+    return lease_lost(run_id);
+  return run;
+}
+
+Result<LeaseRenewal> RunQueue::heartbeat(std::string_view run_id, const Agent& agent,
+                                         std::string_view lease_token) {
+  auto run = check_lease(run_id, agent, lease_token);
+  if (!run) return std::unexpected(run.error());
+  const std::int64_t expires = clock_.now_unix() + lease_seconds_;
+  TAKOSUMI_TRY(db_.run("UPDATE runs SET lease_expires_at = ? WHERE id = ?", expires, run->id));
+  return LeaseRenewal{expires, run->cancel_requested};
+}
+
+Status RunQueue::check_plan_report(const Run& run, const protocol::RunReport& report) {
+  if (report.new_state)
+    return fail(errc::kInvalidArgument, "newState is only accepted from apply runs");
+  if (report.status != run_status::kSucceeded || !report.has_changes) return {};
+  if (!is_hex64(report.plan_digest))
+    return fail(errc::kInvalidArgument, "a plan with changes needs planDigest (64 hex)");
+  auto stored = runs_.has_artifact(run.id, "plan", report.plan_artifact_sha256);
+  if (!stored) return std::unexpected(stored.error());
+  if (!*stored)
+    return fail(errc::kInvalidArgument, "planArtifactSha256 \"" + report.plan_artifact_sha256 +
+                                            "\" was not uploaded for run " + run.id);
+  return {};
+}
+
+Result<std::optional<StateVersion>> RunQueue::store_new_state(const Run& run,
+                                                              const protocol::RunReport& report) {
+  if (!report.new_state) return std::optional<StateVersion>{};
+  const auto& ns = *report.new_state;
+  auto stored = runs_.has_artifact(run.id, "state", ns.artifact_sha256);
+  if (!stored) return std::unexpected(stored.error());
+  if (!*stored)
+    return fail(errc::kInvalidArgument, "newState.artifactSha256 \"" + ns.artifact_sha256 +
+                                            "\" was not uploaded for run " + run.id);
+  auto current = states_.current(run.capsule_id);
+  if (!current) return std::unexpected(current.error());
+  const std::int64_t generation = *current ? (*current)->generation : 0;
+  if (ns.prior_generation != generation)
+    return fail(errc::kConflict, "newState.priorGeneration " + std::to_string(ns.prior_generation) +
+                                     " is not the capsule's current generation " +
+                                     std::to_string(generation) + "; nothing stored");
+  StateVersion sv;
+  sv.capsule_id = run.capsule_id;
+  sv.created_by_run_id = run.id;
+  sv.source_commit = run.source_commit;
+  sv.serial = ns.serial;
+  sv.lineage = ns.lineage;
+  sv.plaintext_sha256 = ns.plaintext_sha256;
+  sv.ciphertext_sha256 = ns.artifact_sha256;
+  auto appended = states_.append(std::move(sv));
+  if (!appended) return std::unexpected(appended.error());
+  return std::optional<StateVersion>(std::move(*appended));
+}
+
+Status RunQueue::store_outputs(const Run& run, const protocol::RunReport& report,
+                               const std::optional<StateVersion>& created) {
+  if (run.type != protocol::RunType::apply || report.status != run_status::kSucceeded) return {};
+  auto capsule = catalog_.get_capsule(run.capsule_id);
+  if (!capsule) return std::unexpected(capsule.error());
+  std::optional<StateVersion> version = created;
+  if (!version) {
+    auto current = states_.current(run.capsule_id);
+    if (!current) return std::unexpected(current.error());
+    version = std::move(*current);
+  }
+  return states_.set_outputs(run.capsule_id, run.id, version,
+                             filter_outputs(report.outputs, capsule->output_allowlist));
+}
+
+Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
+                        const std::optional<StateVersion>& created) {
+  const auto j = protocol::to_json(report);
+  std::optional<std::string> sv_id;
+  if (created) sv_id = created->id;
+  return db_.run(
+      "UPDATE runs SET status = ?, completed_attempt = ?, finished_at = ?, failure_code = ?,"
+      " failure_message = ?, has_changes = ?, change_summary = ?, resource_changes = ?,"
+      " plan_digest = COALESCE(plan_digest, ?), plan_artifact_sha256 ="
+      " COALESCE(plan_artifact_sha256, ?), state_version_id = ?, tofu_version = ?,"
+      " provider_lock_sha256 = ?, env_names = ?, phase_millis = ?, lease_expires_at = NULL"
+      " WHERE id = ?",
+      final_status(report), run.attempt, clock_.now_unix(), non_empty(report.failure_code),
+      non_empty(report.failure_message), report.has_changes,
+      protocol::serialize(j.at("changeSummary")), protocol::serialize(j.at("resourceChanges")),
+      non_empty(report.plan_digest), non_empty(report.plan_artifact_sha256), sv_id,
+      non_empty(report.tofu_version), non_empty(report.provider_lock_sha256),
+      protocol::serialize(j.at("envNames")), protocol::serialize(j.at("phaseMillis")), run.id);
+}
+
+Status RunQueue::complete(std::string_view run_id, const Agent& agent,
+                          const protocol::RunReport& report) {
+  Transaction tx(db_);
+  TAKOSUMI_TRY(tx.begun());
+  auto run = runs_.get_run(run_id);
+  if (!run) return std::unexpected(run.error());
+  if (run->agent_id != agent.id || run->lease_token_sha256 != token_sha256(report.lease_token))
+    return lease_lost(run_id);
+  // An agent that refuses the manifest cannot trust its attempt number and reports attempt 0;
+  // the lease token alone identifies the attempt then.
+  const std::int64_t attempt =
+      report.attempt == 0 && report.status == run_status::kFailed ? run->attempt : report.attempt;
+  if (run->completed_attempt > 0 && run->completed_attempt == attempt) return {};
+  if (run->status != run_status::kRunning || run->attempt != attempt) return lease_lost(run_id);
+  if (run->type == protocol::RunType::plan) TAKOSUMI_TRY(check_plan_report(*run, report));
+  auto created = store_new_state(*run, report);
+  if (!created) return std::unexpected(created.error());
+  TAKOSUMI_TRY(store_outputs(*run, report, *created));
+  TAKOSUMI_TRY(finish(*run, report, *created));
+  return tx.commit();
+}
+
+}  // namespace takosumi::controlplane

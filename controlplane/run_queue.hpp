@@ -1,0 +1,96 @@
+#pragma once
+// The Run queue and its leases: claim, heartbeat, lease checks and completion with fencing.
+// Every transition is one SQLite transaction, so a crash leaves either the old or the new state.
+// Time comes from the Clock (FakeClock in tests). Lease failures are lease_lost; a completion
+// whose newState does not start from the Capsule's current generation is conflict and stores
+// nothing.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "controlplane/catalog_store.hpp"
+#include "controlplane/model.hpp"
+#include "controlplane/run_store.hpp"
+#include "controlplane/sqlite_db.hpp"
+#include "controlplane/state_store.hpp"
+#include "crypto/manifest_signer.hpp"
+#include "protocol/run_report.hpp"
+
+namespace takosumi::controlplane {
+
+// After this many expired leases a Run fails with lease_lost instead of being claimed again.
+inline constexpr std::int64_t kMaxAttempts = 5;
+
+struct ClaimedRun {
+  Run run;  // as updated by the claim: running, attempt incremented
+  std::string lease_token;
+  std::int64_t lease_expires_at = 0;
+  std::optional<StateVersion> prior_state;
+};
+
+struct Job {
+  ClaimedRun claimed;
+  crypto::SignedManifest manifest;
+};
+
+struct LeaseRenewal {
+  std::int64_t lease_expires_at = 0;
+  bool cancel_requested = false;
+};
+
+// Builds the signed manifest for a claimed Run, inside the claim's transaction. An error fails
+// that Run with the error's code (e.g. the prior state blob is missing) and the claim goes on.
+using ManifestFactory = std::function<Result<crypto::SignedManifest>(const ClaimedRun&)>;
+
+class RunQueue {
+ public:
+  RunQueue(Database& db, CatalogStore& catalog, RunStore& runs, StateStore& states,
+           const Clock& clock, std::int64_t lease_seconds)
+      : db_(db),
+        catalog_(catalog),
+        runs_(runs),
+        states_(states),
+        clock_(clock),
+        lease_seconds_(lease_seconds) {}
+
+  // Claims up to max_jobs Runs, oldest first: queued ones and running ones whose lease expired.
+  // At most one Run per Capsule holds a live lease at a time.
+  Result<std::vector<Job>> claim(const Agent& agent, int max_jobs, const ManifestFactory& build);
+  Result<LeaseRenewal> heartbeat(std::string_view run_id, const Agent& agent,
+                                 std::string_view lease_token);
+  // The Run, when agent holds its current lease (expired but not yet re-claimed still counts).
+  Result<Run> check_lease(std::string_view run_id, const Agent& agent,
+                          std::string_view lease_token);
+  // Applies a run report. Idempotent per (run, attempt).
+  Status complete(std::string_view run_id, const Agent& agent, const protocol::RunReport& report);
+
+ private:
+  Result<std::optional<Run>> next_candidate(std::int64_t now);
+  struct ClaimStep {
+    bool exhausted = false;
+    std::optional<Job> job;
+  };
+  Result<ClaimStep> claim_one(const Agent& agent, const ManifestFactory& build);
+  Status fail_run(const Run& run, std::string_view status, const Error& why);
+  Result<std::optional<StateVersion>> store_new_state(const Run& run,
+                                                      const protocol::RunReport& report);
+  Status store_outputs(const Run& run, const protocol::RunReport& report,
+                       const std::optional<StateVersion>& created);
+  Status finish(const Run& run, const protocol::RunReport& report,
+                const std::optional<StateVersion>& created);
+  Status check_plan_report(const Run& run, const protocol::RunReport& report);
+
+  Database& db_;
+  CatalogStore& catalog_;
+  RunStore& runs_;
+  StateStore& states_;
+  const Clock& clock_;
+  std::int64_t lease_seconds_;
+};
+
+}  // namespace takosumi::controlplane

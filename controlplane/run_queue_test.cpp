@@ -1,0 +1,408 @@
+// Queue, lease and completion rules over a real SQLite file, with a FakeClock.
+#include "controlplane/run_queue.hpp"
+
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+#include "common/error_codes.hpp"
+#include "controlplane/agent_registry.hpp"
+#include "controlplane/catalog_store.hpp"
+#include "controlplane/run_log_store.hpp"
+#include "controlplane/test_support.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+const std::string kDigest(64, 'd');
+
+class RunQueueTest : public ::testing::Test {
+ protected:
+  using Run = controlplane::Run;  // hides ::testing::Test::Run()
+
+  RunQueueTest() {
+    workspace_id_ = catalog_.create_workspace("ws")->id;
+    agent_a_ = add_agent("agent-a");
+    agent_b_ = add_agent("agent-b");
+  }
+
+  Agent add_agent(const std::string& name) {
+    auto cred = agents_.register_agent({name, "0.1.0", {}, 2, "box-" + name, "sign-" + name});
+    EXPECT_TRUE(cred);
+    return *agents_.authenticate(cred->agent_token);
+  }
+
+  Capsule capsule(const std::string& name) {
+    CapsuleRequest req{name, {"file:///repo", "main", ""}, {{"url", {"app_url", "string", true}}}, {}};
+    auto c = catalog_.create_capsule(workspace_id_, req);
+    EXPECT_TRUE(c) << c.error().to_string();
+    return *c;
+  }
+
+  Run plan(const Capsule& c) {
+    auto r = runs_.create_plan(c, std::string(40, 'a'));
+    EXPECT_TRUE(r) << r.error().to_string();
+    return *r;
+  }
+
+  std::vector<Job> claim(const Agent& agent, int slots = 1) {
+    auto jobs = queue_.claim(agent, slots, build_);
+    EXPECT_TRUE(jobs) << jobs.error().to_string();
+    return jobs ? std::move(*jobs) : std::vector<Job>{};
+  }
+
+  Job claim_one(const Agent& agent) {
+    auto jobs = claim(agent);
+    EXPECT_EQ(jobs.size(), 1u);
+    return jobs.empty() ? Job{} : std::move(jobs.front());
+  }
+
+  static protocol::RunReport report(const Job& job, std::string status = "succeeded") {
+    protocol::RunReport r;
+    r.lease_token = job.claimed.lease_token;
+    r.attempt = job.claimed.run.attempt;
+    r.status = std::move(status);
+    return r;
+  }
+
+  // A plan Run that succeeded with changes and an uploaded plan artifact.
+  Run succeeded_plan(const Capsule& c) {
+    plan(c);
+    Job job = claim_one(agent_a_);
+    EXPECT_TRUE(runs_.record_artifact(job.claimed.run.id, "plan", kDigest, 10));
+    auto r = report(job);
+    r.has_changes = true;
+    r.plan_digest = std::string(64, 'e');
+    r.plan_artifact_sha256 = kDigest;
+    EXPECT_TRUE(queue_.complete(job.claimed.run.id, agent_a_, r));
+    return *runs_.get_run(job.claimed.run.id);
+  }
+
+  Result<Run> create_apply(const Run& plan_run) {
+    auto current = states_.current(plan_run.capsule_id);
+    auto exists = runs_.apply_exists_for(plan_run.id);
+    TAKOSUMI_TRY(check_can_apply(plan_run, *current ? (*current)->generation : 0, true, *exists));
+    return runs_.create_apply(plan_run);
+  }
+
+  // Claims the apply Run and completes it with a new state starting at prior_generation.
+  Status finish_apply(const Job& job, std::int64_t prior_generation, json::object outputs = {}) {
+    const std::string sha(64, static_cast<char>('0' + prior_generation % 10));
+    EXPECT_TRUE(runs_.record_artifact(job.claimed.run.id, "state", sha, 10));
+    auto r = report(job);
+    r.new_state = protocol::NewStateDescriptor{sha, std::string(64, 'p'), 3, "lineage-1", prior_generation};
+    r.outputs = std::move(outputs);
+    auto done = queue_.complete(job.claimed.run.id, agent_a_, r);
+    if (!done) std::cerr << "complete: " << done.error().to_string() << "\n";
+    return done;
+  }
+
+  std::size_t state_version_count(const std::string& capsule_id) {
+    return states_.list(capsule_id, 100, std::nullopt)->size();
+  }
+
+  testing::TempDir dir_;
+  FakeClock clock_{1'700'000'000};
+  Database db_ = testing::open_test_db(dir_.path() / "control.db");
+  CatalogStore catalog_{db_, clock_};
+  RunStore runs_{db_, clock_};
+  StateStore states_{db_, clock_};
+  RunLogStore logs_{db_};
+  AgentRegistry agents_{db_, clock_};
+  RunQueue queue_{db_, catalog_, runs_, states_, clock_, 60};
+  ManifestFactory build_ = [](const ClaimedRun& c) -> Result<crypto::SignedManifest> {
+    return crypto::SignedManifest{"manifest-of-" + c.run.id, "signature"};
+  };
+  std::string workspace_id_;
+  Agent agent_a_;
+  Agent agent_b_;
+};
+
+TEST_F(RunQueueTest, ClaimsTheOldestQueuedRunFirst) {
+  Run first = plan(capsule("one"));
+  clock_.advance(1);
+  Run second = plan(capsule("two"));
+  Job job = claim_one(agent_a_);
+  EXPECT_EQ(job.claimed.run.id, first.id);
+  EXPECT_EQ(job.claimed.run.status, run_status::kRunning);
+  EXPECT_EQ(job.claimed.run.attempt, 1);
+  EXPECT_EQ(job.claimed.lease_expires_at, clock_.now_unix() + 60);
+  EXPECT_EQ(job.manifest.payload, "manifest-of-" + first.id);
+  EXPECT_EQ(claim_one(agent_a_).claimed.run.id, second.id);
+  EXPECT_TRUE(claim(agent_a_).empty());
+}
+
+TEST_F(RunQueueTest, OnlyOneRunPerCapsuleHoldsALease) {
+  Capsule c = capsule("one");
+  Run first = plan(c);
+  Run second = plan(c);
+  auto jobs = claim(agent_a_, 2);
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].claimed.run.id, first.id);
+  ASSERT_TRUE(queue_.complete(first.id, agent_a_, report(jobs[0])));
+  EXPECT_EQ(claim_one(agent_b_).claimed.run.id, second.id);
+}
+
+TEST_F(RunQueueTest, ExpiredLeaseIsReclaimedWithANewAttemptAndToken) {
+  Run run = plan(capsule("one"));
+  Job old_job = claim_one(agent_a_);
+  clock_.advance(61);
+  Job new_job = claim_one(agent_b_);
+  EXPECT_EQ(new_job.claimed.run.id, run.id);
+  EXPECT_EQ(new_job.claimed.run.attempt, 2);
+  EXPECT_NE(new_job.claimed.lease_token, old_job.claimed.lease_token);
+
+  auto stale_beat = queue_.heartbeat(run.id, agent_a_, old_job.claimed.lease_token);
+  ASSERT_FALSE(stale_beat);
+  EXPECT_EQ(stale_beat.error().code, errc::kLeaseLost);
+  auto stale_complete = queue_.complete(run.id, agent_a_, report(old_job));
+  ASSERT_FALSE(stale_complete);
+  EXPECT_EQ(stale_complete.error().code, errc::kLeaseLost);
+  // The new holder's token with the old agent identity is refused too.
+  EXPECT_FALSE(queue_.heartbeat(run.id, agent_a_, new_job.claimed.lease_token));
+  EXPECT_TRUE(queue_.heartbeat(run.id, agent_b_, new_job.claimed.lease_token));
+}
+
+TEST_F(RunQueueTest, HeartbeatExtendsTheLease) {
+  plan(capsule("one"));
+  Job job = claim_one(agent_a_);
+  clock_.advance(50);
+  auto beat = queue_.heartbeat(job.claimed.run.id, agent_a_, job.claimed.lease_token);
+  ASSERT_TRUE(beat) << beat.error().to_string();
+  EXPECT_EQ(beat->lease_expires_at, clock_.now_unix() + 60);
+  EXPECT_FALSE(beat->cancel_requested);
+  clock_.advance(50);
+  EXPECT_TRUE(claim(agent_b_).empty());
+}
+
+TEST_F(RunQueueTest, ExpiredButUnclaimedLeaseMayStillComplete) {
+  Run run = plan(capsule("one"));
+  Job job = claim_one(agent_a_);
+  clock_.advance(600);
+  ASSERT_TRUE(queue_.complete(run.id, agent_a_, report(job)));
+  EXPECT_EQ(runs_.get_run(run.id)->status, run_status::kSucceeded);
+}
+
+TEST_F(RunQueueTest, PlanWithChangesNeedsItsUploadedArtifact) {
+  Run run = plan(capsule("one"));
+  Job job = claim_one(agent_a_);
+  auto r = report(job);
+  r.has_changes = true;
+  r.plan_digest = std::string(64, 'e');
+  r.plan_artifact_sha256 = kDigest;
+  auto refused = queue_.complete(run.id, agent_a_, r);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, errc::kInvalidArgument);
+  EXPECT_EQ(runs_.get_run(run.id)->status, run_status::kRunning);
+  ASSERT_TRUE(runs_.record_artifact(run.id, "plan", kDigest, 10));
+  ASSERT_TRUE(queue_.complete(run.id, agent_a_, r));
+  auto stored = *runs_.get_run(run.id);
+  EXPECT_EQ(stored.status, run_status::kSucceeded);
+  EXPECT_TRUE(stored.has_changes);
+  EXPECT_EQ(stored.plan_artifact_sha256, kDigest);
+  EXPECT_EQ(stored.prior_generation, 0);
+}
+
+TEST_F(RunQueueTest, ApplyAppendsAStateVersionOnceEvenWhenCompletedTwice) {
+  Capsule c = capsule("one");
+  Run plan_run = succeeded_plan(c);
+  auto apply = create_apply(plan_run);
+  ASSERT_TRUE(apply) << apply.error().to_string();
+  EXPECT_EQ(apply->planned_by, plan_run.id);
+  EXPECT_EQ(apply->source_commit, plan_run.source_commit);
+  Job job = claim_one(agent_a_);
+  ASSERT_EQ(job.claimed.run.id, apply->id);
+  ASSERT_TRUE(finish_apply(job, 0));
+  ASSERT_TRUE(finish_apply(job, 0));  // a retried complete after a lost answer
+  auto versions = *states_.list(c.id, 100, std::nullopt);
+  ASSERT_EQ(versions.size(), 1u);
+  EXPECT_EQ(versions[0].generation, 1);
+  EXPECT_EQ(versions[0].created_by_run_id, apply->id);
+  auto done = *runs_.get_run(apply->id);
+  EXPECT_EQ(done.status, run_status::kSucceeded);
+  EXPECT_EQ(done.state_version_id, versions[0].id);
+}
+
+TEST_F(RunQueueTest, StalePriorGenerationIsRefusedAndStoresNothing) {
+  Capsule c = capsule("one");
+  auto apply = create_apply(succeeded_plan(c));
+  ASSERT_TRUE(apply);
+  Job job = claim_one(agent_a_);
+  auto refused = finish_apply(job, 4);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, errc::kConflict);
+  EXPECT_EQ(state_version_count(c.id), 0u);
+  EXPECT_EQ(runs_.get_run(apply->id)->status, run_status::kRunning);
+  EXPECT_TRUE(finish_apply(job, 0));
+  EXPECT_EQ(state_version_count(c.id), 1u);
+}
+
+TEST_F(RunQueueTest, GenerationsIncrementAndListNewestFirst) {
+  Capsule c = capsule("one");
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(create_apply(succeeded_plan(c)));
+    ASSERT_TRUE(finish_apply(claim_one(agent_a_), i));
+  }
+  auto versions = *states_.list(c.id, 2, std::nullopt);
+  ASSERT_EQ(versions.size(), 2u);
+  EXPECT_EQ(versions[0].generation, 3);
+  EXPECT_EQ(versions[1].generation, 2);
+  auto older = *states_.list(c.id, 2, versions[1].generation);
+  ASSERT_EQ(older.size(), 1u);
+  EXPECT_EQ(older[0].generation, 1);
+}
+
+TEST_F(RunQueueTest, ApplyIsRefusedUnlessThePlanCanBeApplied) {
+  Capsule c = capsule("one");
+  Run plan_run = succeeded_plan(c);
+  Run not_succeeded = plan_run;
+  not_succeeded.status = run_status::kFailed;
+  EXPECT_EQ(check_can_apply(not_succeeded, 0, true, false).error().code, errc::kConflict);
+  Run no_changes = plan_run;
+  no_changes.has_changes = false;
+  EXPECT_FALSE(check_can_apply(no_changes, 0, true, false));
+  EXPECT_FALSE(check_can_apply(plan_run, 0, false, false));  // artifact missing
+  EXPECT_FALSE(check_can_apply(plan_run, 1, true, false));   // state moved on since the plan
+  ASSERT_TRUE(create_apply(plan_run));
+  auto second = create_apply(plan_run);
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code, errc::kConflict);
+  EXPECT_NE(second.error().message.find("already"), std::string::npos);
+  auto direct = runs_.create_apply(plan_run);  // the schema refuses it as well
+  ASSERT_FALSE(direct);
+  EXPECT_EQ(direct.error().code, errc::kConflict);
+}
+
+TEST_F(RunQueueTest, CancelStopsQueuedRunsAndFlagsRunningOnes) {
+  Run queued = plan(capsule("one"));
+  auto cancelled = runs_.cancel(queued.id);
+  ASSERT_TRUE(cancelled);
+  EXPECT_EQ(cancelled->status, run_status::kCancelled);
+  EXPECT_TRUE(claim(agent_a_).empty());
+  EXPECT_EQ(runs_.cancel(queued.id).error().code, errc::kConflict);
+
+  Run running = plan(capsule("two"));
+  Job job = claim_one(agent_a_);
+  auto flagged = runs_.cancel(running.id);
+  ASSERT_TRUE(flagged);
+  EXPECT_EQ(flagged->status, run_status::kRunning);
+  EXPECT_TRUE(queue_.heartbeat(running.id, agent_a_, job.claimed.lease_token)->cancel_requested);
+  auto r = report(job, "failed");
+  r.failure_code = errc::kCancelled;
+  ASSERT_TRUE(queue_.complete(running.id, agent_a_, r));
+  EXPECT_EQ(runs_.get_run(running.id)->status, run_status::kCancelled);
+}
+
+TEST_F(RunQueueTest, FailedReportStoresTheFailure) {
+  Run run = plan(capsule("one"));
+  Job job = claim_one(agent_a_);
+  auto r = report(job, "failed");
+  r.failure_code = errc::kOpentofuPlanFailed;
+  r.failure_message = "Error: Unsupported argument";
+  ASSERT_TRUE(queue_.complete(run.id, agent_a_, r));
+  auto stored = *runs_.get_run(run.id);
+  EXPECT_EQ(stored.status, run_status::kFailed);
+  EXPECT_EQ(stored.failure_code, errc::kOpentofuPlanFailed);
+  EXPECT_EQ(stored.failure_message, "Error: Unsupported argument");
+  EXPECT_TRUE(stored.finished_at);
+}
+
+TEST_F(RunQueueTest, RefusedManifestReportWithAttemptZeroEndsTheCurrentAttempt) {
+  Run run = plan(capsule("one"));
+  Job job = claim_one(agent_a_);
+  auto r = report(job, "failed");
+  r.attempt = 0;  // the agent could not trust the manifest, so it does not know the attempt
+  r.failure_code = errc::kManifestBadSignature;
+  ASSERT_TRUE(queue_.complete(run.id, agent_a_, r));
+  ASSERT_TRUE(queue_.complete(run.id, agent_a_, r));  // retried after a lost answer
+  auto stored = *runs_.get_run(run.id);
+  EXPECT_EQ(stored.status, run_status::kFailed);
+  EXPECT_EQ(stored.failure_code, errc::kManifestBadSignature);
+  EXPECT_EQ(stored.completed_attempt, 1);
+}
+
+TEST_F(RunQueueTest, OutputsAreFilteredThroughTheAllowlist) {
+  Capsule c = capsule("one");
+  ASSERT_TRUE(create_apply(succeeded_plan(c)));
+  json::object outputs{{"url", "https://app"}, {"password", "hunter2"}};
+  ASSERT_TRUE(finish_apply(claim_one(agent_a_), 0, outputs));
+  auto stored = *states_.outputs(c.id);
+  EXPECT_EQ(stored.generation, 1);
+  EXPECT_EQ(stored.outputs.size(), 1u);
+  EXPECT_EQ(stored.outputs.at("url"), "https://app");
+}
+
+TEST_F(RunQueueTest, UnbuildableManifestFailsTheRunAndClaimGoesOn) {
+  Run broken = plan(capsule("one"));
+  Run fine = plan(capsule("two"));
+  build_ = [&](const ClaimedRun& c) -> Result<crypto::SignedManifest> {
+    if (c.run.id == broken.id) return fail(errc::kStateIntegrityFailed, "prior state blob is missing");
+    return crypto::SignedManifest{"m", "s"};
+  };
+  Job job = claim_one(agent_a_);
+  EXPECT_EQ(job.claimed.run.id, fine.id);
+  auto failed = *runs_.get_run(broken.id);
+  EXPECT_EQ(failed.status, run_status::kFailed);
+  EXPECT_EQ(failed.failure_code, errc::kStateIntegrityFailed);
+  EXPECT_EQ(failed.attempt, 0);  // the claim was rolled back
+}
+
+TEST_F(RunQueueTest, RunFailsAfterTooManyExpiredLeases) {
+  Run run = plan(capsule("one"));
+  for (int i = 0; i < kMaxAttempts; ++i) {
+    claim_one(agent_a_);
+    clock_.advance(61);
+  }
+  EXPECT_TRUE(claim(agent_a_).empty());
+  auto failed = *runs_.get_run(run.id);
+  EXPECT_EQ(failed.status, run_status::kFailed);
+  EXPECT_EQ(failed.failure_code, errc::kLeaseLost);
+}
+
+TEST_F(RunQueueTest, LogSequenceRules) {
+  Run run = plan(capsule("one"));
+  claim_one(agent_a_);
+  EXPECT_EQ(*logs_.append(run.id, 1, 0, "a"), 1);
+  EXPECT_EQ(*logs_.append(run.id, 1, 1, "b"), 2);
+  EXPECT_EQ(*logs_.append(run.id, 1, 1, "b"), 2);  // repeated: acknowledged, stored once
+  auto gap = logs_.append(run.id, 1, 5, "x");
+  ASSERT_FALSE(gap);
+  EXPECT_EQ(gap.error().code, errc::kConflict);
+  EXPECT_NE(gap.error().message.find("nextSeq is 2"), std::string::npos);
+  EXPECT_EQ(*logs_.append(run.id, 2, 0, "c"), 1);  // a new attempt starts at 0
+  auto chunks = *logs_.list(run.id);
+  ASSERT_EQ(chunks.size(), 3u);
+  EXPECT_EQ(chunks[1].text, "b");
+  EXPECT_EQ(chunks[2].attempt, 2);
+  EXPECT_EQ(logs_.append(run.id, 2, 1, std::string(kMaxLogChunkBytes + 1, 'x')).error().code,
+            errc::kPayloadTooLarge);
+}
+
+TEST_F(RunQueueTest, LogsPastTheCapAreDroppedButStillAcknowledged) {
+  Run run = plan(capsule("one"));
+  claim_one(agent_a_);
+  const std::string chunk(kMaxLogChunkBytes, 'x');
+  const std::int64_t full = kMaxRunLogBytes / static_cast<std::int64_t>(chunk.size());
+  for (std::int64_t seq = 0; seq < full; ++seq) ASSERT_EQ(*logs_.append(run.id, 1, seq, chunk), seq + 1);
+  EXPECT_EQ(*logs_.append(run.id, 1, full, chunk), full + 1);
+  EXPECT_EQ(*logs_.append(run.id, 1, full + 1, chunk), full + 2);
+  auto chunks = *logs_.list(run.id);
+  ASSERT_EQ(chunks.size(), static_cast<std::size_t>(full + 1));
+  EXPECT_NE(chunks.back().text.find("log limit reached"), std::string::npos);
+}
+
+TEST_F(RunQueueTest, ReRegisteringKeepsTheAgentIdAndReplacesTheToken) {
+  auto first = agents_.register_agent({"worker", "1", {}, 1, "box", "sign-key"});
+  auto again = agents_.register_agent({"worker", "1", {}, 1, "box2", "sign-key"});
+  auto other = agents_.register_agent({"worker", "1", {}, 1, "box", "other-sign-key"});
+  ASSERT_TRUE(first && again && other);
+  EXPECT_EQ(first->agent_id, again->agent_id);
+  EXPECT_NE(first->agent_id, other->agent_id);
+  EXPECT_FALSE(agents_.authenticate(first->agent_token));
+  auto agent = agents_.authenticate(again->agent_token);
+  ASSERT_TRUE(agent);
+  EXPECT_EQ(agent->box_public_key, "box2");
+}
+
+}  // namespace
+}  // namespace takosumi::controlplane

@@ -1,0 +1,110 @@
+#pragma once
+// A tiny RAII wrapper over SQLite: one connection (WAL, foreign keys on), prepared statements with
+// bound parameters, and transactions that roll back unless committed. Not thread-safe: the control
+// plane touches the database from its one io_context thread only.
+// Errors: a violated constraint is `conflict`; anything else is `internal` with SQLite's message.
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "common/error.hpp"
+
+namespace takosumi::controlplane {
+
+class Statement {
+ public:
+  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  ~Statement();
+  Statement(Statement&& other) noexcept
+      : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)) {}
+  Statement& operator=(Statement&&) = delete;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  // Parameters are 1-based, as in SQLite.
+  Statement& bind(int index, std::string_view text);
+  Statement& bind(int index, const char* text) { return bind(index, std::string_view(text)); }
+  Statement& bind(int index, const std::string& text) { return bind(index, std::string_view(text)); }
+  Statement& bind(int index, std::int64_t value);
+  Statement& bind(int index, int value) { return bind(index, std::int64_t{value}); }
+  Statement& bind(int index, bool value) { return bind(index, std::int64_t{value ? 1 : 0}); }
+  Statement& bind(int index, std::nullopt_t);
+  template <class T>
+  Statement& bind(int index, const std::optional<T>& value) {
+    return value ? bind(index, *value) : bind(index, std::nullopt);
+  }
+
+  // True when a row is available; false when the statement is done.
+  Result<bool> step();
+  // Steps to completion, for statements that return no rows.
+  Status run();
+
+  bool is_null(int column) const;
+  std::string text(int column) const;
+  std::optional<std::string> optional_text(int column) const;
+  std::int64_t integer(int column) const;
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+  Status bind_status_;
+};
+
+class Database {
+ public:
+  // Opens (creating) the file, enables WAL and foreign keys, sets a busy timeout.
+  static Result<Database> open(const std::filesystem::path& path);
+  ~Database();
+  Database(Database&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
+  Database& operator=(Database&&) = delete;
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  Status exec(std::string_view sql);
+  Result<Statement> prepare(std::string_view sql);
+  // Prepares and binds args to parameters 1..N.
+  template <class... Args>
+  Result<Statement> query(std::string_view sql, const Args&... args) {
+    auto stmt = prepare(sql);
+    if (!stmt) return stmt;
+    int index = 0;
+    (stmt->bind(++index, args), ...);
+    return stmt;
+  }
+  // Runs a statement that returns no rows.
+  template <class... Args>
+  Status run(std::string_view sql, const Args&... args) {
+    auto stmt = query(sql, args...);
+    if (!stmt) return std::unexpected(stmt.error());
+    return stmt->run();
+  }
+  std::int64_t changes() const { return sqlite3_changes64(db_); }
+
+ private:
+  explicit Database(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+};
+
+// BEGIN IMMEDIATE on construction (check ok()); rolls back in the destructor unless committed.
+class Transaction {
+ public:
+  explicit Transaction(Database& db);
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+
+  const Status& begun() const { return begun_; }
+  Status commit();
+
+ private:
+  Database& db_;
+  Status begun_;
+  bool done_ = false;
+};
+
+}  // namespace takosumi::controlplane
