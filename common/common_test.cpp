@@ -8,6 +8,7 @@
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "common/secret_bytes.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace takosumi {
 namespace {
@@ -45,15 +46,9 @@ TEST(Encoding, HexIsLowercase) {
 
 class FileIoTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("takosumi-fileio-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    ASSERT_TRUE(ensure_directory(dir_));
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
+  void SetUp() override { ASSERT_TRUE(ensure_directory(dir_)); }
+  takosumi::testing::TempDir tmp_{"takosumi-fileio-"};
+  std::filesystem::path dir_ = tmp_.path() / "files";
 };
 
 TEST_F(FileIoTest, AtomicWriteCreatesPrivateFileAndReadsBack) {

@@ -1,24 +1,18 @@
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "config/agent_config.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace takosumi::config {
 namespace {
 
 class AgentConfigTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/takosumi-config-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    ASSERT_TRUE(write_file_atomic(dir_ / "pool.token", "pool-secret\n"));
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void SetUp() override { ASSERT_TRUE(write_file_atomic(dir_ / "pool.token", "pool-secret\n")); }
 
   Result<AgentConfig> load(const std::string& yaml, const Environment& env = {}) {
     EXPECT_TRUE(write_file_atomic(dir_ / "agent.yaml", yaml));
@@ -38,7 +32,8 @@ tofu:
   binary: /opt/tofu
   providerMirror: mirror
 )";
-  std::filesystem::path dir_;
+  takosumi::testing::TempDir tmp_{"takosumi-config-"};
+  std::filesystem::path dir_ = tmp_.path();
 };
 
 TEST_F(AgentConfigTest, LoadsAndResolvesRelativePaths) {

@@ -6,10 +6,12 @@
 
 #include "common/error_codes.hpp"
 #include "controlplane/test_support.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace takosumi::controlplane {
 namespace {
 
+using takosumi::testing::TempDir;
 Result<ControlConfig> parse(const std::string& yaml, std::optional<std::string> env = "env-token",
                             const std::filesystem::path& base = "/base") {
   return parse_control_config(YAML::Load(yaml), base, env);
@@ -36,7 +38,7 @@ TEST(ControlConfig, AppliesDefaults) {
 }
 
 TEST(ControlConfig, ReadsTokenFiles) {
-  testing::TempDir dir;
+  TempDir dir;
   std::ofstream(dir.path() / "api.token") << "  api-secret \n";
   std::ofstream(dir.path() / "pool.token") << "# pool tokens\npool-a\n\npool-b\n";
   auto r = parse("dataDir: /d\nport: 8123\napiTokenFile: api.token\npoolTokenFile: pool.token\n"
@@ -63,7 +65,7 @@ TEST(ControlConfig, NamesTheBadKey) {
 }
 
 TEST(ControlConfig, LoadsAFileWithLineNumbersOnSyntaxErrors) {
-  testing::TempDir dir;
+  TempDir dir;
   std::ofstream(dir.path() / "bad.yaml") << "dataDir: [unclosed\n";
   auto r = load_control_config(dir.path() / "bad.yaml", "t");
   ASSERT_FALSE(r);

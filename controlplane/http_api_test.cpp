@@ -18,6 +18,7 @@
 #include "crypto/manifest_signer.hpp"
 #include "crypto/sealed_box.hpp"
 #include "crypto/sha256.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -26,6 +27,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace json = boost::json;
+using takosumi::testing::TempDir;
 
 constexpr const char* kApiToken = "api-token-for-tests";
 constexpr const char* kPoolToken = "pool-token-for-tests";
@@ -184,7 +186,7 @@ class HttpApiTest : public ::testing::Test {
     return header ? *read_file(out, 1 << 20) : "";
   }
 
-  testing::TempDir dir_;
+  TempDir dir_;
   SystemClock clock_;
   std::unique_ptr<ControlPlane> control_;
   std::thread server_;

@@ -10,10 +10,12 @@
 #include "controlplane/catalog_store.hpp"
 #include "controlplane/run_log_store.hpp"
 #include "controlplane/test_support.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace takosumi::controlplane {
 namespace {
 
+using takosumi::testing::TempDir;
 const std::string kDigest(64, 'd');
 
 class RunQueueTest : public ::testing::Test {
@@ -101,7 +103,7 @@ class RunQueueTest : public ::testing::Test {
     return states_.list(capsule_id, 100, std::nullopt)->size();
   }
 
-  testing::TempDir dir_;
+  TempDir dir_;
   FakeClock clock_{1'700'000'000};
   Database db_ = testing::open_test_db(dir_.path() / "control.db");
   CatalogStore catalog_{db_, clock_};

@@ -1,48 +1,14 @@
 #pragma once
-// Test-only helpers for crypto/ tests: a private temporary directory and whole-file access.
+// Test-only helpers for crypto/ tests: whole-file access and deterministic bytes.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <set>
 #include <string>
-#include <system_error>
 
 namespace takosumi::crypto::test_support {
-
-// A fresh directory from mkdtemp, removed with its contents on destruction.
-class TempDir {
- public:
-  TempDir() {
-    auto base = std::filesystem::temp_directory_path() / "takosumi-crypto-test-XXXXXX";
-    std::string name = base.string();
-    if (::mkdtemp(name.data()) == nullptr) ADD_FAILURE() << "mkdtemp failed for " << name;
-    path_ = name;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
-  // File names in the directory, to prove a failed operation left nothing behind.
-  std::set<std::string> entries() const {
-    std::set<std::string> out;
-    for (const auto& e : std::filesystem::directory_iterator(path_))
-      out.insert(e.path().filename().string());
-    return out;
-  }
-
- private:
-  std::filesystem::path path_;
-};
 
 inline void write_bytes(const std::filesystem::path& path, const std::string& bytes) {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);

@@ -10,14 +10,15 @@
 #include "crypto/crypto_test_support.hpp"
 #include "crypto/sealed_box.hpp"
 #include "crypto/sha256.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace takosumi::crypto {
 namespace {
 
 namespace fs = std::filesystem;
 using test_support::read_bytes;
-using test_support::TempDir;
 using test_support::write_bytes;
+using takosumi::testing::TempDir;
 
 constexpr std::size_t kFullChunk = kChunkSize + crypto_secretstream_xchacha20poly1305_ABYTES;
 constexpr std::size_t kStreamHeader = crypto_secretstream_xchacha20poly1305_HEADERBYTES;

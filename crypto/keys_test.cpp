@@ -6,6 +6,7 @@
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "crypto/crypto_test_support.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace takosumi::crypto {
 namespace {
@@ -13,8 +14,8 @@ namespace {
 namespace fs = std::filesystem;
 using test_support::mode_of;
 using test_support::read_bytes;
-using test_support::TempDir;
 using test_support::write_bytes;
+using takosumi::testing::TempDir;
 
 std::string key_file_text(std::string_view algorithm, std::size_t bytes) {
   return "takosumi-key v1 " + std::string(algorithm) + "\n" +

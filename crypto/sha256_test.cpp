@@ -4,11 +4,12 @@
 
 #include "common/error_codes.hpp"
 #include "crypto/crypto_test_support.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace takosumi::crypto {
 namespace {
 
-using test_support::TempDir;
+using takosumi::testing::TempDir;
 
 TEST(Sha256, KnownVectors) {
   EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");

@@ -12,12 +12,14 @@
 
 #include "runner/line_splitter.hpp"
 #include "runner/test_support.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace takosumi::runner {
 namespace {
 
 using namespace std::chrono_literals;
 using testing::run_to_end;
+using takosumi::testing::TempDir;
 
 struct Captured {
   std::vector<std::string> out;
@@ -48,7 +50,7 @@ class LauncherTest : public ::testing::Test {
   BoostProcessLauncher launcher_;
   CancelSignal cancel_;
   Captured seen_;
-  testing::TempDir dir_;
+  TempDir dir_;
 };
 
 TEST_F(LauncherTest, StreamsLinesAndReportsExitCode) {

@@ -8,15 +8,16 @@
 #include <fstream>
 #include <sstream>
 
-#include "runner/test_git_repo.hpp"
 #include "runner/test_support.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/test_git_repo.hpp"
 
 namespace takosumi::runner {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::TempDir;
-using testing::TestGitRepo;
+using takosumi::testing::TempDir;
+using takosumi::testing::TestGitRepo;
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p);

@@ -9,11 +9,13 @@
 #include "runner/boost_process_launcher.hpp"
 #include "runner/test_support.hpp"
 #include "runner/tofu_cli.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace takosumi::runner {
 namespace {
 
 using Actions = std::vector<std::string>;
+using takosumi::testing::TempDir;
 
 std::string plan_with(const std::string& changes, const std::string& outputs = "{}") {
   return R"({"format_version":"1.2","terraform_version":"1.12.6","future_key":{"x":1},
@@ -114,7 +116,7 @@ class RealPlanAnalysis : public ::testing::Test {
     return testing::run_to_end(io_, std::move(task));
   }
 
-  testing::TempDir tmp_;
+  TempDir tmp_;
   boost::asio::io_context io_;
   BoostProcessLauncher launcher_;
   CancelSignal cancel_;

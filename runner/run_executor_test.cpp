@@ -10,14 +10,17 @@
 
 #include "crypto/envelope.hpp"
 #include "crypto/sha256.hpp"
-#include "runner/test_git_repo.hpp"
 #include "runner/test_support.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/test_git_repo.hpp"
 
 namespace takosumi::runner {
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using takosumi::testing::TempDir;
+using takosumi::testing::TestGitRepo;
 
 constexpr const char* kModule = R"(
 variable "name" { type = string }
@@ -142,8 +145,8 @@ class RunExecutorTest : public ::testing::Test {
     return false;
   }
 
-  testing::TempDir tmp_;
-  testing::TestGitRepo repo_{tmp_.path() / "origin"};
+  TempDir tmp_;
+  TestGitRepo repo_{tmp_.path() / "origin"};
   std::string commit_;
   crypto::BoxKeyPair control_ = crypto::BoxKeyPair::generate();
   boost::asio::io_context io_;

@@ -4,13 +4,15 @@
 
 #include <fstream>
 
-#include "runner/test_support.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace takosumi::runner {
 namespace {
 
+using takosumi::testing::TempDir;
+
 TEST(StateFile, ReadsSerialAndLineageOfAVersion4State) {
-  testing::TempDir tmp;
+  TempDir tmp;
   const auto path = tmp.path() / "terraform.tfstate";
   std::ofstream(path) << R"({"version":4,"terraform_version":"1.12.6","serial":7,
       "lineage":"8b7afe3e-235e-eed4-eff3-6a0b7ae40f6f","outputs":{},"resources":[],"check_results":null})";
@@ -30,7 +32,7 @@ TEST(StateFile, RefusesOtherVersionsAndGarbage) {
 }
 
 TEST(StateFile, MissingFileIsAnError) {
-  testing::TempDir tmp;
+  TempDir tmp;
   EXPECT_FALSE(read_state_identity(tmp.path() / "none"));
 }
 

@@ -2,8 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "crypto/keys.hpp"
-#include "tests/support/git_fixture.hpp"
 #include "tests/support/stack.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/test_git_repo.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -17,8 +18,8 @@ std::string run_failure(const json::object& run) {
 void expect_refused(Stack& stack, const std::string& expected_code) {
   const auto out = stack.root() / "real-world";
   std::filesystem::create_directories(out);
-  GitFixture repo(stack.root() / "repo");
-  repo.commit({{"main.tf", example_module("hello")}}, "v1");
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", example_module("hello")}});
   auto capsule = stack.create_capsule(repo.url(), json::object{{"out_dir", out.string()}}, {});
   auto run = stack.plan(capsule);
   EXPECT_EQ(json::value_to<std::string>(run.at("status")), "failed");
@@ -30,16 +31,13 @@ void expect_refused(Stack& stack, const std::string& expected_code) {
 }
 
 TEST(ManifestRefusal, ManifestSignedByAnotherKeyIsRefused) {
-  char tmpl[] = "/tmp/takosumi-otherkey-XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr);
-  const std::filesystem::path dir = tmpl;
+  const TempDir dir("takosumi-otherkey-");
   auto other = crypto::SignKeyPair::generate();
   ASSERT_TRUE(crypto::write_public_key_file(dir / "other.pub", other.public_key.to_base64()));
   {
     Stack stack(StackOptions{.pinned_key_override = dir / "other.pub"});
     expect_refused(stack, "manifest_bad_signature");
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(ManifestRefusal, ExpiredManifestIsRefused) {

@@ -5,8 +5,8 @@
 
 #include "crypto/envelope.hpp"
 #include "crypto/keys.hpp"
-#include "tests/support/git_fixture.hpp"
 #include "tests/support/stack.hpp"
+#include "tests/support/test_git_repo.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -35,13 +35,13 @@ class PlanApplyTest : public ::testing::Test {
   std::filesystem::path out_dir() { return stack_.root() / "real-world"; }
   std::string make_capsule(const std::string& greeting) {
     std::filesystem::create_directories(out_dir());
-    repo_ = std::make_unique<GitFixture>(stack_.root() / "repo");
-    repo_->commit({{"main.tf", example_module(greeting)}}, "v1");
+    repo_ = std::make_unique<TestGitRepo>(stack_.root() / "repo");
+    repo_->commit({{"main.tf", example_module(greeting)}});
     return stack_.create_capsule(repo_->url(), json::object{{"out_dir", out_dir().string()}},
                                  mapped_outputs());
   }
   Stack stack_;
-  std::unique_ptr<GitFixture> repo_;
+  std::unique_ptr<TestGitRepo> repo_;
 };
 
 TEST_F(PlanApplyTest, ApplyAppendsStateVersionsAndPublishesOnlyMappedNonSensitiveOutputs) {
@@ -82,7 +82,7 @@ TEST_F(PlanApplyTest, ApplyAppendsStateVersionsAndPublishesOnlyMappedNonSensitiv
 
   // A second change appends generation 2; generation 1 is untouched.
   const auto first_digest = str(versions[0].as_object(), "ciphertextSha256");
-  repo_->commit({{"main.tf", example_module("world")}}, "v2");
+  repo_->commit({{"main.tf", example_module("world")}});
   auto plan2 = stack_.plan(capsule);
   ASSERT_EQ(str(plan2, "status"), "succeeded") << json::serialize(plan2);
   auto applied2 = stack_.apply(str(plan2, "id"));

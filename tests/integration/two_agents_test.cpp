@@ -3,8 +3,8 @@
 
 #include <set>
 
-#include "tests/support/git_fixture.hpp"
 #include "tests/support/stack.hpp"
+#include "tests/support/test_git_repo.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -12,10 +12,9 @@ namespace json = boost::json;
 
 TEST(TwoAgents, EveryRunIsClaimedExactlyOnce) {
   Stack stack(StackOptions{.agents = 2, .concurrency = 2});
-  GitFixture repo(stack.root() / "repo");
+  TestGitRepo repo(stack.root() / "repo");
   repo.commit({{"main.tf", R"(resource "terraform_data" "x" { input = "a" }
-output "v" { value = "a" })"}},
-              "v1");
+output "v" { value = "a" })"}});
   std::vector<std::string> runs;
   for (int i = 0; i < 6; ++i) {
     auto capsule = stack.create_capsule(repo.url(), {}, {}, "c" + std::to_string(i));

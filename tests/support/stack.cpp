@@ -1,9 +1,10 @@
 #include "tests/support/stack.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <fstream>
+
+#include "tests/support/temp_dir.hpp"
 
 namespace takosumi::testing {
 namespace json = boost::json;
@@ -15,15 +16,9 @@ void write(const std::filesystem::path& p, const std::string& text) {
   out << text;
 }
 
-std::filesystem::path make_root() {
-  char tmpl[] = "/tmp/takosumi-it-XXXXXX";
-  if (!::mkdtemp(tmpl)) std::abort();
-  return tmpl;
-}
-
 }  // namespace
 
-Stack::Stack(StackOptions options) : options_(std::move(options)), root_(make_root()) {
+Stack::Stack(StackOptions options) : options_(std::move(options)), root_(make_temp_dir("takosumi-it-")) {
   const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
   write(root_ / "api.token", api_token_ + "\n");
   write(root_ / "pool.token", pool_token_ + "\n");

@@ -1,6 +1,7 @@
 #pragma once
-// Test helper: a real Git repository made with libgit2 in a directory, with commits of given
-// file contents. Aborts the test (via exceptions) on libgit2 failure.
+// Test-only: a real Git repository made with libgit2 in a directory, with commits of given file
+// contents. HEAD names refs/heads/main. Every libgit2 failure throws std::runtime_error, which
+// fails the test.
 #include <git2.h>
 
 #include <filesystem>
@@ -8,10 +9,11 @@
 #include <string>
 #include <string_view>
 
-namespace takosumi::runner::testing {
+namespace takosumi::testing {
 
 class TestGitRepo {
  public:
+  // Initialises a non-bare repository at dir (created if missing).
   explicit TestGitRepo(std::filesystem::path dir);
   ~TestGitRepo();
   TestGitRepo(const TestGitRepo&) = delete;
@@ -23,6 +25,10 @@ class TestGitRepo {
                      std::string_view ref = "refs/heads/main");
   // Writes a commit object reachable from no ref (a fetch never brings it).
   std::string dangling_commit(const std::map<std::string, std::string>& files);
+  // Points ref (a branch, or a lightweight tag) at commit_id, creating or moving it.
+  void set_ref(std::string_view ref, const std::string& commit_id);
+  // Creates refs/tags/<name> as an annotated tag object on commit_id.
+  void annotated_tag(std::string_view name, const std::string& commit_id);
   std::string url() const { return "file://" + dir_.string(); }
 
  private:
@@ -31,6 +37,7 @@ class TestGitRepo {
 
   std::filesystem::path dir_;
   git_repository* repo_ = nullptr;
+  git_signature* sig_ = nullptr;
 };
 
-}  // namespace takosumi::runner::testing
+}  // namespace takosumi::testing
