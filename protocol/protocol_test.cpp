@@ -82,6 +82,33 @@ TEST(RunReport, RoundTripsAndRequiresFailureCode) {
   EXPECT_FALSE(run_report_from_json(bad));
 }
 
+TEST(RunReport, DataLossAndDriftRoundTrip) {
+  RunReport r;
+  r.lease_token = "l";
+  r.attempt = 1;
+  r.status = "succeeded";
+  r.data_loss.push_back({"aws_db_instance.main", "aws_db_instance", "replace", "type matches *_db_*"});
+  r.drift = DriftReport{"drift", {{"local_file.a", "local_file", "delete", {"content"}}}};
+  auto back = run_report_from_json(to_json(r));
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->data_loss.size(), 1u);
+  EXPECT_EQ(back->data_loss[0].action, "replace");
+  ASSERT_TRUE(back->drift);
+  EXPECT_EQ(back->drift->status, "drift");
+  ASSERT_EQ(back->drift->resources.size(), 1u);
+  EXPECT_EQ(back->drift->resources[0].attributes, std::vector<std::string>{"content"});
+
+  auto bad = to_json(r);
+  bad["drift"].as_object()["status"] = "maybe";
+  EXPECT_FALSE(run_report_from_json(bad));
+}
+
+TEST(RunType, EveryTypeRoundTripsAndRefreshIsNotOne) {
+  for (auto t : {RunType::plan, RunType::apply, RunType::destroy_plan, RunType::drift_check})
+    EXPECT_EQ(run_type_from_string(to_string(t)), t);
+  EXPECT_FALSE(run_type_from_string("refresh"));
+}
+
 TEST(JsonFields, OversizedBodyIsRefused) {
   auto r = parse_object(std::string(100, ' '), 10);
   ASSERT_FALSE(r);

@@ -44,6 +44,73 @@ Result<ResourceChange> change_from_json(const json::value& v) {
   return ResourceChange{*address, *type, std::move(*list), *del, *rep};
 }
 
+Result<DataLossMark> data_loss_from_json(const json::value& v) {
+  if (!v.is_object()) return fail(errc::kInvalidArgument, "dataLoss entries must be objects");
+  const auto& o = v.get_object();
+  auto address = get_string(o, "address", 2048);
+  auto type = get_string(o, "type", 256);
+  auto action = get_string(o, "action", 32);
+  auto reason = get_optional_string(o, "reason", 1024);
+  for (const Error* e : {address ? nullptr : &address.error(), type ? nullptr : &type.error(),
+                         action ? nullptr : &action.error(), reason ? nullptr : &reason.error()})
+    if (e) return std::unexpected(*e);
+  return DataLossMark{*address, *type, *action, reason->value_or("")};
+}
+
+Result<DriftedResource> drifted_from_json(const json::value& v) {
+  if (!v.is_object()) return fail(errc::kInvalidArgument, "drift resources must be objects");
+  const auto& o = v.get_object();
+  auto address = get_string(o, "address", 2048);
+  auto type = get_string(o, "type", 256);
+  auto action = get_optional_string(o, "action", 32);
+  auto attrs = get_optional_array(o, "attributes");
+  for (const Error* e : {address ? nullptr : &address.error(), type ? nullptr : &type.error(),
+                         action ? nullptr : &action.error(), attrs ? nullptr : &attrs.error()})
+    if (e) return std::unexpected(*e);
+  auto names = strings_from_json(*attrs, "attributes");
+  if (!names) return std::unexpected(names.error());
+  return DriftedResource{*address, *type, action->value_or(""), std::move(*names)};
+}
+
+Result<std::optional<DriftReport>> drift_from_json(const json::object& o) {
+  auto d = get_optional_object(o, "drift");
+  if (!d) return std::unexpected(d.error());
+  if (!*d) return std::optional<DriftReport>{};
+  auto status = get_string(**d, "status", 16);
+  if (!status) return std::unexpected(status.error().with_context("drift"));
+  if (*status != "no_drift" && *status != "drift" && *status != "error")
+    return fail(errc::kInvalidArgument, "drift.status must be no_drift, drift or error");
+  DriftReport report{*status, {}};
+  auto list = get_optional_array(**d, "resources");
+  if (!list) return std::unexpected(list.error());
+  if (*list) {
+    if ((*list)->size() > kMaxResources) return fail(errc::kInvalidArgument, "too many drifted resources");
+    for (const auto& v : **list) {
+      auto r = drifted_from_json(v);
+      if (!r) return std::unexpected(r.error().with_context("drift.resources"));
+      report.resources.push_back(std::move(*r));
+    }
+  }
+  return std::optional<DriftReport>(std::move(report));
+}
+
+Status parse_marks(const json::object& o, RunReport& r) {
+  auto loss = get_optional_array(o, "dataLoss");
+  if (!loss) return std::unexpected(loss.error());
+  if (*loss) {
+    if ((*loss)->size() > kMaxResources) return fail(errc::kInvalidArgument, "too many dataLoss marks");
+    for (const auto& v : **loss) {
+      auto m = data_loss_from_json(v);
+      if (!m) return std::unexpected(m.error().with_context("dataLoss"));
+      r.data_loss.push_back(std::move(*m));
+    }
+  }
+  auto drift = drift_from_json(o);
+  if (!drift) return std::unexpected(drift.error());
+  r.drift = std::move(*drift);
+  return {};
+}
+
 Result<RunReport> parse(const json::object& o) {
   RunReport r;
   auto lease = get_string(o, "leaseToken", 256);
@@ -93,6 +160,7 @@ Result<RunReport> parse(const json::object& o) {
       r.resource_changes.push_back(std::move(*c));
     }
   }
+  TAKOSUMI_TRY(parse_marks(o, r));
   auto opt = [&](std::string_view key, std::string& dst, std::size_t max) -> Status {
     auto v = get_optional_string(o, key, max);
     if (!v) return std::unexpected(v.error());
@@ -156,6 +224,19 @@ json::object to_json(const RunReport& r) {
                                       {"actions", strings_to_json(c.actions)},
                                       {"delete", c.is_delete}, {"replace", c.is_replace}});
   o["resourceChanges"] = std::move(changes);
+  json::array loss;
+  for (const auto& m : r.data_loss)
+    loss.emplace_back(json::object{{"address", m.address}, {"type", m.type},
+                                   {"action", m.action}, {"reason", m.reason}});
+  o["dataLoss"] = std::move(loss);
+  if (r.drift) {
+    json::array drifted;
+    for (const auto& d : r.drift->resources)
+      drifted.emplace_back(json::object{{"address", d.address}, {"type", d.type},
+                                        {"action", d.action},
+                                        {"attributes", strings_to_json(d.attributes)}});
+    o["drift"] = json::object{{"status", r.drift->status}, {"resources", std::move(drifted)}};
+  }
   if (!r.plan_digest.empty()) o["planDigest"] = r.plan_digest;
   if (!r.plan_artifact_sha256.empty()) o["planArtifactSha256"] = r.plan_artifact_sha256;
   if (r.new_state)

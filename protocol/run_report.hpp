@@ -20,6 +20,29 @@ struct ResourceChange {
   bool is_replace = false;
 };
 
+// A deleted or replaced resource whose kind holds data (a database, bucket, volume, file …):
+// applying the plan loses what it stores. Apply refuses such a plan unless explicitly accepted.
+struct DataLossMark {
+  std::string address;
+  std::string type;
+  std::string action;  // "delete" | "replace"
+  std::string reason;  // which rule matched, e.g. "type matches *_database*"
+};
+
+// One resource whose real object differs from the stored state (drift check). Attribute names
+// only: values never leave the agent.
+struct DriftedResource {
+  std::string address;
+  std::string type;
+  std::string action;                   // OpenTofu's refresh-only action: "update" | "delete"
+  std::vector<std::string> attributes;  // top-level attribute names that differ
+};
+
+struct DriftReport {
+  std::string status;  // "no_drift" | "drift" | "error"
+  std::vector<DriftedResource> resources;
+};
+
 struct ChangeSummary {
   std::int64_t add = 0;
   std::int64_t change = 0;
@@ -45,6 +68,8 @@ struct RunReport {
   bool has_changes = false;
   ChangeSummary summary;
   std::vector<ResourceChange> resource_changes;
+  std::vector<DataLossMark> data_loss;
+  std::optional<DriftReport> drift;  // drift_check runs only
   std::string plan_digest;           // plan runs: sha256 of the plaintext saved plan
   std::string plan_artifact_sha256;  // plan runs: sha256 of the uploaded ciphertext
   std::optional<NewStateDescriptor> new_state;
