@@ -9,6 +9,7 @@
 #include <cctype>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
@@ -83,27 +84,59 @@ Status fetch_all(git_repository* repo, const std::string& url) {
   git_fetch_options opts;
   git_fetch_options_init(&opts, GIT_FETCH_OPTIONS_VERSION);
   opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;  // the refspecs already name every tag
+  // Refs deleted upstream disappear here too, so reachability below reflects the remote today.
+  opts.prune = GIT_FETCH_PRUNE;
   if (git_remote_fetch(remote.get(), &refspecs, &opts, "takosumi fetch") != 0)
     return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "fetch"));
   return {};
 }
 
-// The commit, fetching once when the cache does not have it.
+// Tips of every branch and tag in the cache, peeled to commits.
+std::vector<git_oid> ref_tips(git_repository* repo) {
+  std::vector<git_oid> tips;
+  git_reference_iterator* it = nullptr;
+  if (git_reference_iterator_new(&it, repo) != 0) return tips;
+  git_reference* ref = nullptr;
+  while (git_reference_next(&ref, it) == 0) {
+    git_object* target = nullptr;
+    if (git_reference_peel(&target, ref, GIT_OBJECT_COMMIT) == 0) {
+      tips.push_back(*git_object_id(target));
+      git_object_free(target);
+    }
+    git_reference_free(ref);
+  }
+  git_reference_iterator_free(it);
+  return tips;
+}
+
+bool reachable_from_a_ref(git_repository* repo, const git_oid& commit) {
+  auto tips = ref_tips(repo);
+  for (const auto& tip : tips)
+    if (git_oid_equal(&tip, &commit)) return true;
+  return !tips.empty() &&
+         git_graph_reachable_from_any(repo, &commit, tips.data(), tips.size()) == 1;
+}
+
+// The commit as the repository has it now. The cache is always refreshed first: a commit the
+// cache still holds but no branch or tag of the repository reaches any more (history rewritten,
+// branch deleted and collected) is missing, which is what a rollback must find out.
 Result<Commit> find_commit(git_repository* repo, const protocol::SourceSpec& source) {
   git_oid oid;
   if (git_oid_fromstr(&oid, source.commit.c_str()) != 0)
     return fail(errc::kManifestInvalid, "commit \"" + source.commit + "\" is not a commit id");
+  TAKOSUMI_TRY(fetch_all(repo, source.url));
   git_commit* raw = nullptr;
-  int rc = git_commit_lookup(&raw, repo, &oid);
-  if (rc == GIT_ENOTFOUND) {
-    TAKOSUMI_TRY(fetch_all(repo, source.url));
-    rc = git_commit_lookup(&raw, repo, &oid);
-  }
-  if (rc == GIT_ENOTFOUND || rc == GIT_EINVALIDSPEC)
-    return fail(errc::kSourceCommitMissing, "commit " + source.commit + " does not exist in " +
-                                                redact_url(source.url));
+  const int rc = git_commit_lookup(&raw, repo, &oid);
+  const auto missing = [&] {
+    return fail(errc::kSourceCommitMissing,
+                "commit " + source.commit + " does not exist in " + redact_url(source.url) +
+                    " (no branch or tag reaches it; was history rewritten?)");
+  };
+  if (rc == GIT_ENOTFOUND || rc == GIT_EINVALIDSPEC) return missing();
   if (rc != 0) return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "lookup commit"));
-  return Commit(raw);
+  Commit commit(raw);
+  if (!reachable_from_a_ref(repo, oid)) return missing();
+  return commit;
 }
 
 bool safe_entry_name(std::string_view name) {

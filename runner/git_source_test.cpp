@@ -92,6 +92,16 @@ TEST_F(GitSourceTest, MissingCommitIsSourceCommitMissing) {
   }
 }
 
+TEST_F(GitSourceTest, CommitStillCachedButRewrittenAwayUpstreamIsMissing) {
+  const auto old = repo_.commit({{"main.tf", "v1"}});
+  ASSERT_TRUE(checkout(spec(old)));  // the cache now holds the commit
+  repo_.set_ref("refs/heads/main", repo_.dangling_commit({{"main.tf", "rewritten"}}));
+  auto r = checkout(spec(old));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "source_commit_missing") << r.error().message;
+  EXPECT_NE(r.error().message.find(old), std::string::npos);
+}
+
 TEST_F(GitSourceTest, UnreachableRepositoryIsSourceFetchFailed) {
   protocol::SourceSpec s{"file://" + (tmp_.path() / "nowhere").string(), std::string(40, 'b'), ""};
   auto r = checkout(s);
