@@ -4,33 +4,15 @@
 
 #include "common/error_codes.hpp"
 #include "protocol/json_fields.hpp"
+#include "runner/plan_json.hpp"
 
 namespace takosumi::runner {
 namespace {
 
 namespace json = boost::json;
 
-constexpr std::size_t kMaxPlanJson = 64 * 1024 * 1024;
-
 bool contains(const std::vector<std::string>& v, std::string_view s) {
   return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-bool only_noop_or_read(const std::vector<std::string>& actions) {
-  return std::all_of(actions.begin(), actions.end(),
-                     [](const std::string& a) { return a == "no-op" || a == "read"; });
-}
-
-// The "actions" of a change object (resource_changes[].change, output_changes.NAME).
-Result<std::vector<std::string>> actions_of(const json::object& change) {
-  const json::value* actions = change.if_contains("actions");
-  if (!actions || !actions->is_array()) return fail(errc::kOpentofuFailed, "actions missing");
-  std::vector<std::string> out;
-  for (const auto& a : actions->get_array()) {
-    if (!a.is_string()) return fail(errc::kOpentofuFailed, "actions holds a non-string");
-    out.emplace_back(a.get_string());
-  }
-  return out;
 }
 
 void count(const protocol::ResourceChange& c, protocol::ChangeSummary& s) {
@@ -58,9 +40,12 @@ Status read_resource_changes(const json::object& doc, PlanAnalysis& out) {
     if (!type) return std::unexpected(type.error());
     auto change_object = protocol::get_object(entry, "change");
     if (!change_object) return std::unexpected(change_object.error().with_context(*address));
-    auto actions = actions_of(**change_object);
+    auto actions = plan_actions_of(**change_object);
     if (!actions) return std::unexpected(actions.error().with_context(*address));
-    if (only_noop_or_read(*actions)) continue;
+    if (changes_nothing(*actions)) continue;
+    auto reason = protocol::get_optional_string(entry, "action_reason", 256);
+    if (!reason) return std::unexpected(reason.error().with_context(*address));
+    if (*reason) out.action_reasons[*address] = std::move(**reason);
     auto change = classify_change(*address, type->value_or(""), std::move(*actions));
     count(change, out.summary);
     out.resource_changes.push_back(std::move(change));
@@ -74,19 +59,11 @@ Result<bool> outputs_change(const json::object& doc) {
   if (!*outputs) return false;
   for (const auto& kv : **outputs) {
     if (!kv.value().is_object()) return fail(errc::kOpentofuFailed, "output_changes entry");
-    auto actions = actions_of(kv.value().get_object());
+    auto actions = plan_actions_of(kv.value().get_object());
     if (!actions) return std::unexpected(actions.error());
-    if (!only_noop_or_read(*actions)) return true;
+    if (!changes_nothing(*actions)) return true;
   }
   return false;
-}
-
-Status check_format(const json::object& doc) {
-  auto version = protocol::get_string(doc, "format_version", 32);
-  if (!version) return std::unexpected(version.error());
-  if (!version->starts_with("1.") && *version != "1")
-    return fail(errc::kOpentofuFailed, "unsupported plan format_version " + *version);
-  return {};
 }
 
 }  // namespace
@@ -104,7 +81,7 @@ Result<PlanAnalysis> analyze_plan(std::string_view show_json) {
   if (!doc) return fail(errc::kOpentofuFailed, "plan JSON: " + doc.error().message);
   PlanAnalysis out;
   auto checked = [&]() -> Status {
-    TAKOSUMI_TRY(check_format(*doc));
+    TAKOSUMI_TRY(check_plan_format(*doc));
     TAKOSUMI_TRY(read_resource_changes(*doc, out));
     auto outputs = outputs_change(*doc);
     if (!outputs) return std::unexpected(outputs.error());

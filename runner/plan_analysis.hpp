@@ -1,6 +1,8 @@
 #pragma once
 // Reads the machine-readable plan (`tofu show -json <planfile>`, format_version 1.x; unknown keys
 // are ignored) into the Run report's change list and summary.
+#include <map>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -14,6 +16,8 @@ struct PlanAnalysis {
   protocol::ChangeSummary summary;
   // Any resource change, or any output change (applying the plan would change the state).
   bool has_changes = false;
+  // address → OpenTofu's action_reason (e.g. "replace_because_cannot_update"), where given.
+  std::map<std::string, std::string> action_reasons;
 };
 
 // Errors: opentofu_failed when the text is not a plan document of format_version 1.x.

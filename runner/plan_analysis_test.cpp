@@ -59,6 +59,8 @@ TEST(PlanAnalysis, CountsEachKindOfChange) {
   }
   EXPECT_EQ(r->resource_changes[3].actions, (Actions{"delete", "create"}));
   EXPECT_EQ(r->resource_changes[4].actions, (Actions{"create", "delete"}));
+  EXPECT_EQ(r->action_reasons.size(), 5u);
+  EXPECT_EQ(r->action_reasons.at("aws_db_instance.db"), "replace_because_cannot_update");
 }
 
 TEST(PlanAnalysis, NoOpPlanHasNoChanges) {
@@ -167,6 +169,7 @@ resource "local_file" "f" {
   EXPECT_TRUE(by_address["terraform_data.doomed"].is_delete);
   EXPECT_FALSE(by_address["terraform_data.doomed"].is_replace);
   EXPECT_TRUE(by_address["local_file.f"].is_replace);
+  EXPECT_EQ(second->action_reasons.at("terraform_data.doomed"), "delete_because_no_resource_config");
   EXPECT_EQ(by_address["local_file.f"].type, "local_file");
 
   // Nothing left to do: exit code 0 and no changes.

@@ -1,7 +1,8 @@
 #pragma once
 // Executes one Run attempt end to end: checkout (libgit2), prior state decryption, tofu init and
-// plan or apply of the approved plan, plan analysis, output filtering, and encryption of the plan
-// or new state into the outbox for the caller to upload. The Run's workspace
+// plan / destroy plan / apply of the approved plan / refresh-only drift check, plan analysis with
+// data-loss marks, output filtering, and encryption of the plan or new state into the outbox for
+// the caller to upload (a drift check never produces either). The Run's workspace
 // (<work_root>/<run_id>-<attempt>, 0700) is wiped when it ends, whatever happened.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -11,6 +12,8 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "common/secret_bytes.hpp"
 #include "protocol/job_manifest.hpp"
@@ -29,6 +32,9 @@ struct RunnerSettings {
   std::filesystem::path outbox;     // encrypted artifacts to upload, outside workspaces
   std::chrono::seconds tofu_timeout{1800};  // wall clock for all tofu commands of one Run
   std::chrono::seconds kill_grace{30};      // after SIGINT, before SIGKILL
+  // Resource type globs whose delete or replace is marked data_loss on plans and destroy plans;
+  // empty means default_data_loss_patterns() (runner/data_loss.hpp).
+  std::vector<std::string> data_loss_patterns;
 };
 
 struct RunInputs {
@@ -40,8 +46,9 @@ struct RunInputs {
 };
 
 struct RunOutcome {
-  // status, failure, changes, digests, new_state, outputs (success only), provider lock digest,
-  // source commit, tofu version, env names, phase timings. lease_token and attempt are left
+  // status, failure, changes, data_loss (plan, destroy_plan), drift (drift_check only, also on
+  // failure as status "error"), digests, new_state, outputs (apply success only), provider lock
+  // digest, source commit, tofu version, env names, phase timings. lease_token and attempt are left
   // empty for the caller.
   protocol::RunReport report;
   std::optional<std::filesystem::path> plan_envelope;   // upload as "plan"

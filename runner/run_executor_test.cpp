@@ -5,8 +5,10 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/json.hpp>
 
 #include <fstream>
+#include <iterator>
 
 #include "crypto/envelope.hpp"
 #include "crypto/sha256.hpp"
@@ -97,6 +99,54 @@ class RunExecutorTest : public ::testing::Test {
       in.prior_state_dek = dek_of(*prior_envelope);
     }
     return run(std::move(in));
+  }
+
+  // A plan-like Run (plan, destroy_plan, drift_check) against an optional prior StateVersion.
+  RunOutcome run_as(protocol::RunType type, const std::string& run_id, const std::string& name,
+                    std::optional<protocol::PriorState> prior = std::nullopt,
+                    std::optional<fs::path> prior_envelope = std::nullopt) {
+    RunInputs in{manifest(run_id, type, name)};
+    in.manifest.prior_state = std::move(prior);
+    if (prior_envelope) {
+      in.prior_state_envelope = *prior_envelope;
+      in.prior_state_dek = dek_of(*prior_envelope);
+    }
+    return run(std::move(in));
+  }
+
+  // Plans and applies "alpha" from nothing; the result is StateVersion generation 1.
+  RunOutcome applied_alpha() {
+    auto planned = plan("p_alpha", "alpha");
+    EXPECT_TRUE(planned.plan_envelope) << planned.report.failure_message;
+    if (!planned.plan_envelope) return planned;
+    auto applied = apply("a_alpha", planned.report.plan_digest, *planned.plan_envelope);
+    EXPECT_EQ(applied.report.status, "succeeded") << applied.report.failure_message;
+    EXPECT_TRUE(applied.state_envelope);
+    return applied;
+  }
+
+  // The decrypted state of a state envelope, as the control plane would read it.
+  boost::json::object state_of(const fs::path& envelope) const {
+    const fs::path out = tmp_.path() / "opened.tfstate";
+    fs::remove(out);
+    auto header = crypto::decrypt_file(envelope, out, dek_of(envelope), {"state", "cap_1"});
+    EXPECT_TRUE(header) << header.error().to_string();
+    std::ifstream in(out);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return header ? boost::json::parse(text).as_object() : boost::json::object{};
+  }
+
+  // A drift check must leave nothing to upload, whatever it found.
+  void expect_read_only(const RunOutcome& o, const std::string& run_id) const {
+    EXPECT_FALSE(o.plan_envelope);
+    EXPECT_FALSE(o.state_envelope);
+    EXPECT_FALSE(o.report.new_state);
+    EXPECT_TRUE(o.report.plan_digest.empty());
+    EXPECT_TRUE(o.report.outputs.empty());
+    EXPECT_TRUE(o.report.data_loss.empty());
+    if (!fs::exists(tmp_.path() / "outbox")) return;
+    for (const auto& e : fs::directory_iterator(tmp_.path() / "outbox"))
+      EXPECT_FALSE(e.path().filename().string().starts_with(run_id + "-")) << e.path();
   }
 
   RunOutcome apply(const std::string& run_id, const std::string& approved_digest,
@@ -338,6 +388,150 @@ resource "time_sleep" "slow" {
   ASSERT_TRUE(applied.state_envelope);
   ASSERT_TRUE(applied.report.new_state);
   EXPECT_EQ(header_of(*applied.state_envelope).generation, 1);
+}
+
+TEST_F(RunExecutorTest, DestroyPlanThenApplyLeavesAnEmptyStateVersion) {
+  auto applied = applied_alpha();
+  ASSERT_TRUE(applied.state_envelope);
+  const auto prior = prior_from(applied, 1);
+  ASSERT_TRUE(fs::exists(tmp_.path() / "files" / "hello.txt"));
+
+  auto destroy = run_as(protocol::RunType::destroy_plan, "d1", "alpha", prior, *applied.state_envelope);
+  const auto& dr = destroy.report;
+  ASSERT_EQ(dr.status, "succeeded") << dr.failure_code << ": " << dr.failure_message;
+  EXPECT_TRUE(dr.has_changes);
+  EXPECT_EQ(dr.summary.destroy, 2);
+  EXPECT_EQ(dr.summary.add + dr.summary.change + dr.summary.replace, 0);
+  for (const auto& c : dr.resource_changes) EXPECT_TRUE(c.is_delete && !c.is_replace) << c.address;
+  // Only the file holds data; terraform_data matches no data-bearing pattern.
+  ASSERT_EQ(dr.data_loss.size(), 1u);
+  EXPECT_EQ(dr.data_loss[0].address, "local_file.f");
+  EXPECT_EQ(dr.data_loss[0].action, "delete");
+  EXPECT_NE(dr.data_loss[0].reason.find("local_file"), std::string::npos);
+  EXPECT_FALSE(destroy.state_envelope);
+  ASSERT_TRUE(destroy.plan_envelope);
+  EXPECT_EQ(header_of(*destroy.plan_envelope).kind, "plan");
+  EXPECT_EQ(header_of(*destroy.plan_envelope).generation, 1);
+
+  // The destroy's apply is an ordinary apply of the approved plan.
+  auto gone = apply("a2", dr.plan_digest, *destroy.plan_envelope, prior, *applied.state_envelope);
+  const auto& gr = gone.report;
+  ASSERT_EQ(gr.status, "succeeded") << gr.failure_code << ": " << gr.failure_message;
+  ASSERT_TRUE(gone.state_envelope);
+  ASSERT_TRUE(gr.new_state);
+  EXPECT_GT(gr.new_state->serial, prior.serial);
+  EXPECT_EQ(gr.new_state->lineage, prior.lineage);
+  EXPECT_EQ(gr.new_state->prior_generation, 1);
+  EXPECT_EQ(header_of(*gone.state_envelope).generation, 2);
+  // The required output "name" is gone with everything else: no Outputs, and no failure.
+  EXPECT_TRUE(gr.outputs.empty());
+  const auto state = state_of(*gone.state_envelope);
+  ASSERT_TRUE(state.contains("resources"));
+  EXPECT_TRUE(state.at("resources").as_array().empty());
+  EXPECT_EQ(state.at("serial").as_int64(), gr.new_state->serial);
+  EXPECT_FALSE(fs::exists(tmp_.path() / "files" / "hello.txt"));
+}
+
+TEST_F(RunExecutorTest, DriftCheckIsReadOnlyAndNamesAFileChangedOutsideTofu) {
+  auto applied = applied_alpha();
+  ASSERT_TRUE(applied.state_envelope);
+  const auto prior = prior_from(applied, 1);
+
+  auto clean = run_as(protocol::RunType::drift_check, "dc1", "alpha", prior, *applied.state_envelope);
+  ASSERT_EQ(clean.report.status, "succeeded") << clean.report.failure_message;
+  ASSERT_TRUE(clean.report.drift);
+  EXPECT_EQ(clean.report.drift->status, "no_drift");
+  EXPECT_TRUE(clean.report.drift->resources.empty());
+  EXPECT_FALSE(clean.report.has_changes);
+  EXPECT_EQ(clean.report.tofu_version, "1.12.6");
+  expect_read_only(clean, "dc1");
+
+  const fs::path file = tmp_.path() / "files" / "hello.txt";
+  std::ofstream(file) << "changed by hand";
+  auto drifted = run_as(protocol::RunType::drift_check, "dc2", "alpha", prior, *applied.state_envelope);
+  const auto& r = drifted.report;
+  ASSERT_EQ(r.status, "succeeded") << r.failure_message;
+  ASSERT_TRUE(r.drift);
+  EXPECT_EQ(r.drift->status, "drift");
+  EXPECT_TRUE(r.has_changes);
+  ASSERT_EQ(r.drift->resources.size(), 1u);
+  const auto& d = r.drift->resources[0];
+  EXPECT_EQ(d.address, "local_file.f");
+  EXPECT_EQ(d.type, "local_file");
+  EXPECT_NE(d.action.find("delete"), std::string::npos) << d.action;
+  EXPECT_EQ(d.attributes, std::vector<std::string>{"(deleted)"});
+  expect_read_only(drifted, "dc2");
+  EXPECT_TRUE(log_contains("This is a refresh-only plan"));
+  EXPECT_FALSE(log_contains("changed by hand"));
+  // Reported, never fixed.
+  std::ifstream in(file);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()),
+            "changed by hand");
+}
+
+TEST_F(RunExecutorTest, DriftCheckIgnoresAnOutputThatOnlyChangedInTheModule) {
+  auto applied = applied_alpha();
+  ASSERT_TRUE(applied.state_envelope);
+  const auto prior = prior_from(applied, 1);
+  std::string changed_output = kModule;
+  const auto at = changed_output.find("value = 3");
+  ASSERT_NE(at, std::string::npos);
+  changed_output.replace(at, 9, "value = 4");
+  commit_ = repo_.commit({{"infra/main.tf", changed_output}});
+
+  // tofu exits 2 here (the output would change), which is not drift of any real object.
+  auto r = run_as(protocol::RunType::drift_check, "dc", "alpha", prior, *applied.state_envelope);
+  ASSERT_EQ(r.report.status, "succeeded") << r.report.failure_message;
+  ASSERT_TRUE(r.report.drift);
+  EXPECT_EQ(r.report.drift->status, "no_drift");
+  EXPECT_TRUE(r.report.drift->resources.empty());
+  EXPECT_FALSE(r.report.has_changes);
+  expect_read_only(r, "dc");
+}
+
+TEST_F(RunExecutorTest, DriftCheckWithoutAStateIsNoDriftWithoutTofu) {
+  auto r = run_as(protocol::RunType::drift_check, "dc", "alpha");
+  ASSERT_EQ(r.report.status, "succeeded") << r.report.failure_message;
+  ASSERT_TRUE(r.report.drift);
+  EXPECT_EQ(r.report.drift->status, "no_drift");
+  EXPECT_TRUE(r.report.tofu_version.empty());
+  expect_read_only(r, "dc");
+}
+
+TEST_F(RunExecutorTest, FailedDriftCheckReportsDriftError) {
+  auto applied = applied_alpha();
+  ASSERT_TRUE(applied.state_envelope);
+  commit_ = repo_.commit({{"infra/main.tf", "output \"x\" { value = terraform_data.nope.id }\n"}});
+  auto r = run_as(protocol::RunType::drift_check, "dc", "alpha", prior_from(applied, 1),
+                  *applied.state_envelope);
+  EXPECT_EQ(r.report.status, "failed");
+  EXPECT_EQ(r.report.failure_code, "opentofu_plan_failed") << r.report.failure_message;
+  ASSERT_TRUE(r.report.drift);
+  EXPECT_EQ(r.report.drift->status, "error");
+  EXPECT_TRUE(r.report.drift->resources.empty());
+  expect_read_only(r, "dc");
+}
+
+TEST_F(RunExecutorTest, ReplacingAFileIsMarkedDataLoss) {
+  auto applied = applied_alpha();
+  ASSERT_TRUE(applied.state_envelope);
+  std::string renamed = kModule;
+  const auto at = renamed.find("hello.txt");
+  ASSERT_NE(at, std::string::npos);
+  renamed.replace(at, 9, "renamed.txt");
+  commit_ = repo_.commit({{"infra/main.tf", renamed}});
+
+  auto r = plan("p2", "alpha", prior_from(applied, 1), *applied.state_envelope);
+  ASSERT_EQ(r.report.status, "succeeded") << r.report.failure_message;
+  EXPECT_EQ(r.report.summary.replace, 1);
+  ASSERT_EQ(r.report.data_loss.size(), 1u);
+  const auto& mark = r.report.data_loss[0];
+  EXPECT_EQ(mark.address, "local_file.f");
+  EXPECT_EQ(mark.type, "local_file");
+  EXPECT_EQ(mark.action, "replace");
+  EXPECT_NE(mark.reason.find("local_file matches data-bearing pattern local_file"), std::string::npos)
+      << mark.reason;
+  EXPECT_FALSE(r.report.drift);
 }
 
 }  // namespace

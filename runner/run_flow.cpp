@@ -9,6 +9,8 @@
 #include "common/file_io.hpp"
 #include "crypto/sha256.hpp"
 #include "runner/blocking.hpp"
+#include "runner/data_loss.hpp"
+#include "runner/drift_analysis.hpp"
 #include "runner/git_source.hpp"
 #include "runner/output_filter.hpp"
 #include "runner/plan_analysis.hpp"
@@ -79,8 +81,22 @@ asio::awaitable<Status> RunFlow::async_execute() {
   workspace_.emplace(std::move(*ws));
   TAKOSUMI_CO_TRY(co_await async_checkout());
   TAKOSUMI_CO_TRY(co_await async_restore_inputs());
+  if (manifest_.type == protocol::RunType::drift_check && !manifest_.prior_state) {
+    // Nothing was ever applied, so no real object can differ from a stored state: no drift,
+    // and no tofu to run.
+    report_.drift = protocol::DriftReport{"no_drift", {}};
+    co_return Status{};
+  }
   TAKOSUMI_CO_TRY(co_await async_init());
-  if (manifest_.type == protocol::RunType::apply) co_return co_await async_apply();
+  switch (manifest_.type) {
+    case protocol::RunType::apply:
+      co_return co_await async_apply();
+    case protocol::RunType::drift_check:
+      co_return co_await async_drift_check();
+    case protocol::RunType::plan:
+    case protocol::RunType::destroy_plan:
+      break;
+  }
   co_return co_await async_plan();
 }
 
@@ -146,7 +162,8 @@ asio::awaitable<Status> RunFlow::async_init() {
   if (auto written = tofu_->write_cli_config(); !written) co_return workspace_error(written.error(), "CLI config");
   if (auto written = tofu_->write_backend_override(); !written)
     co_return workspace_error(written.error(), "backend override");
-  if (manifest_.type == protocol::RunType::plan)
+  // Every kind of plan evaluates the configuration; an apply takes its variables from the plan.
+  if (manifest_.type != protocol::RunType::apply)
     if (auto written = tofu_->write_variables(manifest_.variables); !written)
       co_return workspace_error(written.error(), "variables");
   auto version = co_await tofu_->async_version();
@@ -165,8 +182,10 @@ asio::awaitable<Status> RunFlow::async_init() {
 }
 
 asio::awaitable<Status> RunFlow::async_plan() {
+  const PlanMode mode =
+      manifest_.type == protocol::RunType::destroy_plan ? PlanMode::destroy : PlanMode::normal;
   auto started = Clock::now();
-  auto changed = co_await tofu_->async_plan(workspace_->plan_file());
+  auto changed = co_await tofu_->async_plan(workspace_->plan_file(), mode);
   record("plan", started);
   if (!changed) co_return std::unexpected(changed.error());
   started = Clock::now();
@@ -175,6 +194,8 @@ asio::awaitable<Status> RunFlow::async_plan() {
   auto analysis = co_await async_blocking(blocking_, [&] { return analyze_plan(*shown); });
   record("show", started);
   if (!analysis) co_return std::unexpected(analysis.error());
+  report_.data_loss = mark_data_loss(analysis->resource_changes, settings_.data_loss_patterns,
+                                     analysis->action_reasons);
   report_.resource_changes = std::move(analysis->resource_changes);
   report_.summary = analysis->summary;
   report_.has_changes = analysis->has_changes || *changed;
@@ -203,7 +224,32 @@ asio::awaitable<Status> RunFlow::async_apply() {
     co_return applied;
   }
   if (!sealed) co_return sealed;
+  if (new_state_empty_) {
+    // A destroyed Capsule has no Outputs, so a required mapping cannot hold; none are published.
+    notice("the new state is empty: no Outputs are published");
+    co_return Status{};
+  }
   co_return co_await async_publish_outputs();
+}
+
+// Read-only: the refresh-only plan is read and dropped. Nothing is sealed (no plan, no state)
+// and no Output is touched, whatever the plan says.
+asio::awaitable<Status> RunFlow::async_drift_check() {
+  auto started = Clock::now();
+  auto planned = co_await tofu_->async_plan(workspace_->drift_plan_file(), PlanMode::refresh_only);
+  record("plan", started);
+  if (!planned) co_return std::unexpected(planned.error());
+  started = Clock::now();
+  auto shown = co_await tofu_->async_show_json(workspace_->drift_plan_file());
+  if (!shown) co_return std::unexpected(shown.error());
+  // Exit code 2 also comes from output changes alone: only resource_drift decides.
+  auto drift = co_await async_blocking(blocking_, [&] { return analyze_drift(*shown); });
+  record("show", started);
+  if (!drift) co_return std::unexpected(drift.error());
+  report_.has_changes = drift->status == "drift";
+  for (const auto& r : drift->resources) notice("drift: " + r.address + " (" + r.action + ")");
+  report_.drift = std::move(*drift);
+  co_return Status{};
 }
 
 asio::awaitable<Status> RunFlow::async_seal_new_state() {
@@ -213,6 +259,7 @@ asio::awaitable<Status> RunFlow::async_seal_new_state() {
   const auto started = Clock::now();
   auto identity = co_await async_blocking(blocking_, [&] { return read_state_identity(state); });
   if (!identity) co_return std::unexpected(as_run_failure(identity.error(), errc::kStateIntegrityFailed));
+  new_state_empty_ = identity->empty;
   const auto& prior = manifest_.prior_state;
   if (prior && prior->serial == identity->serial && prior->lineage == identity->lineage)
     co_return Status{};  // unchanged: no new StateVersion
@@ -248,6 +295,8 @@ asio::awaitable<void> RunFlow::async_finish(const Status& result) {
     report_.failure_code = result.error().code;
     report_.failure_message = result.error().message;
     report_.outputs.clear();
+    if (manifest_.type == protocol::RunType::drift_check)
+      report_.drift = protocol::DriftReport{"error", {}};
     notice("run failed: " + result.error().to_string());
   }
   if (!workspace_) co_return;

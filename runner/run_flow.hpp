@@ -34,6 +34,7 @@ class RunFlow {
   boost::asio::awaitable<Status> async_init();
   boost::asio::awaitable<Status> async_plan();
   boost::asio::awaitable<Status> async_apply();
+  boost::asio::awaitable<Status> async_drift_check();
   boost::asio::awaitable<Status> async_seal_new_state();
   boost::asio::awaitable<Status> async_publish_outputs();
   Status check_inputs() const;
@@ -54,6 +55,7 @@ class RunFlow {
   std::optional<RunWorkspace> workspace_;
   std::filesystem::path module_dir_;
   std::optional<TofuCli> tofu_;
+  bool new_state_empty_ = false;  // the sealed state holds no resources and no outputs
 };
 
 }  // namespace takosumi::runner

@@ -23,6 +23,8 @@ class RunWorkspace {
   std::filesystem::path source() const { return root_ / "src"; }
   std::filesystem::path cli_config() const { return root_ / ".tofurc"; }
   std::filesystem::path plan_file() const { return root_ / "run.tfplan"; }
+  // The refresh-only plan of a drift check: read, never sealed or uploaded.
+  std::filesystem::path drift_plan_file() const { return root_ / "drift.tfplan"; }
   // Where stdout of data commands (show -json, output -json) is captured; never logged.
   std::filesystem::path capture(std::string_view name) const;
 

@@ -19,7 +19,12 @@ Result<StateIdentity> parse_state_identity(std::string_view text) {
   if (!serial) return bad(serial.error());
   auto lineage = protocol::get_string(*doc, "lineage", 128);
   if (!lineage) return bad(lineage.error());
-  return StateIdentity{*serial, std::move(*lineage)};
+  auto resources = protocol::get_optional_array(*doc, "resources");
+  if (!resources) return bad(resources.error());
+  auto outputs = protocol::get_optional_object(*doc, "outputs");
+  if (!outputs) return bad(outputs.error());
+  const bool empty = (!*resources || (*resources)->empty()) && (!*outputs || (*outputs)->empty());
+  return StateIdentity{*serial, std::move(*lineage), empty};
 }
 
 Result<StateIdentity> read_state_identity(const std::filesystem::path& path) {

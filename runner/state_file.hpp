@@ -1,5 +1,6 @@
 #pragma once
-// Reads the identity of an OpenTofu state file (JSON format version 4): serial and lineage.
+// Reads the identity of an OpenTofu state file (JSON format version 4): serial and lineage, and
+// whether it holds anything at all.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -12,6 +13,8 @@ namespace takosumi::runner {
 struct StateIdentity {
   std::int64_t serial = 0;
   std::string lineage;
+  // No resources and no outputs, e.g. after a destroy plan was applied. Still a StateVersion.
+  bool empty = false;
 };
 
 inline constexpr std::size_t kMaxStateBytes = 256 * 1024 * 1024;

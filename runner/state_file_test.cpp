@@ -20,6 +20,18 @@ TEST(StateFile, ReadsSerialAndLineageOfAVersion4State) {
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(r->serial, 7);
   EXPECT_EQ(r->lineage, "8b7afe3e-235e-eed4-eff3-6a0b7ae40f6f");
+  EXPECT_TRUE(r->empty);
+}
+
+TEST(StateFile, AStateWithResourcesOrOutputsIsNotEmpty) {
+  auto with_resource = parse_state_identity(
+      R"({"version":4,"serial":2,"lineage":"l","outputs":{},"resources":[{"type":"local_file"}]})");
+  ASSERT_TRUE(with_resource) << with_resource.error().to_string();
+  EXPECT_FALSE(with_resource->empty);
+  auto with_output = parse_state_identity(
+      R"({"version":4,"serial":2,"lineage":"l","outputs":{"o":{"value":1,"type":"number"}}})");
+  ASSERT_TRUE(with_output) << with_output.error().to_string();
+  EXPECT_FALSE(with_output->empty);
 }
 
 TEST(StateFile, RefusesOtherVersionsAndGarbage) {

@@ -159,9 +159,13 @@ asio::awaitable<Status> TofuCli::async_init() {
   co_return Status{};
 }
 
-asio::awaitable<Result<bool>> TofuCli::async_plan(const std::filesystem::path& plan_file) {
+asio::awaitable<Result<bool>> TofuCli::async_plan(const std::filesystem::path& plan_file,
+                                                  PlanMode mode) {
   std::vector<std::string> args{"plan", "-input=false", "-no-color",
                                 "-out=" + plan_file.string(), "-detailed-exitcode"};
+  if (mode == PlanMode::destroy) args.emplace_back("-destroy");
+  // A drift check must not block, or be blocked by, a Run that holds the state.
+  if (mode == PlanMode::refresh_only) args.insert(args.end(), {"-refresh-only", "-lock=false"});
   auto done = co_await async_invoke("plan", std::move(args), std::nullopt);
   if (!done) co_return std::unexpected(done.error());
   if (done->exit_code == 0 || done->exit_code == 2) co_return done->exit_code == 2;

@@ -24,6 +24,10 @@
 
 namespace takosumi::runner {
 
+// normal: `plan`; destroy: `plan -destroy`; refresh_only: `plan -refresh-only -lock=false`
+// (drift check: reads the real objects, changes nothing, takes no lock on the state).
+enum class PlanMode { normal, destroy, refresh_only };
+
 struct TofuOptions {
   std::filesystem::path binary;
   std::filesystem::path provider_mirror;
@@ -50,8 +54,10 @@ class TofuCli {
 
   boost::asio::awaitable<Result<std::string>> async_version();  // e.g. "1.12.6"
   boost::asio::awaitable<Status> async_init();                  // opentofu_init_failed
-  // true when the plan has changes (exit 2). opentofu_plan_failed.
-  boost::asio::awaitable<Result<bool>> async_plan(const std::filesystem::path& plan_file);
+  // true when the plan has changes (exit 2; for refresh_only that includes output changes
+  // alone). opentofu_plan_failed.
+  boost::asio::awaitable<Result<bool>> async_plan(const std::filesystem::path& plan_file,
+                                                  PlanMode mode = PlanMode::normal);
   boost::asio::awaitable<Result<std::string>> async_show_json(const std::filesystem::path& plan_file);
   boost::asio::awaitable<Status> async_apply(const std::filesystem::path& plan_file);  // apply_failed
   boost::asio::awaitable<Result<std::string>> async_output_json();
