@@ -77,10 +77,15 @@ asio::awaitable<Status> AgentDaemon::async_register() {
 
 asio::awaitable<void> AgentDaemon::async_session(ClaimedJob job) {
   ++active_;
-  SessionContext ctx{client_, *verifier_, keys_.box, blocking_,
-                     runner::RunnerSettings{config_.tofu_binary, config_.provider_mirror,
-                                            config_.work_dir, config_.state_dir / "git-cache",
-                                            config_.state_dir / "outbox", config_.tofu_timeout},
+  runner::RunnerSettings settings;
+  settings.tofu_binary = config_.tofu_binary;
+  settings.provider_mirror = config_.provider_mirror;
+  settings.work_root = config_.work_dir;
+  settings.git_cache = config_.state_dir / "git-cache";
+  settings.outbox = config_.state_dir / "outbox";
+  settings.tofu_timeout = config_.tofu_timeout;
+  settings.data_loss_patterns = config_.data_loss_patterns;
+  SessionContext ctx{client_, *verifier_, keys_.box, blocking_, std::move(settings),
                      config_.heartbeat_interval};
   RunSession session(std::move(ctx), std::move(job));
   co_await session.async_execute();

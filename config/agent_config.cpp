@@ -83,6 +83,9 @@ Status load_agent_fields(const YAML::Node& root, const std::filesystem::path& ba
   auto wait = yaml_int(root, "claimWaitSeconds", "", 20, 0, 30);
   auto beat = yaml_int(root, "heartbeatSeconds", "", 10, 1, 300);
   auto level = yaml_string(root, "logLevel", "", "info");
+  auto patterns = yaml_strings(root, "dataLossPatterns", "");
+  if (!patterns) return std::unexpected(patterns.error());
+  c.data_loss_patterns = *patterns;
   for (const Error* e :
        {name ? nullptr : &name.error(), labels ? nullptr : &labels.error(),
         concurrency ? nullptr : &concurrency.error(), state ? nullptr : &state.error(),
@@ -118,7 +121,7 @@ Result<AgentConfig> load_agent_config(const std::filesystem::path& file, const E
     TAKOSUMI_TRY(yaml_known_keys(*root,
                                  {"controlPlane", "poolTokenFile", "name", "labels", "concurrency",
                                   "stateDir", "workDir", "tofu", "claimWaitSeconds",
-                                  "heartbeatSeconds", "logLevel"},
+                                  "heartbeatSeconds", "logLevel", "dataLossPatterns"},
                                  ""));
     AgentConfig c;
     TAKOSUMI_TRY(load_control_plane(*root, base, env, c));

@@ -29,6 +29,8 @@ struct AgentConfig {
   std::chrono::seconds claim_wait{20};
   std::chrono::seconds heartbeat_interval{10};
   std::string log_level = "info";
+  // Resource-type globs whose delete/replace is flagged as data loss; empty = built-in defaults.
+  std::vector<std::string> data_loss_patterns;
 };
 
 // Environment variables the loader may read, passed in so tests control them.

@@ -57,6 +57,15 @@ TEST_F(AgentConfigTest, EnvironmentOverridesUrlAndToken) {
   EXPECT_EQ(c->pool_token.reveal_as_string(), "from-env");
 }
 
+TEST_F(AgentConfigTest, DataLossPatternsAreALists) {
+  auto c = load(std::string(kValid) + "dataLossPatterns: [\"*_vault\", local_file]\n");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->data_loss_patterns, (std::vector<std::string>{"*_vault", "local_file"}));
+  auto bad = load(std::string(kValid) + "dataLossPatterns: local_file\n");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("dataLossPatterns must be a list"), std::string::npos);
+}
+
 TEST_F(AgentConfigTest, TypoInKeyIsNamed) {
   auto c = load(std::string(kValid) + "concurrancy: 2\n");
   ASSERT_FALSE(c);
