@@ -42,7 +42,9 @@ json::object to_json(const Capsule& c) {
                                   {"modulePath", c.source.module_path}}},
           {"outputAllowlist", allowlist_to_json(c.output_allowlist)},
           {"variables", variables_to_json(c.variables)},
-          {"createdAt", c.created_at}};
+          {"createdAt", c.created_at},
+          {"destroyed", c.destroyed_at.has_value()},
+          {"destroyedAt", optional_value(c.destroyed_at)}};
 }
 
 json::object to_json(const Run& r) {
@@ -65,7 +67,12 @@ json::object to_json(const Run& r) {
   o["changeSummary"] = stored_json(r.change_summary_json, nullptr);
   o["resourceChanges"] = stored_json(r.resource_changes_json, json::array{});
   o["planDigest"] = optional_value(r.plan_digest);
+  o["priorStateVersionId"] = optional_value(r.prior_state_version_id);
   o["priorGeneration"] = optional_value(r.prior_generation);
+  o["restoresStateVersionId"] = optional_value(r.restores_state_version_id);
+  o["dataLoss"] = stored_json(r.data_loss_json, json::array{});
+  o["dataLossAccepted"] = r.data_loss_accepted;
+  o["drift"] = stored_json(r.drift_json, nullptr);
   o["stateVersionId"] = optional_value(r.state_version_id);
   o["tofuVersion"] = optional_value(r.tofu_version);
   o["providerLockSha256"] = optional_value(r.provider_lock_sha256);
@@ -87,7 +94,8 @@ json::object to_json(const StateVersion& sv) {
           {"lineage", sv.lineage},
           {"plaintextSha256", sv.plaintext_sha256},
           {"ciphertextSha256", sv.ciphertext_sha256},
-          {"createdAt", sv.created_at}};
+          {"createdAt", sv.created_at},
+          {"restoredFrom", optional_value(sv.restored_from)}};
 }
 
 json::object logs_to_json(const std::string& run_id, const std::vector<LogChunk>& chunks) {

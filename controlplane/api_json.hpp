@@ -1,6 +1,7 @@
 #pragma once
 // camelCase JSON views of the domain records for the public API. Never includes secrets: no
 // tokens, no lease data, no DEKs; Run JSON carries no Outputs (those live at /capsules/{id}/outputs).
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 #include <vector>
@@ -14,5 +15,12 @@ boost::json::object to_json(const Capsule& capsule);
 boost::json::object to_json(const Run& run);
 boost::json::object to_json(const StateVersion& sv);
 boost::json::object logs_to_json(const std::string& run_id, const std::vector<LogChunk>& chunks);
+
+template <class T>
+boost::json::array to_json_array(const std::vector<T>& items) {
+  boost::json::array a;
+  for (const auto& item : items) a.push_back(to_json(item));
+  return a;
+}
 
 }  // namespace takosumi::controlplane

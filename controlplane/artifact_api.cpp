@@ -11,6 +11,20 @@ Error error(std::string_view code, std::string message) {
   return Error{std::string(code), std::move(message)};
 }
 
+// Plans (plan, destroy_plan) upload their saved plan, applies the new state; a drift_check is
+// read-only and uploads nothing.
+Status check_upload_allowed(const Run& run, std::string_view kind) {
+  using protocol::RunType;
+  if (run.type == RunType::drift_check)
+    return fail(errc::kForbidden, "run " + run.id + " is a drift_check: drift checks are read-only"
+                                  " and never upload a state or a plan");
+  const bool allowed = kind == "state" ? run.type == RunType::apply
+                                       : run.type == RunType::plan || run.type == RunType::destroy_plan;
+  if (allowed) return {};
+  return fail(errc::kInvalidArgument, "a " + std::string(protocol::to_string(run.type)) +
+                                          " run cannot upload a " + std::string(kind) + " artifact");
+}
+
 }  // namespace
 
 HttpResponse AgentApi::download(const HttpRequest& req, const std::string& run_id,
@@ -51,11 +65,8 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_upload(const HttpRequest& r
                                    "artifact kind \"" + kind + "\" must be state or plan"));
   auto run = d_.queue.check_lease(run_id, *agent, req.header("x-takosumi-lease").value_or(""));
   if (!run) co_return error_response(run.error());
-  const auto wanted = kind == "state" ? protocol::RunType::apply : protocol::RunType::plan;
-  if (run->type != wanted)
-    co_return error_response(error(errc::kInvalidArgument,
-                                   "a " + std::string(protocol::to_string(run->type)) +
-                                       " run cannot upload a " + kind + " artifact"));
+  if (auto allowed = check_upload_allowed(*run, kind); !allowed)
+    co_return error_response(allowed.error());
   if (req.body_file.empty())
     co_return error_response(error(errc::kInvalidArgument, "artifact body missing"));
   const auto claimed = req.header("x-takosumi-sha256").value_or("");

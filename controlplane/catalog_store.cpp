@@ -7,7 +7,8 @@ namespace takosumi::controlplane {
 namespace {
 
 constexpr std::string_view kCapsuleColumns =
-    "id, workspace_id, name, git_url, ref, module_path, output_allowlist, variables, created_at";
+    "id, workspace_id, name, git_url, ref, module_path, output_allowlist, variables, created_at,"
+    " destroyed_at";
 
 Workspace workspace_from_row(const Statement& s) {
   return Workspace{s.text(0), s.text(1), s.integer(2)};
@@ -20,6 +21,7 @@ Result<Capsule> capsule_from_row(const Statement& s) {
   c.name = s.text(2);
   c.source = CapsuleSource{s.text(3), s.text(4), s.text(5)};
   c.created_at = s.integer(8);
+  if (!s.is_null(9)) c.destroyed_at = s.integer(9);
   auto allow = protocol::parse_object(s.text(6), 1 << 20);
   auto vars = protocol::parse_object(s.text(7), 1 << 20);
   if (!allow || !vars) return fail(errc::kInternal, "capsule " + c.id + ": stored JSON is corrupt");
@@ -89,6 +91,10 @@ Result<Capsule> CatalogStore::get_capsule(std::string_view id) {
   if (!row) return std::unexpected(row.error());
   if (!*row) return fail(errc::kNotFound, "capsule " + std::string(id) + " not found");
   return capsule_from_row(*s);
+}
+
+Status CatalogStore::set_destroyed(std::string_view capsule_id, std::optional<std::int64_t> at) {
+  return db_.run("UPDATE capsules SET destroyed_at = ? WHERE id = ?", at, capsule_id);
 }
 
 Result<std::vector<Capsule>> CatalogStore::list_capsules(std::string_view workspace_id) {

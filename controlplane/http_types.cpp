@@ -3,7 +3,10 @@
 #include <boost/json/serialize.hpp>
 #include <boost/url/parse.hpp>
 
+#include <charconv>
+
 #include "common/error_codes.hpp"
+#include "controlplane/api_error_codes.hpp"
 
 namespace takosumi::controlplane {
 
@@ -34,6 +37,19 @@ Status parse_target(HttpRequest& req) {
   return {};
 }
 
+Result<std::int64_t> query_int(const HttpRequest& req, const std::string& key,
+                               std::int64_t fallback, std::int64_t min, std::int64_t max) {
+  auto it = req.query.find(key);
+  if (it == req.query.end() || it->second.empty()) return fallback;
+  std::int64_t v = 0;
+  const auto& s = it->second;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < min || v > max)
+    return fail(errc::kInvalidArgument, "query parameter " + key + " must be an integer between " +
+                                            std::to_string(min) + " and " + std::to_string(max));
+  return v;
+}
+
 int http_status_for(std::string_view code) {
   if (code == errc::kInvalidArgument || code == errc::kProtocolError ||
       code == errc::kEnvelopeMalformed || code == errc::kEnvelopeTruncated ||
@@ -42,7 +58,9 @@ int http_status_for(std::string_view code) {
   if (code == errc::kUnauthorized) return 401;
   if (code == errc::kForbidden) return 403;
   if (code == errc::kNotFound) return 404;
-  if (code == errc::kConflict || code == errc::kLeaseLost) return 409;
+  if (code == errc::kConflict || code == errc::kLeaseLost ||
+      code == api_errc::kDataLossNotAccepted || code == api_errc::kNoStateVersion)
+    return 409;
   if (code == errc::kPayloadTooLarge) return 413;
   if (code == errc::kSourceFetchFailed) return 502;
   if (code == errc::kUnavailable) return 503;

@@ -6,6 +6,7 @@
 #include <boost/json/value.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -39,6 +40,10 @@ struct HttpResponse {
 
 // Splits target into path and query; invalid_argument on a malformed target.
 Status parse_target(HttpRequest& req);
+// The integer query parameter `key` in [min, max], or fallback when absent or empty;
+// invalid_argument naming the parameter and the range otherwise.
+Result<std::int64_t> query_int(const HttpRequest& req, const std::string& key,
+                               std::int64_t fallback, std::int64_t min, std::int64_t max);
 int http_status_for(std::string_view error_code);
 HttpResponse json_response(int status, const boost::json::value& body);
 HttpResponse error_response(const Error& error);

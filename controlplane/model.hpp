@@ -42,6 +42,8 @@ struct Capsule {
   OutputAllowlist output_allowlist;
   std::map<std::string, std::string> variables;
   std::int64_t created_at = 0;
+  // Set when the apply of a destroy_plan succeeded; cleared by the next apply that stores state.
+  std::optional<std::int64_t> destroyed_at;
 };
 
 struct Run {
@@ -69,9 +71,15 @@ struct Run {
   std::optional<std::string> agent_id;
   std::optional<std::string> lease_token_sha256;
   std::optional<std::int64_t> lease_expires_at;
+  // For drift_check Runs: the StateVersion the check is pinned to (set at creation, not at claim).
   std::optional<std::string> prior_state_version_id;
   std::optional<std::int64_t> prior_generation;
   std::int64_t completed_attempt = 0;
+  // A rollback: the StateVersion this plan (and its apply) returns to.
+  std::optional<std::string> restores_state_version_id;
+  std::optional<std::string> data_loss_json;  // [{address,type,action,reason}]
+  bool data_loss_accepted = false;            // apply Runs: the request accepted the plan's marks
+  std::optional<std::string> drift_json;      // drift_check Runs: {status,resources}
   std::int64_t created_at = 0;
   std::optional<std::int64_t> started_at;
   std::optional<std::int64_t> finished_at;
@@ -93,6 +101,9 @@ struct StateVersion {
   std::string plaintext_sha256;
   std::string ciphertext_sha256;
   std::int64_t created_at = 0;
+  std::optional<std::string> restored_from;  // the StateVersion a rollback returned to
+
+  bool operator==(const StateVersion&) const = default;
 };
 
 struct Agent {

@@ -1,10 +1,9 @@
 #include "controlplane/public_api.hpp"
 
-#include <charconv>
-
 #include "common/error_codes.hpp"
 #include "controlplane/api_json.hpp"
 #include "controlplane/capsule_spec.hpp"
+#include "controlplane/data_loss.hpp"
 #include "controlplane/ids.hpp"
 #include "controlplane/offload.hpp"
 
@@ -14,24 +13,12 @@ namespace {
 namespace json = boost::json;
 constexpr std::size_t kMaxJsonBody = 1 << 20;
 
-Result<std::int64_t> query_int(const HttpRequest& req, const std::string& key, std::int64_t fallback,
-                               std::int64_t min, std::int64_t max) {
-  auto it = req.query.find(key);
-  if (it == req.query.end() || it->second.empty()) return fallback;
-  std::int64_t v = 0;
-  const auto& s = it->second;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size() || v < min || v > max)
-    return fail(errc::kInvalidArgument, "query parameter " + key + " must be an integer between " +
-                                            std::to_string(min) + " and " + std::to_string(max));
-  return v;
-}
-
-template <class T>
-json::array to_json_array(const std::vector<T>& items) {
-  json::array a;
-  for (const auto& item : items) a.push_back(to_json(item));
-  return a;
+// The apply request body is optional: {} or {"acceptDataLoss": true|false}.
+Result<bool> parse_accept_data_loss(const std::string& body) {
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos) return false;
+  auto o = protocol::parse_object(body, kMaxJsonBody);
+  if (!o) return std::unexpected(o.error());
+  return protocol::get_bool_or(*o, "acceptDataLoss", false);
 }
 
 }  // namespace
@@ -64,13 +51,26 @@ void PublicApi::register_routes(Router& r) {
        [this](auto& req, auto& p) { return state_versions(req, p[0]); });
   sync("GET", "/api/v1/capsules/{}/outputs", [this](auto&, auto& p) { return outputs(p[0]); });
   sync("GET", "/api/v1/runs/{}", [this](auto&, auto& p) { return get_run(p[0]); });
-  sync("POST", "/api/v1/runs/{}/apply", [this](auto&, auto& p) { return apply(p[0]); });
+  sync("POST", "/api/v1/runs/{}/apply", [this](auto& req, auto& p) { return apply(req, p[0]); });
   sync("POST", "/api/v1/runs/{}/cancel", [this](auto&, auto& p) { return cancel(p[0]); });
   sync("GET", "/api/v1/runs/{}/logs", [this](auto&, auto& p) { return logs(p[0]); });
+  sync("GET", "/api/v1/state-versions/{}", [this](auto&, auto& p) { return get_state_version(p[0]); });
+  sync("POST", "/api/v1/state-versions/{}/rollback-plan",
+       [this](auto&, auto& p) { return rollback_plan(p[0]); });
+  sync("POST", "/api/v1/capsules/{}/drift-check",
+       [this](auto&, auto& p) { return drift_check_capsule(p[0]); });
+  sync("POST", "/api/v1/workspaces/{}/drift-check",
+       [this](auto&, auto& p) { return drift_check_workspace(p[0]); });
+  using boost::asio::awaitable;
   r.add_async("POST", "/api/v1/capsules/{}/plan",
-              [this](const HttpRequest& req, const RouteParams& p) -> boost::asio::awaitable<HttpResponse> {
+              [this](const HttpRequest& req, const RouteParams& p) -> awaitable<HttpResponse> {
                 if (auto st = authorize(req); !st) co_return error_response(st.error());
                 co_return co_await async_plan(p[0]);
+              });
+  r.add_async("DELETE", "/api/v1/capsules/{}",
+              [this](const HttpRequest& req, const RouteParams& p) -> awaitable<HttpResponse> {
+                if (auto st = authorize(req); !st) co_return error_response(st.error());
+                co_return co_await async_destroy(p[0]);
               });
 }
 
@@ -112,20 +112,6 @@ HttpResponse PublicApi::list_capsules(const std::string& workspace_id) {
   return json_response(200, json::object{{"capsules", to_json_array(*all)}});
 }
 
-HttpResponse PublicApi::current_state_versions(const std::string& workspace_id) {
-  auto capsules = d_.catalog.list_capsules(workspace_id);
-  if (!capsules) return error_response(capsules.error());
-  json::array out;
-  for (const auto& c : *capsules) {
-    auto sv = d_.states.current(c.id);
-    if (!sv) return error_response(sv.error());
-    json::value v = nullptr;
-    if (*sv) v = to_json(**sv);
-    out.push_back(json::object{{"capsuleId", c.id}, {"capsuleName", c.name}, {"stateVersion", v}});
-  }
-  return json_response(200, json::object{{"workspaceId", workspace_id}, {"capsules", std::move(out)}});
-}
-
 HttpResponse PublicApi::get_capsule(const std::string& id) {
   auto capsule = d_.catalog.get_capsule(id);
   if (!capsule) return error_response(capsule.error());
@@ -142,38 +128,24 @@ HttpResponse PublicApi::list_runs(const HttpRequest& req, const std::string& cap
   return json_response(200, json::object{{"runs", to_json_array(*runs)}});
 }
 
+boost::asio::awaitable<Result<std::string>> PublicApi::async_resolve_head(const Capsule& capsule) {
+  const GitRefResolver& git = d_.git;
+  // A named lambda: g++ 12 mishandles non-trivial temporaries inside a co_await expression.
+  auto resolve = [&git, url = capsule.source.git_url, ref = capsule.source.ref] {
+    return git.resolve(url, ref);
+  };
+  co_return co_await async_offload(d_.pool, std::move(resolve));
+}
+
 boost::asio::awaitable<HttpResponse> PublicApi::async_plan(const std::string& capsule_id) {
   auto capsule = d_.catalog.get_capsule(capsule_id);
   if (!capsule) co_return error_response(capsule.error());
-  const GitRefResolver& git = d_.git;
-  // A named lambda: g++ 12 mishandles non-trivial temporaries inside a co_await expression.
-  auto resolve = [&git, url = capsule->source.git_url, ref = capsule->source.ref] {
-    return git.resolve(url, ref);
-  };
-  auto commit = co_await async_offload(d_.pool, std::move(resolve));
+  auto commit = co_await async_resolve_head(*capsule);
   if (!commit) co_return error_response(commit.error());
   auto run = d_.runs.create_plan(*capsule, *commit);
   if (!run) co_return error_response(run.error());
   d_.waiters.notify_all();
   co_return json_response(201, to_json(*run));
-}
-
-HttpResponse PublicApi::state_versions(const HttpRequest& req, const std::string& capsule_id) {
-  auto capsule = d_.catalog.get_capsule(capsule_id);
-  if (!capsule) return error_response(capsule.error());
-  auto limit = query_int(req, "limit", 50, 1, 100);
-  if (!limit) return error_response(limit.error());
-  auto cursor = query_int(req, "cursor", 0, 1, INT64_MAX);
-  if (!cursor) return error_response(cursor.error());
-  std::optional<std::int64_t> before;
-  if (*cursor > 0) before = *cursor;
-  auto list = d_.states.list(capsule_id, static_cast<int>(*limit), before);
-  if (!list) return error_response(list.error());
-  json::value next = nullptr;
-  if (static_cast<std::int64_t>(list->size()) == *limit && !list->empty())
-    next = list->back().generation;
-  return json_response(200, json::object{{"stateVersions", to_json_array(*list)},
-                                         {"nextCursor", next}});
 }
 
 HttpResponse PublicApi::outputs(const std::string& capsule_id) {
@@ -196,7 +168,9 @@ HttpResponse PublicApi::get_run(const std::string& id) {
   return json_response(200, to_json(*run));
 }
 
-HttpResponse PublicApi::apply(const std::string& plan_run_id) {
+HttpResponse PublicApi::apply(const HttpRequest& req, const std::string& plan_run_id) {
+  auto accept = parse_accept_data_loss(req.body);
+  if (!accept) return error_response(accept.error());
   auto plan = d_.runs.get_run(plan_run_id);
   if (!plan) return error_response(plan.error());
   auto current = d_.states.current(plan->capsule_id);
@@ -212,7 +186,10 @@ HttpResponse PublicApi::apply(const std::string& plan_run_id) {
   const std::int64_t generation = *current ? (*current)->generation : 0;
   if (auto ok = check_can_apply(*plan, generation, stored, *exists); !ok)
     return error_response(ok.error());
-  auto run = d_.runs.create_apply(*plan);
+  if (auto ok = check_data_loss_accepted(*plan, *accept); !ok) return error_response(ok.error());
+  auto marks = stored_data_loss(*plan);
+  if (!marks) return error_response(marks.error());
+  auto run = d_.runs.create_apply(*plan, *accept && !marks->empty());
   if (!run) return error_response(run.error());
   d_.waiters.notify_all();
   return json_response(201, to_json(*run));

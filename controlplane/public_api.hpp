@@ -1,7 +1,8 @@
 #pragma once
 // The public API under /api/v1 (Workspaces, Capsules, Runs, StateVersions, Outputs), guarded by
 // the API bearer token (constant-time comparison). JSON is camelCase; errors follow http_types.
-// Resolving a Capsule's ref (libgit2) runs on the blocking-work pool.
+// Resolving a Capsule's ref (libgit2) runs on the blocking-work pool. StateVersion history,
+// rollback, drift checks and destroy are in state_version_api.cpp (docs/state-versions.md).
 #include <boost/asio/thread_pool.hpp>
 
 #include "common/secret_bytes.hpp"
@@ -45,12 +46,20 @@ class PublicApi {
   HttpResponse get_capsule(const std::string& id);
   HttpResponse list_runs(const HttpRequest& req, const std::string& capsule_id);
   boost::asio::awaitable<HttpResponse> async_plan(const std::string& capsule_id);
-  HttpResponse state_versions(const HttpRequest& req, const std::string& capsule_id);
+  boost::asio::awaitable<Result<std::string>> async_resolve_head(const Capsule& capsule);
   HttpResponse outputs(const std::string& capsule_id);
   HttpResponse get_run(const std::string& id);
-  HttpResponse apply(const std::string& plan_run_id);
+  HttpResponse apply(const HttpRequest& req, const std::string& plan_run_id);
   HttpResponse cancel(const std::string& run_id);
   HttpResponse logs(const std::string& run_id);
+  // state_version_api.cpp
+  HttpResponse state_versions(const HttpRequest& req, const std::string& capsule_id);
+  HttpResponse get_state_version(const std::string& id);
+  HttpResponse rollback_plan(const std::string& state_version_id);
+  Result<StateVersion> drift_pin(const Capsule& capsule);
+  HttpResponse drift_check_capsule(const std::string& capsule_id);
+  HttpResponse drift_check_workspace(const std::string& workspace_id);
+  boost::asio::awaitable<HttpResponse> async_destroy(const std::string& capsule_id);
 
   PublicApiDeps d_;
 };

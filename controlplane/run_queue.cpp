@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/error_codes.hpp"
+#include "controlplane/api_error_codes.hpp"
 #include "controlplane/capsule_spec.hpp"
 #include "controlplane/ids.hpp"
 
@@ -22,6 +23,18 @@ bool is_hex64(std::string_view s) {
 std::unexpected<Error> lease_lost(std::string_view run_id) {
   return fail(errc::kLeaseLost,
               "run " + std::string(run_id) + ": this agent no longer holds the lease");
+}
+
+// A drift_check reports on the StateVersion it was created for; once another one is current, its
+// answer would describe a state nobody uses any more.
+std::optional<Error> drift_pin_broken(const Run& run, const std::optional<StateVersion>& current) {
+  if (run.type != protocol::RunType::drift_check) return std::nullopt;
+  if (current && run.prior_state_version_id == current->id) return std::nullopt;
+  const std::string now = current ? "generation " + std::to_string(current->generation) : "no state";
+  return Error{std::string(api_errc::kStateVersionSuperseded),
+               "drift check " + run.id + " was pinned to generation " +
+                   std::to_string(run.prior_generation.value_or(0)) + " but the capsule is at " +
+                   now + " now; start a new drift check"};
 }
 
 std::string final_status(const protocol::RunReport& report) {
@@ -84,6 +97,11 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
     }
     auto prior = states_.current(run.capsule_id);
     if (!prior) return std::unexpected(prior.error());
+    if (auto broken = drift_pin_broken(run, *prior)) {
+      TAKOSUMI_TRY(fail_run(run, run_status::kFailed, *broken));
+      TAKOSUMI_TRY(tx.commit());
+      return ClaimStep{};
+    }
     const std::string token = new_token();
     const std::int64_t expires = now + lease_seconds_;
     std::optional<std::string> prior_id;
@@ -153,6 +171,22 @@ Status RunQueue::check_plan_report(const Run& run, const protocol::RunReport& re
   return {};
 }
 
+Status RunQueue::check_report_for_type(const Run& run, const protocol::RunReport& report) {
+  switch (run.type) {
+    case protocol::RunType::plan:
+    case protocol::RunType::destroy_plan:
+      return check_plan_report(run, report);
+    case protocol::RunType::drift_check:
+      if (report.new_state)
+        return fail(errc::kInvalidArgument, "drift_check run " + run.id +
+                                                " is read-only: it never reports a newState");
+      return {};
+    case protocol::RunType::apply:
+      return {};  // dataLoss or drift in an apply's report are ignored: its plan's marks stay
+  }
+  return {};
+}
+
 Result<std::optional<StateVersion>> RunQueue::store_new_state(const Run& run,
                                                               const protocol::RunReport& report) {
   if (!report.new_state) return std::optional<StateVersion>{};
@@ -177,6 +211,7 @@ Result<std::optional<StateVersion>> RunQueue::store_new_state(const Run& run,
   sv.lineage = ns.lineage;
   sv.plaintext_sha256 = ns.plaintext_sha256;
   sv.ciphertext_sha256 = ns.artifact_sha256;
+  sv.restored_from = run.restores_state_version_id;
   auto appended = states_.append(std::move(sv));
   if (!appended) return std::unexpected(appended.error());
   return std::optional<StateVersion>(std::move(*appended));
@@ -197,24 +232,47 @@ Status RunQueue::store_outputs(const Run& run, const protocol::RunReport& report
                              filter_outputs(report.outputs, capsule->output_allowlist));
 }
 
+Status RunQueue::mark_destroyed(const Run& run, const protocol::RunReport& report,
+                                const std::optional<StateVersion>& created) {
+  if (!created || !run.planned_by) return {};
+  auto plan = runs_.get_run(*run.planned_by);
+  if (!plan) return std::unexpected(plan.error());
+  const bool destroyed =
+      plan->type == protocol::RunType::destroy_plan && report.status == run_status::kSucceeded;
+  std::optional<std::int64_t> at;
+  if (destroyed) at = clock_.now_unix();
+  return catalog_.set_destroyed(run.capsule_id, at);
+}
+
 Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
                         const std::optional<StateVersion>& created) {
   const auto j = protocol::to_json(report);
+  const bool read_only = run.type == protocol::RunType::drift_check;
   std::optional<std::string> sv_id;
   if (created) sv_id = created->id;
+  // An apply keeps the marks copied from its plan; plans store what their report found.
+  std::optional<std::string> data_loss = run.data_loss_json;
+  if (run.type != protocol::RunType::apply) data_loss = protocol::serialize(j.at("dataLoss"));
+  std::optional<std::string> drift;
+  if (read_only && report.drift) drift = protocol::serialize(j.at("drift"));
+  std::optional<std::string> plan_digest, plan_artifact;
+  if (!read_only) {
+    plan_digest = non_empty(report.plan_digest);
+    plan_artifact = non_empty(report.plan_artifact_sha256);
+  }
   return db_.run(
       "UPDATE runs SET status = ?, completed_attempt = ?, finished_at = ?, failure_code = ?,"
       " failure_message = ?, has_changes = ?, change_summary = ?, resource_changes = ?,"
       " plan_digest = COALESCE(plan_digest, ?), plan_artifact_sha256 ="
       " COALESCE(plan_artifact_sha256, ?), state_version_id = ?, tofu_version = ?,"
-      " provider_lock_sha256 = ?, env_names = ?, phase_millis = ?, lease_expires_at = NULL"
-      " WHERE id = ?",
+      " provider_lock_sha256 = ?, env_names = ?, phase_millis = ?, data_loss = ?, drift = ?,"
+      " lease_expires_at = NULL WHERE id = ?",
       final_status(report), run.attempt, clock_.now_unix(), non_empty(report.failure_code),
       non_empty(report.failure_message), report.has_changes,
       protocol::serialize(j.at("changeSummary")), protocol::serialize(j.at("resourceChanges")),
-      non_empty(report.plan_digest), non_empty(report.plan_artifact_sha256), sv_id,
-      non_empty(report.tofu_version), non_empty(report.provider_lock_sha256),
-      protocol::serialize(j.at("envNames")), protocol::serialize(j.at("phaseMillis")), run.id);
+      plan_digest, plan_artifact, sv_id, non_empty(report.tofu_version),
+      non_empty(report.provider_lock_sha256), protocol::serialize(j.at("envNames")),
+      protocol::serialize(j.at("phaseMillis")), data_loss, drift, run.id);
 }
 
 Status RunQueue::complete(std::string_view run_id, const Agent& agent,
@@ -231,10 +289,11 @@ Status RunQueue::complete(std::string_view run_id, const Agent& agent,
       report.attempt == 0 && report.status == run_status::kFailed ? run->attempt : report.attempt;
   if (run->completed_attempt > 0 && run->completed_attempt == attempt) return {};
   if (run->status != run_status::kRunning || run->attempt != attempt) return lease_lost(run_id);
-  if (run->type == protocol::RunType::plan) TAKOSUMI_TRY(check_plan_report(*run, report));
+  TAKOSUMI_TRY(check_report_for_type(*run, report));
   auto created = store_new_state(*run, report);
   if (!created) return std::unexpected(created.error());
   TAKOSUMI_TRY(store_outputs(*run, report, *created));
+  TAKOSUMI_TRY(mark_destroyed(*run, report, *created));
   TAKOSUMI_TRY(finish(*run, report, *created));
   return tx.commit();
 }

@@ -3,7 +3,9 @@
 // Every transition is one SQLite transaction, so a crash leaves either the old or the new state.
 // Time comes from the Clock (FakeClock in tests). Lease failures are lease_lost; a completion
 // whose newState does not start from the Capsule's current generation is conflict and stores
-// nothing.
+// nothing. Only apply Runs may report a newState (a drift_check's is invalid_argument) and only
+// they change Outputs. A drift_check is dispatched only while its pinned StateVersion is current;
+// otherwise it fails with state_version_superseded.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -84,6 +86,9 @@ class RunQueue {
   Status finish(const Run& run, const protocol::RunReport& report,
                 const std::optional<StateVersion>& created);
   Status check_plan_report(const Run& run, const protocol::RunReport& report);
+  Status check_report_for_type(const Run& run, const protocol::RunReport& report);
+  Status mark_destroyed(const Run& run, const protocol::RunReport& report,
+                        const std::optional<StateVersion>& created);
 
   Database& db_;
   CatalogStore& catalog_;

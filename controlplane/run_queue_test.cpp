@@ -70,14 +70,31 @@ class RunQueueTest : public ::testing::Test {
   // A plan Run that succeeded with changes and an uploaded plan artifact.
   Run succeeded_plan(const Capsule& c) {
     plan(c);
-    Job job = claim_one(agent_a_);
+    return complete_next_plan();
+  }
+
+  // Claims the next Run (a plan or destroy_plan) and completes it with changes and its artifact.
+  Run complete_next_plan(std::vector<protocol::DataLossMark> data_loss = {}) {
+    return complete_plan_job(claim_one(agent_a_), std::move(data_loss));
+  }
+  Run complete_plan_job(const Job& job, std::vector<protocol::DataLossMark> data_loss = {}) {
     EXPECT_TRUE(runs_.record_artifact(job.claimed.run.id, "plan", kDigest, 10));
     auto r = report(job);
     r.has_changes = true;
     r.plan_digest = std::string(64, 'e');
     r.plan_artifact_sha256 = kDigest;
+    r.data_loss = std::move(data_loss);
     EXPECT_TRUE(queue_.complete(job.claimed.run.id, agent_a_, r));
     return *runs_.get_run(job.claimed.run.id);
+  }
+
+  // Plans the queued plan Run and applies it; returns the new StateVersion.
+  StateVersion apply_next_plan(const Capsule& c) {
+    auto apply = create_apply(complete_next_plan());
+    EXPECT_TRUE(apply) << apply.error().to_string();
+    auto current = states_.current(c.id);
+    EXPECT_TRUE(finish_apply(claim_one(agent_a_), *current ? (*current)->generation : 0));
+    return **states_.current(c.id);
   }
 
   Result<Run> create_apply(const Run& plan_run) {
@@ -404,6 +421,114 @@ TEST_F(RunQueueTest, ReRegisteringKeepsTheAgentIdAndReplacesTheToken) {
   auto agent = agents_.authenticate(again->agent_token);
   ASSERT_TRUE(agent);
   EXPECT_EQ(agent->box_public_key, "box2");
+}
+
+TEST_F(RunQueueTest, RollbackPlanRunsAtTheTargetsCommitAndItsApplyRecordsRestoredFrom) {
+  Capsule c = capsule("one");
+  ASSERT_TRUE(runs_.create_plan(c, std::string(40, '1')));
+  StateVersion first = apply_next_plan(c);
+  ASSERT_TRUE(runs_.create_plan(c, std::string(40, '2')));
+  StateVersion second = apply_next_plan(c);
+  EXPECT_EQ(first.source_commit, std::string(40, '1'));
+
+  auto rollback = runs_.create_rollback_plan(c, first, false);
+  ASSERT_TRUE(rollback) << rollback.error().to_string();
+  EXPECT_EQ(rollback->type, protocol::RunType::plan);
+  EXPECT_EQ(rollback->source_commit, first.source_commit);
+  EXPECT_EQ(rollback->restores_state_version_id, first.id);
+  EXPECT_EQ(state_version_count(c.id), 2u);
+  Job job = claim_one(agent_a_);
+  ASSERT_TRUE(job.claimed.prior_state);
+  EXPECT_EQ(job.claimed.prior_state->id, second.id) << "a rollback plans against the current state";
+  ASSERT_TRUE(create_apply(complete_plan_job(job)));
+  ASSERT_TRUE(finish_apply(claim_one(agent_a_), 2));
+  StateVersion third = **states_.current(c.id);
+  EXPECT_EQ(third.generation, 3);
+  EXPECT_EQ(third.restored_from, first.id);
+  EXPECT_EQ(third.source_commit, first.source_commit);
+  EXPECT_EQ(*states_.get(first.id), first);
+}
+
+TEST_F(RunQueueTest, DriftCheckNeverAppendsNeverChangesOutputsAndCannotBeApplied) {
+  Capsule c = capsule("one");
+  ASSERT_TRUE(create_apply(succeeded_plan(c)));
+  ASSERT_TRUE(finish_apply(claim_one(agent_a_), 0, {{"url", "https://app"}}));
+  StateVersion pinned = **states_.current(c.id);
+  auto created = runs_.create_drift_checks({{c, pinned}});
+  ASSERT_TRUE(created);
+  Job job = claim_one(agent_a_);
+  ASSERT_EQ(job.claimed.run.id, (*created)[0].id);
+  ASSERT_TRUE(job.claimed.prior_state);
+  EXPECT_EQ(job.claimed.prior_state->id, pinned.id);
+
+  ASSERT_TRUE(runs_.record_artifact(job.claimed.run.id, "state", kDigest, 10));  // as if it had
+  auto r = report(job);
+  r.new_state = protocol::NewStateDescriptor{kDigest, std::string(64, 'p'), 9, "lineage-1", 1};
+  r.outputs = json::object{{"url", "https://changed"}};
+  auto refused = queue_.complete(job.claimed.run.id, agent_a_, r);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, errc::kInvalidArgument);
+  r.new_state.reset();
+  r.has_changes = true;
+  r.drift = protocol::DriftReport{"drift", {{"local_file.a", "local_file", "update", {"content"}}}};
+  ASSERT_TRUE(queue_.complete(job.claimed.run.id, agent_a_, r));
+
+  auto done = *runs_.get_run(job.claimed.run.id);
+  EXPECT_EQ(done.status, run_status::kSucceeded);
+  ASSERT_TRUE(done.drift_json);
+  EXPECT_NE(done.drift_json->find("local_file.a"), std::string::npos);
+  EXPECT_FALSE(done.state_version_id);
+  EXPECT_EQ(state_version_count(c.id), 1u);
+  EXPECT_EQ(states_.outputs(c.id)->outputs.at("url"), "https://app");
+  auto apply = check_can_apply(done, 1, true, false);
+  ASSERT_FALSE(apply);
+  EXPECT_NE(apply.error().message.find("read-only"), std::string::npos);
+}
+
+TEST_F(RunQueueTest, DestroyApplyAppendsTheNextGenerationAndMarksTheCapsule) {
+  Capsule c = capsule("one");
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(create_apply(succeeded_plan(c)));
+    ASSERT_TRUE(finish_apply(claim_one(agent_a_), i));
+  }
+  ASSERT_TRUE(runs_.create_destroy_plan(c, std::string(40, 'a')));
+  Run destroy = complete_next_plan({{"local_file.a", "local_file", "delete", "files hold data"}});
+  EXPECT_EQ(destroy.type, protocol::RunType::destroy_plan);
+  EXPECT_TRUE(claim(agent_a_).empty()) << "nothing runs until the destroy is applied";
+  auto apply = create_apply(destroy);
+  ASSERT_TRUE(apply) << apply.error().to_string();
+  ASSERT_TRUE(finish_apply(claim_one(agent_a_), 2));
+  EXPECT_EQ((*states_.current(c.id))->generation, 3);
+  EXPECT_EQ((*states_.current(c.id))->created_by_run_id, apply->id);
+  EXPECT_TRUE(catalog_.get_capsule(c.id)->destroyed_at);
+  EXPECT_TRUE(*runs_.is_destroy_result(**states_.current(c.id)));
+
+  ASSERT_TRUE(create_apply(succeeded_plan(c)));  // used again: starts from the empty version
+  ASSERT_TRUE(finish_apply(claim_one(agent_a_), 3));
+  EXPECT_FALSE(catalog_.get_capsule(c.id)->destroyed_at);
+}
+
+TEST_F(RunQueueTest, DriftCheckPinnedToAnOldVersionFailsWhenClaimed) {
+  Capsule c = capsule("one");
+  ASSERT_TRUE(create_apply(succeeded_plan(c)));
+  ASSERT_TRUE(finish_apply(claim_one(agent_a_), 0));
+  StateVersion old = **states_.current(c.id);
+  ASSERT_TRUE(create_apply(succeeded_plan(c)));
+  ASSERT_TRUE(finish_apply(claim_one(agent_a_), 1));
+  auto created = runs_.create_drift_checks({{c, old}});
+  ASSERT_TRUE(created);
+  EXPECT_TRUE(claim(agent_a_).empty());
+  auto failed = *runs_.get_run((*created)[0].id);
+  EXPECT_EQ(failed.status, run_status::kFailed);
+  EXPECT_EQ(failed.failure_code, "state_version_superseded");
+}
+
+TEST_F(RunQueueTest, OnlyPlansAndDestroyPlansCanBeApplied) {
+  Run applied = succeeded_plan(capsule("one"));
+  applied.type = protocol::RunType::apply;
+  EXPECT_EQ(check_can_apply(applied, 0, true, false).error().code, errc::kConflict);
+  applied.type = protocol::RunType::destroy_plan;
+  EXPECT_TRUE(check_can_apply(applied, 0, true, false));
 }
 
 }  // namespace

@@ -11,7 +11,8 @@ const std::string_view kRunSelect =
     " r.resource_changes, r.failure_code, r.failure_message, r.state_version_id, r.tofu_version,"
     " r.provider_lock_sha256, r.env_names, r.phase_millis, r.cancel_requested, r.agent_id,"
     " r.lease_token_sha256, r.lease_expires_at, r.prior_state_version_id, r.prior_generation,"
-    " r.completed_attempt, r.created_at, r.started_at, r.finished_at"
+    " r.completed_attempt, r.created_at, r.started_at, r.finished_at,"
+    " r.restores_state_version_id, r.data_loss, r.data_loss_accepted, r.drift"
     " FROM runs r JOIN capsules c ON c.id = r.capsule_id";
 
 namespace {
@@ -55,14 +56,23 @@ Run run_from_row(const Statement& s) {
   r.created_at = s.integer(27);
   r.started_at = optional_int(s, 28);
   r.finished_at = optional_int(s, 29);
+  r.restores_state_version_id = s.optional_text(30);
+  r.data_loss_json = s.optional_text(31);
+  r.data_loss_accepted = s.integer(32) != 0;
+  r.drift_json = s.optional_text(33);
   return r;
 }
 
 Status check_can_apply(const Run& plan, std::int64_t current_generation, bool plan_artifact_stored,
                        bool apply_exists) {
   const std::string what = "run " + plan.id;
-  if (plan.type != protocol::RunType::plan)
-    return fail(errc::kConflict, what + " is not a plan run");
+  if (plan.type == protocol::RunType::drift_check)
+    return fail(errc::kConflict, what + " is a drift_check: drift checks are read-only and can never"
+                                        " be applied; to change the real resources, plan"
+                                        " (POST /api/v1/capsules/" + plan.capsule_id +
+                                        "/plan) and apply that plan");
+  if (plan.type != protocol::RunType::plan && plan.type != protocol::RunType::destroy_plan)
+    return fail(errc::kConflict, what + " is an apply run; only plan and destroy_plan runs can be applied");
   if (plan.status != run_status::kSucceeded)
     return fail(errc::kConflict, what + " has status " + plan.status + "; only a succeeded plan can be applied");
   if (!plan.has_changes) return fail(errc::kConflict, what + " has no changes to apply");
@@ -83,22 +93,64 @@ Result<Run> RunStore::insert(Run run) {
   run.created_at = clock_.now_unix();
   TAKOSUMI_TRY(db_.run(
       "INSERT INTO runs (id, capsule_id, type, status, source_commit, planned_by, plan_digest,"
-      " plan_artifact_sha256, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      " plan_artifact_sha256, prior_state_version_id, prior_generation, restores_state_version_id,"
+      " data_loss, data_loss_accepted, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       run.id, run.capsule_id, protocol::to_string(run.type), run.status, run.source_commit,
-      run.planned_by, run.plan_digest, run.plan_artifact_sha256, run.created_at));
+      run.planned_by, run.plan_digest, run.plan_artifact_sha256, run.prior_state_version_id,
+      run.prior_generation, run.restores_state_version_id, run.data_loss_json,
+      run.data_loss_accepted, run.created_at));
   return run;
 }
 
-Result<Run> RunStore::create_plan(const Capsule& capsule, const std::string& source_commit) {
+namespace {
+
+Run new_run(const Capsule& capsule, protocol::RunType type, std::string source_commit) {
   Run run;
   run.capsule_id = capsule.id;
   run.workspace_id = capsule.workspace_id;
-  run.type = protocol::RunType::plan;
-  run.source_commit = source_commit;
+  run.type = type;
+  run.source_commit = std::move(source_commit);
+  return run;
+}
+
+}  // namespace
+
+Result<Run> RunStore::create_plan(const Capsule& capsule, const std::string& source_commit) {
+  return insert(new_run(capsule, protocol::RunType::plan, source_commit));
+}
+
+Result<Run> RunStore::create_destroy_plan(const Capsule& capsule, const std::string& source_commit) {
+  return insert(new_run(capsule, protocol::RunType::destroy_plan, source_commit));
+}
+
+Result<Run> RunStore::create_rollback_plan(const Capsule& capsule, const StateVersion& target,
+                                           bool target_is_destroyed) {
+  if (target.capsule_id != capsule.id)
+    return fail(errc::kInvalidArgument, "state version " + target.id + " belongs to capsule " +
+                                            target.capsule_id + ", not " + capsule.id);
+  auto type = target_is_destroyed ? protocol::RunType::destroy_plan : protocol::RunType::plan;
+  Run run = new_run(capsule, type, target.source_commit);
+  run.restores_state_version_id = target.id;
   return insert(std::move(run));
 }
 
-Result<Run> RunStore::create_apply(const Run& plan) {
+Result<std::vector<Run>> RunStore::create_drift_checks(const std::vector<DriftTarget>& targets) {
+  Transaction tx(db_);
+  TAKOSUMI_TRY(tx.begun());
+  std::vector<Run> out;
+  for (const auto& [capsule, pinned] : targets) {
+    Run run = new_run(capsule, protocol::RunType::drift_check, pinned.source_commit);
+    run.prior_state_version_id = pinned.id;
+    run.prior_generation = pinned.generation;
+    auto created = insert(std::move(run));
+    if (!created) return std::unexpected(created.error());
+    out.push_back(std::move(*created));
+  }
+  TAKOSUMI_TRY(tx.commit());
+  return out;
+}
+
+Result<Run> RunStore::create_apply(const Run& plan, bool data_loss_accepted) {
   Run run;
   run.capsule_id = plan.capsule_id;
   run.workspace_id = plan.workspace_id;
@@ -107,6 +159,9 @@ Result<Run> RunStore::create_apply(const Run& plan) {
   run.planned_by = plan.id;
   run.plan_digest = plan.plan_digest;
   run.plan_artifact_sha256 = plan.plan_artifact_sha256;
+  run.restores_state_version_id = plan.restores_state_version_id;
+  run.data_loss_json = plan.data_loss_json;
+  run.data_loss_accepted = data_loss_accepted;
   auto created = insert(std::move(run));
   if (!created && created.error().code == errc::kConflict)
     return fail(errc::kConflict, "an apply was already created for run " + plan.id);
@@ -134,6 +189,15 @@ Result<std::vector<Run>> RunStore::list_runs(std::string_view capsule_id, int li
     if (!*row) return out;
     out.push_back(run_from_row(*s));
   }
+}
+
+Result<bool> RunStore::is_destroy_result(const StateVersion& sv) {
+  auto s = db_.query(
+      "SELECT 1 FROM runs a JOIN runs p ON p.id = a.planned_by"
+      " WHERE a.id = ? AND a.status = 'succeeded' AND p.type = 'destroy_plan'",
+      sv.created_by_run_id);
+  if (!s) return std::unexpected(s.error());
+  return s->step();
 }
 
 Result<bool> RunStore::apply_exists_for(std::string_view plan_run_id) {

@@ -1,44 +1,23 @@
 #include "controlplane/schema.hpp"
 
+#include <cstdint>
+#include <string>
+
+#include "common/error_codes.hpp"
+
 namespace takosumi::controlplane {
 namespace {
 
-constexpr std::string_view kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS workspaces (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL UNIQUE,
-  created_at INTEGER NOT NULL);
+// PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
+// release (version 1), which had no user_version; create_schema migrates it.
+constexpr std::int64_t kSchemaVersion = 2;
 
-CREATE TABLE IF NOT EXISTS capsules (
-  id TEXT PRIMARY KEY,
-  workspace_id TEXT NOT NULL REFERENCES workspaces(id),
-  name TEXT NOT NULL,
-  git_url TEXT NOT NULL,
-  ref TEXT NOT NULL,
-  module_path TEXT NOT NULL,
-  output_allowlist TEXT NOT NULL,
-  variables TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  UNIQUE (workspace_id, name));
-
-CREATE TABLE IF NOT EXISTS agents (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  sign_public_key TEXT NOT NULL,
-  box_public_key TEXT NOT NULL,
-  token_sha256 TEXT NOT NULL,
-  version TEXT NOT NULL,
-  labels TEXT NOT NULL,
-  capacity INTEGER NOT NULL,
-  created_at INTEGER NOT NULL,
-  last_seen_at INTEGER NOT NULL,
-  UNIQUE (name, sign_public_key));
-CREATE INDEX IF NOT EXISTS agents_by_token ON agents(token_sha256);
-
-CREATE TABLE IF NOT EXISTS runs (
+// The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
+// a prefix.
+constexpr std::string_view kRunsColumns = R"sql(
   id TEXT PRIMARY KEY,
   capsule_id TEXT NOT NULL REFERENCES capsules(id),
-  type TEXT NOT NULL CHECK (type IN ('plan', 'apply')),
+  type TEXT NOT NULL CHECK (type IN ('plan', 'apply', 'destroy_plan', 'drift_check')),
   status TEXT NOT NULL
     CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
   attempt INTEGER NOT NULL DEFAULT 0,
@@ -66,7 +45,56 @@ CREATE TABLE IF NOT EXISTS runs (
   log_bytes INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL,
   started_at INTEGER,
-  finished_at INTEGER);
+  finished_at INTEGER,
+  restores_state_version_id TEXT REFERENCES state_versions(id),
+  data_loss TEXT,
+  data_loss_accepted INTEGER NOT NULL DEFAULT 0,
+  drift TEXT
+)sql";
+
+constexpr std::string_view kRunsColumnsV1 =
+    "id, capsule_id, type, status, attempt, source_commit, planned_by, plan_digest,"
+    " plan_artifact_sha256, has_changes, change_summary, resource_changes, failure_code,"
+    " failure_message, state_version_id, tofu_version, provider_lock_sha256, env_names,"
+    " phase_millis, cancel_requested, agent_id, lease_token_sha256, lease_expires_at,"
+    " prior_state_version_id, prior_generation, completed_attempt, log_bytes, created_at,"
+    " started_at, finished_at";
+
+constexpr std::string_view kTablesBeforeRuns = R"sql(
+CREATE TABLE IF NOT EXISTS workspaces (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  created_at INTEGER NOT NULL);
+
+CREATE TABLE IF NOT EXISTS capsules (
+  id TEXT PRIMARY KEY,
+  workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+  name TEXT NOT NULL,
+  git_url TEXT NOT NULL,
+  ref TEXT NOT NULL,
+  module_path TEXT NOT NULL,
+  output_allowlist TEXT NOT NULL,
+  variables TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  destroyed_at INTEGER,
+  UNIQUE (workspace_id, name));
+
+CREATE TABLE IF NOT EXISTS agents (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  sign_public_key TEXT NOT NULL,
+  box_public_key TEXT NOT NULL,
+  token_sha256 TEXT NOT NULL,
+  version TEXT NOT NULL,
+  labels TEXT NOT NULL,
+  capacity INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL,
+  UNIQUE (name, sign_public_key));
+CREATE INDEX IF NOT EXISTS agents_by_token ON agents(token_sha256);
+)sql";
+
+constexpr std::string_view kTablesAfterRuns = R"sql(
 CREATE UNIQUE INDEX IF NOT EXISTS runs_one_apply_per_plan ON runs(planned_by)
   WHERE planned_by IS NOT NULL;
 CREATE INDEX IF NOT EXISTS runs_by_status ON runs(status);
@@ -83,6 +111,7 @@ CREATE TABLE IF NOT EXISTS state_versions (
   plaintext_sha256 TEXT NOT NULL,
   ciphertext_sha256 TEXT NOT NULL,
   created_at INTEGER NOT NULL,
+  restored_from TEXT REFERENCES state_versions(id),
   UNIQUE (capsule_id, generation));
 CREATE TRIGGER IF NOT EXISTS state_versions_no_update BEFORE UPDATE ON state_versions
   BEGIN SELECT RAISE(ABORT, 'state versions are append-only'); END;
@@ -113,10 +142,85 @@ CREATE TABLE IF NOT EXISTS run_logs (
   PRIMARY KEY (run_id, attempt, seq));
 )sql";
 
+std::string create_runs_sql(std::string_view prefix) {
+  return std::string(prefix) + " (" + std::string(kRunsColumns) + ");";
+}
+
+Result<std::int64_t> single_integer(Database& db, std::string_view sql) {
+  auto s = db.query(sql);
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  return *row ? s->integer(0) : 0;
+}
+
+Result<bool> has_column(Database& db, std::string_view table, std::string_view column) {
+  auto s = db.query("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", table, column);
+  if (!s) return std::unexpected(s.error());
+  return s->step();
+}
+
+Status add_column_if_missing(Database& db, std::string_view table, std::string_view column,
+                             std::string_view definition) {
+  auto present = has_column(db, table, column);
+  if (!present) return std::unexpected(present.error());
+  if (*present) return {};
+  return db.exec("ALTER TABLE " + std::string(table) + " ADD COLUMN " + std::string(column) + " " +
+                 std::string(definition));
+}
+
+// v1 → v2 in one transaction: new nullable columns on capsules and state_versions (ALTER TABLE
+// ADD COLUMN), and `runs` rebuilt because its CHECK on `type` must admit the new Run types
+// (SQLite cannot alter a CHECK). Foreign keys are off during the rebuild, as SQLite's
+// documented table-rebuild procedure requires, and checked before the commit.
+Status migrate_v1_to_v2(Database& db) {
+  TAKOSUMI_TRY(db.exec("PRAGMA foreign_keys=OFF"));
+  Status migrated = [&]() -> Status {
+    Transaction tx(db);
+    TAKOSUMI_TRY(tx.begun());
+    TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "destroyed_at", "INTEGER"));
+    TAKOSUMI_TRY(add_column_if_missing(db, "state_versions", "restored_from",
+                                       "TEXT REFERENCES state_versions(id)"));
+    TAKOSUMI_TRY(db.exec("DROP TABLE IF EXISTS runs_v2;" + create_runs_sql("CREATE TABLE runs_v2")));
+    TAKOSUMI_TRY(db.exec("INSERT INTO runs_v2 (" + std::string(kRunsColumnsV1) + ") SELECT " +
+                         std::string(kRunsColumnsV1) + " FROM runs"));
+    TAKOSUMI_TRY(db.exec("DROP TABLE runs; ALTER TABLE runs_v2 RENAME TO runs;"));
+    auto broken = single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check");
+    if (!broken) return std::unexpected(broken.error());
+    if (*broken != 0)
+      return fail(errc::kInternal, std::to_string(*broken) + " foreign key violations after migration");
+    TAKOSUMI_TRY(db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion)));
+    return tx.commit();
+  }();
+  auto restored = db.exec("PRAGMA foreign_keys=ON");
+  if (!migrated) return std::unexpected(migrated.error().with_context("migrate schema 1 -> 2"));
+  return restored;
+}
+
+Result<std::int64_t> stored_version(Database& db) {
+  auto version = single_integer(db, "PRAGMA user_version");
+  if (!version || *version != 0) return version;
+  auto tables = single_integer(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'");
+  if (!tables) return std::unexpected(tables.error());
+  return *tables > 0 ? 1 : 0;
+}
+
 }  // namespace
 
 Status create_schema(Database& db) {
-  return with_context(db.exec(kSchema), "create schema");
+  auto version = stored_version(db);
+  if (!version) return std::unexpected(version.error().with_context("create schema"));
+  if (*version > kSchemaVersion)
+    return fail(errc::kConfigInvalid,
+                "create schema: the database has schema version " + std::to_string(*version) +
+                    " but this takosumi-control knows only up to " + std::to_string(kSchemaVersion) +
+                    "; run a newer takosumi-control on this data directory");
+  if (*version == 1) TAKOSUMI_TRY(migrate_v1_to_v2(db));
+  const std::string sql = std::string(kTablesBeforeRuns) +
+                          create_runs_sql("\nCREATE TABLE IF NOT EXISTS runs") +
+                          std::string(kTablesAfterRuns) +
+                          "PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";";
+  return with_context(db.exec(sql), "create schema");
 }
 
 }  // namespace takosumi::controlplane

@@ -8,11 +8,12 @@ namespace {
 
 constexpr std::string_view kColumns =
     "SELECT id, capsule_id, generation, created_by_run_id, source_commit, serial, lineage,"
-    " plaintext_sha256, ciphertext_sha256, created_at FROM state_versions ";
+    " plaintext_sha256, ciphertext_sha256, created_at, restored_from FROM state_versions ";
 
 StateVersion from_row(const Statement& s) {
-  return StateVersion{s.text(0), s.text(1), s.integer(2), s.text(3), s.text(4),
-                      s.integer(5), s.text(6), s.text(7), s.text(8), s.integer(9)};
+  return StateVersion{s.text(0),    s.text(1), s.integer(2), s.text(3),    s.text(4),
+                      s.integer(5), s.text(6), s.text(7),    s.text(8),    s.integer(9),
+                      s.optional_text(10)};
 }
 
 Result<std::vector<StateVersion>> collect(Statement& s) {
@@ -65,10 +66,10 @@ Result<StateVersion> StateStore::append(StateVersion sv) {
   sv.created_at = clock_.now_unix();
   auto st = db_.run(
       "INSERT INTO state_versions (id, capsule_id, generation, created_by_run_id, source_commit,"
-      " serial, lineage, plaintext_sha256, ciphertext_sha256, created_at)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      " serial, lineage, plaintext_sha256, ciphertext_sha256, created_at, restored_from)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       sv.id, sv.capsule_id, sv.generation, sv.created_by_run_id, sv.source_commit, sv.serial,
-      sv.lineage, sv.plaintext_sha256, sv.ciphertext_sha256, sv.created_at);
+      sv.lineage, sv.plaintext_sha256, sv.ciphertext_sha256, sv.created_at, sv.restored_from);
   if (!st) return std::unexpected(st.error().with_context("append state version"));
   return sv;
 }

@@ -85,7 +85,10 @@ TEST_F(PlanApplyTest, ApplyAppendsStateVersionsAndPublishesOnlyMappedNonSensitiv
   repo_->commit({{"main.tf", example_module("world")}});
   auto plan2 = stack_.plan(capsule);
   ASSERT_EQ(str(plan2, "status"), "succeeded") << json::serialize(plan2);
-  auto applied2 = stack_.apply(str(plan2, "id"));
+  // The new content replaces the file, a data-bearing resource: flagged, and applied only when
+  // the request accepts it.
+  ASSERT_EQ(plan2.at("dataLoss").as_array().size(), 1u) << json::serialize(plan2);
+  auto applied2 = stack_.apply(str(plan2, "id"), /*accept_data_loss=*/true);
   ASSERT_EQ(str(applied2, "status"), "succeeded") << json::serialize(applied2);
   versions = stack_.state_versions(capsule);
   ASSERT_EQ(versions.size(), 2u);

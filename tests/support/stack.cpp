@@ -129,11 +129,16 @@ json::object Stack::plan(const std::string& capsule_id) {
   return wait_run(json::value_to<std::string>(r.json.at("id")));
 }
 
-json::object Stack::apply(const std::string& plan_run_id) {
-  auto r = api_->post("/api/v1/runs/" + plan_run_id + "/apply", json::object{});
+json::object Stack::apply(const std::string& plan_run_id, bool accept_data_loss) {
+  auto r = post_apply(plan_run_id, accept_data_loss);
   EXPECT_EQ(r.status, 201u) << r.body;
   if (!r.json.is_object()) return {};
   return wait_run(json::value_to<std::string>(r.json.at("id")));
+}
+
+JsonResponse Stack::post_apply(const std::string& plan_run_id, bool accept_data_loss) {
+  return api_->post("/api/v1/runs/" + plan_run_id + "/apply",
+                    json::object{{"acceptDataLoss", accept_data_loss}});
 }
 
 json::array Stack::state_versions(const std::string& capsule_id) {

@@ -37,7 +37,10 @@ class Stack {
                              const boost::json::object& allowlist, const std::string& name = "app");
   // POST and wait until the Run leaves queued/running; returns the final Run JSON.
   boost::json::object plan(const std::string& capsule_id);
-  boost::json::object apply(const std::string& plan_run_id);
+  // Applies and waits; accept_data_loss is sent as {"acceptDataLoss": …}.
+  boost::json::object apply(const std::string& plan_run_id, bool accept_data_loss = false);
+  // POSTs apply with {"acceptDataLoss": accept}; returns the raw answer (the Run is not awaited).
+  JsonResponse post_apply(const std::string& plan_run_id, bool accept_data_loss);
   boost::json::object wait_run(const std::string& run_id,
                                std::chrono::seconds timeout = std::chrono::seconds(240));
   boost::json::array state_versions(const std::string& capsule_id);

@@ -1,0 +1,224 @@
+// Schema creation and the in-place migration of a first-release database (no user_version,
+// runs.type limited to plan/apply) over real SQLite files.
+#include "controlplane/schema.hpp"
+
+#include <gtest/gtest.h>
+
+#include "common/error_codes.hpp"
+#include "controlplane/catalog_store.hpp"
+#include "controlplane/run_store.hpp"
+#include "controlplane/state_store.hpp"
+#include "controlplane/test_support.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+using takosumi::testing::TempDir;
+
+// The schema of the first release, verbatim.
+constexpr std::string_view kSchemaV1 = R"sql(
+CREATE TABLE IF NOT EXISTS workspaces (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  created_at INTEGER NOT NULL);
+
+CREATE TABLE IF NOT EXISTS capsules (
+  id TEXT PRIMARY KEY,
+  workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+  name TEXT NOT NULL,
+  git_url TEXT NOT NULL,
+  ref TEXT NOT NULL,
+  module_path TEXT NOT NULL,
+  output_allowlist TEXT NOT NULL,
+  variables TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  UNIQUE (workspace_id, name));
+
+CREATE TABLE IF NOT EXISTS agents (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  sign_public_key TEXT NOT NULL,
+  box_public_key TEXT NOT NULL,
+  token_sha256 TEXT NOT NULL,
+  version TEXT NOT NULL,
+  labels TEXT NOT NULL,
+  capacity INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL,
+  UNIQUE (name, sign_public_key));
+CREATE INDEX IF NOT EXISTS agents_by_token ON agents(token_sha256);
+
+CREATE TABLE IF NOT EXISTS runs (
+  id TEXT PRIMARY KEY,
+  capsule_id TEXT NOT NULL REFERENCES capsules(id),
+  type TEXT NOT NULL CHECK (type IN ('plan', 'apply')),
+  status TEXT NOT NULL
+    CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
+  attempt INTEGER NOT NULL DEFAULT 0,
+  source_commit TEXT NOT NULL,
+  planned_by TEXT REFERENCES runs(id),
+  plan_digest TEXT,
+  plan_artifact_sha256 TEXT,
+  has_changes INTEGER NOT NULL DEFAULT 0,
+  change_summary TEXT,
+  resource_changes TEXT,
+  failure_code TEXT,
+  failure_message TEXT,
+  state_version_id TEXT,
+  tofu_version TEXT,
+  provider_lock_sha256 TEXT,
+  env_names TEXT,
+  phase_millis TEXT,
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  agent_id TEXT REFERENCES agents(id),
+  lease_token_sha256 TEXT,
+  lease_expires_at INTEGER,
+  prior_state_version_id TEXT,
+  prior_generation INTEGER,
+  completed_attempt INTEGER NOT NULL DEFAULT 0,
+  log_bytes INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  started_at INTEGER,
+  finished_at INTEGER);
+CREATE UNIQUE INDEX IF NOT EXISTS runs_one_apply_per_plan ON runs(planned_by)
+  WHERE planned_by IS NOT NULL;
+CREATE INDEX IF NOT EXISTS runs_by_status ON runs(status);
+CREATE INDEX IF NOT EXISTS runs_by_capsule ON runs(capsule_id);
+
+CREATE TABLE IF NOT EXISTS state_versions (
+  id TEXT PRIMARY KEY,
+  capsule_id TEXT NOT NULL REFERENCES capsules(id),
+  generation INTEGER NOT NULL CHECK (generation >= 1),
+  created_by_run_id TEXT NOT NULL REFERENCES runs(id),
+  source_commit TEXT NOT NULL,
+  serial INTEGER NOT NULL,
+  lineage TEXT NOT NULL,
+  plaintext_sha256 TEXT NOT NULL,
+  ciphertext_sha256 TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  UNIQUE (capsule_id, generation));
+CREATE TRIGGER IF NOT EXISTS state_versions_no_update BEFORE UPDATE ON state_versions
+  BEGIN SELECT RAISE(ABORT, 'state versions are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS state_versions_no_delete BEFORE DELETE ON state_versions
+  BEGIN SELECT RAISE(ABORT, 'state versions are append-only'); END;
+
+CREATE TABLE IF NOT EXISTS capsule_outputs (
+  capsule_id TEXT PRIMARY KEY REFERENCES capsules(id),
+  state_version_id TEXT REFERENCES state_versions(id),
+  generation INTEGER NOT NULL,
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  outputs TEXT NOT NULL,
+  updated_at INTEGER NOT NULL);
+
+CREATE TABLE IF NOT EXISTS artifacts (
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  kind TEXT NOT NULL CHECK (kind IN ('state', 'plan')),
+  sha256 TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (run_id, kind, sha256));
+
+CREATE TABLE IF NOT EXISTS run_logs (
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  attempt INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  text TEXT NOT NULL,
+  PRIMARY KEY (run_id, attempt, seq));
+)sql";
+
+std::int64_t single_integer(Database& db, std::string_view sql) {
+  auto s = db.query(sql);
+  if (!s || !*s->step()) return -1;
+  return s->integer(0);
+}
+
+// A first-release database with one Capsule, a plan, its apply, the StateVersion it stored, the
+// Outputs, an artifact and a log line.
+void write_v1_database(const std::filesystem::path& file) {
+  auto db = Database::open(file);
+  ASSERT_TRUE(db) << db.error().to_string();
+  ASSERT_TRUE(db->exec(kSchemaV1));
+  ASSERT_TRUE(db->exec(R"sql(
+INSERT INTO workspaces VALUES ('ws_1', 'demo', 1);
+INSERT INTO capsules VALUES ('cap_1', 'ws_1', 'app', 'file:///repo', 'main', '', '{}', '{}', 1);
+INSERT INTO runs (id, capsule_id, type, status, source_commit, plan_digest, plan_artifact_sha256,
+                  has_changes, created_at, prior_generation)
+  VALUES ('run_plan', 'cap_1', 'plan', 'succeeded', 'c1', 'd', 'a', 1, 2, 0);
+INSERT INTO runs (id, capsule_id, type, status, source_commit, planned_by, state_version_id,
+                  created_at)
+  VALUES ('run_apply', 'cap_1', 'apply', 'succeeded', 'c1', 'run_plan', 'sv_1', 3);
+INSERT INTO state_versions VALUES ('sv_1', 'cap_1', 1, 'run_apply', 'c1', 1, 'l', 'p', 'x', 4);
+INSERT INTO capsule_outputs VALUES ('cap_1', 'sv_1', 1, 'run_apply', '{"url":"u"}', 4);
+INSERT INTO artifacts VALUES ('run_plan', 'plan', 'a', 10, 2);
+INSERT INTO run_logs VALUES ('run_plan', 1, 0, 'Plan: 1 to add');
+)sql"));
+}
+
+TEST(SchemaTest, FreshDatabaseHasTheCurrentVersionAndIsIdempotent) {
+  TempDir dir;
+  Database db = testing::open_test_db(dir.path() / "control.db");
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 2);
+  EXPECT_TRUE(create_schema(db));
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 2);
+}
+
+TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
+  TempDir dir;
+  const auto file = dir.path() / "control.db";
+  ASSERT_NO_FATAL_FAILURE(write_v1_database(file));
+  Database db = testing::open_test_db(file);  // runs create_schema
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 2);
+  EXPECT_EQ(single_integer(db, "PRAGMA foreign_keys"), 1);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+
+  FakeClock clock{100};
+  CatalogStore catalog(db, clock);
+  RunStore runs(db, clock);
+  StateStore states(db, clock);
+  auto apply = runs.get_run("run_apply");
+  ASSERT_TRUE(apply) << apply.error().to_string();
+  EXPECT_EQ(apply->planned_by, "run_plan");
+  EXPECT_EQ(apply->state_version_id, "sv_1");
+  EXPECT_FALSE(apply->data_loss_accepted);
+  EXPECT_FALSE(apply->restores_state_version_id);
+  EXPECT_EQ(runs.get_run("run_plan")->plan_digest, "d");
+  auto sv = states.get("sv_1");
+  ASSERT_TRUE(sv);
+  EXPECT_FALSE(sv->restored_from);
+  auto capsule = catalog.get_capsule("cap_1");
+  ASSERT_TRUE(capsule);
+  EXPECT_FALSE(capsule->destroyed_at);
+  EXPECT_EQ(states.outputs("cap_1")->generation, 1);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM run_logs"), 1);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM artifacts"), 1);
+
+  // The new Run types fit, the old rules still hold.
+  auto drift = runs.create_drift_checks({{*capsule, *sv}});
+  ASSERT_TRUE(drift) << drift.error().to_string();
+  EXPECT_EQ((*drift)[0].type, protocol::RunType::drift_check);
+  EXPECT_TRUE(runs.create_destroy_plan(*capsule, "c1"));
+  EXPECT_EQ(runs.create_apply(*runs.get_run("run_plan")).error().code, errc::kConflict);
+  EXPECT_FALSE(db.run("UPDATE state_versions SET serial = 9"));
+  EXPECT_FALSE(db.run("DELETE FROM state_versions"));
+  EXPECT_TRUE(create_schema(db));  // and opening again is a no-op
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM runs"), 4);
+}
+
+TEST(SchemaTest, NewerDatabaseIsRefused) {
+  TempDir dir;
+  const auto file = dir.path() / "control.db";
+  {
+    Database db = testing::open_test_db(file);
+    ASSERT_TRUE(db.exec("PRAGMA user_version = 3"));
+  }
+  auto db = Database::open(file);
+  ASSERT_TRUE(db);
+  auto refused = create_schema(*db);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, errc::kConfigInvalid);
+  EXPECT_NE(refused.error().message.find("newer takosumi-control"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace takosumi::controlplane
