@@ -10,11 +10,6 @@ namespace takosumi::testing {
 namespace {
 namespace json = boost::json;
 
-std::string run_failure(const json::object& run) {
-  if (!run.contains("failure") || !run.at("failure").is_object()) return "";
-  return json::value_to<std::string>(run.at("failure").at("code"));
-}
-
 void expect_refused(Stack& stack, const std::string& expected_code) {
   const auto out = stack.root() / "real-world";
   std::filesystem::create_directories(out);
@@ -23,7 +18,7 @@ void expect_refused(Stack& stack, const std::string& expected_code) {
   auto capsule = stack.create_capsule(repo.url(), json::object{{"out_dir", out.string()}}, {});
   auto run = stack.plan(capsule);
   EXPECT_EQ(json::value_to<std::string>(run.at("status")), "failed");
-  EXPECT_EQ(run_failure(run), expected_code) << json::serialize(run);
+  EXPECT_EQ(failure_code(run), expected_code) << json::serialize(run);
   // Nothing ran: the source was never fetched, no workspace was made.
   const auto agent = stack.root() / "agent-0";
   for (const auto& dir : {agent / "state/git-cache", agent / "work"})

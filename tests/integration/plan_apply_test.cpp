@@ -12,17 +12,6 @@ namespace takosumi::testing {
 namespace {
 namespace json = boost::json;
 
-std::string str(const json::object& o, const char* key) {
-  auto it = o.find(key);
-  return it != o.end() && it->value().is_string() ? std::string(it->value().get_string()) : "";
-}
-
-std::string failure_code(const json::object& run) {
-  auto it = run.find("failure");
-  if (it == run.end() || !it->value().is_object()) return "";
-  return str(it->value().get_object(), "code");
-}
-
 json::object mapped_outputs() {
   return {{"endpoint", json::object{{"from", "endpoint"}, {"type", "string"}, {"required", true}}},
           {"greeting", json::object{{"from", "greeting"}, {"type", "string"}}},

@@ -12,16 +12,6 @@ namespace takosumi::testing {
 namespace {
 namespace json = boost::json;
 
-std::string str(const json::object& o, const char* key) {
-  auto it = o.find(key);
-  return it != o.end() && it->value().is_string() ? std::string(it->value().get_string()) : "";
-}
-
-std::string failure_code(const json::object& run) {
-  auto it = run.find("failure");
-  return it != run.end() && it->value().is_object() ? str(it->value().get_object(), "code") : "";
-}
-
 // One data-bearing file whose content is the version, and an output computed at every refresh.
 std::string versioned_module(const std::string& version) {
   return R"(variable "out_dir" { type = string }

@@ -178,6 +178,16 @@ output "db_password" {
 )";
 }
 
+std::string str(const json::object& o, const char* key) {
+  auto it = o.find(key);
+  return it != o.end() && it->value().is_string() ? std::string(it->value().get_string()) : "";
+}
+
+std::string failure_code(const json::object& run) {
+  auto it = run.find("failure");
+  return it != run.end() && it->value().is_object() ? str(it->value().get_object(), "code") : "";
+}
+
 std::vector<std::filesystem::path> files_containing(const std::filesystem::path& dir,
                                                     const std::string& needle) {
   std::vector<std::filesystem::path> hits;

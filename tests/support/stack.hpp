@@ -65,6 +65,11 @@ class Stack {
 // outputs meant to be mapped and one meant to stay unmapped.
 std::string example_module(const std::string& greeting);
 
+// The string field key of o, or "" when absent or not a string.
+std::string str(const boost::json::object& o, const char* key);
+// failure.code of a Run, or "" when the Run has no failure.
+std::string failure_code(const boost::json::object& run);
+
 // Recursively searches every regular file under dir for needle; returns the files that contain it.
 std::vector<std::filesystem::path> files_containing(const std::filesystem::path& dir,
                                                     const std::string& needle);
