@@ -52,5 +52,11 @@ inline constexpr std::string_view kLeaseLost = "lease_lost";
 inline constexpr std::string_view kSandboxFailed = "sandbox_failed";
 inline constexpr std::string_view kWorkspaceFailed = "workspace_failed";
 inline constexpr std::string_view kArtifactTransferFailed = "artifact_transfer_failed";
+// A mapped Output whose value looks like a credential is not published; a required one fails.
+inline constexpr std::string_view kOutputRefused = "output_refused";
+
+// Connections
+inline constexpr std::string_view kConnectionRevoked = "connection_revoked";
+inline constexpr std::string_view kConnectionExpired = "connection_expired";
 
 }  // namespace takosumi::errc

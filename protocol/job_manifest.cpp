@@ -7,6 +7,8 @@ namespace {
 
 constexpr std::size_t kMaxEntries = 256;
 constexpr std::size_t kMaxValue = 64 * 1024;
+// base64 of a sealed SecretBundle of at most 512 KiB (protocol/secret_bundle.hpp).
+constexpr std::size_t kMaxSealedSecrets = 700 * 1024;
 
 json::object prior_to_json(const PriorState& p) {
   return {{"stateVersionId", p.state_version_id}, {"generation", p.generation},
@@ -121,6 +123,9 @@ Result<JobManifest> parse(const json::object& o) {
   auto am = allowlist_from_json(*allow);
   if (!am) return std::unexpected(am.error());
   m.output_allowlist = std::move(*am);
+  auto secrets = get_optional_string(o, "secrets", kMaxSealedSecrets);
+  if (!secrets) return std::unexpected(secrets.error());
+  m.sealed_secrets = secrets->value_or("");
   TAKOSUMI_TRY(str("controlPublicKey", m.control_public_key, 128));
   TAKOSUMI_TRY(str("controlKeyId", m.control_key_id, 128));
   TAKOSUMI_TRY(num("issuedAt", m.issued_at));
@@ -154,6 +159,7 @@ json::object to_json(const JobManifest& m) {
   for (const auto& [k, v] : m.output_allowlist)
     allow[k] = json::object{{"from", v.from}, {"type", v.type}, {"required", v.required}};
   o["outputAllowlist"] = std::move(allow);
+  if (!m.sealed_secrets.empty()) o["secrets"] = m.sealed_secrets;
   o["controlPublicKey"] = m.control_public_key;
   o["controlKeyId"] = m.control_key_id;
   o["issuedAt"] = m.issued_at;

@@ -53,6 +53,9 @@ struct JobManifest {
   std::optional<SavedPlanRef> saved_plan;
   std::map<std::string, std::string> variables;
   std::map<std::string, OutputMapping> output_allowlist;  // public name → mapping
+  // base64 crypto_box_seal to the agent of the Run's SecretBundle (protocol/secret_bundle.hpp);
+  // empty when the Capsule has no Connections and no sensitive variables.
+  std::string sealed_secrets;
   std::string control_public_key;  // base64 X25519; new state and plans are sealed to it
   std::string control_key_id;
   std::int64_t issued_at = 0;

@@ -70,12 +70,15 @@ TEST(RunReport, RoundTripsAndRequiresFailureCode) {
   r.resource_changes.push_back({"local_file.a", "local_file", {"delete", "create"}, false, true});
   r.new_state = NewStateDescriptor{"aa", "bb", 3, "lin", 1};
   r.outputs["url"] = "http://x";
+  r.refused_outputs.push_back({"dsn", "a URL with a password in its userinfo"});
   auto back = run_report_from_json(to_json(r));
   ASSERT_TRUE(back) << back.error().message;
   ASSERT_EQ(back->resource_changes.size(), 1u);
   EXPECT_TRUE(back->resource_changes[0].is_replace);
   EXPECT_EQ(back->new_state->prior_generation, 1);
   EXPECT_EQ(back->outputs.at("url").as_string(), "http://x");
+  ASSERT_EQ(back->refused_outputs.size(), 1u);
+  EXPECT_EQ(back->refused_outputs[0].name, "dsn");
 
   auto bad = to_json(r);
   bad["status"] = "failed";

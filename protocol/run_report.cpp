@@ -192,6 +192,19 @@ Result<RunReport> parse(const json::object& o) {
   } else if (*out) {
     r.outputs = **out;
   }
+  if (auto refused = get_optional_array(o, "refusedOutputs"); !refused) {
+    return std::unexpected(refused.error());
+  } else if (*refused) {
+    if ((*refused)->size() > 256) return fail(errc::kInvalidArgument, "too many refusedOutputs");
+    for (const auto& item : **refused) {
+      if (!item.is_object()) return fail(errc::kInvalidArgument, "refusedOutputs[] must be objects");
+      auto name = get_string(item.get_object(), "name", 128);
+      auto reason = get_string(item.get_object(), "reason", 512);
+      if (!name) return std::unexpected(name.error().with_context("refusedOutputs[]"));
+      if (!reason) return std::unexpected(reason.error().with_context("refusedOutputs[]"));
+      r.refused_outputs.push_back(RefusedOutput{*name, *reason});
+    }
+  }
   auto env = get_optional_array(o, "envNames");
   if (!env) return std::unexpected(env.error());
   auto names = strings_from_json(*env, "envNames");
@@ -246,6 +259,10 @@ json::object to_json(const RunReport& r) {
                                  {"lineage", r.new_state->lineage},
                                  {"priorGeneration", r.new_state->prior_generation}};
   o["outputs"] = r.outputs;
+  json::array refused;
+  for (const auto& ro : r.refused_outputs)
+    refused.emplace_back(json::object{{"name", ro.name}, {"reason", ro.reason}});
+  o["refusedOutputs"] = std::move(refused);
   o["providerLockSha256"] = r.provider_lock_sha256;
   o["sourceCommit"] = r.source_commit;
   o["tofuVersion"] = r.tofu_version;

@@ -59,6 +59,12 @@ struct NewStateDescriptor {
   std::int64_t prior_generation = 0;  // fencing: the generation the Run started from
 };
 
+// A mapped Output that was not published because its value looks like a credential.
+struct RefusedOutput {
+  std::string name;    // public name
+  std::string reason;  // e.g. "a URL with a password in its userinfo"; never the value
+};
+
 struct RunReport {
   std::string lease_token;
   std::int64_t attempt = 0;
@@ -74,6 +80,7 @@ struct RunReport {
   std::string plan_artifact_sha256;  // plan runs: sha256 of the uploaded ciphertext
   std::optional<NewStateDescriptor> new_state;
   json::object outputs;  // public name → value; allowlisted and non-sensitive only
+  std::vector<RefusedOutput> refused_outputs;
   std::string provider_lock_sha256;
   std::string source_commit;
   std::string tofu_version;
