@@ -11,6 +11,7 @@
 
 #include "agent/agent_daemon.hpp"
 #include "agent/beast_transport.hpp"
+#include "agent/redacting_sink.hpp"
 #include "common/file_io.hpp"
 #include "config/agent_config.hpp"
 
@@ -65,7 +66,8 @@ int main(int argc, char** argv) {
     std::cerr << kUsage;
     return 2;
   }
-  spdlog::set_default_logger(spdlog::stderr_color_mt("takosumi-agent"));
+  // Every line the agent logs passes the secrets of the Runs in flight and the patterns.
+  spdlog::set_default_logger(takosumi::agent::make_redacting_stderr_logger("takosumi-agent"));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
   auto config = takosumi::config::load_agent_config(
       args.config, takosumi::config::process_environment(

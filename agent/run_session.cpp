@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/log_streamer.hpp"
+#include "agent/redacting_sink.hpp"
 #include "agent/retry.hpp"
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
@@ -32,6 +33,19 @@ Result<SecretBytes> unseal(const std::string& sealed_b64, const crypto::BoxKeyPa
   return dek;
 }
 
+// The Run's Connections and sensitive variables, sealed to this agent inside the signed manifest.
+Result<protocol::SecretBundle> open_secrets(const std::string& sealed_b64,
+                                            const crypto::BoxKeyPair& key) {
+  if (sealed_b64.empty()) return protocol::SecretBundle{};
+  auto sealed = base64_decode(sealed_b64);
+  if (!sealed) return fail(errc::kManifestInvalid, "secrets: not base64");
+  auto plain = crypto::open_sealed(*sealed, key);
+  if (!plain)
+    return fail(errc::kManifestInvalid,
+                "secrets: not sealed to this agent's key: " + plain.error().message);
+  return protocol::parse_secret_bundle(plain->reveal_as_string());
+}
+
 }  // namespace
 
 RunSession::RunSession(SessionContext ctx, ClaimedJob job)
@@ -53,6 +67,10 @@ asio::awaitable<void> RunSession::async_report_failure(std::int64_t attempt, con
 asio::awaitable<Result<runner::RunInputs>> RunSession::async_prepare(const protocol::JobManifest& m) {
   runner::RunInputs in;
   in.manifest = m;
+  auto secrets = open_secrets(m.sealed_secrets, ctx_.box_key);
+  if (!secrets) co_return std::unexpected(secrets.error());
+  in.secrets = std::move(*secrets);
+  in.secret_set = secret_set_;
   TAKOSUMI_CO_TRY(ensure_directory(inbox_));
   auto fetch = [&](const char* kind) -> asio::awaitable<Result<std::filesystem::path>> {
     auto path = inbox_ / (std::string(kind) + ".env");

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "agent/control_client.hpp"
+#include "agent/redacting_sink.hpp"
 #include "crypto/keys.hpp"
 #include "crypto/manifest_signer.hpp"
 #include "runner/run_executor.hpp"
@@ -45,6 +46,9 @@ class RunSession {
   std::filesystem::path inbox_;
   bool lease_lost_ = false;
   std::optional<boost::asio::steady_timer> heartbeat_timer_;
+  // Every secret of this Run; registered so the agent's own log lines are redacted with it too.
+  std::shared_ptr<runner::SecretSet> secret_set_ = std::make_shared<runner::SecretSet>();
+  SecretRegistration secret_registration_{secret_set_};
 };
 
 }  // namespace takosumi::agent

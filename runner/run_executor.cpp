@@ -6,6 +6,8 @@
 
 #include "common/error_codes.hpp"
 #include "runner/boost_process_launcher.hpp"
+#include "runner/redaction.hpp"
+#include "runner/report_redaction.hpp"
 #include "runner/run_flow.hpp"
 
 namespace takosumi::runner {
@@ -26,7 +28,11 @@ void RunExecutor::cancel() { cancel_.request(); }
 
 boost::asio::awaitable<RunOutcome> RunExecutor::async_run(RunInputs inputs, LogSink log) {
   RunOutcome outcome;
-  RunFlow flow(blocking_, settings_, *launcher_, cancel_, inputs, std::move(log), outcome);
+  if (!inputs.secret_set) inputs.secret_set = std::make_shared<SecretSet>();
+  // Every line, the runner's own notices included, passes the redactor before `log` sees it.
+  auto redactor = std::make_shared<StreamRedactor>(inputs.secret_set, std::move(log));
+  LogSink redacted = [redactor](std::string_view line) { (*redactor)(line); };
+  RunFlow flow(blocking_, settings_, *launcher_, cancel_, inputs, std::move(redacted), outcome);
   Status result;
   try {
     result = co_await flow.async_execute();
@@ -39,6 +45,8 @@ boost::asio::awaitable<RunOutcome> RunExecutor::async_run(RunInputs inputs, LogS
   } catch (const std::exception& e) {
     spdlog::error("run {}: bug: exception while finishing: {}", inputs.manifest.run_id, e.what());
   }
+  redactor->flush();
+  redact_report(outcome.report, *inputs.secret_set);
   co_return outcome;
 }
 

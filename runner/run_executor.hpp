@@ -17,10 +17,12 @@
 
 #include "common/secret_bytes.hpp"
 #include "protocol/job_manifest.hpp"
+#include "protocol/secret_bundle.hpp"
 #include "protocol/run_report.hpp"
 #include "runner/cancel_signal.hpp"
 #include "runner/log_sink.hpp"
 #include "runner/process_launcher.hpp"
+#include "runner/secret_set.hpp"
 
 namespace takosumi::runner {
 
@@ -43,6 +45,12 @@ struct RunInputs {
   SecretBytes prior_state_dek;
   std::optional<std::filesystem::path> plan_envelope;
   SecretBytes plan_dek;
+  // The opened "secrets" of the manifest: Connections and sensitive variables.
+  protocol::SecretBundle secrets;
+  // Every value the Run must never let out. The caller may share it (the agent redacts its own
+  // logs with it); the Run adds the bundle's values and every sensitive value it meets in the
+  // prior state, the plan and the outputs. Created by async_run when null.
+  std::shared_ptr<SecretSet> secret_set;
 };
 
 struct RunOutcome {
@@ -70,7 +78,8 @@ class RunExecutor {
 
   // Runs once per executor. Never throws: every failure is a report with status "failed" and a
   // stable failure_code; failure messages name the step and end with tofu's last diagnostics,
-  // never state content.
+  // never state content. Every line given to `log` and every text in the report has passed
+  // through redaction (runner/redaction.hpp) with the Run's secret set.
   boost::asio::awaitable<RunOutcome> async_run(RunInputs inputs, LogSink log);
 
   // Call on the io executor. Interrupts the running tofu (SIGINT to tofu itself, SIGKILL after

@@ -13,8 +13,11 @@
 #include "runner/drift_analysis.hpp"
 #include "runner/git_source.hpp"
 #include "runner/output_filter.hpp"
+#include "runner/credential_check.hpp"
 #include "runner/plan_analysis.hpp"
+#include "runner/provider_lock.hpp"
 #include "runner/run_artifacts.hpp"
+#include "runner/sensitive_values.hpp"
 #include "runner/state_file.hpp"
 
 namespace takosumi::runner {
@@ -27,6 +30,19 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kStateFile = "terraform.tfstate";
 // Written instead of terraform.tfstate when tofu could not persist its final state.
 constexpr const char* kErroredStateFile = "errored.tfstate";
+constexpr std::size_t kMaxStateJson = 256u * 1024 * 1024;
+constexpr std::size_t kMaxShowJson = 64u * 1024 * 1024;
+
+// Parses JSON text for collecting sensitive values; the text is plaintext that stays in memory
+// only as long as the parse takes.
+Result<boost::json::value> parse_json_text(std::string_view text, std::string_view what) {
+  boost::system::error_code ec;
+  boost::json::parse_options opts;
+  opts.max_depth = 256;
+  auto v = boost::json::parse(text, ec, {}, opts);
+  if (ec) return fail(errc::kOpentofuFailed, std::string(what) + " is not JSON: " + ec.message());
+  return v;
+}
 
 // The failure codes a Run may end with; anything else is wrapped under a fallback.
 bool is_run_failure_code(std::string_view code) {
@@ -36,7 +52,7 @@ bool is_run_failure_code(std::string_view code) {
       errc::kOpentofuFailed,    errc::kApplyFailed,         errc::kPlanDigestMismatch,
       errc::kOutputRequiredMissing, errc::kOutputTypeMismatch, errc::kCancelled,
       errc::kTimedOut,          errc::kSandboxFailed,       errc::kWorkspaceFailed,
-      errc::kInternal};
+      errc::kOutputRefused,     errc::kInternal};
   return std::find(kCodes.begin(), kCodes.end(), code) != kCodes.end();
 }
 
@@ -56,10 +72,27 @@ RunFlow::RunFlow(asio::thread_pool& blocking, const RunnerSettings& settings,
                  RunOutcome& outcome)
     : blocking_(blocking), settings_(settings), launcher_(launcher), cancel_(cancel),
       inputs_(inputs), manifest_(inputs.manifest), log_(std::move(log)), outcome_(outcome),
-      report_(outcome.report), deadline_(Clock::now() + settings.tofu_timeout) {}
+      report_(outcome.report), deadline_(Clock::now() + settings.tofu_timeout),
+      secrets_(*inputs.secret_set) {}
 
 RunFlow::~RunFlow() {
+  if (credentials_) (void)credentials_->wipe();
   if (workspace_) (void)workspace_->wipe();
+}
+
+void RunFlow::remember(std::string_view what, std::string_view value) {
+  if (value.empty() || secrets_.add(value)) return;
+  // Too short to replace everywhere it occurs without destroying the log (docs/security.md).
+  notice(std::string(what) + " is shorter than " + std::to_string(kMinRedactedLength) +
+         " bytes: it is not redacted by exact value");
+}
+
+void RunFlow::remember_bundle_secrets() {
+  for (const auto& c : inputs_.secrets.connections)
+    for (const auto& [name, value] : c.values)
+      remember("the value of " + name + " (Connection " + c.name + ")", value.reveal_as_string());
+  for (const auto& [name, value] : inputs_.secrets.sensitive_variables)
+    remember("sensitive variable " + name, value.reveal_as_string());
 }
 
 void RunFlow::record(std::string_view phase, Clock::time_point since) {
@@ -74,6 +107,7 @@ void RunFlow::notice(std::string_view line) const {
 asio::awaitable<Status> RunFlow::async_execute() {
   report_.source_commit = manifest_.source.commit;
   report_.env_names = TofuCli::environment_names();
+  remember_bundle_secrets();
   TAKOSUMI_CO_TRY(check_inputs());
   if (cancel_.requested()) co_return fail(errc::kCancelled, "cancelled before the Run started");
   auto ws = RunWorkspace::create(settings_.work_root, manifest_.run_id, manifest_.attempt);
@@ -139,6 +173,18 @@ asio::awaitable<Status> RunFlow::async_restore_inputs() {
                                  module_dir_ / kStateFile);
     });
     if (!restored) co_return restored;
+    // The prior state's sensitive values may show up in this Run's output (an error message
+    // quoting an attribute): they are redacted like the Run's own secrets.
+    auto collected = co_await async_blocking(blocking_, [this]() -> Status {
+      auto text = read_file(module_dir_ / kStateFile, kMaxStateJson);
+      if (!text) return std::unexpected(text.error());
+      auto doc = parse_json_text(*text, "the prior state");
+      if (!doc) return std::unexpected(doc.error());
+      collect_state_secrets(*doc, secrets_);
+      return {};
+    });
+    if (!collected)
+      co_return std::unexpected(as_run_failure(collected.error(), errc::kStateIntegrityFailed));
   }
   if (manifest_.type == protocol::RunType::apply) {
     auto restored = co_await async_blocking(blocking_, [this] {
@@ -178,7 +224,32 @@ asio::awaitable<Status> RunFlow::async_init() {
     if (!digest) co_return workspace_error(digest.error(), "provider lock");
     report_.provider_lock_sha256 = *digest;
   }
+  co_return co_await async_prepare_credentials();
+}
+
+asio::awaitable<Status> RunFlow::async_prepare_credentials() {
+  if (inputs_.secrets.empty()) co_return Status{};
+  auto providers = read_locked_providers(module_dir_ / ".terraform.lock.hcl");
+  if (!providers) co_return workspace_error(providers.error(), "provider lock");
+  auto creds = RunCredentials::prepare(inputs_.secrets, *providers, workspace_->credentials());
+  if (!creds) co_return std::unexpected(as_run_failure(creds.error(), errc::kWorkspaceFailed));
+  credentials_.emplace(std::move(*creds));
+  for (const auto& skipped : credentials_->skipped())
+    notice("Connection " + skipped + " not injected: the module does not use that provider");
+  for (auto& name : credentials_->names()) report_.env_names.push_back(std::move(name));
+  tofu_->set_credentials(&*credentials_);
   co_return Status{};
+}
+
+asio::awaitable<Status> RunFlow::async_collect_plan_secrets(const fs::path& plan_file) {
+  auto shown = co_await tofu_->async_show_json(plan_file);
+  if (!shown) co_return std::unexpected(shown.error());
+  co_return co_await async_blocking(blocking_, [&]() -> Status {
+    auto doc = parse_json_text(*shown, "tofu show -json");
+    if (!doc) return std::unexpected(doc.error());
+    collect_plan_secrets(*doc, secrets_);
+    return {};
+  });
 }
 
 asio::awaitable<Status> RunFlow::async_plan() {
@@ -191,7 +262,12 @@ asio::awaitable<Status> RunFlow::async_plan() {
   started = Clock::now();
   auto shown = co_await tofu_->async_show_json(workspace_->plan_file());
   if (!shown) co_return std::unexpected(shown.error());
-  auto analysis = co_await async_blocking(blocking_, [&] { return analyze_plan(*shown); });
+  auto analysis = co_await async_blocking(blocking_, [&]() -> Result<PlanAnalysis> {
+    auto doc = parse_json_text(*shown, "tofu show -json");
+    if (!doc) return std::unexpected(doc.error());
+    collect_plan_secrets(*doc, secrets_);
+    return analyze_plan(*shown);
+  });
   record("show", started);
   if (!analysis) co_return std::unexpected(analysis.error());
   report_.data_loss = mark_data_loss(analysis->resource_changes, settings_.data_loss_patterns,
@@ -213,6 +289,11 @@ asio::awaitable<Status> RunFlow::async_plan() {
 }
 
 asio::awaitable<Status> RunFlow::async_apply() {
+  // The plan names the sensitive values this apply will handle (attributes, outputs, variable
+  // values): they must be known before tofu prints a line.
+  auto shown_at = Clock::now();
+  TAKOSUMI_CO_TRY(co_await async_collect_plan_secrets(workspace_->plan_file()));
+  record("show", shown_at);
   const auto started = Clock::now();
   auto applied = co_await tofu_->async_apply(workspace_->plan_file());
   record("apply", started);
@@ -243,7 +324,12 @@ asio::awaitable<Status> RunFlow::async_drift_check() {
   auto shown = co_await tofu_->async_show_json(workspace_->drift_plan_file());
   if (!shown) co_return std::unexpected(shown.error());
   // Exit code 2 also comes from output changes alone: only resource_drift decides.
-  auto drift = co_await async_blocking(blocking_, [&] { return analyze_drift(*shown); });
+  auto drift = co_await async_blocking(blocking_, [&]() -> Result<protocol::DriftReport> {
+    auto doc = parse_json_text(*shown, "tofu show -json");
+    if (!doc) return std::unexpected(doc.error());
+    collect_plan_secrets(*doc, secrets_);
+    return analyze_drift(*shown);
+  });
   record("show", started);
   if (!drift) co_return std::unexpected(drift.error());
   report_.has_changes = drift->status == "drift";
@@ -280,11 +366,40 @@ asio::awaitable<Status> RunFlow::async_publish_outputs() {
   auto text = co_await tofu_->async_output_json();
   record("output", started);
   if (!text) co_return std::unexpected(text.error());
+  auto doc = parse_json_text(*text, "tofu output -json");
+  if (!doc) co_return std::unexpected(doc.error());
+  collect_output_secrets(*doc, secrets_);
   auto filtered = filter_outputs(*text, manifest_.output_allowlist);
   if (!filtered) co_return std::unexpected(filtered.error());
   for (const auto& warning : filtered->warnings) notice("warning: " + warning);
   report_.outputs = std::move(filtered->outputs);
-  co_return Status{};
+  co_return refuse_credential_outputs();
+}
+
+// The allowlist and `sensitive` are the module author's promises; a value that still looks like
+// a credential (or contains a secret this Run holds) is not published, whatever was promised.
+Status RunFlow::refuse_credential_outputs() {
+  std::vector<std::string> required;
+  for (auto it = report_.outputs.begin(); it != report_.outputs.end();) {
+    const std::string name(it->key());
+    auto reason = credential_reason(it->value(), secrets_);
+    if (!reason) {
+      ++it;
+      continue;
+    }
+    notice("output " + name + " not published: its value looks like a credential (" + *reason + ")");
+    report_.refused_outputs.push_back(protocol::RefusedOutput{name, *reason});
+    if (auto m = manifest_.output_allowlist.find(name);
+        m != manifest_.output_allowlist.end() && m->second.required)
+      required.push_back(name);
+    it = report_.outputs.erase(it);
+  }
+  if (required.empty()) return {};
+  std::string names;
+  for (const auto& n : required) names += (names.empty() ? "" : ", ") + n;
+  return fail(errc::kOutputRefused, "required output " + names +
+                                        " looks like a credential and is not published; map a "
+                                        "non-secret value or mark the output sensitive");
 }
 
 asio::awaitable<void> RunFlow::async_finish(const Status& result) {
@@ -298,6 +413,11 @@ asio::awaitable<void> RunFlow::async_finish(const Status& result) {
     if (manifest_.type == protocol::RunType::drift_check)
       report_.drift = protocol::DriftReport{"error", {}};
     notice("run failed: " + result.error().to_string());
+  }
+  if (credentials_) {
+    if (auto wiped = credentials_->wipe(); !wiped)
+      spdlog::error("run {}: credentials: {}", manifest_.run_id, wiped.error().to_string());
+    credentials_.reset();
   }
   if (!workspace_) co_return;
   auto wiped = co_await async_blocking(blocking_, [this] { return workspace_->wipe(); });

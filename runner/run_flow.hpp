@@ -7,6 +7,7 @@
 #include <optional>
 #include <string_view>
 
+#include "runner/run_credentials.hpp"
 #include "runner/run_executor.hpp"
 #include "runner/run_workspace.hpp"
 #include "runner/tofu_cli.hpp"
@@ -37,6 +38,11 @@ class RunFlow {
   boost::asio::awaitable<Status> async_drift_check();
   boost::asio::awaitable<Status> async_seal_new_state();
   boost::asio::awaitable<Status> async_publish_outputs();
+  boost::asio::awaitable<Status> async_collect_plan_secrets(const std::filesystem::path& plan_file);
+  boost::asio::awaitable<Status> async_prepare_credentials();
+  Status refuse_credential_outputs();
+  void remember_bundle_secrets();
+  void remember(std::string_view what, std::string_view value);
   Status check_inputs() const;
   Status scrub_source() const;
   void record(std::string_view phase, std::chrono::steady_clock::time_point since);
@@ -55,6 +61,8 @@ class RunFlow {
   std::optional<RunWorkspace> workspace_;
   std::filesystem::path module_dir_;
   std::optional<TofuCli> tofu_;
+  SecretSet& secrets_;
+  std::optional<RunCredentials> credentials_;
   bool new_state_empty_ = false;  // the sealed state holds no resources and no outputs
 };
 

@@ -22,6 +22,8 @@ class RunWorkspace {
   std::filesystem::path tmp() const { return root_ / "tmp"; }
   std::filesystem::path source() const { return root_ / "src"; }
   std::filesystem::path cli_config() const { return root_ / ".tofurc"; }
+  // File credentials of Connections (0700 directories, 0400 files); see RunCredentials.
+  std::filesystem::path credentials() const { return root_ / "credentials"; }
   std::filesystem::path plan_file() const { return root_ / "run.tfplan"; }
   // The refresh-only plan of a drift check: read, never sealed or uploaded.
   std::filesystem::path drift_plan_file() const { return root_ / "drift.tfplan"; }

@@ -109,6 +109,12 @@ asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
   spec.program = options_.binary;
   spec.args = std::move(args);
   spec.env = environment();
+  if (credentials_ && (command == "plan" || command == "apply")) {
+    auto extra = command == "plan" ? credentials_->plan_environment()
+                                   : credentials_->apply_environment();
+    spec.env.insert(spec.env.end(), std::make_move_iterator(extra.begin()),
+                    std::make_move_iterator(extra.end()));
+  }
   spec.cwd = module_dir_;
   spec.timeout = std::max(std::chrono::milliseconds(0),
                           std::chrono::duration_cast<std::chrono::milliseconds>(

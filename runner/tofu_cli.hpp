@@ -20,6 +20,7 @@
 #include "runner/cancel_signal.hpp"
 #include "runner/log_sink.hpp"
 #include "runner/process_launcher.hpp"
+#include "runner/run_credentials.hpp"
 #include "runner/run_workspace.hpp"
 
 namespace takosumi::runner {
@@ -51,6 +52,9 @@ class TofuCli {
 
   std::vector<std::string> environment() const;  // "NAME=value"
   static std::vector<std::string> environment_names();
+  // From now on `plan` and `apply` also get these credentials (see RunCredentials); nothing else
+  // does. Must outlive this object or be reset to nullptr.
+  void set_credentials(const RunCredentials* credentials) { credentials_ = credentials; }
 
   boost::asio::awaitable<Result<std::string>> async_version();  // e.g. "1.12.6"
   boost::asio::awaitable<Status> async_init();                  // opentofu_init_failed
@@ -84,6 +88,7 @@ class TofuCli {
   const RunWorkspace& workspace_;
   std::filesystem::path module_dir_;
   LogSink log_;
+  const RunCredentials* credentials_ = nullptr;
   std::deque<std::string> diagnostics_;  // last stderr lines of the current command
 };
 

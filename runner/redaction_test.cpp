@@ -1,0 +1,124 @@
+#include "runner/redaction.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace takosumi::runner {
+namespace {
+
+struct Stream {
+  std::shared_ptr<SecretSet> secrets = std::make_shared<SecretSet>();
+  std::vector<std::string> out;
+  StreamRedactor redactor{secrets, [this](std::string_view line) { out.emplace_back(line); }};
+
+  void feed(const std::vector<std::string>& lines) {
+    for (const auto& l : lines) redactor(l);
+  }
+};
+
+using Lines = std::vector<std::string>;
+
+TEST(RedactText, ExactValuesThenPatterns) {
+  SecretSet secrets;
+  ASSERT_TRUE(secrets.add("my-secret-value"));
+  EXPECT_EQ(redact_text(secrets, "x my-secret-value y\npassword=hunter22"),
+            "x [REDACTED] y\npassword=[REDACTED]");
+}
+
+TEST(StreamRedactor, PassesLinesOnAtOnceWhenNothingCouldStartASecret) {
+  Stream s;
+  ASSERT_TRUE(s.secrets->add("my-secret-value"));
+  s.feed({"plain line", "has my-secret-value inside", "  + id = (known after apply)"});
+  EXPECT_EQ(s.out, (Lines{"plain line", "has [REDACTED] inside", "  + id = (known after apply)"}));
+}
+
+TEST(StreamRedactor, RedactsAMultiLinePemSecretFedLineByLine) {
+  Stream s;
+  // Short body lines: only the whole value can match them, not the per-line variants.
+  const std::string pem =
+      "-----BEGIN TEST KEY-----\nk1-abcde\nk2-fghij\nk3-klmno\n-----END TEST KEY-----\n";
+  ASSERT_TRUE(s.secrets->add(pem));
+  s.feed({"before", "-----BEGIN TEST KEY-----", "k1-abcde", "k2-fghij"});
+  EXPECT_EQ(s.out, (Lines{"before"}));  // the rest may still be the key
+  s.feed({"k3-klmno", "-----END TEST KEY-----", "after"});
+  EXPECT_EQ(s.out, (Lines{"before", "[REDACTED]", "[REDACTED]", "[REDACTED]", "[REDACTED]",
+                          "[REDACTED]", "after"}));
+}
+
+TEST(StreamRedactor, RedactsAPrivateKeyBlockByPatternAndByValue) {
+  Stream s;
+  ASSERT_TRUE(s.secrets->add(
+      "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----"));
+  s.feed({"-----BEGIN RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA", "-----END RSA PRIVATE KEY-----",
+          "unknown key:", "-----BEGIN PRIVATE KEY-----", "MIIxyz", "-----END PRIVATE KEY-----"});
+  s.redactor.flush();
+  EXPECT_EQ(s.out, (Lines{"[REDACTED]", "[REDACTED]", "[REDACTED]", "unknown key:",
+                          "-----BEGIN PRIVATE KEY-----", "[REDACTED]",
+                          "-----END PRIVATE KEY-----"}));
+}
+
+TEST(StreamRedactor, RedactsASecretSplitAcrossTwoLines) {
+  Stream s;
+  ASSERT_TRUE(s.secrets->add("first-half\nsecond-half"));
+  s.redactor("value is first-half");
+  EXPECT_TRUE(s.out.empty());
+  s.redactor("second-half and more");
+  EXPECT_EQ(s.out, (Lines{"value is [REDACTED]", "[REDACTED] and more"}));
+}
+
+TEST(StreamRedactor, ReleasesHeldTextOnceItCannotBeASecret) {
+  Stream s;
+  ASSERT_TRUE(s.secrets->add("first-half\nsecond-half"));
+  s.feed({"value is first-half", "something else"});
+  EXPECT_EQ(s.out, (Lines{"value is first-half", "something else"}));
+}
+
+TEST(StreamRedactor, UsesValuesAddedWhileStreaming) {
+  Stream s;
+  s.feed({"late-secret-1 before it is known"});
+  ASSERT_TRUE(s.secrets->add("late-secret-1"));
+  s.feed({"now late-secret-1 is known"});
+  EXPECT_EQ(s.out, (Lines{"late-secret-1 before it is known", "now [REDACTED] is known"}));
+}
+
+TEST(StreamRedactor, FlushEmitsEverythingHeld) {
+  Stream s;
+  ASSERT_TRUE(s.secrets->add("first-half\nsecond-half"));
+  s.feed({"one", "two first-half"});
+  EXPECT_EQ(s.out, (Lines{"one"}));
+  s.redactor.flush();
+  EXPECT_EQ(s.out, (Lines{"one", "two first-half"}));
+  s.feed({"three"});  // the stream goes on after a flush
+  EXPECT_EQ(s.out, (Lines{"one", "two first-half", "three"}));
+}
+
+TEST(StreamRedactor, ForcesOutHeldTextPastTheLimit) {
+  Stream s;
+  std::string huge = "start-of-huge\n";
+  while (huge.size() < 2 * StreamRedactor::kMaxHeld) huge += "xyz12\n";
+  ASSERT_TRUE(s.secrets->add(huge));
+  s.redactor("start-of-huge");
+  std::size_t fed = 1;
+  while (s.out.empty() && fed < 20000) {
+    s.redactor("xyz12");
+    ++fed;
+  }
+  EXPECT_FALSE(s.out.empty());
+  EXPECT_LE(fed * 6, StreamRedactor::kMaxHeld + 64);
+  s.redactor.flush();
+  EXPECT_EQ(s.out.size(), fed);
+}
+
+TEST(StreamRedactor, EmitsOneLineForEachLineGiven) {
+  Stream s;
+  ASSERT_TRUE(s.secrets->add("a-b-c-d\ne-f-g-h\n"));
+  s.feed({"a-b-c-d", "e-f-g-h", "", "a-b-c-d", "x"});
+  s.redactor.flush();
+  EXPECT_EQ(s.out, (Lines{"[REDACTED]", "[REDACTED]", "", "a-b-c-d", "x"}));
+}
+
+}  // namespace
+}  // namespace takosumi::runner
