@@ -104,7 +104,14 @@ HttpResponse AgentApi::register_agent(const HttpRequest& req) {
   if (!known) return error_response(Error{std::string(errc::kUnauthorized), "unknown pool token"});
   auto reg = parse_registration(*body);
   if (!reg) return error_response(reg.error());
-  auto cred = d_.agents.register_agent(*reg);
+  auto cred = in_transaction(d_.db, [&]() -> Result<AgentCredential> {
+    auto registered = d_.agents.register_agent(*reg);
+    if (!registered) return registered;
+    AuditEvent e{.actor = agent_actor(registered->agent_id), .action = "agent.registered"};
+    e.detail = {{"name", reg->name}, {"version", reg->version}};
+    TAKOSUMI_TRY(d_.audit.record(std::move(e)));
+    return registered;
+  });
   if (!cred) return error_response(cred.error());
   return json_response(200, json::object{{"agentId", cred->agent_id},
                                          {"agentToken", cred->agent_token}});

@@ -1,13 +1,15 @@
 #pragma once
 // The agent API under /agent/v1, exactly as docs/protocol.md specifies: register (pool token),
 // claim (long poll), heartbeat, artifacts, logs, complete (agent bearer token). Artifact uploads
-// are streamed to a temp file by the server and checked on the blocking-work pool.
+// are streamed to a temp file by the server and checked on the blocking-work pool. Registering,
+// claims, new artifacts and completions are audited as "agent:<id>".
 #include <boost/asio/thread_pool.hpp>
 
 #include <vector>
 
 #include "common/secret_bytes.hpp"
 #include "controlplane/agent_registry.hpp"
+#include "controlplane/audit_log.hpp"
 #include "controlplane/blob_store.hpp"
 #include "controlplane/claim_waiters.hpp"
 #include "controlplane/keyring.hpp"
@@ -23,11 +25,13 @@ inline constexpr std::size_t kMaxArtifactBytes = 256ull * 1024 * 1024;
 inline constexpr int kMaxClaimWaitSeconds = 30;
 
 struct AgentApiDeps {
+  Database& db;
   AgentRegistry& agents;
   RunQueue& queue;
   RunStore& runs;
   StateStore& states;
   RunLogStore& logs;
+  AuditLog& audit;
   const BlobStore& blobs;
   const Keyring& keys;
   ManifestBuilder& manifests;

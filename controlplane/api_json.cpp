@@ -27,6 +27,12 @@ json::value stored_json(const std::optional<std::string>& text, json::value fall
   return ec ? fallback : v;
 }
 
+json::array string_array(const std::vector<std::string>& items) {
+  json::array out;
+  for (const auto& item : items) out.emplace_back(item);
+  return out;
+}
+
 }  // namespace
 
 json::object to_json(const Workspace& ws) {
@@ -42,9 +48,35 @@ json::object to_json(const Capsule& c) {
                                   {"modulePath", c.source.module_path}}},
           {"outputAllowlist", allowlist_to_json(c.output_allowlist)},
           {"variables", variables_to_json(c.variables)},
+          {"connections", string_array(c.connection_ids)},
+          {"sensitiveVariableNames", string_array(c.sensitive_variable_names)},
           {"createdAt", c.created_at},
           {"destroyed", c.destroyed_at.has_value()},
           {"destroyedAt", optional_value(c.destroyed_at)}};
+}
+
+json::object to_json(const Connection& c, std::int64_t now) {
+  return {{"id", c.id},
+          {"workspaceId", c.workspace_id},
+          {"name", c.name},
+          {"provider", c.provider},
+          {"authMode", protocol::to_string(c.auth_mode)},
+          {"names", string_array(c.credential_names)},
+          {"status", std::string(c.status(now))},
+          {"createdAt", c.created_at},
+          {"expiresAt", optional_value(c.expires_at)},
+          {"revokedAt", optional_value(c.revoked_at)}};
+}
+
+json::object to_json(const AuditEvent& e) {
+  return {{"id", e.id},
+          {"at", e.at},
+          {"actor", e.actor},
+          {"action", e.action},
+          {"capsuleId", optional_value(e.capsule_id)},
+          {"runId", optional_value(e.run_id)},
+          {"connectionId", optional_value(e.connection_id)},
+          {"detail", e.detail}};
 }
 
 json::object to_json(const Run& r) {
@@ -73,6 +105,7 @@ json::object to_json(const Run& r) {
   o["dataLoss"] = stored_json(r.data_loss_json, json::array{});
   o["dataLossAccepted"] = r.data_loss_accepted;
   o["drift"] = stored_json(r.drift_json, nullptr);
+  o["refusedOutputs"] = stored_json(r.refused_outputs_json, json::array{});
   o["stateVersionId"] = optional_value(r.state_version_id);
   o["tofuVersion"] = optional_value(r.tofu_version);
   o["providerLockSha256"] = optional_value(r.provider_lock_sha256);

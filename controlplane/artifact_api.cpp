@@ -78,8 +78,14 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_upload(const HttpRequest& r
   };
   auto stored = co_await async_offload(d_.pool, std::move(check));
   if (!stored) co_return error_response(stored.error().with_context("artifact upload"));
-  if (auto st = d_.runs.record_artifact(run_id, kind, stored->sha256, stored->size); !st)
-    co_return error_response(st.error());
+  auto recorded = in_transaction(d_.db, [&]() -> Status {
+    auto fresh = d_.runs.record_artifact(run_id, kind, stored->sha256, stored->size);
+    if (!fresh || !*fresh) return fresh ? Status{} : std::unexpected(fresh.error());
+    return d_.audit.record(run_event(agent_actor(agent->id), "artifact.uploaded", *run,
+                                     {{"kind", kind}, {"sha256", stored->sha256},
+                                      {"size", stored->size}}));
+  });
+  if (!recorded) co_return error_response(recorded.error());
   co_return json_response(200, boost::json::object{{"sha256", stored->sha256}});
 }
 

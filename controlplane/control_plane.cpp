@@ -56,12 +56,14 @@ struct ControlPlane::Parts {
         states(db, clock),
         logs(db),
         agents(db, clock),
-        queue(db, catalog, runs, states, clock, config.lease_seconds),
-        manifests(catalog, runs, blobs, keys, clock, config.manifest_ttl_seconds),
+        connections(db, keys, clock),
+        audit(db, clock),
+        queue(db, catalog, runs, states, connections, audit, clock, config.lease_seconds),
+        manifests(catalog, runs, connections, blobs, keys, clock, config.manifest_ttl_seconds),
         pool(2),
-        public_api({catalog, runs, states, logs, blobs, git, pool.get_executor(), waiters,
-                    config.api_token}),
-        agent_api({agents, queue, runs, states, logs, blobs, keys, manifests, waiters,
+        public_api({db, catalog, runs, states, logs, connections, audit, blobs, keys, git,
+                    pool.get_executor(), waiters, clock, config.api_token}),
+        agent_api({db, agents, queue, runs, states, logs, audit, blobs, keys, manifests, waiters,
                    pool.get_executor(), config.pool_tokens}),
         service(router),
         server(io, service, config.data_dir / "tmp") {
@@ -81,6 +83,8 @@ struct ControlPlane::Parts {
   StateStore states;
   RunLogStore logs;
   AgentRegistry agents;
+  ConnectionStore connections;
+  AuditLog audit;
   RunQueue queue;
   ManifestBuilder manifests;
   ClaimWaiters waiters;

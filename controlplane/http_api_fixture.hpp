@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
 #include <thread>
 
@@ -32,6 +33,17 @@ using takosumi::testing::TempDir;
 inline constexpr const char* kApiToken = "api-token-for-tests";
 inline constexpr const char* kPoolToken = "pool-token-for-tests";
 inline constexpr const char* kSecretMarker = "PLAINTEXT-SECRET-4242";
+
+// Wall time that the test moves forward; starts at the real time, so manifests and leases look
+// ordinary. Atomic: the server reads it on its own thread.
+class SharedFakeClock final : public Clock {
+ public:
+  std::int64_t now_unix() const override { return now_.load(); }
+  void advance(std::int64_t seconds) { now_ += seconds; }
+
+ private:
+  std::atomic<std::int64_t> now_{SystemClock().now_unix()};
+};
 
 struct Reply {
   unsigned status = 0;
@@ -273,7 +285,7 @@ class HttpApiTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  SystemClock clock_;
+  SharedFakeClock clock_;
   std::unique_ptr<ControlPlane> control_;
   std::thread server_;
   std::uint16_t port_ = 0;

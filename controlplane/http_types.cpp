@@ -59,7 +59,8 @@ int http_status_for(std::string_view code) {
   if (code == errc::kForbidden) return 403;
   if (code == errc::kNotFound) return 404;
   if (code == errc::kConflict || code == errc::kLeaseLost ||
-      code == api_errc::kDataLossNotAccepted || code == api_errc::kNoStateVersion)
+      code == api_errc::kDataLossNotAccepted || code == api_errc::kNoStateVersion ||
+      code == errc::kConnectionRevoked || code == errc::kConnectionExpired)
     return 409;
   if (code == errc::kPayloadTooLarge) return 413;
   if (code == errc::kSourceFetchFailed) return 502;

@@ -39,4 +39,8 @@ Result<std::string> Keyring::reseal_dek(const std::filesystem::path& envelope,
   return base64_encode(crypto::seal(dek->span(), to));
 }
 
+Result<SecretBytes> Keyring::open_sealed(std::span<const std::uint8_t> sealed) const {
+  return crypto::open_sealed(sealed, storage_);
+}
+
 }  // namespace takosumi::controlplane

@@ -3,10 +3,13 @@
 // sealed to, and the Ed25519 key that signs job manifests. Files under <data>/keys (0600); the
 // signing public key is also written to keys/signing.pub so agents can pin it.
 // Immutable after load, so it may be read from the blocking-work pool.
+#include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 
 #include "common/error.hpp"
+#include "common/secret_bytes.hpp"
 #include "crypto/envelope.hpp"
 #include "crypto/keys.hpp"
 
@@ -28,6 +31,9 @@ class Keyring {
   // base64. Reads only the envelope prefix, never the payload.
   Result<std::string> reseal_dek(const std::filesystem::path& envelope,
                                  const crypto::BoxPublicKey& to) const;
+  // Opens a box sealed (crypto::seal) to the storage key: secrets at rest. envelope_wrong_key when
+  // it was sealed to another key or altered.
+  Result<SecretBytes> open_sealed(std::span<const std::uint8_t> sealed) const;
 
  private:
   crypto::BoxKeyPair storage_;

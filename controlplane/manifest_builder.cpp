@@ -1,7 +1,10 @@
 #include "controlplane/manifest_builder.hpp"
 
+#include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "controlplane/ids.hpp"
+#include "controlplane/secret_storage.hpp"
+#include "crypto/sealed_box.hpp"
 
 namespace takosumi::controlplane {
 
@@ -35,6 +38,47 @@ Status ManifestBuilder::add_saved_plan(const ClaimedRun& claimed, const crypto::
   return {};
 }
 
+Result<protocol::SecretBundle> ManifestBuilder::open_secrets(const Capsule& capsule) {
+  auto refusal = connections_.first_unusable(capsule);
+  if (!refusal) return std::unexpected(refusal.error());
+  if (*refusal) return std::unexpected((*refusal)->error);
+  auto connections = connections_.get_many(capsule.connection_ids);
+  if (!connections) return std::unexpected(connections.error());
+  protocol::SecretBundle bundle;
+  for (const auto& c : *connections) {
+    auto secret = connections_.open(c);
+    if (!secret) return std::unexpected(secret.error());
+    bundle.connections.push_back(std::move(*secret));
+  }
+  auto sealed_vars = catalog_.sealed_sensitive_variables(capsule.id);
+  if (!sealed_vars) return std::unexpected(sealed_vars.error());
+  if (*sealed_vars) {
+    auto stored = open_from_storage(**sealed_vars, keys_);
+    if (!stored) return std::unexpected(stored.error().with_context("sensitive variables"));
+    bundle.sensitive_variables = std::move(stored->sensitive_variables);
+  }
+  return bundle;
+}
+
+Status ManifestBuilder::add_secrets(const Capsule& capsule, const crypto::BoxPublicKey& to,
+                                    protocol::JobManifest& m) {
+  if (capsule.connection_ids.empty() && capsule.sensitive_variable_names.empty()) return {};
+  auto bundle = open_secrets(capsule);
+  if (!bundle) return std::unexpected(bundle.error().with_context("secrets of capsule " + capsule.id));
+  // Each part was valid alone; together they may still repeat a credential name or grow too big.
+  if (auto ok = protocol::validate_secret_bundle(*bundle); !ok)
+    return std::unexpected(ok.error().with_context("secrets of capsule " + capsule.id));
+  const SecretBytes text = protocol::serialize_secret_bundle(*bundle);
+  if (text.size() > protocol::kMaxSecretBundleBytes)
+    return fail(errc::kInvalidArgument,
+                "secrets of capsule " + capsule.id + ": its Connections and sensitive variables take " +
+                    std::to_string(text.size()) + " bytes, more than the limit of 512 KiB");
+  auto sealed = crypto::seal(text.span(), to);
+  if (sealed.empty()) return fail(errc::kCryptoFailed, "sealing the secrets to the agent failed");
+  m.sealed_secrets = base64_encode(sealed);
+  return {};
+}
+
 Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
                                                      const Agent& agent) {
   const Run& run = claimed.run;
@@ -59,6 +103,7 @@ Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
   }
   if (run.type == protocol::RunType::apply) TAKOSUMI_TRY(add_saved_plan(claimed, *agent_key, m));
   m.variables = capsule->variables;
+  TAKOSUMI_TRY(add_secrets(*capsule, *agent_key, m));
   m.output_allowlist = capsule->output_allowlist;
   m.control_public_key = keys_.storage_public_key().to_base64();
   m.control_key_id = keys_.key_id();

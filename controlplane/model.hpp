@@ -6,9 +6,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "protocol/job_manifest.hpp"
 #include "protocol/run_type.hpp"
+#include "protocol/secret_bundle.hpp"
 
 namespace takosumi::controlplane {
 
@@ -44,6 +46,35 @@ struct Capsule {
   std::int64_t created_at = 0;
   // Set when the apply of a destroy_plan succeeded; cleared by the next apply that stores state.
   std::optional<std::int64_t> destroyed_at;
+  std::vector<std::string> connection_ids;            // in assignment order
+  std::vector<std::string> sensitive_variable_names;  // sorted; the values stay sealed at rest
+};
+
+namespace connection_status {
+inline constexpr std::string_view kActive = "active";
+inline constexpr std::string_view kRevoked = "revoked";
+inline constexpr std::string_view kExpired = "expired";
+}  // namespace connection_status
+
+// A Connection as stored, without its values: those are sealed to the storage key and opened only
+// to build a manifest (ConnectionStore::open).
+struct Connection {
+  std::string id;
+  std::string workspace_id;
+  std::string name;
+  std::string provider;
+  protocol::AuthMode auth_mode = protocol::AuthMode::env;
+  std::vector<std::string> credential_names;  // sorted
+  std::int64_t created_at = 0;
+  std::optional<std::int64_t> expires_at;
+  std::optional<std::int64_t> revoked_at;
+
+  // revoked once revoked_at is set; otherwise expired from expires_at on; otherwise active.
+  std::string_view status(std::int64_t now) const {
+    if (revoked_at) return connection_status::kRevoked;
+    if (expires_at && *expires_at <= now) return connection_status::kExpired;
+    return connection_status::kActive;
+  }
 };
 
 struct Run {
@@ -80,6 +111,7 @@ struct Run {
   std::optional<std::string> data_loss_json;  // [{address,type,action,reason}]
   bool data_loss_accepted = false;            // apply Runs: the request accepted the plan's marks
   std::optional<std::string> drift_json;      // drift_check Runs: {status,resources}
+  std::optional<std::string> refused_outputs_json;  // [{name,reason}] from the report
   std::int64_t created_at = 0;
   std::optional<std::int64_t> started_at;
   std::optional<std::int64_t> finished_at;

@@ -61,6 +61,16 @@ void PublicApi::register_routes(Router& r) {
        [this](auto&, auto& p) { return drift_check_capsule(p[0]); });
   sync("POST", "/api/v1/workspaces/{}/drift-check",
        [this](auto&, auto& p) { return drift_check_workspace(p[0]); });
+  sync("GET", "/api/v1/workspaces/{}/activity", [this](auto& req, auto& p) { return activity(req, p[0]); });
+  sync("POST", "/api/v1/connections", [this](auto& req, auto&) { return create_connection(req); });
+  sync("GET", "/api/v1/connections", [this](auto& req, auto&) { return list_connections(req); });
+  sync("GET", "/api/v1/connections/{}", [this](auto&, auto& p) { return get_connection(p[0]); });
+  sync("POST", "/api/v1/connections/{}/revoke",
+       [this](auto&, auto& p) { return revoke_connection(p[0]); });
+  sync("PUT", "/api/v1/capsules/{}/connections",
+       [this](auto& req, auto& p) { return set_capsule_connections(req, p[0]); });
+  sync("PUT", "/api/v1/capsules/{}/sensitive-variables",
+       [this](auto& req, auto& p) { return set_sensitive_variables(req, p[0]); });
   using boost::asio::awaitable;
   r.add_async("POST", "/api/v1/capsules/{}/plan",
               [this](const HttpRequest& req, const RouteParams& p) -> awaitable<HttpResponse> {
@@ -79,7 +89,14 @@ HttpResponse PublicApi::create_workspace(const HttpRequest& req) {
   if (!body) return error_response(body.error());
   auto name = parse_workspace_request(*body);
   if (!name) return error_response(name.error());
-  auto ws = d_.catalog.create_workspace(*name);
+  auto ws = in_transaction(d_.db, [&]() -> Result<Workspace> {
+    auto created = d_.catalog.create_workspace(*name);
+    if (!created) return created;
+    AuditEvent e{.actor = actor_, .action = "workspace.created", .workspace_id = created->id};
+    e.detail = {{"name", created->name}};
+    TAKOSUMI_TRY(d_.audit.record(std::move(e)));
+    return created;
+  });
   if (!ws) return error_response(ws.error());
   return json_response(201, to_json(*ws));
 }
@@ -101,7 +118,20 @@ HttpResponse PublicApi::create_capsule(const HttpRequest& req, const std::string
   if (!body) return error_response(body.error());
   auto parsed = parse_capsule_request(*body);
   if (!parsed) return error_response(parsed.error());
-  auto capsule = d_.catalog.create_capsule(workspace_id, *parsed);
+  auto secrets = capsule_secrets(*body, workspace_id, parsed->variables);
+  if (!secrets) return error_response(secrets.error());
+  auto capsule = in_transaction(d_.db, [&]() -> Result<Capsule> {
+    auto created = d_.catalog.create_capsule(workspace_id, *parsed, *secrets);
+    if (!created) return created;
+    json::array connections(created->connection_ids.begin(), created->connection_ids.end());
+    json::array names(created->sensitive_variable_names.begin(),
+                      created->sensitive_variable_names.end());
+    TAKOSUMI_TRY(d_.audit.record(capsule_event(actor_, "capsule.created", *created,
+                                               {{"name", created->name},
+                                                {"connections", std::move(connections)},
+                                                {"sensitiveVariableNames", std::move(names)}})));
+    return created;
+  });
   if (!capsule) return error_response(capsule.error());
   return json_response(201, to_json(*capsule));
 }
@@ -140,9 +170,10 @@ boost::asio::awaitable<Result<std::string>> PublicApi::async_resolve_head(const 
 boost::asio::awaitable<HttpResponse> PublicApi::async_plan(const std::string& capsule_id) {
   auto capsule = d_.catalog.get_capsule(capsule_id);
   if (!capsule) co_return error_response(capsule.error());
+  if (auto usable = check_connections(*capsule); !usable) co_return error_response(usable.error());
   auto commit = co_await async_resolve_head(*capsule);
   if (!commit) co_return error_response(commit.error());
-  auto run = d_.runs.create_plan(*capsule, *commit);
+  auto run = create_run([&] { return d_.runs.create_plan(*capsule, *commit); });
   if (!run) co_return error_response(run.error());
   d_.waiters.notify_all();
   co_return json_response(201, to_json(*run));
@@ -173,6 +204,9 @@ HttpResponse PublicApi::apply(const HttpRequest& req, const std::string& plan_ru
   if (!accept) return error_response(accept.error());
   auto plan = d_.runs.get_run(plan_run_id);
   if (!plan) return error_response(plan.error());
+  auto capsule = d_.catalog.get_capsule(plan->capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  if (auto usable = check_connections(*capsule); !usable) return error_response(usable.error());
   auto current = d_.states.current(plan->capsule_id);
   if (!current) return error_response(current.error());
   bool stored = false;
@@ -189,16 +223,40 @@ HttpResponse PublicApi::apply(const HttpRequest& req, const std::string& plan_ru
   if (auto ok = check_data_loss_accepted(*plan, *accept); !ok) return error_response(ok.error());
   auto marks = stored_data_loss(*plan);
   if (!marks) return error_response(marks.error());
-  auto run = d_.runs.create_apply(*plan, *accept && !marks->empty());
+  auto run = create_run([&] { return d_.runs.create_apply(*plan, *accept && !marks->empty()); },
+                        *accept);
   if (!run) return error_response(run.error());
   d_.waiters.notify_all();
   return json_response(201, to_json(*run));
 }
 
 HttpResponse PublicApi::cancel(const std::string& run_id) {
-  auto run = d_.runs.cancel(run_id);
+  auto run = in_transaction(d_.db, [&]() -> Result<Run> {
+    auto cancelled = d_.runs.cancel(run_id);
+    if (!cancelled) return cancelled;
+    TAKOSUMI_TRY(d_.audit.record(run_event(actor_, "run.cancel_requested", *cancelled)));
+    // A queued Run ends at once; a running one ends when its agent reports.
+    if (cancelled->finished())
+      TAKOSUMI_TRY(d_.audit.record(run_event(actor_, "run.finished", *cancelled,
+                                             {{"status", cancelled->status},
+                                              {"failureCode", std::string(errc::kCancelled)}})));
+    return cancelled;
+  });
   if (!run) return error_response(run.error());
   return json_response(200, to_json(*run));
+}
+
+Result<Run> PublicApi::create_run(const std::function<Result<Run>()>& create,
+                                  std::optional<bool> accept_data_loss) {
+  return in_transaction(d_.db, [&]() -> Result<Run> {
+    auto run = create();
+    if (!run) return run;
+    json::object detail{{"type", protocol::to_string(run->type)}};
+    if (accept_data_loss) detail["acceptDataLoss"] = *accept_data_loss;
+    if (run->restores_state_version_id) detail["restoresStateVersionId"] = *run->restores_state_version_id;
+    TAKOSUMI_TRY(d_.audit.record(run_event(actor_, "run.created", *run, std::move(detail))));
+    return run;
+  });
 }
 
 HttpResponse PublicApi::logs(const std::string& run_id) {

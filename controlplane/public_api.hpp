@@ -1,15 +1,27 @@
 #pragma once
-// The public API under /api/v1 (Workspaces, Capsules, Runs, StateVersions, Outputs), guarded by
-// the API bearer token (constant-time comparison). JSON is camelCase; errors follow http_types.
-// Resolving a Capsule's ref (libgit2) runs on the blocking-work pool. StateVersion history,
-// rollback, drift checks and destroy are in state_version_api.cpp (docs/state-versions.md).
+// The public API under /api/v1 (Workspaces, Capsules, Runs, StateVersions, Outputs, Connections,
+// activity), guarded by the API bearer token (constant-time comparison). JSON is camelCase; errors
+// follow http_types. Resolving a Capsule's ref (libgit2) runs on the blocking-work pool.
+// StateVersion history, rollback, drift checks and destroy are in state_version_api.cpp
+// (docs/state-versions.md); Connections and a Capsule's secrets in connection_api.cpp; the
+// activity feed in activity_api.cpp. Every action is audited in its own transaction; no Run is
+// created for a Capsule whose Connections are not all active (409 connection_revoked/expired).
 #include <boost/asio/thread_pool.hpp>
 
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/clock.hpp"
 #include "common/secret_bytes.hpp"
+#include "controlplane/audit_log.hpp"
 #include "controlplane/blob_store.hpp"
 #include "controlplane/catalog_store.hpp"
 #include "controlplane/claim_waiters.hpp"
+#include "controlplane/connection_store.hpp"
 #include "controlplane/git_ref_resolver.hpp"
+#include "controlplane/keyring.hpp"
 #include "controlplane/router.hpp"
 #include "controlplane/run_log_store.hpp"
 #include "controlplane/run_store.hpp"
@@ -18,20 +30,26 @@
 namespace takosumi::controlplane {
 
 struct PublicApiDeps {
+  Database& db;
   CatalogStore& catalog;
   RunStore& runs;
   StateStore& states;
   RunLogStore& logs;
+  ConnectionStore& connections;
+  AuditLog& audit;
   const BlobStore& blobs;
+  const Keyring& keys;
   const GitRefResolver& git;
   boost::asio::thread_pool::executor_type pool;
   ClaimWaiters& waiters;
+  const Clock& clock;
   const SecretBytes& api_token;
 };
 
 class PublicApi {
  public:
-  explicit PublicApi(PublicApiDeps deps) : d_(deps) {}
+  explicit PublicApi(PublicApiDeps deps)
+      : d_(deps), actor_(api_actor(deps.api_token.reveal_as_string())) {}
   // Routes capture `this`: the PublicApi must outlive the router.
   void register_routes(Router& router);
 
@@ -60,8 +78,28 @@ class PublicApi {
   HttpResponse drift_check_capsule(const std::string& capsule_id);
   HttpResponse drift_check_workspace(const std::string& workspace_id);
   boost::asio::awaitable<HttpResponse> async_destroy(const std::string& capsule_id);
+  // connection_api.cpp
+  HttpResponse create_connection(const HttpRequest& req);
+  HttpResponse list_connections(const HttpRequest& req);
+  HttpResponse get_connection(const std::string& id);
+  HttpResponse revoke_connection(const std::string& id);
+  HttpResponse set_capsule_connections(const HttpRequest& req, const std::string& capsule_id);
+  HttpResponse set_sensitive_variables(const HttpRequest& req, const std::string& capsule_id);
+  // What the create request asks of the Capsule's secrets, checked and sealed.
+  Result<CapsuleSecretsRecord> capsule_secrets(boost::json::object& body,
+                                               std::string_view workspace_id,
+                                               const std::map<std::string, std::string>& variables);
+  Status check_assignable(std::string_view workspace_id, const std::vector<std::string>& ids);
+  // 409 connection_revoked / connection_expired when a Connection of the Capsule is not active.
+  Status check_connections(const Capsule& capsule);
+  // activity_api.cpp
+  HttpResponse activity(const HttpRequest& req, const std::string& workspace_id);
+  // Runs `create` and records run.created (with acceptDataLoss for applies) in one transaction.
+  Result<Run> create_run(const std::function<Result<Run>()>& create,
+                         std::optional<bool> accept_data_loss = std::nullopt);
 
   PublicApiDeps d_;
+  std::string actor_;
 };
 
 }  // namespace takosumi::controlplane

@@ -91,51 +91,105 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
                                               "cancel requested and the lease expired"}
                                       : Error{std::string(errc::kLeaseLost),
                                               "lease expired " + std::to_string(run.attempt) +
-                                                  " times"}));
+                                                  " times"},
+                            kControlPlaneActor));
       TAKOSUMI_TRY(tx.commit());
       return ClaimStep{};
     }
     auto prior = states_.current(run.capsule_id);
     if (!prior) return std::unexpected(prior.error());
     if (auto broken = drift_pin_broken(run, *prior)) {
-      TAKOSUMI_TRY(fail_run(run, run_status::kFailed, *broken));
+      TAKOSUMI_TRY(fail_run(run, run_status::kFailed, *broken, kControlPlaneActor));
       TAKOSUMI_TRY(tx.commit());
       return ClaimStep{};
     }
-    const std::string token = new_token();
-    const std::int64_t expires = now + lease_seconds_;
-    std::optional<std::string> prior_id;
-    std::int64_t prior_generation = 0;
-    if (*prior) {
-      prior_id = (*prior)->id;
-      prior_generation = (*prior)->generation;
-    }
-    TAKOSUMI_TRY(db_.run(
-        "UPDATE runs SET status = 'running', attempt = attempt + 1, agent_id = ?,"
-        " lease_token_sha256 = ?, lease_expires_at = ?, started_at = COALESCE(started_at, ?),"
-        " prior_state_version_id = ?, prior_generation = ? WHERE id = ?",
-        agent.id, token_sha256(token), expires, now, prior_id, prior_generation, run.id));
-    auto updated = runs_.get_run(run.id);
-    if (!updated) return std::unexpected(updated.error());
-    ClaimedRun claimed{std::move(*updated), token, expires, std::move(*prior)};
-    auto manifest = build(claimed);
-    if (manifest) {
+    auto refused = refuse_for_connections(run, agent);
+    if (!refused) return std::unexpected(refused.error());
+    if (*refused) {
       TAKOSUMI_TRY(tx.commit());
-      return ClaimStep{false, Job{std::move(claimed), std::move(*manifest)}};
+      return ClaimStep{};
+    }
+    auto step = dispatch(run, agent, std::move(*prior), build);
+    if (step) {
+      TAKOSUMI_TRY(tx.commit());
+      return step;
     }
     unbuildable = run;
-    build_error = manifest.error();
+    build_error = step.error();
   }  // the claim is rolled back; the Run fails on its own below
   spdlog::warn("run {} cannot be dispatched: {}", unbuildable->id, build_error.to_string());
-  TAKOSUMI_TRY(fail_run(*unbuildable, run_status::kFailed, build_error));
+  TAKOSUMI_TRY(in_transaction(db_, [&]() -> Status {
+    if (build_error.code == errc::kConnectionRevoked || build_error.code == errc::kConnectionExpired)
+      TAKOSUMI_TRY(audit_.record(run_event(kControlPlaneActor, "run.refused", *unbuildable,
+                                           {{"code", build_error.code}, {"agentId", agent.id}})));
+    return fail_run(*unbuildable, run_status::kFailed, build_error, kControlPlaneActor);
+  }));
   return ClaimStep{};
 }
 
-Status RunQueue::fail_run(const Run& run, std::string_view status, const Error& why) {
-  return db_.run(
+// Leases the Run to the agent and builds its manifest; an error here is the manifest's, and the
+// caller rolls the lease back.
+Result<RunQueue::ClaimStep> RunQueue::dispatch(const Run& run, const Agent& agent,
+                                               std::optional<StateVersion> prior,
+                                               const ManifestFactory& build) {
+  if (run.status == run_status::kRunning)
+    TAKOSUMI_TRY(audit_.record(run_event(kControlPlaneActor, "run.lease_expired", run,
+                                         {{"attempt", run.attempt},
+                                          {"agentId", run.agent_id.value_or("")}})));
+  const std::int64_t now = clock_.now_unix();
+  const std::string token = new_token();
+  const std::int64_t expires = now + lease_seconds_;
+  std::optional<std::string> prior_id;
+  std::int64_t prior_generation = 0;
+  if (prior) {
+    prior_id = prior->id;
+    prior_generation = prior->generation;
+  }
+  TAKOSUMI_TRY(db_.run(
+      "UPDATE runs SET status = 'running', attempt = attempt + 1, agent_id = ?,"
+      " lease_token_sha256 = ?, lease_expires_at = ?, started_at = COALESCE(started_at, ?),"
+      " prior_state_version_id = ?, prior_generation = ? WHERE id = ?",
+      agent.id, token_sha256(token), expires, now, prior_id, prior_generation, run.id));
+  auto updated = runs_.get_run(run.id);
+  if (!updated) return std::unexpected(updated.error());
+  ClaimedRun claimed{std::move(*updated), token, expires, std::move(prior)};
+  auto manifest = build(claimed);
+  if (!manifest) return std::unexpected(manifest.error());
+  TAKOSUMI_TRY(audit_.record(run_event(agent_actor(agent.id), "run.claimed", claimed.run,
+                                       {{"agentId", agent.id}, {"attempt", claimed.run.attempt}})));
+  return ClaimStep{false, Job{std::move(claimed), std::move(*manifest)}};
+}
+
+Result<bool> RunQueue::refuse_for_connections(const Run& run, const Agent& agent) {
+  auto capsule = catalog_.get_capsule(run.capsule_id);
+  if (!capsule) return std::unexpected(capsule.error());
+  auto refusal = connections_.first_unusable(*capsule);
+  if (!refusal) return std::unexpected(refusal.error());
+  if (!*refusal) return false;
+  auto event = run_event(kControlPlaneActor, "run.refused", run,
+                         {{"code", (*refusal)->error.code}, {"agentId", agent.id}});
+  event.connection_id = (*refusal)->connection_id;
+  TAKOSUMI_TRY(audit_.record(std::move(event)));
+  TAKOSUMI_TRY(fail_run(run, run_status::kFailed, (*refusal)->error, kControlPlaneActor));
+  return true;
+}
+
+Status RunQueue::fail_run(const Run& run, std::string_view status, const Error& why,
+                          std::string_view actor) {
+  TAKOSUMI_TRY(db_.run(
       "UPDATE runs SET status = ?, failure_code = ?, failure_message = ?, finished_at = ?,"
       " completed_attempt = attempt, lease_expires_at = NULL WHERE id = ?",
-      status, why.code, why.message, clock_.now_unix(), run.id);
+      status, why.code, why.message, clock_.now_unix(), run.id));
+  return record_finished(run, actor, status, why.code);
+}
+
+// Status and failure code only: a failure message may quote tool output, so it stays on the Run.
+Status RunQueue::record_finished(const Run& run, std::string_view actor, std::string_view status,
+                                 const std::optional<std::string>& failure_code) {
+  boost::json::value code = nullptr;
+  if (failure_code) code = *failure_code;
+  return audit_.record(run_event(actor, "run.finished", run,
+                                 {{"status", std::string(status)}, {"failureCode", std::move(code)}}));
 }
 
 Result<Run> RunQueue::check_lease(std::string_view run_id, const Agent& agent,
@@ -266,13 +320,14 @@ Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
       " plan_digest = COALESCE(plan_digest, ?), plan_artifact_sha256 ="
       " COALESCE(plan_artifact_sha256, ?), state_version_id = ?, tofu_version = ?,"
       " provider_lock_sha256 = ?, env_names = ?, phase_millis = ?, data_loss = ?, drift = ?,"
-      " lease_expires_at = NULL WHERE id = ?",
+      " refused_outputs = ?, lease_expires_at = NULL WHERE id = ?",
       final_status(report), run.attempt, clock_.now_unix(), non_empty(report.failure_code),
       non_empty(report.failure_message), report.has_changes,
       protocol::serialize(j.at("changeSummary")), protocol::serialize(j.at("resourceChanges")),
       plan_digest, plan_artifact, sv_id, non_empty(report.tofu_version),
       non_empty(report.provider_lock_sha256), protocol::serialize(j.at("envNames")),
-      protocol::serialize(j.at("phaseMillis")), data_loss, drift, run.id);
+      protocol::serialize(j.at("phaseMillis")), data_loss, drift,
+      protocol::serialize(j.at("refusedOutputs")), run.id);
 }
 
 Status RunQueue::complete(std::string_view run_id, const Agent& agent,
@@ -295,6 +350,12 @@ Status RunQueue::complete(std::string_view run_id, const Agent& agent,
   TAKOSUMI_TRY(store_outputs(*run, report, *created));
   TAKOSUMI_TRY(mark_destroyed(*run, report, *created));
   TAKOSUMI_TRY(finish(*run, report, *created));
+  const std::string actor = agent_actor(agent.id);
+  if (*created)
+    TAKOSUMI_TRY(audit_.record(run_event(actor, "state_version.created", *run,
+                                         {{"stateVersionId", (*created)->id},
+                                          {"generation", (*created)->generation}})));
+  TAKOSUMI_TRY(record_finished(*run, actor, final_status(report), non_empty(report.failure_code)));
   return tx.commit();
 }
 

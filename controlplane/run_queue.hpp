@@ -5,7 +5,9 @@
 // whose newState does not start from the Capsule's current generation is conflict and stores
 // nothing. Only apply Runs may report a newState (a drift_check's is invalid_argument) and only
 // they change Outputs. A drift_check is dispatched only while its pinned StateVersion is current;
-// otherwise it fails with state_version_superseded.
+// otherwise it fails with state_version_superseded. A Run whose Capsule has a revoked or expired
+// Connection is never dispatched: it fails with connection_revoked / connection_expired. Every
+// transition writes its audit events in the same transaction.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -15,7 +17,9 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
+#include "controlplane/audit_log.hpp"
 #include "controlplane/catalog_store.hpp"
+#include "controlplane/connection_store.hpp"
 #include "controlplane/model.hpp"
 #include "controlplane/run_store.hpp"
 #include "controlplane/sqlite_db.hpp"
@@ -52,11 +56,14 @@ using ManifestFactory = std::function<Result<crypto::SignedManifest>(const Claim
 class RunQueue {
  public:
   RunQueue(Database& db, CatalogStore& catalog, RunStore& runs, StateStore& states,
-           const Clock& clock, std::int64_t lease_seconds)
+           ConnectionStore& connections, AuditLog& audit, const Clock& clock,
+           std::int64_t lease_seconds)
       : db_(db),
         catalog_(catalog),
         runs_(runs),
         states_(states),
+        connections_(connections),
+        audit_(audit),
         clock_(clock),
         lease_seconds_(lease_seconds) {}
 
@@ -78,7 +85,14 @@ class RunQueue {
     std::optional<Job> job;
   };
   Result<ClaimStep> claim_one(const Agent& agent, const ManifestFactory& build);
-  Status fail_run(const Run& run, std::string_view status, const Error& why);
+  // Ends the Run with `why` and records run.finished by `actor`.
+  Status fail_run(const Run& run, std::string_view status, const Error& why, std::string_view actor);
+  // Fails the Run (run.refused) when its Capsule has a revoked or expired Connection.
+  Result<bool> refuse_for_connections(const Run& run, const Agent& agent);
+  Result<ClaimStep> dispatch(const Run& run, const Agent& agent, std::optional<StateVersion> prior,
+                             const ManifestFactory& build);
+  Status record_finished(const Run& run, std::string_view actor, std::string_view status,
+                         const std::optional<std::string>& failure_code);
   Result<std::optional<StateVersion>> store_new_state(const Run& run,
                                                       const protocol::RunReport& report);
   Status store_outputs(const Run& run, const protocol::RunReport& report,
@@ -94,6 +108,8 @@ class RunQueue {
   CatalogStore& catalog_;
   RunStore& runs_;
   StateStore& states_;
+  ConnectionStore& connections_;
+  AuditLog& audit_;
   const Clock& clock_;
   std::int64_t lease_seconds_;
 };

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "common/error_codes.hpp"
@@ -128,7 +129,10 @@ class RunQueueTest : public ::testing::Test {
   StateStore states_{db_, clock_};
   RunLogStore logs_{db_};
   AgentRegistry agents_{db_, clock_};
-  RunQueue queue_{db_, catalog_, runs_, states_, clock_, 60};
+  Keyring keys_{crypto::BoxKeyPair::generate(), crypto::SignKeyPair::generate()};
+  ConnectionStore connections_{db_, keys_, clock_};
+  AuditLog audit_{db_, clock_};
+  RunQueue queue_{db_, catalog_, runs_, states_, connections_, audit_, clock_, 60};
   ManifestFactory build_ = [](const ClaimedRun& c) -> Result<crypto::SignedManifest> {
     return crypto::SignedManifest{"manifest-of-" + c.run.id, "signature"};
   };
@@ -364,6 +368,86 @@ TEST_F(RunQueueTest, UnbuildableManifestFailsTheRunAndClaimGoesOn) {
   EXPECT_EQ(failed.status, run_status::kFailed);
   EXPECT_EQ(failed.failure_code, errc::kStateIntegrityFailed);
   EXPECT_EQ(failed.attempt, 0);  // the claim was rolled back
+}
+
+TEST_F(RunQueueTest, RunOfACapsuleWithARevokedConnectionFailsAtClaimAndClaimGoesOn) {
+  ConnectionRequest req{workspace_id_, "aws", "registry.opentofu.org/hashicorp/aws",
+                        protocol::AuthMode::env, {}, {}};
+  req.values.emplace("AWS_ACCESS_KEY_ID", SecretBytes::from_string("AKIA-value"));
+  auto conn = connections_.create(std::move(req));
+  ASSERT_TRUE(conn) << conn.error().to_string();
+  Capsule uses = capsule("uses");
+  ASSERT_TRUE(catalog_.set_connections(uses.id, {conn->id}));
+  Run refused = plan(*catalog_.get_capsule(uses.id));
+  Run fine = plan(capsule("other"));
+  ASSERT_TRUE(connections_.revoke(conn->id));
+
+  Job job = claim_one(agent_a_);
+  EXPECT_EQ(job.claimed.run.id, fine.id);
+  auto failed = *runs_.get_run(refused.id);
+  EXPECT_EQ(failed.status, run_status::kFailed);
+  EXPECT_EQ(failed.failure_code, errc::kConnectionRevoked);
+  EXPECT_NE(failed.failure_message->find(conn->id), std::string::npos) << *failed.failure_message;
+  EXPECT_NE(failed.failure_message->find("\"aws\""), std::string::npos);
+  EXPECT_EQ(failed.attempt, 0);
+
+  auto events = *audit_.list(workspace_id_, 50, std::nullopt);
+  auto refusal = std::ranges::find(events, std::string("run.refused"), &AuditEvent::action);
+  ASSERT_NE(refusal, events.end());
+  EXPECT_EQ(refusal->actor, kControlPlaneActor);
+  EXPECT_EQ(refusal->run_id, refused.id);
+  EXPECT_EQ(refusal->connection_id, conn->id);
+  EXPECT_EQ(refusal->detail.at("code"), errc::kConnectionRevoked.data());
+  auto claimed = std::ranges::find(events, std::string("run.claimed"), &AuditEvent::action);
+  ASSERT_NE(claimed, events.end());
+  EXPECT_EQ(claimed->actor, "agent:" + agent_a_.id);
+  EXPECT_EQ(claimed->run_id, fine.id);
+}
+
+TEST_F(RunQueueTest, RunOfACapsuleWithAnExpiredConnectionFailsAtClaim) {
+  ConnectionRequest req{workspace_id_, "gh", "registry.opentofu.org/integrations/github",
+                        protocol::AuthMode::env, {}, clock_.now_unix() + 30};
+  req.values.emplace("GITHUB_TOKEN", SecretBytes::from_string("ghp-value"));
+  auto conn = connections_.create(std::move(req));
+  ASSERT_TRUE(conn) << conn.error().to_string();
+  Capsule uses = capsule("uses");
+  ASSERT_TRUE(catalog_.set_connections(uses.id, {conn->id}));
+  Run run = plan(*catalog_.get_capsule(uses.id));
+  clock_.advance(30);
+  EXPECT_TRUE(claim(agent_a_).empty());
+  auto failed = *runs_.get_run(run.id);
+  EXPECT_EQ(failed.failure_code, errc::kConnectionExpired);
+  EXPECT_NE(failed.failure_message->find("assign an active Connection"), std::string::npos);
+}
+
+TEST_F(RunQueueTest, TransitionsAreAuditedWithTheirActors) {
+  Run run = plan(capsule("one"));
+  claim_one(agent_a_);
+  clock_.advance(61);
+  Job second = claim_one(agent_b_);
+  auto r = report(second, "failed");
+  r.failure_code = errc::kOpentofuPlanFailed;
+  r.failure_message = "Error: secret-looking text";
+  ASSERT_TRUE(queue_.complete(run.id, agent_b_, r));
+  auto events = *audit_.list(workspace_id_, 50, std::nullopt);
+  std::vector<std::string> actions;
+  for (const auto& e : events) actions.push_back(e.action + " " + e.actor);
+  EXPECT_EQ(actions, (std::vector<std::string>{"run.finished agent:" + agent_b_.id,
+                                               "run.claimed agent:" + agent_b_.id,
+                                               "run.lease_expired control-plane",
+                                               "run.claimed agent:" + agent_a_.id}));
+  EXPECT_EQ(events[0].detail, (json::object{{"status", "failed"}, {"failureCode", "opentofu_plan_failed"}}));
+  EXPECT_EQ(events[1].detail.at("attempt"), 2);
+}
+
+TEST_F(RunQueueTest, RefusedOutputsAreStoredWithTheRun) {
+  Run run = plan(capsule("one"));
+  Job job = claim_one(agent_a_);
+  auto r = report(job);
+  r.refused_outputs.push_back({"url", "a URL with a password in its userinfo"});
+  ASSERT_TRUE(queue_.complete(run.id, agent_a_, r));
+  EXPECT_EQ(runs_.get_run(run.id)->refused_outputs_json,
+            R"([{"name":"url","reason":"a URL with a password in its userinfo"}])");
 }
 
 TEST_F(RunQueueTest, RunFailsAfterTooManyExpiredLeases) {

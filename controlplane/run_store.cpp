@@ -12,7 +12,7 @@ const std::string_view kRunSelect =
     " r.provider_lock_sha256, r.env_names, r.phase_millis, r.cancel_requested, r.agent_id,"
     " r.lease_token_sha256, r.lease_expires_at, r.prior_state_version_id, r.prior_generation,"
     " r.completed_attempt, r.created_at, r.started_at, r.finished_at,"
-    " r.restores_state_version_id, r.data_loss, r.data_loss_accepted, r.drift"
+    " r.restores_state_version_id, r.data_loss, r.data_loss_accepted, r.drift, r.refused_outputs"
     " FROM runs r JOIN capsules c ON c.id = r.capsule_id";
 
 namespace {
@@ -60,6 +60,7 @@ Run run_from_row(const Statement& s) {
   r.data_loss_json = s.optional_text(31);
   r.data_loss_accepted = s.integer(32) != 0;
   r.drift_json = s.optional_text(33);
+  r.refused_outputs_json = s.optional_text(34);
   return r;
 }
 
@@ -223,12 +224,13 @@ Result<Run> RunStore::cancel(std::string_view id) {
   return get_run(id);
 }
 
-Status RunStore::record_artifact(std::string_view run_id, std::string_view kind,
-                                 std::string_view sha256, std::int64_t size) {
-  return db_.run(
+Result<bool> RunStore::record_artifact(std::string_view run_id, std::string_view kind,
+                                       std::string_view sha256, std::int64_t size) {
+  TAKOSUMI_TRY(db_.run(
       "INSERT OR IGNORE INTO artifacts (run_id, kind, sha256, size, created_at)"
       " VALUES (?, ?, ?, ?, ?)",
-      run_id, kind, sha256, size, clock_.now_unix());
+      run_id, kind, sha256, size, clock_.now_unix()));
+  return db_.changes() > 0;
 }
 
 Result<bool> RunStore::has_artifact(std::string_view run_id, std::string_view kind,

@@ -51,8 +51,9 @@ class RunStore {
   // queued → cancelled at once; running → cancelRequested; finished → conflict.
   Result<Run> cancel(std::string_view id);
 
-  Status record_artifact(std::string_view run_id, std::string_view kind, std::string_view sha256,
-                         std::int64_t size);
+  // True when the artifact is new to the Run's index; recording it again changes nothing.
+  Result<bool> record_artifact(std::string_view run_id, std::string_view kind,
+                               std::string_view sha256, std::int64_t size);
   Result<bool> has_artifact(std::string_view run_id, std::string_view kind,
                             std::string_view sha256);
 

@@ -10,7 +10,7 @@ namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 2;
+constexpr std::int64_t kSchemaVersion = 3;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -49,7 +49,8 @@ constexpr std::string_view kRunsColumns = R"sql(
   restores_state_version_id TEXT REFERENCES state_versions(id),
   data_loss TEXT,
   data_loss_accepted INTEGER NOT NULL DEFAULT 0,
-  drift TEXT
+  drift TEXT,
+  refused_outputs TEXT
 )sql";
 
 constexpr std::string_view kRunsColumnsV1 =
@@ -77,6 +78,8 @@ CREATE TABLE IF NOT EXISTS capsules (
   variables TEXT NOT NULL,
   created_at INTEGER NOT NULL,
   destroyed_at INTEGER,
+  sensitive_variable_names TEXT NOT NULL DEFAULT '[]',
+  sealed_sensitive_variables TEXT,
   UNIQUE (workspace_id, name));
 
 CREATE TABLE IF NOT EXISTS agents (
@@ -142,6 +145,46 @@ CREATE TABLE IF NOT EXISTS run_logs (
   PRIMARY KEY (run_id, attempt, seq));
 )sql";
 
+// Tables new in version 3: Connections (values only sealed to the storage key), their assignment
+// to Capsules, and the append-only audit trail.
+constexpr std::string_view kTablesV3 = R"sql(
+CREATE TABLE IF NOT EXISTS connections (
+  id TEXT PRIMARY KEY,
+  workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+  name TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  auth_mode TEXT NOT NULL CHECK (auth_mode IN ('env', 'files')),
+  credential_names TEXT NOT NULL,
+  sealed_values TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER,
+  revoked_at INTEGER,
+  UNIQUE (workspace_id, name));
+
+CREATE TABLE IF NOT EXISTS capsule_connections (
+  capsule_id TEXT NOT NULL REFERENCES capsules(id),
+  connection_id TEXT NOT NULL REFERENCES connections(id),
+  position INTEGER NOT NULL,
+  PRIMARY KEY (capsule_id, connection_id));
+CREATE INDEX IF NOT EXISTS capsule_connections_by_connection ON capsule_connections(connection_id);
+
+CREATE TABLE IF NOT EXISTS audit_events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at INTEGER NOT NULL,
+  actor TEXT NOT NULL,
+  action TEXT NOT NULL,
+  workspace_id TEXT,
+  capsule_id TEXT,
+  run_id TEXT,
+  connection_id TEXT,
+  detail TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS audit_events_by_workspace ON audit_events(workspace_id, id);
+CREATE TRIGGER IF NOT EXISTS audit_events_no_update BEFORE UPDATE ON audit_events
+  BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS audit_events_no_delete BEFORE DELETE ON audit_events
+  BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
+)sql";
+
 std::string create_runs_sql(std::string_view prefix) {
   return std::string(prefix) + " (" + std::string(kRunsColumns) + ");";
 }
@@ -189,12 +232,26 @@ Status migrate_v1_to_v2(Database& db) {
     if (!broken) return std::unexpected(broken.error());
     if (*broken != 0)
       return fail(errc::kInternal, std::to_string(*broken) + " foreign key violations after migration");
-    TAKOSUMI_TRY(db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion)));
+    TAKOSUMI_TRY(db.exec("PRAGMA user_version = 2"));
     return tx.commit();
   }();
   auto restored = db.exec("PRAGMA foreign_keys=ON");
   if (!migrated) return std::unexpected(migrated.error().with_context("migrate schema 1 -> 2"));
   return restored;
+}
+
+// v2 → v3 in one transaction: only additions (nullable or defaulted columns, new tables), so no
+// table needs rebuilding and every existing row keeps its meaning.
+Status migrate_v2_to_v3(Database& db) {
+  auto migrated = in_transaction(db, [&]() -> Status {
+    TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "sensitive_variable_names",
+                                       "TEXT NOT NULL DEFAULT '[]'"));
+    TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "sealed_sensitive_variables", "TEXT"));
+    TAKOSUMI_TRY(add_column_if_missing(db, "runs", "refused_outputs", "TEXT"));
+    TAKOSUMI_TRY(db.exec(kTablesV3));
+    return db.exec("PRAGMA user_version = 3");
+  });
+  return with_context(migrated, "migrate schema 2 -> 3");
 }
 
 Result<std::int64_t> stored_version(Database& db) {
@@ -216,9 +273,10 @@ Status create_schema(Database& db) {
                     " but this takosumi-control knows only up to " + std::to_string(kSchemaVersion) +
                     "; run a newer takosumi-control on this data directory");
   if (*version == 1) TAKOSUMI_TRY(migrate_v1_to_v2(db));
+  if (*version == 1 || *version == 2) TAKOSUMI_TRY(migrate_v2_to_v3(db));
   const std::string sql = std::string(kTablesBeforeRuns) +
                           create_runs_sql("\nCREATE TABLE IF NOT EXISTS runs") +
-                          std::string(kTablesAfterRuns) +
+                          std::string(kTablesAfterRuns) + std::string(kTablesV3) +
                           "PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";";
   return with_context(db.exec(sql), "create schema");
 }

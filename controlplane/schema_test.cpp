@@ -1,12 +1,15 @@
-// Schema creation and the in-place migration of a first-release database (no user_version,
-// runs.type limited to plan/apply) over real SQLite files.
+// Schema creation and the in-place migrations of a first-release database (no user_version,
+// runs.type limited to plan/apply) and of a version 2 database over real SQLite files.
 #include "controlplane/schema.hpp"
 
 #include <gtest/gtest.h>
 
 #include "common/error_codes.hpp"
+#include "controlplane/audit_log.hpp"
 #include "controlplane/catalog_store.hpp"
+#include "controlplane/connection_store.hpp"
 #include "controlplane/run_store.hpp"
+#include "controlplane/schema_v2_fixture.hpp"
 #include "controlplane/state_store.hpp"
 #include "controlplane/test_support.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -158,9 +161,9 @@ INSERT INTO run_logs VALUES ('run_plan', 1, 0, 'Plan: 1 to add');
 TEST(SchemaTest, FreshDatabaseHasTheCurrentVersionAndIsIdempotent) {
   TempDir dir;
   Database db = testing::open_test_db(dir.path() / "control.db");
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 2);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 3);
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 2);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 3);
 }
 
 TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
@@ -168,7 +171,7 @@ TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v1_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 2);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 3);
   EXPECT_EQ(single_integer(db, "PRAGMA foreign_keys"), 1);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
@@ -189,6 +192,8 @@ TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
   auto capsule = catalog.get_capsule("cap_1");
   ASSERT_TRUE(capsule);
   EXPECT_FALSE(capsule->destroyed_at);
+  EXPECT_TRUE(capsule->connection_ids.empty());
+  EXPECT_FALSE(apply->refused_outputs_json);
   EXPECT_EQ(states.outputs("cap_1")->generation, 1);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM run_logs"), 1);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM artifacts"), 1);
@@ -210,7 +215,7 @@ TEST(SchemaTest, NewerDatabaseIsRefused) {
   const auto file = dir.path() / "control.db";
   {
     Database db = testing::open_test_db(file);
-    ASSERT_TRUE(db.exec("PRAGMA user_version = 3"));
+    ASSERT_TRUE(db.exec("PRAGMA user_version = 4"));
   }
   auto db = Database::open(file);
   ASSERT_TRUE(db);
@@ -218,6 +223,75 @@ TEST(SchemaTest, NewerDatabaseIsRefused) {
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, errc::kConfigInvalid);
   EXPECT_NE(refused.error().message.find("newer takosumi-control"), std::string::npos);
+}
+
+// A version 2 database with a destroyed Capsule, a rollback plan and its apply, a drift check and
+// the StateVersion the apply stored.
+void write_v2_database(const std::filesystem::path& file) {
+  auto db = Database::open(file);
+  ASSERT_TRUE(db) << db.error().to_string();
+  ASSERT_TRUE(db->exec(testing::kSchemaV2));
+  ASSERT_TRUE(db->exec(R"sql(
+INSERT INTO workspaces VALUES ('ws_1', 'demo', 1);
+INSERT INTO capsules VALUES ('cap_1', 'ws_1', 'app', 'file:///repo', 'main', '', '{}',
+                            '{"region":"eu"}', 1, 9);
+INSERT INTO runs (id, capsule_id, type, status, source_commit, plan_digest, plan_artifact_sha256,
+                  has_changes, created_at, prior_generation, data_loss)
+  VALUES ('run_plan', 'cap_1', 'destroy_plan', 'succeeded', 'c1', 'd', 'a', 1, 2, 0, '[]');
+INSERT INTO runs (id, capsule_id, type, status, source_commit, planned_by, state_version_id,
+                  created_at, data_loss_accepted)
+  VALUES ('run_apply', 'cap_1', 'apply', 'succeeded', 'c1', 'run_plan', 'sv_1', 3, 1);
+INSERT INTO state_versions VALUES ('sv_1', 'cap_1', 1, 'run_apply', 'c1', 1, 'l', 'p', 'x', 4, NULL);
+INSERT INTO runs (id, capsule_id, type, status, source_commit, prior_state_version_id,
+                  prior_generation, created_at, drift)
+  VALUES ('run_drift', 'cap_1', 'drift_check', 'succeeded', 'c1', 'sv_1', 1, 5,
+          '{"status":"no_drift","resources":[]}');
+INSERT INTO capsule_outputs VALUES ('cap_1', 'sv_1', 1, 'run_apply', '{}', 4);
+INSERT INTO run_logs VALUES ('run_plan', 1, 0, 'Plan: 0 to add');
+)sql"));
+}
+
+TEST(SchemaTest, VersionTwoDatabaseIsMigratedInPlace) {
+  TempDir dir;
+  const auto file = dir.path() / "control.db";
+  ASSERT_NO_FATAL_FAILURE(write_v2_database(file));
+  Database db = testing::open_test_db(file);  // runs create_schema
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 3);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+
+  FakeClock clock{100};
+  CatalogStore catalog(db, clock);
+  RunStore runs(db, clock);
+  auto capsule = catalog.get_capsule("cap_1");
+  ASSERT_TRUE(capsule) << capsule.error().to_string();
+  EXPECT_EQ(capsule->destroyed_at, 9);
+  EXPECT_EQ(capsule->variables.at("region"), "eu");
+  EXPECT_TRUE(capsule->connection_ids.empty());
+  EXPECT_TRUE(capsule->sensitive_variable_names.empty());
+  auto apply = runs.get_run("run_apply");
+  ASSERT_TRUE(apply) << apply.error().to_string();
+  EXPECT_EQ(apply->planned_by, "run_plan");
+  EXPECT_TRUE(apply->data_loss_accepted);
+  EXPECT_FALSE(apply->refused_outputs_json);
+  EXPECT_EQ(runs.get_run("run_drift")->drift_json, R"({"status":"no_drift","resources":[]})");
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM runs"), 3);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM run_logs"), 1);
+
+  // The new tables work on the migrated file, and the audit trail is append-only.
+  Keyring keys(crypto::BoxKeyPair::generate(), crypto::SignKeyPair::generate());
+  ConnectionStore connections(db, keys, clock);
+  ConnectionRequest req{"ws_1", "aws", "registry.opentofu.org/hashicorp/aws", protocol::AuthMode::env, {}, {}};
+  req.values.emplace("AWS_ACCESS_KEY_ID", SecretBytes::from_string("AKIA"));
+  auto created = connections.create(std::move(req));
+  ASSERT_TRUE(created) << created.error().to_string();
+  ASSERT_TRUE(catalog.set_connections("cap_1", {created->id}));
+  EXPECT_EQ(catalog.get_capsule("cap_1")->connection_ids, std::vector<std::string>{created->id});
+  AuditLog audit(db, clock);
+  ASSERT_TRUE(audit.record({.actor = "api:x", .action = "test", .workspace_id = "ws_1"}));
+  EXPECT_FALSE(db.run("UPDATE audit_events SET actor = 'y'"));
+  EXPECT_FALSE(db.run("DELETE FROM audit_events"));
+  EXPECT_TRUE(create_schema(db));
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 3);
 }
 
 }  // namespace

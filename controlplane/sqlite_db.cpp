@@ -104,17 +104,20 @@ Result<Statement> Database::prepare(std::string_view sql) {
   return Statement(db_, stmt);
 }
 
-Transaction::Transaction(Database& db) : db_(db), begun_(db.exec("BEGIN IMMEDIATE")) {}
+Transaction::Transaction(Database& db)
+    : db_(db),
+      nested_(db.in_transaction()),
+      begun_(db.exec(nested_ ? "SAVEPOINT nested_tx" : "BEGIN IMMEDIATE")) {}
 
 Transaction::~Transaction() {
-  if (begun_ && !done_) (void)db_.exec("ROLLBACK");
+  if (begun_ && !done_) (void)db_.exec(nested_ ? "ROLLBACK TO nested_tx; RELEASE nested_tx" : "ROLLBACK");
 }
 
 Status Transaction::commit() {
   if (!begun_) return begun_;
   done_ = true;
-  auto s = db_.exec("COMMIT");
-  if (!s) (void)db_.exec("ROLLBACK");
+  auto s = db_.exec(nested_ ? "RELEASE nested_tx" : "COMMIT");
+  if (!s) (void)db_.exec(nested_ ? "ROLLBACK TO nested_tx; RELEASE nested_tx" : "ROLLBACK");
   return s;
 }
 

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "common/error.hpp"
@@ -84,13 +85,16 @@ class Database {
     return stmt->run();
   }
   std::int64_t changes() const { return sqlite3_changes64(db_); }
+  bool in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
  private:
   explicit Database(sqlite3* db) : db_(db) {}
   sqlite3* db_;
 };
 
-// BEGIN IMMEDIATE on construction (check ok()); rolls back in the destructor unless committed.
+// BEGIN IMMEDIATE on construction (check begun()); rolls back in the destructor unless committed.
+// Inside another Transaction it is a SAVEPOINT instead, so an action and the audit record written
+// beside it can share one transaction while the stores keep their own.
 class Transaction {
  public:
   explicit Transaction(Database& db);
@@ -103,8 +107,21 @@ class Transaction {
 
  private:
   Database& db_;
+  bool nested_;
   Status begun_;
   bool done_ = false;
 };
+
+// Runs `work` (returning Result<T> or Status) in a Transaction: committed when it succeeds,
+// rolled back when it fails or the commit fails.
+template <class F>
+auto in_transaction(Database& db, F&& work) -> std::invoke_result_t<F&> {
+  Transaction tx(db);
+  if (!tx.begun()) return std::unexpected(tx.begun().error());
+  auto result = work();
+  if (!result) return result;
+  if (auto committed = tx.commit(); !committed) return std::unexpected(committed.error());
+  return result;
+}
 
 }  // namespace takosumi::controlplane

@@ -16,6 +16,10 @@ json::object skipped_capsule(const Capsule& c, const Error& why) {
   return {{"capsuleId", c.id}, {"capsuleName", c.name}, {"reason", why.message}};
 }
 
+bool is_connection_refusal(const Error& e) {
+  return e.code == errc::kConnectionRevoked || e.code == errc::kConnectionExpired;
+}
+
 }  // namespace
 
 HttpResponse PublicApi::state_versions(const HttpRequest& req, const std::string& capsule_id) {
@@ -70,9 +74,10 @@ HttpResponse PublicApi::rollback_plan(const std::string& state_version_id) {
   if (!target) return error_response(target.error());
   auto capsule = d_.catalog.get_capsule(target->capsule_id);
   if (!capsule) return error_response(capsule.error());
+  if (auto usable = check_connections(*capsule); !usable) return error_response(usable.error());
   auto destroyed = d_.runs.is_destroy_result(*target);
   if (!destroyed) return error_response(destroyed.error());
-  auto run = d_.runs.create_rollback_plan(*capsule, *target, *destroyed);
+  auto run = create_run([&] { return d_.runs.create_rollback_plan(*capsule, *target, *destroyed); });
   if (!run) return error_response(run.error());
   d_.waiters.notify_all();
   return json_response(201, to_json(*run));
@@ -98,10 +103,15 @@ HttpResponse PublicApi::drift_check_capsule(const std::string& capsule_id) {
   if (!capsule) return error_response(capsule.error());
   auto pinned = drift_pin(*capsule);
   if (!pinned) return error_response(pinned.error());
-  auto runs = d_.runs.create_drift_checks({{*capsule, std::move(*pinned)}});
-  if (!runs) return error_response(runs.error());
+  if (auto usable = check_connections(*capsule); !usable) return error_response(usable.error());
+  auto run = create_run([&]() -> Result<Run> {
+    auto runs = d_.runs.create_drift_checks({{*capsule, std::move(*pinned)}});
+    if (!runs) return std::unexpected(runs.error());
+    return std::move(runs->front());
+  });
+  if (!run) return error_response(run.error());
   d_.waiters.notify_all();
-  return json_response(201, to_json(runs->front()));
+  return json_response(201, to_json(*run));
 }
 
 HttpResponse PublicApi::drift_check_workspace(const std::string& workspace_id) {
@@ -109,23 +119,36 @@ HttpResponse PublicApi::drift_check_workspace(const std::string& workspace_id) {
   if (!capsules) return error_response(capsules.error());
   std::vector<RunStore::DriftTarget> targets;
   json::array skipped;
+  std::optional<Error> refused;  // the first Capsule skipped for its Connections
   for (const auto& c : *capsules) {
     auto pinned = drift_pin(c);
-    if (pinned) {
+    Status usable = pinned ? check_connections(c) : Status{};
+    if (pinned && usable) {
       targets.push_back({c, std::move(*pinned)});
-    } else if (pinned.error().code == api_errc::kNoStateVersion) {
+    } else if (!usable && is_connection_refusal(usable.error())) {
+      skipped.push_back(skipped_capsule(c, usable.error()));
+      if (!refused) refused = usable.error();
+    } else if (!pinned && pinned.error().code == api_errc::kNoStateVersion) {
       skipped.push_back(skipped_capsule(c, pinned.error()));
     } else {
-      return error_response(pinned.error());
+      return error_response(pinned ? usable.error() : pinned.error());
     }
   }
+  if (targets.empty() && refused) return error_response(*refused);
   if (targets.empty())
     return error_response(Error{std::string(api_errc::kNoStateVersion),
                                 "no capsule of workspace " + workspace_id +
                                     " has a StateVersion to check (" +
                                     std::to_string(capsules->size()) +
                                     " capsules); plan and apply a capsule first"});
-  auto runs = d_.runs.create_drift_checks(targets);
+  auto runs = in_transaction(d_.db, [&]() -> Result<std::vector<Run>> {
+    auto created = d_.runs.create_drift_checks(targets);
+    if (!created) return created;
+    for (const auto& run : *created)
+      TAKOSUMI_TRY(d_.audit.record(run_event(actor_, "run.created", run,
+                                             {{"type", protocol::to_string(run.type)}})));
+    return created;
+  });
   if (!runs) return error_response(runs.error());
   d_.waiters.notify_all();
   return json_response(201, json::object{{"workspaceId", workspace_id},
@@ -147,9 +170,10 @@ boost::asio::awaitable<HttpResponse> PublicApi::async_destroy(const std::string&
                                    "capsule " + capsule_id + " is already destroyed (generation " +
                                        std::to_string((*current)->generation) +
                                        " is empty); to use it again, plan and apply"});
+  if (auto usable = check_connections(*capsule); !usable) co_return error_response(usable.error());
   auto commit = co_await async_resolve_head(*capsule);
   if (!commit) co_return error_response(commit.error());
-  auto run = d_.runs.create_destroy_plan(*capsule, *commit);
+  auto run = create_run([&] { return d_.runs.create_destroy_plan(*capsule, *commit); });
   if (!run) co_return error_response(run.error());
   d_.waiters.notify_all();
   co_return json_response(201, to_json(*run));

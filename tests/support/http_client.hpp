@@ -21,6 +21,9 @@ class HttpClient {
   JsonResponse post(const std::string& target, const boost::json::value& body) const {
     return request("POST", target, boost::json::serialize(body));
   }
+  JsonResponse put(const std::string& target, const boost::json::value& body) const {
+    return request("PUT", target, boost::json::serialize(body));
+  }
 
  private:
   unsigned short port_;

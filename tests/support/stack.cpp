@@ -97,15 +97,21 @@ std::string Stack::agent_logs() const {
   return out;
 }
 
+std::string Stack::control_log() const { return read_text(root_ / "control.log"); }
+
+std::string Stack::create_capsule_from(const json::object& body) {
+  auto r = api_->post("/api/v1/workspaces/" + workspace_id_ + "/capsules", body);
+  EXPECT_EQ(r.status, 201u) << r.body;
+  return r.json.is_object() ? json::value_to<std::string>(r.json.at("id")) : "";
+}
+
 std::string Stack::create_capsule(const std::string& git_url, const json::object& variables,
                                   const json::object& allowlist, const std::string& name) {
   json::object body{{"name", name},
                     {"source", json::object{{"gitUrl", git_url}, {"ref", "main"}, {"modulePath", ""}}},
                     {"outputAllowlist", allowlist},
                     {"variables", variables}};
-  auto r = api_->post("/api/v1/workspaces/" + workspace_id_ + "/capsules", body);
-  EXPECT_EQ(r.status, 201u) << r.body;
-  return r.json.is_object() ? json::value_to<std::string>(r.json.at("id")) : "";
+  return create_capsule_from(body);
 }
 
 json::object Stack::wait_run(const std::string& run_id, std::chrono::seconds timeout) {

@@ -35,6 +35,9 @@ class Stack {
   // Creates a workspace and a capsule from the repo; returns the capsule id.
   std::string create_capsule(const std::string& git_url, const boost::json::object& variables,
                              const boost::json::object& allowlist, const std::string& name = "app");
+  // POSTs a full capsule request body to the stack's workspace; returns the capsule id.
+  std::string create_capsule_from(const boost::json::object& body);
+  const std::string& workspace_id() const { return workspace_id_; }
   // POST and wait until the Run leaves queued/running; returns the final Run JSON.
   boost::json::object plan(const std::string& capsule_id);
   // Applies and waits; accept_data_loss is sent as {"acceptDataLoss": …}.
@@ -47,6 +50,7 @@ class Stack {
   void start_agent(int index);
   void stop_agents();
   std::string agent_logs() const;
+  std::string control_log() const;
 
  private:
   StackOptions options_;
