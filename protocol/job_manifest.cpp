@@ -126,6 +126,13 @@ Result<JobManifest> parse(const json::object& o) {
   auto secrets = get_optional_string(o, "secrets", kMaxSealedSecrets);
   if (!secrets) return std::unexpected(secrets.error());
   m.sealed_secrets = secrets->value_or("");
+  auto policy = get_optional_object(o, "policy");
+  if (!policy) return std::unexpected(policy.error());
+  if (*policy) {
+    auto p = run_policy_from_json(**policy);
+    if (!p) return std::unexpected(p.error().with_context("policy"));
+    m.policy = std::move(*p);
+  }
   TAKOSUMI_TRY(str("controlPublicKey", m.control_public_key, 128));
   TAKOSUMI_TRY(str("controlKeyId", m.control_key_id, 128));
   TAKOSUMI_TRY(num("issuedAt", m.issued_at));
@@ -160,6 +167,7 @@ json::object to_json(const JobManifest& m) {
     allow[k] = json::object{{"from", v.from}, {"type", v.type}, {"required", v.required}};
   o["outputAllowlist"] = std::move(allow);
   if (!m.sealed_secrets.empty()) o["secrets"] = m.sealed_secrets;
+  o["policy"] = to_json(m.policy);
   o["controlPublicKey"] = m.control_public_key;
   o["controlKeyId"] = m.control_key_id;
   o["issuedAt"] = m.issued_at;

@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "protocol/json_fields.hpp"
+#include "protocol/run_policy.hpp"
 #include "protocol/run_type.hpp"
 
 namespace takosumi::protocol {
@@ -56,6 +57,8 @@ struct JobManifest {
   // base64 crypto_box_seal to the agent of the Run's SecretBundle (protocol/secret_bundle.hpp);
   // empty when the Capsule has no Connections and no sensitive variables.
   std::string sealed_secrets;
+  // The Capsule's policy; the agent combines it with its pool's (protocol/run_policy.hpp).
+  RunPolicy policy;
   std::string control_public_key;  // base64 X25519; new state and plans are sealed to it
   std::string control_key_id;
   std::int64_t issued_at = 0;
