@@ -85,6 +85,16 @@ asio::awaitable<void> AgentDaemon::async_session(ClaimedJob job) {
   settings.outbox = config_.state_dir / "outbox";
   settings.tofu_timeout = config_.tofu_timeout;
   settings.data_loss_patterns = config_.data_loss_patterns;
+  if (config_.sandbox.enabled)
+    settings.sandbox = runner::SandboxOptions{config_.sandbox.bubblewrap, config_.sandbox.network,
+                                              {}, config_.sandbox.writable_paths};
+  if (config_.limits.memory_mib > 0)
+    settings.limits.address_space_bytes = config_.limits.memory_mib << 20;
+  if (config_.limits.cpu_seconds > 0) settings.limits.cpu_seconds = config_.limits.cpu_seconds;
+  settings.policy = config_.policy;
+  settings.max_log_bytes = config_.limits.max_log_bytes;
+  settings.max_plan_json_bytes = config_.limits.max_plan_json_bytes;
+  settings.max_state_bytes = config_.limits.max_state_bytes;
   SessionContext ctx{client_, *verifier_, keys_.box, blocking_, std::move(settings),
                      config_.heartbeat_interval};
   RunSession session(std::move(ctx), std::move(job));

@@ -50,10 +50,15 @@ inline constexpr std::string_view kCancelled = "cancelled";
 inline constexpr std::string_view kTimedOut = "timed_out";
 inline constexpr std::string_view kLeaseLost = "lease_lost";
 inline constexpr std::string_view kSandboxFailed = "sandbox_failed";
+// A Run went past one of the agent's limits (plan JSON, state or input size).
+inline constexpr std::string_view kLimitExceeded = "limit_exceeded";
 inline constexpr std::string_view kWorkspaceFailed = "workspace_failed";
 inline constexpr std::string_view kArtifactTransferFailed = "artifact_transfer_failed";
 // A mapped Output whose value looks like a credential is not published; a required one fails.
 inline constexpr std::string_view kOutputRefused = "output_refused";
+inline constexpr std::string_view kProviderPolicyDenied = "provider_policy_denied";
+inline constexpr std::string_view kProvisionerDenied = "provisioner_denied";
+inline constexpr std::string_view kExternalDataDenied = "external_data_denied";
 
 // Connections
 inline constexpr std::string_view kConnectionRevoked = "connection_revoked";

@@ -121,12 +121,17 @@ Result<AgentConfig> load_agent_config(const std::filesystem::path& file, const E
     TAKOSUMI_TRY(yaml_known_keys(*root,
                                  {"controlPlane", "poolTokenFile", "name", "labels", "concurrency",
                                   "stateDir", "workDir", "tofu", "claimWaitSeconds",
-                                  "heartbeatSeconds", "logLevel", "dataLossPatterns"},
+                                  "heartbeatSeconds", "logLevel", "dataLossPatterns", "sandbox",
+                                  "limits", "policy"},
                                  ""));
     AgentConfig c;
     TAKOSUMI_TRY(load_control_plane(*root, base, env, c));
     TAKOSUMI_TRY(load_tofu(*root, base, c));
     TAKOSUMI_TRY(load_agent_fields(*root, base, c));
+    TAKOSUMI_TRY(load_sandbox(*root, base, c.sandbox));
+    TAKOSUMI_TRY(load_limits(*root, c.limits));
+    TAKOSUMI_TRY(load_pool_policy(*root, c.policy));
+    c.policy.network = c.sandbox.network ? protocol::NetworkMode::full : protocol::NetworkMode::none;
     auto token = load_pool_token(*root, base, env);
     if (!token) return std::unexpected(token.error());
     c.pool_token = std::move(*token);

@@ -11,6 +11,7 @@
 
 #include "common/error.hpp"
 #include "common/secret_bytes.hpp"
+#include "config/sandbox_config.hpp"
 
 namespace takosumi::config {
 
@@ -31,6 +32,9 @@ struct AgentConfig {
   std::string log_level = "info";
   // Resource-type globs whose delete/replace is flagged as data loss; empty = built-in defaults.
   std::vector<std::string> data_loss_patterns;
+  SandboxConfig sandbox;
+  LimitsConfig limits;
+  protocol::RunPolicy policy;  // the pool's side; network comes from sandbox.network
 };
 
 // Environment variables the loader may read, passed in so tests control them.

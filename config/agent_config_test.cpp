@@ -98,3 +98,63 @@ TEST_F(AgentConfigTest, BrokenYamlReportsLine) {
 
 }  // namespace
 }  // namespace takosumi::config
+
+namespace takosumi::config {
+namespace {
+
+TEST_F(AgentConfigTest, SandboxIsOnByDefaultAndPoolPolicyDefersToCapsules) {
+  auto c = load(kValid);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_TRUE(c->sandbox.enabled);
+  EXPECT_EQ(c->sandbox.bubblewrap, "/usr/bin/bwrap");
+  EXPECT_TRUE(c->sandbox.network);
+  EXPECT_TRUE(c->policy.allow_provisioners);
+  EXPECT_TRUE(c->policy.allow_external_data);
+  EXPECT_FALSE(c->policy.allowed_providers);
+  EXPECT_EQ(c->policy.network, protocol::NetworkMode::full);
+  EXPECT_EQ(c->limits.memory_mib, 0u);
+  EXPECT_EQ(c->limits.max_state_bytes, 256u << 20);
+}
+
+TEST_F(AgentConfigTest, SandboxLimitsAndPolicySections) {
+  auto c = load(std::string(kValid) +
+                "sandbox:\n  mode: bubblewrap\n  bubblewrap: bin/bwrap\n  network: none\n"
+                "  writablePaths: [world]\n"
+                "limits:\n  memoryMiB: 2048\n  cpuSeconds: 600\n  maxLogBytes: 65536\n"
+                "policy:\n  allowedProviders: [registry.opentofu.org/hashicorp/null]\n"
+                "  allowProvisioners: false\n");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->sandbox.bubblewrap, dir_ / "bin/bwrap");
+  EXPECT_FALSE(c->sandbox.network);
+  EXPECT_EQ(c->sandbox.writable_paths, std::vector<std::filesystem::path>{dir_ / "world"});
+  EXPECT_EQ(c->policy.network, protocol::NetworkMode::none);
+  EXPECT_EQ(c->limits.memory_mib, 2048u);
+  EXPECT_EQ(c->limits.cpu_seconds, 600u);
+  EXPECT_EQ(c->limits.max_log_bytes, 65536u);
+  ASSERT_TRUE(c->policy.allowed_providers);
+  EXPECT_EQ(*c->policy.allowed_providers,
+            std::vector<std::string>{"registry.opentofu.org/hashicorp/null"});
+  EXPECT_FALSE(c->policy.allow_provisioners);
+  EXPECT_TRUE(c->policy.allow_external_data);
+}
+
+TEST_F(AgentConfigTest, SandboxNoneIsAnExplicitChoiceAndBadValuesAreNamed) {
+  auto none = load(std::string(kValid) + "sandbox:\n  mode: none\n");
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_FALSE(none->sandbox.enabled);
+  for (const auto& [yaml, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"sandbox:\n  mode: docker\n", "sandbox.mode must be bubblewrap or none"},
+           {"sandbox:\n  network: host\n", "sandbox.network must be default or none"},
+           {"sandbox:\n  writablePaths: [/]\n", "would make everything writable"},
+           {"policy:\n  deniedProviders: [aws]\n", "fully qualified"},
+           {"policy:\n  allowProvisioners: maybe\n", "policy.allowProvisioners must be true or false"},
+           {"limits:\n  maxLogBytes: 10\n", "limits.maxLogBytes must be between"}}) {
+    auto c = load(std::string(kValid) + yaml);
+    ASSERT_FALSE(c) << yaml;
+    EXPECT_EQ(c.error().code, errc::kConfigInvalid);
+    EXPECT_NE(c.error().message.find(expected), std::string::npos) << c.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace takosumi::config

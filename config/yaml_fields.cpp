@@ -37,6 +37,16 @@ Result<std::int64_t> yaml_int(const YAML::Node& parent, const std::string& key,
   return v;
 }
 
+Result<bool> yaml_bool(const YAML::Node& parent, const std::string& key, const std::string& path,
+                       bool fallback) {
+  const YAML::Node node = parent[key];
+  if (!node || node.IsNull()) return fallback;
+  bool v = false;
+  if (!node.IsScalar() || !YAML::convert<bool>::decode(node, v))
+    return fail(errc::kConfigInvalid, key_path(path, key) + " must be true or false");
+  return v;
+}
+
 Result<std::vector<std::string>> yaml_strings(const YAML::Node& parent, const std::string& key,
                                               const std::string& path) {
   std::vector<std::string> out;

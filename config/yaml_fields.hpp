@@ -16,6 +16,8 @@ Result<std::string> yaml_string(const YAML::Node& parent, const std::string& key
 Result<std::int64_t> yaml_int(const YAML::Node& parent, const std::string& key,
                               const std::string& path, std::int64_t fallback, std::int64_t min,
                               std::int64_t max);
+Result<bool> yaml_bool(const YAML::Node& parent, const std::string& key, const std::string& path,
+                       bool fallback);
 Result<std::vector<std::string>> yaml_strings(const YAML::Node& parent, const std::string& key,
                                               const std::string& path);
 // Fails when the mapping has a key outside allowed (catches typos like "concurrancy").

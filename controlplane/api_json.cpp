@@ -50,6 +50,7 @@ json::object to_json(const Capsule& c) {
           {"variables", variables_to_json(c.variables)},
           {"connections", string_array(c.connection_ids)},
           {"sensitiveVariableNames", string_array(c.sensitive_variable_names)},
+          {"policy", protocol::to_json(c.policy)},
           {"createdAt", c.created_at},
           {"destroyed", c.destroyed_at.has_value()},
           {"destroyedAt", optional_value(c.destroyed_at)}};

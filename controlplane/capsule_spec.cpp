@@ -1,6 +1,7 @@
 #include "controlplane/capsule_spec.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include "common/error_codes.hpp"
 
@@ -9,6 +10,8 @@ namespace {
 
 constexpr std::size_t kMaxEntries = 256;
 constexpr std::size_t kMaxVariableValue = 64 * 1024;
+constexpr std::array<std::string_view, 5> kPolicyFields{
+    "allowedProviders", "deniedProviders", "allowProvisioners", "allowExternalData", "network"};
 
 bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool is_alpha_(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -50,6 +53,20 @@ Result<CapsuleSource> parse_source(const json::object& body) {
   if (auto st = validate_module_path(module_path); !st)
     return std::unexpected(st.error().with_context("source.modulePath"));
   return CapsuleSource{*url, ref_value, module_path};
+}
+
+// run_policy_from_json names a field in its own words ("network must …", "field \"network\" must
+// …", "allowedProviders: …"); the API names it from the request's root: "policy.network must …".
+Error policy_field_error(const Error& e, std::string_view key) {
+  std::string_view rest = e.message;
+  const std::string quoted = "field \"" + std::string(key) + "\"";
+  if (rest.starts_with(quoted))
+    rest.remove_prefix(quoted.size());
+  else if (rest.starts_with(key))
+    rest.remove_prefix(key.size());
+  else
+    return e.with_context("policy." + std::string(key));
+  return Error{e.code, "policy." + std::string(key) + std::string(rest)};
 }
 
 }  // namespace
@@ -128,6 +145,20 @@ Result<std::map<std::string, std::string>> variables_from_json(const json::objec
   return out;
 }
 
+Result<protocol::RunPolicy> parse_policy(const json::object& o) {
+  // Field by field first, so that an error knows which field it is about.
+  for (const auto& kv : o) {
+    const std::string key(kv.key());
+    if (std::ranges::find(kPolicyFields, key) == kPolicyFields.end())
+      return invalid("policy." + key +
+                     " is not a policy field (allowedProviders, deniedProviders, "
+                     "allowProvisioners, allowExternalData, network)");
+    auto alone = protocol::run_policy_from_json(json::object{{key, kv.value()}});
+    if (!alone) return std::unexpected(policy_field_error(alone.error(), key));
+  }
+  return protocol::run_policy_from_json(o);
+}
+
 Result<CapsuleRequest> parse_capsule_request(const json::object& body) {
   CapsuleRequest req;
   auto name = parse_workspace_request(body);
@@ -149,6 +180,13 @@ Result<CapsuleRequest> parse_capsule_request(const json::object& body) {
     auto parsed = variables_from_json(**vars);
     if (!parsed) return std::unexpected(parsed.error());
     req.variables = std::move(*parsed);
+  }
+  auto policy = protocol::get_optional_object(body, "policy");
+  if (!policy) return std::unexpected(policy.error());
+  if (*policy) {
+    auto parsed = parse_policy(**policy);
+    if (!parsed) return std::unexpected(parsed.error());
+    req.policy = std::move(*parsed);
   }
   return req;
 }

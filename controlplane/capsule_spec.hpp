@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "controlplane/model.hpp"
 #include "protocol/json_fields.hpp"
+#include "protocol/run_policy.hpp"
 
 namespace takosumi::controlplane {
 
@@ -24,10 +25,14 @@ struct CapsuleRequest {
   CapsuleSource source;
   OutputAllowlist output_allowlist;
   std::map<std::string, std::string> variables;
+  protocol::RunPolicy policy;  // the default policy when the request has none
 };
 
 Result<std::string> parse_workspace_request(const json::object& body);
 Result<CapsuleRequest> parse_capsule_request(const json::object& body);
+// A Capsule's "policy" object (also the body of PUT /capsules/{id}/policy). Unknown fields are
+// refused, so a misspelt deny list is not silently dropped; errors name "policy.<field>".
+Result<protocol::RunPolicy> parse_policy(const json::object& o);
 
 // Allowlist and variables travel as camelCase JSON; stored in SQLite in the same form.
 json::object allowlist_to_json(const OutputAllowlist& allowlist);

@@ -96,6 +96,52 @@ TEST(CapsuleSpec, RejectsBadVariables) {
   expect_invalid([](json::object& b) { b["variables"] = json::object{{"1x", "v"}}; }, "\"1x\"");
 }
 
+TEST(CapsuleSpec, PolicyIsOptionalAndParsed) {
+  auto none = parse_capsule_request(capsule_body());
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->policy, protocol::RunPolicy{}) << "nothing allowed beyond providers";
+
+  const std::string null_provider = "registry.opentofu.org/hashicorp/null";
+  auto body = capsule_body();
+  body["policy"] = json::object{{"allowedProviders", json::array{null_provider}},
+                                {"allowProvisioners", true}, {"network", "none"}};
+  auto r = parse_capsule_request(body);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->policy.allowed_providers, std::vector<std::string>{null_provider});
+  EXPECT_TRUE(r->policy.allow_provisioners);
+  EXPECT_FALSE(r->policy.allow_external_data);
+  EXPECT_EQ(r->policy.network, protocol::NetworkMode::none);
+}
+
+// Each policy is tried inside a Capsule request and directly, as the body of PUT …/policy.
+void expect_invalid_policy(const json::value& policy, const std::string& fragment) {
+  auto body = capsule_body();
+  body["policy"] = policy;
+  auto r = parse_capsule_request(body);
+  ASSERT_FALSE(r) << "accepted: " << json::serialize(policy);
+  EXPECT_EQ(r.error().code, errc::kInvalidArgument);
+  EXPECT_NE(r.error().message.find(fragment), std::string::npos) << r.error().message;
+  if (!policy.is_object()) return;
+  auto direct = parse_policy(policy.get_object());
+  ASSERT_FALSE(direct);
+  EXPECT_EQ(direct.error().message, r.error().message);
+}
+
+TEST(CapsuleSpec, RejectsBadPoliciesNamingTheField) {
+  expect_invalid_policy(json::object{{"allowedProviders", json::array{"hashicorp/aws"}}},
+                        "policy.allowedProviders: each entry must be a fully qualified");
+  expect_invalid_policy(json::object{{"deniedProviders", "aws"}},
+                        "policy.deniedProviders must be an array");
+  expect_invalid_policy(json::object{{"network", "host"}},
+                        "policy.network must be \"default\" or \"none\"");
+  expect_invalid_policy(json::object{{"network", 1}}, "policy.network must be a string");
+  expect_invalid_policy(json::object{{"allowExternalData", "yes"}},
+                        "policy.allowExternalData must be true or false");
+  expect_invalid_policy(json::object{{"deniedProvider", json::array{}}},
+                        "policy.deniedProvider is not a policy field");
+  expect_invalid_policy(json::array{}, "\"policy\" must be an object");
+}
+
 TEST(CapsuleSpec, AllowlistRoundTripsThroughJson) {
   auto r = parse_capsule_request(capsule_body());
   ASSERT_TRUE(r);

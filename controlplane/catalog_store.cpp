@@ -8,7 +8,7 @@ namespace {
 
 constexpr std::string_view kCapsuleColumns =
     "id, workspace_id, name, git_url, ref, module_path, output_allowlist, variables, created_at,"
-    " destroyed_at, sensitive_variable_names";
+    " destroyed_at, sensitive_variable_names, policy";
 
 Workspace workspace_from_row(const Statement& s) {
   return Workspace{s.text(0), s.text(1), s.integer(2)};
@@ -24,18 +24,23 @@ Result<Capsule> capsule_from_row(const Statement& s) {
   if (!s.is_null(9)) c.destroyed_at = s.integer(9);
   auto allow = protocol::parse_object(s.text(6), 1 << 20);
   auto vars = protocol::parse_object(s.text(7), 1 << 20);
+  auto policy = protocol::parse_object(s.text(11), 1 << 20);
   boost::system::error_code ec;
   auto sensitive = boost::json::parse(s.text(10), ec);
-  if (!allow || !vars || ec || !sensitive.is_array())
+  if (!allow || !vars || !policy || ec || !sensitive.is_array())
     return fail(errc::kInternal, "capsule " + c.id + ": stored JSON is corrupt");
   for (const auto& name : sensitive.get_array())
     if (name.is_string()) c.sensitive_variable_names.emplace_back(name.get_string());
   auto allowlist = allowlist_from_json(*allow);
   auto variables = variables_from_json(*vars);
+  auto run_policy = protocol::run_policy_from_json(*policy);
   if (!allowlist) return std::unexpected(allowlist.error().with_context("capsule " + c.id));
   if (!variables) return std::unexpected(variables.error().with_context("capsule " + c.id));
+  if (!run_policy)
+    return std::unexpected(run_policy.error().with_context("capsule " + c.id + ": policy"));
   c.output_allowlist = std::move(*allowlist);
   c.variables = std::move(*variables);
+  c.policy = std::move(*run_policy);
   return c;
 }
 
@@ -86,15 +91,17 @@ Result<Capsule> CatalogStore::create_capsule(std::string_view workspace_id,
             req.variables, clock_.now_unix()};
   c.connection_ids = secrets.connection_ids;
   c.sensitive_variable_names = secrets.sensitive_variable_names;
+  c.policy = req.policy;
   return in_transaction(db_, [&]() -> Result<Capsule> {
     auto st = db_.run(
         "INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,"
-        " variables, created_at, sensitive_variable_names, sealed_sensitive_variables)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " variables, created_at, sensitive_variable_names, sealed_sensitive_variables, policy)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         c.id, c.workspace_id, c.name, c.source.git_url, c.source.ref, c.source.module_path,
         protocol::serialize(allowlist_to_json(c.output_allowlist)),
         protocol::serialize(variables_to_json(c.variables)), c.created_at,
-        names_json(c.sensitive_variable_names), secrets.sealed_sensitive_variables);
+        names_json(c.sensitive_variable_names), secrets.sealed_sensitive_variables,
+        protocol::serialize(protocol::to_json(c.policy)));
     if (!st && st.error().code == errc::kConflict)
       return fail(errc::kConflict, "capsule \"" + req.name + "\" already exists in this workspace");
     if (!st) return std::unexpected(st.error());
@@ -129,6 +136,12 @@ Status CatalogStore::set_sensitive_variables(std::string_view capsule_id,
       "UPDATE capsules SET sensitive_variable_names = ?, sealed_sensitive_variables = ?"
       " WHERE id = ?",
       names_json(names), sealed, capsule_id);
+}
+
+Status CatalogStore::set_policy(std::string_view capsule_id, const protocol::RunPolicy& policy) {
+  TAKOSUMI_TRY(get_capsule(capsule_id));
+  return db_.run("UPDATE capsules SET policy = ? WHERE id = ?",
+                 protocol::serialize(protocol::to_json(policy)), capsule_id);
 }
 
 Result<std::optional<std::string>> CatalogStore::sealed_sensitive_variables(

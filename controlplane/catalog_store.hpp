@@ -45,6 +45,8 @@ class CatalogStore {
   Status set_sensitive_variables(std::string_view capsule_id, const std::vector<std::string>& names,
                                  const std::optional<std::string>& sealed);
   Result<std::optional<std::string>> sealed_sensitive_variables(std::string_view capsule_id);
+  // Replaces the Capsule's Run policy.
+  Status set_policy(std::string_view capsule_id, const protocol::RunPolicy& policy);
 
  private:
   Result<Capsule> with_connections(Result<Capsule> capsule);

@@ -105,6 +105,7 @@ Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
   m.variables = capsule->variables;
   TAKOSUMI_TRY(add_secrets(*capsule, *agent_key, m));
   m.output_allowlist = capsule->output_allowlist;
+  m.policy = capsule->policy;
   m.control_public_key = keys_.storage_public_key().to_base64();
   m.control_key_id = keys_.key_id();
   m.issued_at = clock_.now_unix();

@@ -48,6 +48,7 @@ struct Capsule {
   std::optional<std::int64_t> destroyed_at;
   std::vector<std::string> connection_ids;            // in assignment order
   std::vector<std::string> sensitive_variable_names;  // sorted; the values stay sealed at rest
+  protocol::RunPolicy policy;  // handed to the agent in every manifest of the Capsule's Runs
 };
 
 namespace connection_status {

@@ -46,6 +46,8 @@ void PublicApi::register_routes(Router& r) {
   sync("GET", "/api/v1/workspaces/{}/current-state-versions",
        [this](auto&, auto& p) { return current_state_versions(p[0]); });
   sync("GET", "/api/v1/capsules/{}", [this](auto&, auto& p) { return get_capsule(p[0]); });
+  sync("PUT", "/api/v1/capsules/{}/policy",
+       [this](auto& req, auto& p) { return set_capsule_policy(req, p[0]); });
   sync("GET", "/api/v1/capsules/{}/runs", [this](auto& req, auto& p) { return list_runs(req, p[0]); });
   sync("GET", "/api/v1/capsules/{}/state-versions",
        [this](auto& req, auto& p) { return state_versions(req, p[0]); });
@@ -129,7 +131,8 @@ HttpResponse PublicApi::create_capsule(const HttpRequest& req, const std::string
     TAKOSUMI_TRY(d_.audit.record(capsule_event(actor_, "capsule.created", *created,
                                                {{"name", created->name},
                                                 {"connections", std::move(connections)},
-                                                {"sensitiveVariableNames", std::move(names)}})));
+                                                {"sensitiveVariableNames", std::move(names)},
+                                                {"policy", protocol::to_json(created->policy)}})));
     return created;
   });
   if (!capsule) return error_response(capsule.error());
@@ -146,6 +149,24 @@ HttpResponse PublicApi::get_capsule(const std::string& id) {
   auto capsule = d_.catalog.get_capsule(id);
   if (!capsule) return error_response(capsule.error());
   return json_response(200, to_json(*capsule));
+}
+
+HttpResponse PublicApi::set_capsule_policy(const HttpRequest& req, const std::string& capsule_id) {
+  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  auto policy = parse_policy(*body);
+  if (!policy) return error_response(policy.error());
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  // Queued Runs get the new policy too: the manifest is built when a Run is claimed.
+  auto updated = in_transaction(d_.db, [&]() -> Result<Capsule> {
+    TAKOSUMI_TRY(d_.catalog.set_policy(capsule_id, *policy));
+    TAKOSUMI_TRY(d_.audit.record(
+        capsule_event(actor_, "capsule.policy_set", *capsule, protocol::to_json(*policy))));
+    return d_.catalog.get_capsule(capsule_id);
+  });
+  if (!updated) return error_response(updated.error());
+  return json_response(200, to_json(*updated));
 }
 
 HttpResponse PublicApi::list_runs(const HttpRequest& req, const std::string& capsule_id) {

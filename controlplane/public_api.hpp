@@ -62,6 +62,7 @@ class PublicApi {
   HttpResponse list_capsules(const std::string& workspace_id);
   HttpResponse current_state_versions(const std::string& workspace_id);
   HttpResponse get_capsule(const std::string& id);
+  HttpResponse set_capsule_policy(const HttpRequest& req, const std::string& capsule_id);
   HttpResponse list_runs(const HttpRequest& req, const std::string& capsule_id);
   boost::asio::awaitable<HttpResponse> async_plan(const std::string& capsule_id);
   boost::asio::awaitable<Result<std::string>> async_resolve_head(const Capsule& capsule);

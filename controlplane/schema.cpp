@@ -10,7 +10,7 @@ namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 3;
+constexpr std::int64_t kSchemaVersion = 4;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -80,6 +80,7 @@ CREATE TABLE IF NOT EXISTS capsules (
   destroyed_at INTEGER,
   sensitive_variable_names TEXT NOT NULL DEFAULT '[]',
   sealed_sensitive_variables TEXT,
+  policy TEXT NOT NULL DEFAULT '{}',
   UNIQUE (workspace_id, name));
 
 CREATE TABLE IF NOT EXISTS agents (
@@ -254,6 +255,16 @@ Status migrate_v2_to_v3(Database& db) {
   return with_context(migrated, "migrate schema 2 -> 3");
 }
 
+// v3 → v4: the Capsule's Run policy. Existing Capsules read '{}', the default policy (no provider
+// lists; provisioners and external data not allowed), as a Capsule created without one does.
+Status migrate_v3_to_v4(Database& db) {
+  auto migrated = in_transaction(db, [&]() -> Status {
+    TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "policy", "TEXT NOT NULL DEFAULT '{}'"));
+    return db.exec("PRAGMA user_version = 4");
+  });
+  return with_context(migrated, "migrate schema 3 -> 4");
+}
+
 Result<std::int64_t> stored_version(Database& db) {
   auto version = single_integer(db, "PRAGMA user_version");
   if (!version || *version != 0) return version;
@@ -274,6 +285,7 @@ Status create_schema(Database& db) {
                     "; run a newer takosumi-control on this data directory");
   if (*version == 1) TAKOSUMI_TRY(migrate_v1_to_v2(db));
   if (*version == 1 || *version == 2) TAKOSUMI_TRY(migrate_v2_to_v3(db));
+  if (*version >= 1 && *version <= 3) TAKOSUMI_TRY(migrate_v3_to_v4(db));
   const std::string sql = std::string(kTablesBeforeRuns) +
                           create_runs_sql("\nCREATE TABLE IF NOT EXISTS runs") +
                           std::string(kTablesAfterRuns) + std::string(kTablesV3) +

@@ -1,5 +1,6 @@
 // Schema creation and the in-place migrations of a first-release database (no user_version,
-// runs.type limited to plan/apply) and of a version 2 database over real SQLite files.
+// runs.type limited to plan/apply), of a version 2 and of a version 3 database over real SQLite
+// files.
 #include "controlplane/schema.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include "controlplane/connection_store.hpp"
 #include "controlplane/run_store.hpp"
 #include "controlplane/schema_v2_fixture.hpp"
+#include "controlplane/schema_v3_fixture.hpp"
 #include "controlplane/state_store.hpp"
 #include "controlplane/test_support.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -161,9 +163,9 @@ INSERT INTO run_logs VALUES ('run_plan', 1, 0, 'Plan: 1 to add');
 TEST(SchemaTest, FreshDatabaseHasTheCurrentVersionAndIsIdempotent) {
   TempDir dir;
   Database db = testing::open_test_db(dir.path() / "control.db");
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 3);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 4);
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 3);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 4);
 }
 
 TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
@@ -171,7 +173,7 @@ TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v1_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 3);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 4);
   EXPECT_EQ(single_integer(db, "PRAGMA foreign_keys"), 1);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
@@ -193,6 +195,7 @@ TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
   ASSERT_TRUE(capsule);
   EXPECT_FALSE(capsule->destroyed_at);
   EXPECT_TRUE(capsule->connection_ids.empty());
+  EXPECT_EQ(capsule->policy, protocol::RunPolicy{});
   EXPECT_FALSE(apply->refused_outputs_json);
   EXPECT_EQ(states.outputs("cap_1")->generation, 1);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM run_logs"), 1);
@@ -215,7 +218,7 @@ TEST(SchemaTest, NewerDatabaseIsRefused) {
   const auto file = dir.path() / "control.db";
   {
     Database db = testing::open_test_db(file);
-    ASSERT_TRUE(db.exec("PRAGMA user_version = 4"));
+    ASSERT_TRUE(db.exec("PRAGMA user_version = 5"));
   }
   auto db = Database::open(file);
   ASSERT_TRUE(db);
@@ -256,7 +259,7 @@ TEST(SchemaTest, VersionTwoDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v2_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 3);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 4);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
   FakeClock clock{100};
@@ -291,7 +294,67 @@ TEST(SchemaTest, VersionTwoDatabaseIsMigratedInPlace) {
   EXPECT_FALSE(db.run("UPDATE audit_events SET actor = 'y'"));
   EXPECT_FALSE(db.run("DELETE FROM audit_events"));
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 3);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 4);
+}
+
+// A version 3 database with a Capsule that has a Connection and sensitive variables, a Run with
+// refused Outputs, and audit events.
+void write_v3_database(const std::filesystem::path& file) {
+  auto db = Database::open(file);
+  ASSERT_TRUE(db) << db.error().to_string();
+  ASSERT_TRUE(db->exec(testing::kSchemaV3));
+  ASSERT_TRUE(db->exec(R"sql(
+INSERT INTO workspaces VALUES ('ws_1', 'demo', 1);
+INSERT INTO capsules VALUES ('cap_1', 'ws_1', 'app', 'file:///repo', 'main', '', '{}',
+                            '{"region":"eu"}', 1, NULL, '["db_password"]', 'sealed-text');
+INSERT INTO connections (id, workspace_id, name, provider, auth_mode, credential_names,
+                         sealed_values, created_at)
+  VALUES ('conn_1', 'ws_1', 'aws', 'registry.opentofu.org/hashicorp/aws', 'env',
+          '["AWS_ACCESS_KEY_ID"]', 'sealed-values', 2);
+INSERT INTO capsule_connections VALUES ('cap_1', 'conn_1', 0);
+INSERT INTO runs (id, capsule_id, type, status, source_commit, created_at, refused_outputs)
+  VALUES ('run_plan', 'cap_1', 'plan', 'succeeded', 'c1', 3, '[{"name":"url","reason":"r"}]');
+INSERT INTO audit_events (at, actor, action, workspace_id, capsule_id, detail)
+  VALUES (1, 'api:x', 'capsule.created', 'ws_1', 'cap_1', '{"name":"app"}');
+INSERT INTO audit_events (at, actor, action, workspace_id, capsule_id, run_id, detail)
+  VALUES (3, 'api:x', 'run.created', 'ws_1', 'cap_1', 'run_plan', '{"type":"plan"}');
+)sql"));
+}
+
+TEST(SchemaTest, VersionThreeDatabaseIsMigratedInPlace) {
+  TempDir dir;
+  const auto file = dir.path() / "control.db";
+  ASSERT_NO_FATAL_FAILURE(write_v3_database(file));
+  Database db = testing::open_test_db(file);  // runs create_schema
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 4);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+
+  FakeClock clock{100};
+  CatalogStore catalog(db, clock);
+  RunStore runs(db, clock);
+  auto capsule = catalog.get_capsule("cap_1");
+  ASSERT_TRUE(capsule) << capsule.error().to_string();
+  EXPECT_EQ(capsule->policy, protocol::RunPolicy{}) << "existing Capsules get the default policy";
+  EXPECT_EQ(capsule->variables.at("region"), "eu");
+  EXPECT_EQ(capsule->connection_ids, std::vector<std::string>{"conn_1"});
+  EXPECT_EQ(capsule->sensitive_variable_names, std::vector<std::string>{"db_password"});
+  EXPECT_EQ(*catalog.sealed_sensitive_variables("cap_1"), "sealed-text");
+  EXPECT_EQ(runs.get_run("run_plan")->refused_outputs_json, R"([{"name":"url","reason":"r"}])");
+  AuditLog audit(db, clock);
+  auto events = audit.list("ws_1", 10, std::nullopt);
+  ASSERT_TRUE(events) << events.error().to_string();
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[0].action, "run.created");
+
+  // The new column takes a policy on the migrated file.
+  protocol::RunPolicy policy;
+  policy.denied_providers = {"registry.opentofu.org/hashicorp/aws"};
+  policy.network = protocol::NetworkMode::none;
+  ASSERT_TRUE(catalog.set_policy("cap_1", policy));
+  EXPECT_EQ(catalog.get_capsule("cap_1")->policy, policy);
+  EXPECT_TRUE(create_schema(db));
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 4);
+  EXPECT_EQ(catalog.get_capsule("cap_1")->policy, policy);
 }
 
 }  // namespace

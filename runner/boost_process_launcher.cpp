@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,11 +35,25 @@ constexpr std::size_t kMaxLine = 64 * 1024;
 // process group could hold the pipes open forever).
 constexpr auto kDrainLimit = std::chrono::seconds(5);
 
-// Makes the child the leader of its own process group (runs in the child, after fork).
-struct NewProcessGroup {
+// Runs in the child after fork: makes it the leader of its own process group, applies the
+// resource limits (no core dumps ever: a core of tofu holds the state and credentials) and, for
+// wrappers that do not forward signals, starts it with SIGINT ignored (see ProcessSpec).
+struct ChildSetup {
+  const ProcessSpec& spec;
   bp::error_code on_exec_setup(bp::posix::default_launcher&, const std::filesystem::path&,
                                const char* const*) {
     if (::setpgid(0, 0) == -1) return bp::error_code(errno, bp::system_category());
+    auto limit = [](int resource, rlim_t value) {
+      const struct rlimit r{value, value};
+      return ::setrlimit(resource, &r) == 0;
+    };
+    if (!limit(RLIMIT_CORE, 0)) return bp::error_code(errno, bp::system_category());
+    if (spec.limits.address_space_bytes &&
+        !limit(RLIMIT_AS, static_cast<rlim_t>(*spec.limits.address_space_bytes)))
+      return bp::error_code(errno, bp::system_category());
+    if (spec.limits.cpu_seconds && !limit(RLIMIT_CPU, static_cast<rlim_t>(*spec.limits.cpu_seconds)))
+      return bp::error_code(errno, bp::system_category());
+    if (spec.interrupt_group) ::signal(SIGINT, SIG_IGN);
     return {};
   }
 };
@@ -140,7 +155,10 @@ asio::awaitable<void> watchdog(Supervision& s) {
     } else if (!s.interrupted && (s.cancel.requested() || now >= deadline)) {
       (s.cancel.requested() ? s.result.cancelled : s.result.timed_out) = true;
       s.interrupted = true;
-      ::kill(s.proc.id(), SIGINT);  // the child only: its plugins must not die first
+      // The child only: its plugins must not die first. A wrapper started with SIGINT ignored
+      // takes it for the whole group, where tofu (which handles it) and its plugins (which
+      // ignore it) are.
+      ::kill(s.spec.interrupt_group ? -s.pgid : s.proc.id(), SIGINT);
       kill_at = now + s.spec.kill_grace;
     } else if (s.interrupted && !s.killed && now >= kill_at) {
       s.killed = true;
@@ -180,10 +198,10 @@ asio::awaitable<Result<ProcessExit>> BoostProcessLauncher::async_run(ProcessSpec
     if (file_fd.get() >= 0)
       return bp::default_process_launcher()(ex, ec, spec.program, spec.args,
                                             bp::process_stdio{nullptr, file_fd.get(), err}, env,
-                                            dir, NewProcessGroup{});
+                                            dir, ChildSetup{spec});
     return bp::default_process_launcher()(ex, ec, spec.program, spec.args,
                                           bp::process_stdio{nullptr, out, err}, env, dir,
-                                          NewProcessGroup{});
+                                          ChildSetup{spec});
   }();
   if (ec)
     co_return fail(errc::kSandboxFailed, "start " + spec.program.string() + ": " + ec.message());

@@ -152,6 +152,33 @@ TEST_F(LauncherTest, LeftoversOfTheProcessGroupAreKilledAfterExit) {
   EXPECT_TRUE(gone_or_zombie(grandchild));
 }
 
+TEST_F(LauncherTest, ResourceLimitsApplyToTheChildAndCoreDumpsAreOff) {
+  auto s = spec({});
+  s.program = "/bin/sh";
+  s.args = {"-c", "ulimit -c; ulimit -t; ulimit -v"};
+  s.limits.cpu_seconds = 7;
+  s.limits.address_space_bytes = std::uint64_t{1} << 30;
+  auto r = run(std::move(s));
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(seen_.out, (std::vector<std::string>{"0", "7", "1048576"}));
+}
+
+// A wrapper that does not forward signals (like bubblewrap): with interrupt_group it starts with
+// SIGINT ignored and the interrupt reaches the program inside, which handles it.
+TEST_F(LauncherTest, GroupInterruptReachesTheProgramInsideAWrapper) {
+  auto s = spec({});
+  s.program = "/bin/sh";
+  s.args = {"-c", std::string(TAKOSUMI_TEST_MISBEHAVE) + " exit-on-sigint; echo wrapper-exit=$?"};
+  s.interrupt_group = true;
+  auto r = run(std::move(s), [&](std::string_view l) {
+    if (l == "ready") cancel_.request();
+  });
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_TRUE(r->cancelled);
+  EXPECT_EQ(r->exit_code, 0) << "the wrapper itself ignored the interrupt";
+  EXPECT_EQ(seen_.out, (std::vector<std::string>{"ready", "wrapper-exit=42"}));
+}
+
 TEST_F(LauncherTest, MissingProgramIsAnError) {
   auto s = spec({});
   s.program = dir_.path() / "no-such-program";

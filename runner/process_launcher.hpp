@@ -4,6 +4,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -22,6 +23,12 @@ enum class OutputStream { out, err };
 // ones arrive in pieces.
 using LineSink = std::function<void(OutputStream stream, std::string_view line)>;
 
+// Per-process limits (setrlimit in the child; each of tofu's plugins gets the same).
+struct ProcessLimits {
+  std::optional<std::uint64_t> address_space_bytes;  // RLIMIT_AS
+  std::optional<std::uint64_t> cpu_seconds;          // RLIMIT_CPU
+};
+
 struct ProcessSpec {
   std::filesystem::path program;  // absolute; no PATH search
   std::vector<std::string> args;  // argv[1..]
@@ -33,6 +40,11 @@ struct ProcessSpec {
   // When set, stdout goes to this file (created 0600) instead of the sink: for data that may
   // hold secrets (show -json, output -json) and must never reach a log.
   std::optional<std::filesystem::path> stdout_file;
+  ProcessLimits limits;
+  // For a wrapper that does not forward signals (bubblewrap): the child starts with SIGINT
+  // ignored — the wrapper keeps ignoring it, Go programs inside re-enable it when they handle it
+  // — and the interrupt goes to the child's whole process group instead of the child alone.
+  bool interrupt_group = false;
 };
 
 struct ProcessExit {

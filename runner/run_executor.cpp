@@ -29,8 +29,21 @@ void RunExecutor::cancel() { cancel_.request(); }
 boost::asio::awaitable<RunOutcome> RunExecutor::async_run(RunInputs inputs, LogSink log) {
   RunOutcome outcome;
   if (!inputs.secret_set) inputs.secret_set = std::make_shared<SecretSet>();
+  // A chatty module must not fill the control plane: past the budget the log is cut (the Run
+  // itself goes on — stopping an apply for its verbosity would do more harm).
+  LogSink budgeted = [left = settings_.max_log_bytes, cut = false,
+                      log = std::move(log)](std::string_view line) mutable {
+    if (cut || !log) return;
+    if (line.size() + 1 > left) {
+      cut = true;
+      log("takosumi: the log is cut here: limits.maxLogBytes reached; the Run goes on");
+      return;
+    }
+    left -= line.size() + 1;
+    log(line);
+  };
   // Every line, the runner's own notices included, passes the redactor before `log` sees it.
-  auto redactor = std::make_shared<StreamRedactor>(inputs.secret_set, std::move(log));
+  auto redactor = std::make_shared<StreamRedactor>(inputs.secret_set, std::move(budgeted));
   LogSink redacted = [redactor](std::string_view line) { (*redactor)(line); };
   RunFlow flow(blocking_, settings_, *launcher_, cancel_, inputs, std::move(redacted), outcome);
   Status result;

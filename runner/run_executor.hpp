@@ -17,11 +17,13 @@
 
 #include "common/secret_bytes.hpp"
 #include "protocol/job_manifest.hpp"
+#include "protocol/run_policy.hpp"
 #include "protocol/secret_bundle.hpp"
 #include "protocol/run_report.hpp"
 #include "runner/cancel_signal.hpp"
 #include "runner/log_sink.hpp"
 #include "runner/process_launcher.hpp"
+#include "runner/sandbox.hpp"
 #include "runner/secret_set.hpp"
 
 namespace takosumi::runner {
@@ -37,6 +39,14 @@ struct RunnerSettings {
   // Resource type globs whose delete or replace is marked data_loss on plans and destroy plans;
   // empty means default_data_loss_patterns() (runner/data_loss.hpp).
   std::vector<std::string> data_loss_patterns;
+  // Every tofu command runs in this sandbox; the tofu binary and the mirror are added read-only,
+  // the network follows the Run's effective policy. Unset: unsandboxed, with a warning per Run.
+  std::optional<SandboxOptions> sandbox;
+  ProcessLimits limits;        // of tofu and each plugin
+  protocol::RunPolicy policy;  // the pool's side, combined with the manifest's
+  std::uint64_t max_log_bytes = 16u << 20;
+  std::uint64_t max_plan_json_bytes = 64u << 20;
+  std::uint64_t max_state_bytes = 256u << 20;
 };
 
 struct RunInputs {

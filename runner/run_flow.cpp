@@ -12,6 +12,7 @@
 #include "runner/data_loss.hpp"
 #include "runner/drift_analysis.hpp"
 #include "runner/git_source.hpp"
+#include "runner/module_policy.hpp"
 #include "runner/output_filter.hpp"
 #include "runner/credential_check.hpp"
 #include "runner/plan_analysis.hpp"
@@ -31,7 +32,6 @@ constexpr const char* kStateFile = "terraform.tfstate";
 // Written instead of terraform.tfstate when tofu could not persist its final state.
 constexpr const char* kErroredStateFile = "errored.tfstate";
 constexpr std::size_t kMaxStateJson = 256u * 1024 * 1024;
-constexpr std::size_t kMaxShowJson = 64u * 1024 * 1024;
 
 // Parses JSON text for collecting sensitive values; the text is plaintext that stays in memory
 // only as long as the parse takes.
@@ -52,7 +52,8 @@ bool is_run_failure_code(std::string_view code) {
       errc::kOpentofuFailed,    errc::kApplyFailed,         errc::kPlanDigestMismatch,
       errc::kOutputRequiredMissing, errc::kOutputTypeMismatch, errc::kCancelled,
       errc::kTimedOut,          errc::kSandboxFailed,       errc::kWorkspaceFailed,
-      errc::kOutputRefused,     errc::kInternal};
+      errc::kOutputRefused,     errc::kLimitExceeded,       errc::kProviderPolicyDenied,
+      errc::kProvisionerDenied, errc::kExternalDataDenied,  errc::kInternal};
   return std::find(kCodes.begin(), kCodes.end(), code) != kCodes.end();
 }
 
@@ -73,7 +74,7 @@ RunFlow::RunFlow(asio::thread_pool& blocking, const RunnerSettings& settings,
     : blocking_(blocking), settings_(settings), launcher_(launcher), cancel_(cancel),
       inputs_(inputs), manifest_(inputs.manifest), log_(std::move(log)), outcome_(outcome),
       report_(outcome.report), deadline_(Clock::now() + settings.tofu_timeout),
-      secrets_(*inputs.secret_set) {}
+      secrets_(*inputs.secret_set), policy_(protocol::combine(settings.policy, inputs.manifest.policy)) {}
 
 RunFlow::~RunFlow() {
   if (credentials_) (void)credentials_->wipe();
@@ -153,7 +154,20 @@ asio::awaitable<Status> RunFlow::async_checkout() {
   record("checkout", started);
   if (!source) co_return std::unexpected(as_run_failure(source.error(), errc::kWorkspaceFailed));
   module_dir_ = source->module_dir;
-  co_return scrub_source();
+  TAKOSUMI_CO_TRY(scrub_source());
+  // Before tofu installs or starts anything: a denied provider, provisioner or external data
+  // source stops the Run here.
+  co_return co_await async_check_module_policy();
+}
+
+// The whole module tree under the module directory. After init it includes the modules tofu
+// downloaded into .terraform/modules, which the first scan could not see.
+asio::awaitable<Status> RunFlow::async_check_module_policy() {
+  const auto started = Clock::now();
+  auto scan = co_await async_blocking(blocking_, [this] { return scan_module(module_dir_); });
+  record("policy", started);
+  if (!scan) co_return workspace_error(scan.error(), "policy scan");
+  co_return check_module_policy(*scan, policy_);
 }
 
 // A state, or providers, never come from the source: only from the manifest's StateVersion and
@@ -199,11 +213,33 @@ asio::awaitable<Status> RunFlow::async_restore_inputs() {
   co_return Status{};
 }
 
+Result<TofuOptions> RunFlow::tofu_options() const {
+  TofuOptions options{settings_.tofu_binary, settings_.provider_mirror, deadline_,
+                      settings_.kill_grace};
+  options.limits = settings_.limits;
+  options.max_show_json = settings_.max_plan_json_bytes;
+  const bool offline = policy_.network == protocol::NetworkMode::none;
+  if (!settings_.sandbox) {
+    if (offline)
+      return fail(errc::kSandboxFailed,
+                  "the Run asks for network: none, which only the sandbox can enforce, and "
+                  "sandbox.mode is none");
+    notice("warning: sandbox.mode is none: tofu and its providers run with the agent's own "
+           "rights and can read its keys, tokens and other Runs' workspaces");
+    spdlog::warn("run {}: running unsandboxed (sandbox.mode: none)", manifest_.run_id);
+    return options;
+  }
+  options.sandbox = *settings_.sandbox;
+  options.sandbox->network = options.sandbox->network && !offline;
+  options.sandbox->read_only.push_back(settings_.tofu_binary);
+  options.sandbox->read_only.push_back(settings_.provider_mirror);
+  return options;
+}
+
 asio::awaitable<Status> RunFlow::async_init() {
-  tofu_.emplace(launcher_, cancel_,
-                TofuOptions{settings_.tofu_binary, settings_.provider_mirror, deadline_,
-                            settings_.kill_grace},
-                *workspace_, module_dir_, log_);
+  auto options = tofu_options();
+  if (!options) co_return std::unexpected(options.error());
+  tofu_.emplace(launcher_, cancel_, std::move(*options), *workspace_, module_dir_, log_);
   const auto started = Clock::now();
   if (auto written = tofu_->write_cli_config(); !written) co_return workspace_error(written.error(), "CLI config");
   if (auto written = tofu_->write_backend_override(); !written)
@@ -218,6 +254,10 @@ asio::awaitable<Status> RunFlow::async_init() {
   auto initialized = co_await tofu_->async_init();
   record("init", started);
   if (!initialized) co_return initialized;
+  TAKOSUMI_CO_TRY(co_await async_check_module_policy());
+  auto locked = read_locked_providers(module_dir_ / ".terraform.lock.hcl");
+  if (!locked) co_return workspace_error(locked.error(), "provider lock");
+  TAKOSUMI_CO_TRY(check_locked_providers(*locked, policy_));
   const fs::path lock = module_dir_ / ".terraform.lock.hcl";
   if (fs::exists(lock)) {
     auto digest = crypto::sha256_file_hex(lock);
@@ -342,6 +382,8 @@ asio::awaitable<Status> RunFlow::async_seal_new_state() {
   fs::path state = module_dir_ / kErroredStateFile;
   if (!fs::exists(state)) state = module_dir_ / kStateFile;
   if (!fs::exists(state)) co_return Status{};
+  std::error_code size_ec;
+  const auto state_bytes = fs::file_size(state, size_ec);
   const auto started = Clock::now();
   auto identity = co_await async_blocking(blocking_, [&] { return read_state_identity(state); });
   if (!identity) co_return std::unexpected(as_run_failure(identity.error(), errc::kStateIntegrityFailed));
@@ -358,6 +400,13 @@ asio::awaitable<Status> RunFlow::async_seal_new_state() {
   report_.new_state = protocol::NewStateDescriptor{
       sealed->artifact_sha256, sealed->plaintext_sha256, identity->serial, identity->lineage,
       prior ? prior->generation : 0};
+  // Checked after sealing: the state is kept and uploaded (what the apply did must not be
+  // forgotten); the Run still fails so the operator sees the limit.
+  if (!size_ec && state_bytes > settings_.max_state_bytes)
+    co_return fail(errc::kLimitExceeded,
+                   "the new state is " + std::to_string(state_bytes) + " bytes, more than "
+                   "limits.maxStateBytes (" + std::to_string(settings_.max_state_bytes) +
+                   "); it was stored, but raise the limit or split the Capsule");
   co_return Status{};
 }
 

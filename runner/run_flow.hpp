@@ -40,10 +40,12 @@ class RunFlow {
   boost::asio::awaitable<Status> async_publish_outputs();
   boost::asio::awaitable<Status> async_collect_plan_secrets(const std::filesystem::path& plan_file);
   boost::asio::awaitable<Status> async_prepare_credentials();
+  boost::asio::awaitable<Status> async_check_module_policy();
   Status refuse_credential_outputs();
   void remember_bundle_secrets();
   void remember(std::string_view what, std::string_view value);
   Status check_inputs() const;
+  Result<TofuOptions> tofu_options() const;
   Status scrub_source() const;
   void record(std::string_view phase, std::chrono::steady_clock::time_point since);
   void notice(std::string_view line) const;
@@ -62,6 +64,7 @@ class RunFlow {
   std::filesystem::path module_dir_;
   std::optional<TofuCli> tofu_;
   SecretSet& secrets_;
+  protocol::RunPolicy policy_;  // the pool's and the manifest's, combined
   std::optional<RunCredentials> credentials_;
   bool new_state_empty_ = false;  // the sealed state holds no resources and no outputs
 };

@@ -16,7 +16,6 @@ namespace json = boost::json;
 constexpr std::size_t kMaxDiagnosticLines = 12;
 constexpr std::size_t kMaxDiagnosticLine = 300;
 constexpr std::size_t kMaxVersionJson = 64 * 1024;
-constexpr std::size_t kMaxShowJson = 64 * 1024 * 1024;
 constexpr std::size_t kMaxOutputJson = 16 * 1024 * 1024;
 
 // An HCL quoted string: escapes quotes, backslashes and template sequences.
@@ -121,13 +120,24 @@ asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
                               options_.deadline - std::chrono::steady_clock::now()));
   spec.kill_grace = options_.kill_grace;
   spec.stdout_file = std::move(capture);
+  spec.limits = options_.limits;
+  sandbox_error_.clear();
+  if (options_.sandbox)
+    if (auto wrapped = wrap_in_sandbox(*options_.sandbox, workspace_.root(), spec); !wrapped)
+      co_return std::unexpected(wrapped.error().with_context(name));
   LineSink sink = [this, filtered = OutputLogFilter(log_)](OutputStream stream,
                                                            std::string_view line) mutable {
-    if (stream == OutputStream::err) remember_diagnostic(line);
+    if (stream == OutputStream::err) {
+      remember_diagnostic(line);
+      if (options_.sandbox && sandbox_error_.empty() && is_sandbox_error_line(line))
+        sandbox_error_ = std::string(line.substr(0, kMaxDiagnosticLine));
+    }
     filtered(line);
   };
   auto exit = co_await launcher_.async_run(std::move(spec), std::move(sink), cancel_);
   if (!exit) co_return std::unexpected(exit.error().with_context(name));
+  if (!sandbox_error_.empty() && exit->exit_code != 0)
+    co_return fail(errc::kSandboxFailed, name + " could not start in the sandbox: " + sandbox_error_);
   if (exit->cancelled) co_return std::unexpected(with_diagnostics(errc::kCancelled, name + " was cancelled"));
   if (exit->timed_out)
     co_return std::unexpected(with_diagnostics(errc::kTimedOut, name + " ran past the Run's time limit"));
@@ -141,6 +151,12 @@ asio::awaitable<Result<std::string>> TofuCli::async_capture(std::string_view com
   auto done = co_await async_invoke(command, std::move(args), file);
   if (!done) co_return std::unexpected(done.error());
   if (done->exit_code != 0) co_return std::unexpected(failure(errc::kOpentofuFailed, command, done->exit_code));
+  std::error_code ec;
+  if (const auto size = std::filesystem::file_size(file, ec); !ec && size > max_bytes)
+    co_return fail(errc::kLimitExceeded, "tofu " + std::string(command) + " wrote " +
+                                             std::to_string(size) + " bytes, more than the limit of " +
+                                             std::to_string(max_bytes) +
+                                             " (limits.maxPlanJsonBytes for plans)");
   auto text = read_file(file, max_bytes);
   if (!text) co_return std::unexpected(text.error().with_context("tofu " + std::string(command)));
   co_return std::move(*text);
@@ -180,7 +196,7 @@ asio::awaitable<Result<bool>> TofuCli::async_plan(const std::filesystem::path& p
 
 asio::awaitable<Result<std::string>> TofuCli::async_show_json(const std::filesystem::path& plan_file) {
   std::vector<std::string> args{"show", "-json", "-no-color", plan_file.string()};
-  co_return co_await async_capture("show", std::move(args), kMaxShowJson);
+  co_return co_await async_capture("show", std::move(args), options_.max_show_json);
 }
 
 asio::awaitable<Status> TofuCli::async_apply(const std::filesystem::path& plan_file) {

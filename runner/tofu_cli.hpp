@@ -22,6 +22,7 @@
 #include "runner/process_launcher.hpp"
 #include "runner/run_credentials.hpp"
 #include "runner/run_workspace.hpp"
+#include "runner/sandbox.hpp"
 
 namespace takosumi::runner {
 
@@ -34,6 +35,10 @@ struct TofuOptions {
   std::filesystem::path provider_mirror;
   std::chrono::steady_clock::time_point deadline;  // for all commands of the Run together
   std::chrono::milliseconds kill_grace{std::chrono::seconds(30)};
+  // Every command runs in this sandbox (with the workspace writable); none: unsandboxed.
+  std::optional<SandboxOptions> sandbox;
+  ProcessLimits limits;
+  std::uint64_t max_show_json = 64u << 20;  // `show -json` larger → limit_exceeded
 };
 
 class TofuCli {
@@ -90,6 +95,7 @@ class TofuCli {
   LogSink log_;
   const RunCredentials* credentials_ = nullptr;
   std::deque<std::string> diagnostics_;  // last stderr lines of the current command
+  std::string sandbox_error_;             // bubblewrap's own complaint, if it made one
 };
 
 }  // namespace takosumi::runner

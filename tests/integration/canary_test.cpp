@@ -119,7 +119,9 @@ class CanaryTest : public ::testing::Test {
         {"outputAllowlist", allow},
         {"variables", json::object{{"seed", canaries_.tag}, {"fail_apply", fail_apply ? "true" : "false"}}},
         {"sensitiveVariables", json::object{{"canary_var", canaries_.var}}},
-        {"connections", json::array{env_connection_, file_connection_}}});
+        {"connections", json::array{env_connection_, file_connection_}},
+        // The module prints the canaries from local-exec provisioners.
+        {"policy", json::object{{"allowProvisioners", true}}}});
   }
 
   // Every body the public API answers for this stack, concatenated.

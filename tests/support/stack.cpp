@@ -64,6 +64,7 @@ void Stack::start_agent(int index) {
   const auto name = "agent-" + std::to_string(index);
   const auto dir = root_ / name;
   std::filesystem::create_directories(dir);
+  std::filesystem::create_directories(real_world());
   const auto pinned = options_.pinned_key_override.empty() ? data_dir() / "keys/signing.pub"
                                                            : options_.pinned_key_override;
   write(dir / "agent.yaml",
@@ -74,8 +75,15 @@ void Stack::start_agent(int index) {
         "concurrency: " + std::to_string(options_.concurrency) + "\n"
         "stateDir: " + (dir / "state").string() + "\n"
         "workDir: " + (dir / "work").string() + "\n"
-        "tofu:\n  binary: " TAKOSUMI_TEST_TOFU "\n  providerMirror: " TAKOSUMI_TEST_PROVIDER_MIRROR "\n"
-        "claimWaitSeconds: 2\nheartbeatSeconds: 2\nlogLevel: debug\n");
+        "tofu:\n  binary: " TAKOSUMI_TEST_TOFU "\n  providerMirror: " TAKOSUMI_TEST_PROVIDER_MIRROR "\n" +
+        (options_.tofu_timeout_seconds > 0
+             ? "  timeoutSeconds: " + std::to_string(options_.tofu_timeout_seconds) + "\n"
+             : std::string{}) +
+        "claimWaitSeconds: 2\nheartbeatSeconds: 2\nlogLevel: debug\n" +
+        (options_.sandbox_yaml.empty()
+             ? "sandbox:\n  writablePaths: [" + real_world().string() + "]\n"
+             : options_.sandbox_yaml) +
+        options_.extra_agent_yaml);
   agents_.push_back(std::make_unique<ChildProcess>(
       std::vector<std::string>{(bin / "agent/takosumi-agent").string(), "--config",
                                (dir / "agent.yaml").string()},

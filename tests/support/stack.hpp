@@ -20,6 +20,12 @@ struct StackOptions {
   std::int64_t manifest_ttl_seconds = 900;
   // When set, agents pin this public key file instead of the control plane's real one.
   std::filesystem::path pinned_key_override;
+  // Replaces the agents' default sandbox section, which keeps bubblewrap on and makes only
+  // real_world() writable besides each Run's workspace.
+  std::string sandbox_yaml;
+  // Appended to every agent's agent.yaml (e.g. "policy:" or "limits:" sections).
+  std::string extra_agent_yaml;
+  int tofu_timeout_seconds = 0;  // 0: the agent's default
 };
 
 class Stack {
@@ -30,6 +36,8 @@ class Stack {
   const HttpClient& api() const { return *api_; }
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path data_dir() const { return root_ / "control-data"; }
+  // Where test modules put the files they manage ("the real world"): writable in the sandbox.
+  std::filesystem::path real_world() const { return root_ / "real-world"; }
   unsigned short port() const { return port_; }
 
   // Creates a workspace and a capsule from the repo; returns the capsule id.

@@ -1,0 +1,38 @@
+#pragma once
+// The agent's sandbox, limits and pool policy sections (docs/configuration.md "sandbox",
+// "limits", "policy"). Separate from agent_config so each loader stays one screen.
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include "common/error.hpp"
+#include "protocol/run_policy.hpp"
+
+namespace takosumi::config {
+
+struct SandboxConfig {
+  // false only with `mode: none`, an explicit opt-in warned about on every Run.
+  bool enabled = true;
+  std::filesystem::path bubblewrap = "/usr/bin/bwrap";
+  bool network = true;  // `network: none` takes the network away from every Run of the pool
+  // Besides its workspace, what a Run may write (e.g. a directory local resources manage).
+  std::vector<std::filesystem::path> writable_paths;
+};
+
+struct LimitsConfig {
+  std::uint64_t memory_mib = 0;   // RLIMIT_AS of tofu and each plugin; 0 = no limit
+  std::uint64_t cpu_seconds = 0;  // RLIMIT_CPU of tofu and each plugin; 0 = no limit
+  std::uint64_t max_log_bytes = 16u << 20;       // beyond this the Run's log is truncated
+  std::uint64_t max_plan_json_bytes = 64u << 20;  // `tofu show -json` larger → limit_exceeded
+  std::uint64_t max_state_bytes = 256u << 20;     // a state file larger → limit_exceeded
+};
+
+Status load_sandbox(const YAML::Node& root, const std::filesystem::path& base, SandboxConfig& out);
+Status load_limits(const YAML::Node& root, LimitsConfig& out);
+// The pool's side of protocol::RunPolicy. Provisioners and external data default to allowed
+// here, which leaves the decision to each Capsule's policy (where they default to refused).
+Status load_pool_policy(const YAML::Node& root, protocol::RunPolicy& out);
+
+}  // namespace takosumi::config

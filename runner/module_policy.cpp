@@ -1,0 +1,125 @@
+#include "runner/module_policy.hpp"
+
+#include <algorithm>
+
+#include "common/error_codes.hpp"
+#include "common/file_io.hpp"
+#include "runner/hcl_scan.hpp"
+#include "runner/module_facts.hpp"
+#include "runner/module_files.hpp"
+#include "runner/tf_json_scan.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t kMaxConfigFile = 4 * 1024 * 1024;
+
+Result<ConfigBody> read_config(const fs::path& path) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (ec) return fail(errc::kIoError, "could not read: " + ec.message());
+  if (size > kMaxConfigFile)
+    return fail(errc::kPayloadTooLarge,
+                "file too large (" + std::to_string(size) + " bytes, the limit is 4 MiB)");
+  auto text = read_file(path, kMaxConfigFile);
+  if (!text) return fail(text.error().code, "could not read: " + text.error().message);
+  if (path.filename().string().ends_with(".json")) return parse_tf_json(*text);
+  return parse_hcl(*text);
+}
+
+bool contains(const std::vector<std::string>& list, std::string_view item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+bool has_provider_list(const protocol::RunPolicy& policy) {
+  return policy.allowed_providers.has_value() || !policy.denied_providers.empty();
+}
+
+// `who` says where the provider was found: "the module uses" or "the lock file selects".
+Status check_provider(const std::string& address, const protocol::RunPolicy& policy,
+                      std::string_view who) {
+  if (address == kBuiltinTerraformProvider) return {};
+  const std::string head = std::string(who) + " provider " + address;
+  if (contains(policy.denied_providers, address))
+    return fail(errc::kProviderPolicyDenied,
+                head + ", which the Run's policy denies; remove it from deniedProviders (of the "
+                       "Capsule policy and of the agent pool policy) to allow it");
+  if (policy.allowed_providers && !contains(*policy.allowed_providers, address))
+    return fail(errc::kProviderPolicyDenied,
+                head + ", which is not on the Run's allowed provider list; add it to "
+                       "allowedProviders of the Capsule policy (and of the agent pool policy when "
+                       "it has that list) to allow it");
+  return {};
+}
+
+std::string first_of(const std::vector<std::string>& found) {
+  std::string out = found.front();
+  if (found.size() > 1) out += " (and " + std::to_string(found.size() - 1) + " more)";
+  return out;
+}
+
+}  // namespace
+
+Result<ModuleScan> scan_module(const fs::path& dir) {
+  // Lexically normal, without a trailing separator, so that module paths compare with it.
+  std::string normal = dir.lexically_normal().string();
+  while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
+  const fs::path root = normal;
+  auto listing = list_module_files(root);
+  if (!listing) return std::unexpected(listing.error());
+  ModuleScan scan;
+  if (!listing->incomplete_reason.empty()) {
+    scan.complete = false;
+    scan.incomplete_reason = listing->incomplete_reason;
+  }
+  for (const auto& [rel_dir, names] : listing->directories) {
+    ModuleFacts facts({root, rel_dir, listing->post_init}, scan);
+    for (const auto& name : names) {
+      const std::string file = rel_dir.empty() ? name : rel_dir + "/" + name;
+      scan.files.push_back(file);
+      auto body = read_config(root / file);
+      if (!body) {
+        if (scan.complete) scan.incomplete_reason = file + ": " + body.error().message;
+        scan.complete = false;
+        continue;
+      }
+      facts.add_file(*body, file);
+    }
+    facts.finish();
+  }
+  std::sort(scan.files.begin(), scan.files.end());
+  return scan;
+}
+
+Status check_module_policy(const ModuleScan& scan, const protocol::RunPolicy& policy) {
+  for (const auto& provider : scan.providers)
+    TAKOSUMI_TRY(check_provider(provider, policy, "the module uses"));
+  if (!scan.provisioners.empty() && !policy.allow_provisioners)
+    return fail(errc::kProvisionerDenied,
+                first_of(scan.provisioners) +
+                    ": provisioners run commands on the agent and the Run's policy does not allow "
+                    "them; set allowProvisioners to true in the Capsule policy and in the agent "
+                    "pool policy to allow them");
+  if (!scan.external_data.empty() && !policy.allow_external_data)
+    return fail(errc::kExternalDataDenied,
+                first_of(scan.external_data) +
+                    ": the external data source runs any program the module names and the Run's "
+                    "policy does not allow it; set allowExternalData to true in the Capsule "
+                    "policy and in the agent pool policy to allow it");
+  if (!scan.complete && has_provider_list(policy))
+    return fail(errc::kProviderPolicyDenied,
+                "the module could not be fully scanned: " + scan.incomplete_reason +
+                    "; a Run with a provider list refuses what it cannot check");
+  return {};
+}
+
+Status check_locked_providers(const std::set<std::string>& locked,
+                              const protocol::RunPolicy& policy) {
+  for (const auto& provider : locked)
+    TAKOSUMI_TRY(check_provider(provider, policy, "the lock file selects"));
+  return {};
+}
+
+}  // namespace takosumi::runner

@@ -1,0 +1,89 @@
+#include "runner/sandbox.hpp"
+
+#include <unistd.h>
+
+#include <array>
+
+#include "common/error_codes.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+namespace fs = std::filesystem;
+
+// On merged-/usr systems these are symlinks into /usr and are recreated as such; otherwise they
+// are bound read-only.
+constexpr std::array<const char*, 6> kSystemDirs{"/bin", "/sbin", "/lib", "/lib32", "/lib64",
+                                                  "/libx32"};
+
+// What name resolution, TLS, the dynamic loader and user lookups read. Nothing else of /etc —
+// in particular not the agent's own configuration and token.
+constexpr std::array<const char*, 20> kEtcFiles{
+    "/etc/resolv.conf", "/etc/hosts",         "/etc/nsswitch.conf", "/etc/host.conf",
+    "/etc/gai.conf",    "/etc/services",      "/etc/protocols",     "/etc/passwd",
+    "/etc/group",       "/etc/localtime",     "/etc/ssl",           "/etc/ca-certificates",
+    "/etc/ca-certificates.conf", "/etc/pki",  "/etc/crypto-policies", "/etc/alternatives",
+    "/etc/ld.so.cache", "/etc/ld.so.conf",    "/etc/ld.so.conf.d",  "/etc/mime.types"};
+
+void add(std::vector<std::string>& args, std::initializer_list<std::string> more) {
+  args.insert(args.end(), more);
+}
+
+}  // namespace
+
+std::vector<std::string> sandbox_arguments(const SandboxOptions& options, const fs::path& workspace,
+                                           const fs::path& cwd) {
+  std::vector<std::string> args{"--unshare-user", "--unshare-pid", "--unshare-ipc",
+                                "--unshare-uts",  "--unshare-cgroup-try", "--die-with-parent",
+                                "--cap-drop",     "ALL"};
+  // No --new-session: tofu must stay in the agent's process group for the interrupt (see
+  // ProcessSpec::interrupt_group). The agent has no controlling terminal to abuse.
+  if (!options.network) args.emplace_back("--unshare-net");
+  add(args, {"--ro-bind", "/usr", "/usr"});
+  for (const char* dir : kSystemDirs) {
+    std::error_code ec;
+    const auto status = fs::symlink_status(dir, ec);
+    if (ec) continue;
+    if (fs::is_symlink(status)) {
+      auto target = fs::read_symlink(dir, ec);
+      if (!ec) add(args, {"--symlink", target.string(), dir});
+    } else if (fs::is_directory(status)) {
+      add(args, {"--ro-bind", dir, dir});
+    }
+  }
+  for (const char* file : kEtcFiles) add(args, {"--ro-bind-try", file, file});
+  add(args, {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"});
+  for (const auto& p : options.read_only) add(args, {"--ro-bind", p.string(), p.string()});
+  for (const auto& p : options.writable) add(args, {"--bind", p.string(), p.string()});
+  add(args, {"--bind", workspace.string(), workspace.string()});
+  // The sandbox's own root (where bubblewrap made the mount points) becomes read-only too, so a
+  // write anywhere but the workspace, /tmp and the operator's paths fails.
+  add(args, {"--remount-ro", "/", "--chdir", cwd.string(), "--"});
+  return args;
+}
+
+Status wrap_in_sandbox(const SandboxOptions& options, const fs::path& workspace, ProcessSpec& spec) {
+  const auto& bwrap = options.bubblewrap;
+  if (!bwrap.is_absolute() || ::access(bwrap.c_str(), X_OK) != 0)
+    return fail(errc::kSandboxFailed,
+                "bubblewrap " + bwrap.string() +
+                    " is missing or not executable; install bubblewrap or set sandbox.bubblewrap "
+                    "(the agent does not run tofu unsandboxed unless sandbox.mode is none)");
+  for (const auto& p : options.writable) {
+    std::error_code ec;
+    if (!fs::exists(p, ec))
+      return fail(errc::kSandboxFailed, "sandbox.writablePaths: " + p.string() + " does not exist");
+  }
+  auto args = sandbox_arguments(options, workspace, spec.cwd);
+  args.push_back(spec.program.string());
+  args.insert(args.end(), std::make_move_iterator(spec.args.begin()),
+              std::make_move_iterator(spec.args.end()));
+  spec.program = bwrap;
+  spec.args = std::move(args);
+  spec.interrupt_group = true;
+  return {};
+}
+
+bool is_sandbox_error_line(std::string_view line) { return line.starts_with("bwrap: "); }
+
+}  // namespace takosumi::runner
