@@ -35,15 +35,21 @@ constexpr std::size_t kMaxLine = 64 * 1024;
 // process group could hold the pipes open forever).
 constexpr auto kDrainLimit = std::chrono::seconds(5);
 
-// Runs in the child after fork: makes it the leader of its own process group, applies the
-// resource limits (no core dumps ever: a core of tofu holds the state and credentials) and, for
-// wrappers that do not forward signals, starts it with SIGINT ignored (see ProcessSpec).
+// Runs in the child after fork: makes it the leader of its own session and process group,
+// applies the resource limits (no core dumps ever: a core of tofu holds the state and
+// credentials) and, for wrappers that do not forward signals, starts it with SIGINT ignored
+// (see ProcessSpec).
 struct ChildSetup {
   const ProcessSpec& spec;
   bp::error_code on_exec_setup(bp::posix::default_launcher&, const std::filesystem::path&,
                                const char* const*) {
-    if (::setpgid(0, 0) == -1) return bp::error_code(errno, bp::system_category());
+    // A new session: its own process group, and no controlling terminal (TIOCSTI) for a module.
+    if (::setsid() == -1) return bp::error_code(errno, bp::system_category());
     auto limit = [](int resource, rlim_t value) {
+      struct rlimit current {};
+      if (::getrlimit(resource, &current) == 0 && current.rlim_max != RLIM_INFINITY &&
+          current.rlim_max < value)
+        value = current.rlim_max;  // the service manager's lower hard limit stays in force
       const struct rlimit r{value, value};
       return ::setrlimit(resource, &r) == 0;
     };

@@ -173,7 +173,8 @@ void ModuleFacts::check_module_source(const ConfigBlock& block, const std::strin
     return incomplete(where + " has no literal source");
   const std::string& source = attr->value.text;
   if (!is_local_source(source)) {
-    if (!where_.post_init) incomplete(where + " has a remote source not scanned before init");
+    // Not downloaded yet: the scan after `tofu init` reads it from .terraform/modules.
+    if (!where_.post_init) scan_.remote_modules_pending = true;
     return;
   }
   const fs::path target = (where_.root / where_.dir / source).lexically_normal();

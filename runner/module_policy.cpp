@@ -108,17 +108,36 @@ Status check_module_policy(const ModuleScan& scan, const protocol::RunPolicy& po
                     ": the external data source runs any program the module names and the Run's "
                     "policy does not allow it; set allowExternalData to true in the Capsule "
                     "policy and in the agent pool policy to allow it");
-  if (!scan.complete && has_provider_list(policy))
-    return fail(errc::kProviderPolicyDenied,
-                "the module could not be fully scanned: " + scan.incomplete_reason +
-                    "; a Run with a provider list refuses what it cannot check");
+  // What the scan could not read may hold anything; whatever the policy refuses, it refuses
+  // unread code too.
+  if (!scan.complete) {
+    const std::string why = "the module could not be fully scanned: " + scan.incomplete_reason;
+    if (has_provider_list(policy))
+      return fail(errc::kProviderPolicyDenied,
+                  why + "; a Run with a provider list refuses what it cannot check");
+    if (!policy.allow_provisioners)
+      return fail(errc::kProvisionerDenied,
+                  why + "; provisioners are not allowed, so what cannot be checked is refused");
+    if (!policy.allow_external_data)
+      return fail(errc::kExternalDataDenied,
+                  why + "; the external data source is not allowed, so what cannot be checked "
+                        "is refused");
+  }
   return {};
 }
 
 Status check_locked_providers(const std::set<std::string>& locked,
                               const protocol::RunPolicy& policy) {
-  for (const auto& provider : locked)
+  for (const auto& provider : locked) {
     TAKOSUMI_TRY(check_provider(provider, policy, "the lock file selects"));
+    // The external provider's only purpose is running programs; a module may reach its data
+    // source in ways a text scan misses.
+    if (!policy.allow_external_data && provider.ends_with("/external"))
+      return fail(errc::kExternalDataDenied,
+                  "the lock file selects " + provider +
+                      ", which runs programs, and the Run's policy does not allow external data; "
+                      "set allowExternalData to true in the Capsule policy to allow it");
+  }
   return {};
 }
 

@@ -24,6 +24,8 @@ struct ModuleScan {
   std::vector<std::string> files;          // relative to the scanned directory, sorted
   bool complete = true;
   std::string incomplete_reason;  // the first thing the scan could not follow
+  // Before init: a module with a remote source exists; only the scan after init can read it.
+  bool remote_modules_pending = false;
 };
 
 // Scans every .tf, .tf.json, .tofu and .tofu.json file under dir. Hidden directories are skipped,

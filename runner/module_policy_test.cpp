@@ -299,13 +299,12 @@ TEST(ModuleScan, ScansLocalModulesRecursivelyAndSkipsHiddenFiles) {
   EXPECT_EQ(scan.providers, (Set{reg("hashicorp/null")}));
 }
 
-TEST(ModuleScan, RemoteModuleIsIncompleteUntilInitDownloadedIt) {
+TEST(ModuleScan, RemoteModuleIsPendingUntilInitDownloadedIt) {
   TempDir dir("policy-");
   write(dir / "main.tf", "module \"vpc\" {\n  source  = \"terraform-aws-modules/vpc/aws\"\n}\n");
   auto before = scan_of(dir);
-  EXPECT_FALSE(before.complete);
-  EXPECT_EQ(before.incomplete_reason,
-            "main.tf:1: module \"vpc\" has a remote source not scanned before init");
+  EXPECT_TRUE(before.complete) << before.incomplete_reason;
+  EXPECT_TRUE(before.remote_modules_pending);
 
   write(dir / ".terraform/modules/vpc/main.tf",
         "resource \"aws_vpc\" \"v\" {\n  provisioner \"local-exec\" { command = \"x\" }\n}\n"
@@ -444,11 +443,20 @@ TEST(ModulePolicy, RefusesProvisionersAndExternalDataUnlessAllowed) {
   EXPECT_TRUE(check_module_policy(scan, policy));
 }
 
-TEST(ModulePolicy, IncompleteScanIsRefusedOnlyWithAProviderList) {
+TEST(ModulePolicy, IncompleteScanIsRefusedWheneverThePolicyRefusesSomething) {
   auto scan = clean_scan();
   scan.complete = false;
-  scan.incomplete_reason = "main.tf:1: module \"vpc\" has a remote source not scanned before init";
-  EXPECT_TRUE(check_module_policy(scan, protocol::RunPolicy{}));
+  scan.incomplete_reason = "main.tf:1: a symbolic link";
+  protocol::RunPolicy open;
+  open.allow_provisioners = true;
+  open.allow_external_data = true;
+  EXPECT_TRUE(check_module_policy(scan, open));
+  auto no_provisioners = open;
+  no_provisioners.allow_provisioners = false;
+  EXPECT_EQ(check_module_policy(scan, no_provisioners).error().code, errc::kProvisionerDenied);
+  auto no_external = open;
+  no_external.allow_external_data = false;
+  EXPECT_EQ(check_module_policy(scan, no_external).error().code, errc::kExternalDataDenied);
 
   protocol::RunPolicy deny;
   deny.denied_providers = {reg("hashicorp/external")};

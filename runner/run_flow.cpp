@@ -218,6 +218,7 @@ Result<TofuOptions> RunFlow::tofu_options() const {
                       settings_.kill_grace};
   options.limits = settings_.limits;
   options.max_show_json = settings_.max_plan_json_bytes;
+  options.secrets = &secrets_;
   const bool offline = policy_.network == protocol::NetworkMode::none;
   if (!settings_.sandbox) {
     if (offline)
@@ -233,6 +234,7 @@ Result<TofuOptions> RunFlow::tofu_options() const {
   options.sandbox->network = options.sandbox->network && !offline;
   options.sandbox->read_only.push_back(settings_.tofu_binary);
   options.sandbox->read_only.push_back(settings_.provider_mirror);
+  options.sandbox->protected_paths = {workspace_->root() / "capture", workspace_->credentials()};
   return options;
 }
 
@@ -259,7 +261,9 @@ asio::awaitable<Status> RunFlow::async_init() {
   if (!locked) co_return workspace_error(locked.error(), "provider lock");
   TAKOSUMI_CO_TRY(check_locked_providers(*locked, policy_));
   const fs::path lock = module_dir_ / ".terraform.lock.hcl";
-  if (fs::exists(lock)) {
+  if (fs::exists(fs::symlink_status(lock))) {
+    if (auto ok = workspace_->check_regular_file(lock); !ok)
+      co_return workspace_error(ok.error(), "provider lock");
     auto digest = crypto::sha256_file_hex(lock);
     if (!digest) co_return workspace_error(digest.error(), "provider lock");
     report_.provider_lock_sha256 = *digest;
@@ -317,6 +321,8 @@ asio::awaitable<Status> RunFlow::async_plan() {
   report_.has_changes = analysis->has_changes || *changed;
   if (!report_.has_changes) co_return Status{};
   started = Clock::now();
+  if (auto ok = workspace_->check_regular_file(workspace_->plan_file()); !ok)
+    co_return workspace_error(ok.error(), "saved plan");
   auto sealed = co_await async_blocking(blocking_, [this] {
     return seal_plan(workspace_->plan_file(), settings_.outbox, manifest_);
   });
@@ -380,11 +386,22 @@ asio::awaitable<Status> RunFlow::async_drift_check() {
 
 asio::awaitable<Status> RunFlow::async_seal_new_state() {
   fs::path state = module_dir_ / kErroredStateFile;
-  if (!fs::exists(state)) state = module_dir_ / kStateFile;
-  if (!fs::exists(state)) co_return Status{};
+  if (!fs::exists(fs::symlink_status(state))) state = module_dir_ / kStateFile;
+  if (!fs::exists(fs::symlink_status(state))) co_return Status{};
+  if (auto ok = workspace_->check_regular_file(state); !ok)
+    co_return std::unexpected(as_run_failure(ok.error(), errc::kStateIntegrityFailed));
   std::error_code size_ec;
   const auto state_bytes = fs::file_size(state, size_ec);
   const auto started = Clock::now();
+  // Values the apply created (generated passwords, keys) are secrets from now on.
+  auto collected = co_await async_blocking(blocking_, [&]() -> Status {
+    auto text = read_file(state, kMaxStateJson);
+    if (!text) return std::unexpected(text.error());
+    auto doc = parse_json_text(*text, "the new state");
+    if (doc) collect_state_secrets(*doc, secrets_);
+    return {};
+  });
+  if (!collected) spdlog::warn("run {}: new state: {}", manifest_.run_id, collected.error().to_string());
   auto identity = co_await async_blocking(blocking_, [&] { return read_state_identity(state); });
   if (!identity) co_return std::unexpected(as_run_failure(identity.error(), errc::kStateIntegrityFailed));
   new_state_empty_ = identity->empty;

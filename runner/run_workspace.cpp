@@ -39,6 +39,22 @@ std::filesystem::path RunWorkspace::capture(std::string_view name) const {
   return root_ / "capture" / std::string(name);
 }
 
+Status RunWorkspace::check_regular_file(const std::filesystem::path& path) const {
+  std::error_code ec;
+  const auto real = std::filesystem::canonical(path, ec);
+  const auto root = std::filesystem::canonical(root_, ec);
+  auto refuse = [&](std::string_view why) {
+    return fail(errc::kWorkspaceFailed, path.string() + " " + std::string(why) +
+                                            "; the agent does not read what it cannot trust");
+  };
+  if (ec) return refuse("cannot be resolved");
+  const auto rel = real.lexically_relative(root);
+  if (rel.empty() || *rel.begin() == "..") return refuse("leads outside the Run's workspace");
+  if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(real, ec)) || ec)
+    return refuse("is not a regular file");
+  return {};
+}
+
 Status RunWorkspace::wipe() const { return remove_tree(root_); }
 
 }  // namespace takosumi::runner

@@ -30,6 +30,11 @@ class RunWorkspace {
   // Where stdout of data commands (show -json, output -json) is captured; never logged.
   std::filesystem::path capture(std::string_view name) const;
 
+  // For files the sandboxed module could have written: the path must resolve, through every
+  // link, to a regular file inside this workspace (not a link to another Run's state, not a FIFO
+  // that would block the agent). workspace_failed otherwise.
+  Status check_regular_file(const std::filesystem::path& path) const;
+
   Status wipe() const;
 
  private:

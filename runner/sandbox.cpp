@@ -36,8 +36,9 @@ std::vector<std::string> sandbox_arguments(const SandboxOptions& options, const 
   std::vector<std::string> args{"--unshare-user", "--unshare-pid", "--unshare-ipc",
                                 "--unshare-uts",  "--unshare-cgroup-try", "--die-with-parent",
                                 "--cap-drop",     "ALL"};
-  // No --new-session: tofu must stay in the agent's process group for the interrupt (see
-  // ProcessSpec::interrupt_group). The agent has no controlling terminal to abuse.
+  // No --new-session: tofu must stay in the launcher's process group for the interrupt (see
+  // ProcessSpec::interrupt_group); the launcher already starts it in a new session, without a
+  // controlling terminal a module could push keystrokes into.
   if (!options.network) args.emplace_back("--unshare-net");
   add(args, {"--ro-bind", "/usr", "/usr"});
   for (const char* dir : kSystemDirs) {
@@ -53,9 +54,12 @@ std::vector<std::string> sandbox_arguments(const SandboxOptions& options, const 
   }
   for (const char* file : kEtcFiles) add(args, {"--ro-bind-try", file, file});
   add(args, {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"});
-  for (const auto& p : options.read_only) add(args, {"--ro-bind", p.string(), p.string()});
+  // Writable first, read-only after: an operator's writable path that contains the mirror must
+  // not let a Run replace providers for later Runs.
   for (const auto& p : options.writable) add(args, {"--bind", p.string(), p.string()});
   add(args, {"--bind", workspace.string(), workspace.string()});
+  for (const auto& p : options.read_only) add(args, {"--ro-bind", p.string(), p.string()});
+  for (const auto& p : options.protected_paths) add(args, {"--ro-bind-try", p.string(), p.string()});
   // The sandbox's own root (where bubblewrap made the mount points) becomes read-only too, so a
   // write anywhere but the workspace, /tmp and the operator's paths fails.
   add(args, {"--remount-ro", "/", "--chdir", cwd.string(), "--"});

@@ -21,6 +21,10 @@ struct SandboxOptions {
   bool network = true;  // false: a new, empty network namespace (not even loopback is shared)
   std::vector<std::filesystem::path> read_only;  // bound at the same path, read-only
   std::vector<std::filesystem::path> writable;   // bound at the same path, writable
+  // Inside the workspace but read-only in the sandbox, so a module cannot plant links or FIFOs
+  // where the agent later writes or wipes (captured output, credential files). Bound when they
+  // exist.
+  std::vector<std::filesystem::path> protected_paths;
 };
 
 // The bubblewrap arguments up to and including "--" (the command follows).

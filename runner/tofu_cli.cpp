@@ -6,6 +6,7 @@
 #include "common/file_io.hpp"
 #include "protocol/json_fields.hpp"
 #include "runner/output_log_filter.hpp"
+#include "runner/redaction.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -83,7 +84,10 @@ std::vector<std::string> TofuCli::environment_names() {
 void TofuCli::remember_diagnostic(std::string_view line) {
   line = strip_decoration(line);
   if (line.empty()) return;
-  diagnostics_.emplace_back(line.substr(0, kMaxDiagnosticLine));
+  std::string redacted =
+      options_.secrets ? redact_text(*options_.secrets, line) : redact_patterns(line);
+  redacted.resize(std::min(redacted.size(), kMaxDiagnosticLine));
+  diagnostics_.push_back(std::move(redacted));
   if (diagnostics_.size() > kMaxDiagnosticLines) diagnostics_.pop_front();
 }
 
@@ -130,7 +134,7 @@ asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
     if (stream == OutputStream::err) {
       remember_diagnostic(line);
       if (options_.sandbox && sandbox_error_.empty() && is_sandbox_error_line(line))
-        sandbox_error_ = std::string(line.substr(0, kMaxDiagnosticLine));
+        sandbox_error_ = diagnostics_.empty() ? std::string("bwrap: (no detail)") : diagnostics_.back();
     }
     filtered(line);
   };

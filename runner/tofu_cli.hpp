@@ -23,6 +23,7 @@
 #include "runner/run_credentials.hpp"
 #include "runner/run_workspace.hpp"
 #include "runner/sandbox.hpp"
+#include "runner/secret_set.hpp"
 
 namespace takosumi::runner {
 
@@ -39,6 +40,9 @@ struct TofuOptions {
   std::optional<SandboxOptions> sandbox;
   ProcessLimits limits;
   std::uint64_t max_show_json = 64u << 20;  // `show -json` larger → limit_exceeded
+  // Diagnostic lines kept for failure messages are redacted with it before they are shortened
+  // (a shortened line would no longer contain the whole secret). Must outlive the TofuCli.
+  const SecretSet* secrets = nullptr;
 };
 
 class TofuCli {
