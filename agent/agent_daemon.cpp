@@ -65,7 +65,14 @@ asio::awaitable<Status> AgentDaemon::async_register() {
     auto id = co_await client_.async_register(reg, config_.pool_token);
     if (id) {
       spdlog::info("registered with {} as agent {}", config_.control_url, *id);
+      auto journal = NonceJournal::open(config_.state_dir / "nonces", clock_.now_unix());
+      if (!journal) co_return std::unexpected(journal.error());
+      nonces_.emplace(std::move(*journal));
       verifier_.emplace(keys_.control_signing, *id, clock_);
+      for (const auto& [nonce, expires] : nonces_->entries()) verifier_->remember(nonce, expires);
+      verifier_->set_recorder([this](const std::string& nonce, std::int64_t expires) {
+        return nonces_->record(nonce, expires);
+      });
       co_return Status{};
     }
     if (!is_retryable(id.error())) co_return std::unexpected(id.error());

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "agent/control_client.hpp"
+#include "agent/nonce_journal.hpp"
 #include "common/clock.hpp"
 #include "config/agent_config.hpp"
 #include "crypto/keys.hpp"
@@ -47,6 +48,7 @@ class AgentDaemon {
   ControlClient client_;
   const Clock& clock_;
   boost::asio::thread_pool blocking_{2};
+  std::optional<NonceJournal> nonces_;  // accepted manifest nonces, kept across restarts
   std::optional<crypto::ManifestVerifier> verifier_;
   boost::asio::steady_timer stop_timer_;  // never expires; cancelled by request_stop()
   boost::asio::steady_timer slot_timer_;  // cancelled when a slot frees up or on stop

@@ -79,7 +79,15 @@ Result<protocol::JobManifest> ManifestVerifier::verify(const SignedManifest& sig
     return fail(errc::kManifestReplayed, "manifest for run " + manifest->run_id +
                                              " reuses nonce \"" + manifest->nonce +
                                              "\"; it was already accepted once");
+  if (recorder_)
+    if (auto recorded = recorder_(manifest->nonce, manifest->expires_at); !recorded)
+      return std::unexpected(recorded.error().with_context(
+          "manifest for run " + manifest->run_id + ": its nonce could not be recorded"));
   return manifest;
+}
+
+void ManifestVerifier::remember(std::string nonce, std::int64_t expires_at) {
+  seen_nonces_.emplace(std::move(nonce), expires_at);
 }
 
 void ManifestVerifier::forget_expired(std::int64_t now) {

@@ -2,6 +2,7 @@
 // Signing and verification of job manifests (docs/protocol.md "Job manifest"). The signature is an
 // Ed25519 detached signature over the exact payload bytes; the verifier checks it before parsing.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -28,6 +29,13 @@ class ManifestVerifier {
   ManifestVerifier(SignPublicKey pinned, std::string agent_id, const Clock& clock);
   Result<protocol::JobManifest> verify(const SignedManifest& signed_manifest);
 
+  // Nonces accepted before a restart (see agent/nonce_journal.hpp), refused as replays too.
+  void remember(std::string nonce, std::int64_t expires_at);
+  // Called for every newly accepted nonce before verify() returns the manifest; when it fails
+  // the manifest is refused (a nonce that cannot be recorded could be replayed after a restart).
+  using NonceRecorder = std::function<Status(const std::string& nonce, std::int64_t expires_at)>;
+  void set_recorder(NonceRecorder recorder) { recorder_ = std::move(recorder); }
+
  private:
   void forget_expired(std::int64_t now);
 
@@ -35,6 +43,7 @@ class ManifestVerifier {
   std::string agent_id_;
   const Clock& clock_;
   std::map<std::string, std::int64_t> seen_nonces_;  // nonce → expires_at
+  NonceRecorder recorder_;
 };
 
 }  // namespace takosumi::crypto

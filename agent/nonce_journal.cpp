@@ -1,0 +1,74 @@
+#include "agent/nonce_journal.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+
+#include "common/error_codes.hpp"
+#include "common/file_io.hpp"
+
+namespace takosumi::agent {
+namespace {
+
+constexpr std::size_t kMaxJournal = 16u << 20;
+constexpr std::size_t kMaxNonce = 128;
+
+bool is_token(std::string_view s) {
+  return !s.empty() && s.size() <= kMaxNonce &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c > ' ' && c < 0x7f; });
+}
+
+}  // namespace
+
+Result<NonceJournal> NonceJournal::open(std::filesystem::path file, std::int64_t now) {
+  NonceJournal journal(std::move(file));
+  std::error_code ec;
+  if (std::filesystem::exists(journal.file_, ec)) {
+    auto text = read_file(journal.file_, kMaxJournal);
+    if (!text) return std::unexpected(text.error().with_context("nonce journal"));
+    std::string_view rest = *text;
+    while (!rest.empty()) {
+      const auto eol = rest.find('\n');
+      if (eol == std::string_view::npos) break;  // a torn last line
+      const std::string_view line = rest.substr(0, eol);
+      rest.remove_prefix(eol + 1);
+      const auto space = line.find(' ');
+      if (space == std::string_view::npos) continue;
+      std::int64_t expires = 0;
+      const auto number = line.substr(0, space);
+      if (std::from_chars(number.data(), number.data() + number.size(), expires).ec != std::errc{})
+        continue;
+      const auto nonce = line.substr(space + 1);
+      if (expires > now && is_token(nonce)) journal.entries_.emplace_back(std::string(nonce), expires);
+    }
+  }
+  std::string live;
+  for (const auto& [nonce, expires] : journal.entries_)
+    live += std::to_string(expires) + " " + nonce + "\n";
+  if (auto written = write_file_atomic(journal.file_, live, 0600); !written)
+    return std::unexpected(written.error().with_context("nonce journal"));
+  return journal;
+}
+
+Status NonceJournal::record(const std::string& nonce, std::int64_t expires_at) {
+  if (!is_token(nonce))
+    return fail(errc::kInvalidArgument, "a manifest nonce must be one printable token");
+  const std::string line = std::to_string(expires_at) + " " + nonce + "\n";
+  const int fd = ::open(file_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return std::unexpected(errno_error("open nonce journal", file_, errno));
+  const ssize_t n = ::write(fd, line.data(), line.size());
+  const int write_errno = errno;
+  const bool synced = n == static_cast<ssize_t>(line.size()) && ::fdatasync(fd) == 0;
+  const int sync_errno = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(line.size()))
+    return std::unexpected(errno_error("append to nonce journal", file_, n < 0 ? write_errno : EIO));
+  if (!synced) return std::unexpected(errno_error("sync nonce journal", file_, sync_errno));
+  entries_.emplace_back(nonce, expires_at);
+  return {};
+}
+
+}  // namespace takosumi::agent

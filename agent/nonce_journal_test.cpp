@@ -1,0 +1,84 @@
+#include "agent/nonce_journal.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "common/clock.hpp"
+#include "crypto/manifest_signer.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace takosumi::agent {
+namespace {
+
+using takosumi::testing::TempDir;
+using Entries = std::vector<std::pair<std::string, std::int64_t>>;
+
+TEST(NonceJournal, KeepsLiveNoncesAcrossReopenAndDropsExpiredAndTornLines) {
+  TempDir dir("nonces-");
+  const auto file = dir.path() / "nonces";
+  {
+    auto journal = NonceJournal::open(file, 100);
+    ASSERT_TRUE(journal) << journal.error().to_string();
+    ASSERT_TRUE(journal->record("n-live", 500));
+    ASSERT_TRUE(journal->record("n-old", 150));
+  }
+  std::ofstream(file, std::ios::app) << "300 n-torn-without-newline";
+  struct stat st {};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  auto reopened = NonceJournal::open(file, 200);
+  ASSERT_TRUE(reopened) << reopened.error().to_string();
+  EXPECT_EQ(reopened->entries(), (Entries{{"n-live", 500}}));
+  auto again = NonceJournal::open(file, 200);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->entries(), (Entries{{"n-live", 500}})) << "the rewrite kept only live lines";
+  EXPECT_FALSE(again->record("two words", 900));
+  EXPECT_FALSE(again->record("", 900));
+}
+
+// A manifest accepted before a restart is refused after it, while it has not expired.
+TEST(NonceJournal, AReplayAfterARestartIsRefused) {
+  TempDir dir("nonces-");
+  const auto file = dir.path() / "nonces";
+  FakeClock clock(1000);
+  auto control = crypto::SignKeyPair::generate();
+  protocol::JobManifest m;
+  m.run_id = "run_1";
+  m.attempt = 1;
+  m.agent_id = "agt_1";
+  m.workspace_id = "ws";
+  m.capsule_id = "cap";
+  m.source = {"file:///repo", std::string(40, 'a'), ""};
+  m.control_public_key = "k";
+  m.control_key_id = "id";
+  m.issued_at = 1000;
+  m.expires_at = 1900;
+  m.nonce = "nonce-1";
+  const auto signed_manifest = crypto::sign_manifest(m, control);
+
+  auto start_agent = [&](NonceJournal& journal) {
+    auto verifier = std::make_unique<crypto::ManifestVerifier>(control.public_key, "agt_1", clock);
+    for (const auto& [nonce, expires] : journal.entries()) verifier->remember(nonce, expires);
+    verifier->set_recorder([&journal](const std::string& n, std::int64_t e) { return journal.record(n, e); });
+    return verifier;
+  };
+  {
+    auto journal = NonceJournal::open(file, clock.now_unix());
+    ASSERT_TRUE(journal);
+    auto verifier = start_agent(*journal);
+    EXPECT_TRUE(verifier->verify(signed_manifest));
+  }
+  clock.advance(60);
+  auto journal = NonceJournal::open(file, clock.now_unix());
+  ASSERT_TRUE(journal);
+  auto restarted = start_agent(*journal);
+  auto replay = restarted->verify(signed_manifest);
+  ASSERT_FALSE(replay);
+  EXPECT_EQ(replay.error().code, "manifest_replayed");
+}
+
+}  // namespace
+}  // namespace takosumi::agent
