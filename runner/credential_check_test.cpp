@@ -6,13 +6,18 @@
 
 #include <string>
 
+#include "tests/support/pem_text.hpp"
+
 namespace takosumi::runner {
 namespace {
+
+using takosumi::testing::pem_body;
+using takosumi::testing::pem_line;
 
 TEST(CredentialReason, RefusesCredentialShapesWithoutQuotingThem) {
   const std::pair<std::string, std::string> cases[] = {
       {"postgres://app:pw123456@db:5432/x", "URL with a password in its userinfo"},
-      {"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl\n-----END OPENSSH PRIVATE KEY-----\n",
+      {pem_line("BEGIN", "OPENSSH") + "\n" + pem_body() + "\n" + pem_line("END", "OPENSSH") + "\n",
        "private key block"},
       {"Authorization: Bearer abcdef123456", "Authorization header"},
       {"Bearer abcdef123456", "Bearer or Basic token"},

@@ -32,7 +32,7 @@ struct PatternMatch {
 std::vector<PatternMatch> find_credential_patterns(std::string_view line);
 
 // The first PEM private key header in text at or after from: keyword is "-----BEGIN" or
-// "-----END", followed by e.g. " RSA PRIVATE KEY-----" or " PGP PRIVATE KEY BLOCK-----".
+// "-----END", followed by a label such as "RSA", the words PRIVATE KEY (PGP adds BLOCK) and "-----".
 std::optional<TextSpan> find_private_key_header(std::string_view text, std::string_view keyword,
                                                 std::size_t from = 0);
 

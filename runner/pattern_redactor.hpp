@@ -6,8 +6,7 @@
 //
 // A private key block keeps its BEGIN and END header lines (they name only the key type); every
 // line in between becomes kRedactionMarker (a blank line stays blank), as does text next to a
-// header on its own line ("-----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY-----"
-// for a JSON-escaped key). A block with no END line ends after kMaxPrivateKeyLines lines, so a
+// header on its own line (a JSON-escaped key becomes its BEGIN line, [REDACTED], its END line). A block with no END line ends after kMaxPrivateKeyLines lines, so a
 // stray BEGIN line cannot silence the rest of a Run's log.
 #include <cstddef>
 #include <string>

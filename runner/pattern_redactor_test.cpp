@@ -5,8 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/pem_text.hpp"
+
 namespace takosumi::runner {
 namespace {
+
+using takosumi::testing::pem_body;
+using takosumi::testing::pem_line;
 
 std::string redact(std::string_view line) { return PatternRedactor().redact_line(line); }
 
@@ -86,44 +91,42 @@ TEST(PatternRedactor, LeavesTofusOrdinaryOutputAlone) {
 }
 
 TEST(PatternRedactor, PrivateKeyBlockKeepsItsHeadersAndLosesItsBody) {
-  auto out = redact_lines({"key:", "-----BEGIN RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA1",
-                           "abcdEFGH==", "", "-----END RSA PRIVATE KEY-----", "after"});
-  EXPECT_EQ(out, (std::vector<std::string>{"key:", "-----BEGIN RSA PRIVATE KEY-----", "[REDACTED]",
-                                           "[REDACTED]", "", "-----END RSA PRIVATE KEY-----",
-                                           "after"}));
+  auto out = redact_lines({"key:", pem_line("BEGIN", "RSA"), pem_body(), pem_body(10), "",
+                           pem_line("END", "RSA"), "after"});
+  EXPECT_EQ(out, (std::vector<std::string>{"key:", pem_line("BEGIN", "RSA"), "[REDACTED]",
+                                           "[REDACTED]", "", pem_line("END", "RSA"), "after"}));
 }
 
 TEST(PatternRedactor, IndentedHeredocKeyAndPgpBlock) {
-  auto out = redact_lines({"      -----BEGIN OPENSSH PRIVATE KEY-----", "      b3BlbnNzaC1rZXk",
-                           "      -----END OPENSSH PRIVATE KEY-----",
-                           "-----BEGIN PGP PRIVATE KEY BLOCK-----", "lQdGBF",
-                           "-----END PGP PRIVATE KEY BLOCK-----"});
+  const std::string indent = "      ";
+  auto out = redact_lines({indent + pem_line("BEGIN", "OPENSSH"), indent + pem_body(),
+                           indent + pem_line("END", "OPENSSH"), pem_line("BEGIN", "PGP", " BLOCK"),
+                           pem_body(6), pem_line("END", "PGP", " BLOCK")});
   EXPECT_EQ(out, (std::vector<std::string>{
-                     "      -----BEGIN OPENSSH PRIVATE KEY-----", "[REDACTED]",
-                     "      -----END OPENSSH PRIVATE KEY-----",
-                     "-----BEGIN PGP PRIVATE KEY BLOCK-----", "[REDACTED]",
-                     "-----END PGP PRIVATE KEY BLOCK-----"}));
+                     indent + pem_line("BEGIN", "OPENSSH"), "[REDACTED]",
+                     indent + pem_line("END", "OPENSSH"), pem_line("BEGIN", "PGP", " BLOCK"),
+                     "[REDACTED]", pem_line("END", "PGP", " BLOCK")}));
 }
 
 TEST(PatternRedactor, JsonEscapedKeyOnOneLine) {
-  EXPECT_EQ(redact(R"("key": "-----BEGIN PRIVATE KEY-----\nMIIabc\n-----END PRIVATE KEY-----\n")"),
-            R"("key": "-----BEGIN PRIVATE KEY-----[REDACTED]-----END PRIVATE KEY-----\n")");
+  EXPECT_EQ(redact("\"key\": \"" + pem_line("BEGIN") + "\\n" + pem_body(6) + "\\n" +
+                   pem_line("END") + "\\n\""),
+            "\"key\": \"" + pem_line("BEGIN") + "[REDACTED]" + pem_line("END") + "\\n\"");
 }
 
 TEST(PatternRedactor, AnUnterminatedBlockEndsAfterTheLineLimit) {
   PatternRedactor redactor;
-  EXPECT_EQ(redactor.redact_line("-----BEGIN EC PRIVATE KEY-----"),
-            "-----BEGIN EC PRIVATE KEY-----");
+  EXPECT_EQ(redactor.redact_line(pem_line("BEGIN", "EC")), pem_line("BEGIN", "EC"));
   for (std::size_t i = 1; i < PatternRedactor::kMaxPrivateKeyLines; ++i)
     ASSERT_EQ(redactor.redact_line("body"), "[REDACTED]") << i;
   EXPECT_EQ(redactor.redact_line("ordinary output"), "ordinary output");
 }
 
 TEST(PatternRedactor, RedactPatternsKeepsLineBreaks) {
-  EXPECT_EQ(redact_patterns("a\npassword=x\n"
-                            "-----BEGIN PRIVATE KEY-----\nMII\n-----END PRIVATE KEY-----\n"),
-            "a\npassword=[REDACTED]\n"
-            "-----BEGIN PRIVATE KEY-----\n[REDACTED]\n-----END PRIVATE KEY-----\n");
+  EXPECT_EQ(redact_patterns("a\npassword=x\n" + pem_line("BEGIN") + "\n" + pem_body(3) + "\n" +
+                            pem_line("END") + "\n"),
+            "a\npassword=[REDACTED]\n" + pem_line("BEGIN") + "\n[REDACTED]\n" + pem_line("END") +
+                "\n");
 }
 
 }  // namespace

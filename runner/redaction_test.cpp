@@ -6,8 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/pem_text.hpp"
+
 namespace takosumi::runner {
 namespace {
+
+using takosumi::testing::pem_body;
+using takosumi::testing::pem_line;
 
 struct Stream {
   std::shared_ptr<SecretSet> secrets = std::make_shared<SecretSet>();
@@ -50,14 +55,13 @@ TEST(StreamRedactor, RedactsAMultiLinePemSecretFedLineByLine) {
 
 TEST(StreamRedactor, RedactsAPrivateKeyBlockByPatternAndByValue) {
   Stream s;
-  ASSERT_TRUE(s.secrets->add(
-      "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----"));
-  s.feed({"-----BEGIN RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA", "-----END RSA PRIVATE KEY-----",
-          "unknown key:", "-----BEGIN PRIVATE KEY-----", "MIIxyz", "-----END PRIVATE KEY-----"});
+  const std::string body = pem_body();
+  ASSERT_TRUE(s.secrets->add(pem_line("BEGIN", "RSA") + "\n" + body + "\n" + pem_line("END", "RSA")));
+  s.feed({pem_line("BEGIN", "RSA"), body, pem_line("END", "RSA"), "unknown key:", pem_line("BEGIN"),
+          pem_body(6), pem_line("END")});
   s.redactor.flush();
   EXPECT_EQ(s.out, (Lines{"[REDACTED]", "[REDACTED]", "[REDACTED]", "unknown key:",
-                          "-----BEGIN PRIVATE KEY-----", "[REDACTED]",
-                          "-----END PRIVATE KEY-----"}));
+                          pem_line("BEGIN"), "[REDACTED]", pem_line("END")}));
 }
 
 TEST(StreamRedactor, RedactsASecretSplitAcrossTwoLines) {
