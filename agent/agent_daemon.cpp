@@ -35,6 +35,7 @@ AgentDaemon::AgentDaemon(asio::any_io_executor ex, config::AgentConfig config, A
       keys_(std::move(keys)),
       client_(transport),
       clock_(clock),
+      spool_(config_.state_dir / "spool"),
       stop_timer_(ex, std::chrono::steady_clock::time_point::max()),
       slot_timer_(ex) {}
 
@@ -89,7 +90,9 @@ asio::awaitable<void> AgentDaemon::async_session(ClaimedJob job) {
   settings.provider_mirror = config_.provider_mirror;
   settings.work_root = config_.work_dir;
   settings.git_cache = config_.state_dir / "git-cache";
-  settings.outbox = config_.state_dir / "outbox";
+  settings.outbox = spool_.root();  // RunSession narrows it to the attempt's spool
+  if (!config_.supervisor_disabled) settings.supervisor = config_.supervisor;
+  settings.kill_grace = config_.interrupt_grace;
   settings.tofu_timeout = config_.tofu_timeout;
   settings.data_loss_patterns = config_.data_loss_patterns;
   if (config_.sandbox.enabled)
@@ -102,8 +105,8 @@ asio::awaitable<void> AgentDaemon::async_session(ClaimedJob job) {
   settings.max_log_bytes = config_.limits.max_log_bytes;
   settings.max_plan_json_bytes = config_.limits.max_plan_json_bytes;
   settings.max_state_bytes = config_.limits.max_state_bytes;
-  SessionContext ctx{client_, *verifier_, keys_.box, blocking_, std::move(settings),
-                     config_.heartbeat_interval};
+  SessionContext ctx{client_,   *journal_, spool_, clock_, *verifier_, keys_.box,
+                     blocking_, std::move(settings), config_.heartbeat_interval};
   RunSession session(std::move(ctx), std::move(job));
   co_await session.async_execute();
   --active_;
@@ -138,18 +141,47 @@ asio::awaitable<void> AgentDaemon::async_claim_loop() {
   }
 }
 
-asio::awaitable<int> AgentDaemon::async_run() {
-  for (const auto& dir : {config_.state_dir, config_.state_dir / "outbox", config_.work_dir}) {
-    if (auto s = ensure_directory(dir); !s) {
-      spdlog::error("{}", s.error().to_string());
-      co_return 1;
-    }
+Status AgentDaemon::prepare_directories() {
+  for (const auto& dir : {config_.state_dir, spool_.root(), config_.work_dir})
+    TAKOSUMI_TRY(ensure_directory(dir));
+  auto journal = RunJournal::open(config_.state_dir / "runs");
+  if (!journal) return std::unexpected(journal.error());
+  journal_.emplace(std::move(*journal));
+  return {};
+}
+
+asio::awaitable<RecoverySummary> AgentDaemon::async_recover_journal(bool include_held) {
+  RecoveryContext ctx{client_, *journal_, spool_, clock_, blocking_, config_.work_dir};
+  // The supervisor gives tofu the grace period after the interrupt, then kills it.
+  ctx.lock_wait = config_.interrupt_grace + std::chrono::seconds(30);
+  ctx.include_held = include_held;
+  co_return co_await async_recover(ctx);
+}
+
+asio::awaitable<bool> AgentDaemon::async_start() {
+  if (auto s = prepare_directories(); !s) {
+    spdlog::error("{}", s.error().to_string());
+    co_return false;
   }
   auto registered = co_await async_register();
-  if (!registered) {
-    spdlog::error("register: {}", registered.error().to_string());
-    co_return stopping_ ? 0 : 1;
-  }
+  if (!registered) spdlog::error("register: {}", registered.error().to_string());
+  co_return registered.has_value();
+}
+
+asio::awaitable<int> AgentDaemon::async_push_recovery() {
+  if (!co_await async_start()) co_return 1;
+  auto summary = co_await async_recover_journal(true);
+  spdlog::info("recover: {} delivered, {} still held", summary.delivered, summary.held);
+  co_return summary.held == 0 ? 0 : 1;
+}
+
+asio::awaitable<int> AgentDaemon::async_run() {
+  if (!co_await async_start()) co_return stopping_ ? 0 : 1;
+  // Before any new claim: what a crashed process left is finished or reported first.
+  auto recovered = co_await async_recover_journal(false);
+  if (recovered.delivered + recovered.held > 0)
+    spdlog::info("recovery: {} run(s) reported, {} held for the operator", recovered.delivered,
+                 recovered.held);
   co_await async_claim_loop();
   while (active_ > 0) co_await async_wait_slot(std::chrono::hours(1));
   spdlog::info("all runs finished; agent stopped");

@@ -1,5 +1,6 @@
 #pragma once
-// The agent's main loop: register, then long-poll for as many jobs as there are free slots and run
+// The agent's main loop: register, finish or report every Run the journal holds from before a
+// crash (agent/run_recovery.hpp), then long-poll for as many jobs as there are free slots and run
 // each in its own RunSession. request_stop() (SIGTERM/SIGINT) stops claiming at once, lets the
 // running Runs finish and deliver, then async_run returns.
 #include <boost/asio/awaitable.hpp>
@@ -12,6 +13,9 @@
 
 #include "agent/control_client.hpp"
 #include "agent/nonce_journal.hpp"
+#include "agent/run_journal.hpp"
+#include "agent/run_recovery.hpp"
+#include "agent/run_spool.hpp"
 #include "common/clock.hpp"
 #include "config/agent_config.hpp"
 #include "crypto/keys.hpp"
@@ -32,10 +36,17 @@ class AgentDaemon {
   ~AgentDaemon();
   // Returns 0 after a graceful stop, non-zero when registration failed for good.
   boost::asio::awaitable<int> async_run();
+  // `takosumi-agent recover --push`: registers, recovers every journaled Run (also those held for
+  // the operator) and returns 0 when all were delivered.
+  boost::asio::awaitable<int> async_push_recovery();
   void request_stop();
 
  private:
   boost::asio::awaitable<Status> async_register();
+  Status prepare_directories();
+  // Directories, journal and registration; false (logged) when the agent cannot go on.
+  boost::asio::awaitable<bool> async_start();
+  boost::asio::awaitable<RecoverySummary> async_recover_journal(bool include_held);
   boost::asio::awaitable<void> async_claim_loop();
   boost::asio::awaitable<void> async_session(ClaimedJob job);
   // Waits d, or less when a slot frees up or stop is requested.
@@ -50,6 +61,8 @@ class AgentDaemon {
   boost::asio::thread_pool blocking_{2};
   std::optional<NonceJournal> nonces_;  // accepted manifest nonces, kept across restarts
   std::optional<crypto::ManifestVerifier> verifier_;
+  std::optional<RunJournal> journal_;
+  RunSpool spool_;
   boost::asio::steady_timer stop_timer_;  // never expires; cancelled by request_stop()
   boost::asio::steady_timer slot_timer_;  // cancelled when a slot frees up or on stop
   std::int64_t active_ = 0;

@@ -117,6 +117,16 @@ asio::awaitable<Result<HeartbeatAnswer>> ControlClient::async_heartbeat(std::str
   co_return HeartbeatAnswer{*exp, *cancel};
 }
 
+asio::awaitable<Status> ControlClient::async_start_apply(std::string run_id, std::string lease,
+                                                         std::int64_t attempt) {
+  HttpRequest req{"POST", "/agent/v1/runs/" + run_id + "/phase", {},
+                  json::serialize(json::object{
+                      {"leaseToken", lease}, {"attempt", attempt}, {"phase", "apply"}})};
+  auto res = co_await async_call(req);
+  if (!res) co_return std::unexpected(res.error());
+  co_return Status{};
+}
+
 asio::awaitable<Status> ControlClient::async_download(std::string run_id,
                                                       std::string kind,
                                                       std::string lease,

@@ -4,6 +4,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "agent/retry.hpp"
+#include "common/error_codes.hpp"
 
 namespace takosumi::agent {
 namespace asio = boost::asio;
@@ -24,6 +25,14 @@ void LogStreamer::append(std::string_view line) {
   if (buffer_.size() >= kChunkBytes) wake_.cancel();
 }
 
+LogTail LogStreamer::pending() const {
+  std::string text = buffer_;
+  if (dropped_bytes_ > 0)
+    text += "[takosumi-agent: " + std::to_string(dropped_bytes_) +
+            " bytes of output dropped: log stream backlog]\n";
+  return LogTail{next_seq_, std::move(text)};
+}
+
 void LogStreamer::finish() {
   finishing_ = true;
   wake_.cancel();
@@ -36,7 +45,7 @@ asio::awaitable<void> LogStreamer::async_run() {
                 " bytes of output dropped: log stream backlog]\n";
       dropped_bytes_ = 0;
     }
-    if (!buffer_.empty()) {
+    if (!buffer_.empty() && !stalled_) {
       std::size_t cut = std::min(buffer_.size(), kChunkBytes);
       // Cut after a newline when possible so a chunk holds whole lines.
       if (auto nl = buffer_.rfind('\n', cut - 1); nl != std::string::npos) cut = nl + 1;
@@ -46,10 +55,14 @@ asio::awaitable<void> LogStreamer::async_run() {
       auto sent = co_await async_retry(
           [&] { return client_.async_append_log(run_id_, lease_, seq, chunk); }, 5);
       if (!sent) {
-        // Reuse the number so the stream stays gap-free; the lost text is announced instead.
+        // Kept, not dropped: the text goes back to the front and the number is reused, so the
+        // stream stays gap-free. When the Run is over, what is left becomes the spooled tail.
         next_seq_ = seq;
-        dropped_bytes_ += chunk.size();
-        if (finishing_) co_return;  // the Run is over: do not hold up its completion
+        buffer_.insert(0, chunk);
+        if (sent.error().code == errc::kLeaseLost) stalled_ = true;
+        if (finishing_) co_return;
+        wake_.expires_after(std::chrono::seconds(1));
+        co_await wake_.async_wait(asio::as_tuple(asio::use_awaitable));
       }
       continue;
     }

@@ -1,8 +1,10 @@
 #pragma once
 // Streams a Run's output to the control plane while it runs: lines are buffered and sent as
 // numbered chunks (seq 0, 1, …) at most every flush interval or when 32 KiB accumulate. Sending
-// happens on one coroutine so chunks arrive in order; a chunk that cannot be delivered after
-// retries is dropped from the live stream (the Run itself is not failed for a log hiccup).
+// happens on one coroutine so chunks arrive in order. A chunk that cannot be delivered is kept and
+// tried again (the Run itself is never failed for a log hiccup); what is still unsent when the
+// Run is over is its tail, spooled with the Run's results (agent/run_spool.hpp). Memory is
+// bounded: past kMaxBuffered the newest output is counted and announced instead of kept.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -16,6 +18,11 @@
 
 namespace takosumi::agent {
 
+struct LogTail {
+  std::int64_t seq = 0;  // the number of its first chunk
+  std::string text;
+};
+
 class LogStreamer {
  public:
   LogStreamer(boost::asio::any_io_executor ex, ControlClient& client, std::string run_id,
@@ -24,8 +31,10 @@ class LogStreamer {
   void append(std::string_view line);
   // Sends chunks until finish() is called and the buffer is drained.
   boost::asio::awaitable<void> async_run();
-  // Asks async_run to send what is left and return.
+  // Asks async_run to send what is left and return (it gives up after a few tries).
   void finish();
+  // What the control plane has not received; after async_run returned, the tail to spool.
+  LogTail pending() const;
 
  private:
   static constexpr std::size_t kChunkBytes = 32 * 1024;
@@ -38,6 +47,7 @@ class LogStreamer {
   std::int64_t next_seq_ = 0;
   std::size_t dropped_bytes_ = 0;
   bool finishing_ = false;
+  bool stalled_ = false;  // the lease is gone: keep the text, stop sending
   boost::asio::steady_timer wake_;
 };
 

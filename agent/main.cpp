@@ -5,13 +5,19 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <string>
 
 #include "agent/agent_daemon.hpp"
 #include "agent/beast_transport.hpp"
+#include "agent/recover_command.hpp"
 #include "agent/redacting_sink.hpp"
+#include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "config/agent_config.hpp"
 
@@ -19,13 +25,20 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: takosumi-agent --config <agent.yaml> [--check-config]\n"
+    "       takosumi-agent --config <agent.yaml> recover [--push | --discard RUN_ID]\n"
     "  --config FILE     agent configuration (docs/configuration.md)\n"
     "  --check-config    load and validate the configuration and keys, then exit\n"
+    "  recover           show the Runs the journal and the spool hold (docs/operations.md)\n"
+    "    --push          deliver them now, also those held for the operator (agent stopped)\n"
+    "    --discard ID    forget one Run's journal entry and spool (agent stopped)\n"
     "environment: TAKOSUMI_DEPLOY_CONTROL_URL, TAKOSUMI_POOL_TOKEN override the file\n";
 
 struct Args {
   std::string config;
   bool check_only = false;
+  bool recover = false;
+  bool push = false;
+  std::string discard;
 };
 
 bool parse_args(int argc, char** argv, Args& args) {
@@ -35,6 +48,12 @@ bool parse_args(int argc, char** argv, Args& args) {
       args.config = argv[++i];
     } else if (a == "--check-config") {
       args.check_only = true;
+    } else if (a == "recover") {
+      args.recover = true;
+    } else if (a == "--push" && args.recover) {
+      args.push = true;
+    } else if (a == "--discard" && args.recover && i + 1 < argc) {
+      args.discard = argv[++i];
     } else if (a == "--version") {
       std::cout << "takosumi-agent " << TAKOSUMI_VERSION << "\n";
       std::exit(0);
@@ -42,7 +61,53 @@ bool parse_args(int argc, char** argv, Args& args) {
       return false;
     }
   }
-  return !args.config.empty();
+  return !args.config.empty() && !(args.push && !args.discard.empty());
+}
+
+// takosumi-supervise is installed next to takosumi-agent unless the configuration names it.
+takosumi::Status resolve_supervisor(takosumi::config::AgentConfig& c) {
+  if (c.supervisor_disabled) {
+    spdlog::warn("tofu.supervisor is none: tofu is killed with the agent, and an apply in flight "
+                 "then loses what it did not persist (docs/operations.md)");
+    return {};
+  }
+  if (c.supervisor.empty()) {
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec)
+      return takosumi::fail(takosumi::errc::kConfigInvalid,
+                            "tofu.supervisor: cannot find this executable: " + ec.message());
+    c.supervisor = self.parent_path() / "takosumi-supervise";
+  }
+  if (::access(c.supervisor.c_str(), X_OK) != 0)
+    return takosumi::fail(takosumi::errc::kConfigInvalid,
+                          "tofu.supervisor: " + c.supervisor.string() +
+                              " is not an executable; install takosumi-supervise next to "
+                              "takosumi-agent or set tofu.supervisor");
+  return {};
+}
+
+int run_recover(const Args& args, const takosumi::config::AgentConfig& config) {
+  if (!args.push && args.discard.empty()) {
+    auto listed = takosumi::agent::print_recovery_listing(config.state_dir, config.work_dir, std::cout);
+    if (!listed) {
+      spdlog::error("recover: {}", listed.error().to_string());
+      return 1;
+    }
+    return 0;
+  }
+  auto lock = takosumi::agent::lock_state_dir(config.state_dir);
+  if (!lock) {
+    spdlog::error("recover: {}", lock.error().to_string());
+    return 1;
+  }
+  auto discarded = takosumi::agent::discard_journaled_run(config.state_dir, args.discard);
+  if (!discarded) {
+    spdlog::error("recover: {}", discarded.error().to_string());
+    return 1;
+  }
+  std::cout << "run " << args.discard << ": journal entry and spool removed\n";
+  return 0;
 }
 
 takosumi::Result<takosumi::agent::AgentKeys> load_keys(const takosumi::config::AgentConfig& c) {
@@ -61,6 +126,14 @@ takosumi::Result<takosumi::agent::AgentKeys> load_keys(const takosumi::config::A
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A SIGTERM that arrives while the agent starts (systemd stopping it right after a restart)
+  // waits until the handler below is in place and then stops the agent cleanly, instead of
+  // killing it half-started.
+  sigset_t stop_signals;
+  ::sigemptyset(&stop_signals);
+  ::sigaddset(&stop_signals, SIGTERM);
+  ::sigaddset(&stop_signals, SIGINT);
+  ::sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
   Args args;
   if (!parse_args(argc, argv, args)) {
     std::cerr << kUsage;
@@ -87,12 +160,23 @@ int main(int argc, char** argv) {
     spdlog::error("{}", transport.error().to_string());
     return 2;
   }
+  if (args.recover && !args.push) return run_recover(args, *config);
+  if (auto s = resolve_supervisor(*config); !s) {
+    spdlog::error("{}", s.error().to_string());
+    return 2;
+  }
   if (args.check_only) {
     std::cout << "configuration ok: agent " << config->name << ", control plane "
               << config->control_url << "\n";
     return 0;
   }
 
+  // One agent per state directory: its journal and spool are this process's alone.
+  auto state_lock = takosumi::agent::lock_state_dir(config->state_dir);
+  if (!state_lock) {
+    spdlog::error("{}", state_lock.error().to_string());
+    return 2;
+  }
   boost::asio::io_context io;
   takosumi::SystemClock clock;
   takosumi::agent::AgentDaemon daemon(io.get_executor(), std::move(*config), std::move(*keys),
@@ -101,8 +185,11 @@ int main(int argc, char** argv) {
   signals.async_wait([&](const boost::system::error_code& ec, int) {
     if (!ec) daemon.request_stop();
   });
+  // Unblocked before any child is started: tofu and its supervisor must not inherit the mask.
+  ::sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
   int exit_code = 1;
-  boost::asio::co_spawn(io, daemon.async_run(), [&](std::exception_ptr e, int code) {
+  auto work = args.push ? daemon.async_push_recovery() : daemon.async_run();
+  boost::asio::co_spawn(io, std::move(work), [&](std::exception_ptr e, int code) {
     if (e) {
       spdlog::critical("bug: stray exception escaped the agent loop");
       code = 70;

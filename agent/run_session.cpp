@@ -10,6 +10,7 @@
 #include "agent/log_streamer.hpp"
 #include "agent/redacting_sink.hpp"
 #include "agent/retry.hpp"
+#include "agent/run_delivery.hpp"
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
@@ -49,9 +50,7 @@ Result<protocol::SecretBundle> open_secrets(const std::string& sealed_b64,
 }  // namespace
 
 RunSession::RunSession(SessionContext ctx, ClaimedJob job)
-    : ctx_(std::move(ctx)), job_(std::move(job)) {
-  inbox_ = ctx_.settings.outbox / ("inbox-" + job_.run_id);
-}
+    : ctx_(std::move(ctx)), job_(std::move(job)) {}
 
 asio::awaitable<void> RunSession::async_report_failure(std::int64_t attempt, const Error& error) {
   protocol::RunReport report;
@@ -126,21 +125,32 @@ asio::awaitable<void> RunSession::async_heartbeat_loop(runner::RunExecutor& exec
   }
 }
 
-asio::awaitable<Status> RunSession::async_deliver(runner::RunOutcome& outcome) {
-  auto upload = [&](const std::optional<std::filesystem::path>& file,
-                    const char* kind) -> asio::awaitable<Status> {
-    if (!file) co_return Status{};
-    auto sha = crypto::sha256_file_hex(*file);
-    if (!sha) co_return std::unexpected(sha.error());
-    co_return co_await async_retry(
-        [&] { return ctx_.client.async_upload(job_.run_id, kind, job_.lease_token, *file, *sha); }, 0);
-  };
-  auto plan = co_await upload(outcome.plan_envelope, "plan");
-  if (!plan) co_return plan;
-  auto state = co_await upload(outcome.state_envelope, "state");
-  if (!state) co_return state;
-  co_return co_await async_retry(
-      [&] { return ctx_.client.async_complete(job_.run_id, outcome.report); }, 0);
+Status RunSession::journal(RunPhase phase, std::string note) {
+  entry_.phase = phase;
+  entry_.note = std::move(note);
+  entry_.updated_at = ctx_.clock.now_unix();
+  return ctx_.journal.write(entry_);
+}
+
+// Journaled first, then announced: if the agent dies in between, recovery finds the phase and
+// reports the Run interrupted, and the control plane, never told, may give the Run to another
+// agent — nothing was applied. The control plane refuses the announcement under a stale lease, so
+// an agent that lost its lease never starts an apply.
+asio::awaitable<Status> RunSession::async_before_apply() {
+  if (auto kept = journal(RunPhase::apply); !kept)
+    co_return fail(errc::kWorkspaceFailed,
+                   "the run journal cannot be written (" + kept.error().to_string() +
+                       "); nothing was applied");
+  auto told = co_await async_retry(
+      [&] { return ctx_.client.async_start_apply(job_.run_id, job_.lease_token, entry_.attempt); },
+      8);
+  if (told) co_return Status{};
+  if (told.error().code == errc::kLeaseLost) {
+    lease_lost_ = true;
+    co_return fail(errc::kLeaseLost, "the control plane gave the Run to another agent; nothing was applied");
+  }
+  co_return fail(errc::kUnavailable, "the control plane could not be told that the apply starts (" +
+                                         told.error().to_string() + "); nothing was applied");
 }
 
 asio::awaitable<void> RunSession::async_execute() {
@@ -153,14 +163,34 @@ asio::awaitable<void> RunSession::async_execute() {
   }
   spdlog::info("run {}: {} of capsule {} (attempt {})", job_.run_id,
                protocol::to_string(manifest->type), manifest->capsule_id, manifest->attempt);
+  entry_ = JournalEntry{job_.run_id, manifest->attempt, job_.lease_token, RunPhase::claimed,
+                        protocol::serialize(protocol::to_json(*manifest)), {}, 0};
+  // The attempt's spool is the runner's outbox: its checkpoints and results outlive a reboot.
+  ctx_.settings.outbox = ctx_.spool.dir(job_.run_id, manifest->attempt);
+  inbox_ = ctx_.settings.outbox / "inbox";
+  if (auto kept = journal(RunPhase::claimed); !kept) {
+    // Without the journal a crash would strand the Run: it is not started.
+    spdlog::error("run {}: journal: {}", job_.run_id, kept.error().to_string());
+    co_await async_report_failure(manifest->attempt,
+                                  Error{std::string(errc::kWorkspaceFailed),
+                                        "the agent cannot write its run journal: " +
+                                            kept.error().to_string()});
+    co_return;
+  }
   auto ex = co_await asio::this_coro::executor;
   auto inputs = co_await async_prepare(*manifest);
   if (!inputs) {
     spdlog::error("run {}: {}", job_.run_id, inputs.error().to_string());
     (void)remove_tree(inbox_);
-    co_await async_report_failure(manifest->attempt, inputs.error());
+    Delivery failed;
+    failed.report.status = "failed";
+    failed.report.failure_code = inputs.error().code;
+    failed.report.failure_message = inputs.error().message;
+    failed.report.source_commit = manifest->source.commit;
+    co_await async_finish(std::move(failed));
     co_return;
   }
+  inputs->before_apply = [this]() { return async_before_apply(); };
 
   runner::RunExecutor executor(ex, ctx_.blocking, ctx_.settings);
   LogStreamer logs(ex, ctx_.client, job_.run_id, job_.lease_token);
@@ -176,22 +206,38 @@ asio::awaitable<void> RunSession::async_execute() {
   // All three end together: the Run, its live log stream, and the lease renewals.
   co_await (run() && logs.async_run() && async_heartbeat_loop(executor, done));
   (void)remove_tree(inbox_);
+  Delivery delivery;
+  delivery.report = std::move(outcome->report);
+  delivery.plan = outcome->plan_envelope;
+  delivery.state = outcome->state_envelope;
+  const auto tail = logs.pending();
+  delivery.log_seq = tail.seq;
+  delivery.log_tail = tail.text;
+  if (outcome->checkpoints > 0)
+    spdlog::info("run {}: {} state checkpoint(s) taken during the apply", job_.run_id,
+                 outcome->checkpoints);
+  co_await async_finish(std::move(delivery));
+}
+
+asio::awaitable<void> RunSession::async_finish(Delivery delivery) {
+  delivery.report.lease_token = job_.lease_token;
+  delivery.report.attempt = entry_.attempt;
   if (lease_lost_) {
-    spdlog::error("run {}: lease lost: results kept in {} for the operator, nothing posted",
-                  job_.run_id, ctx_.settings.outbox.string());
+    // Posting would fork history: the results stay in the spool for the operator.
+    if (auto saved = ctx_.spool.save(job_.run_id, entry_.attempt, delivery); !saved)
+      spdlog::error("run {}: spool: {}", job_.run_id, saved.error().to_string());
+    (void)journal(RunPhase::lease_lost, "the control plane gave the Run to another agent");
+    spdlog::error("run {}: lease_lost: results kept in {} for the operator, nothing posted "
+                  "(takosumi-agent recover)",
+                  job_.run_id, ctx_.spool.dir(job_.run_id, entry_.attempt).string());
     co_return;
   }
-  outcome->report.lease_token = job_.lease_token;
-  outcome->report.attempt = manifest->attempt;
-  auto delivered = co_await async_deliver(*outcome);
-  if (!delivered) {
-    spdlog::error("run {}: delivery failed: {}", job_.run_id, delivered.error().to_string());
-    co_return;
-  }
-  for (const auto& f : {outcome->plan_envelope, outcome->state_envelope})
-    if (f) std::filesystem::remove(*f);
-  spdlog::info("run {}: {}{}", job_.run_id, outcome->report.status,
-               outcome->report.failure_code.empty() ? "" : " (" + outcome->report.failure_code + ")");
+  const std::string status = delivery.report.status;
+  const std::string code = delivery.report.failure_code;
+  auto settled = co_await async_settle({ctx_.client, ctx_.journal, ctx_.spool, ctx_.clock}, entry_,
+                                       std::move(delivery));
+  if (!settled) co_return;
+  spdlog::info("run {}: {}{}", job_.run_id, status, code.empty() ? "" : " (" + code + ")");
 }
 
 }  // namespace takosumi::agent

@@ -1,8 +1,11 @@
 #pragma once
 // Executes one claimed job from manifest check to acknowledged completion: verify the signed
 // manifest, fetch and unseal the artifacts it names, run it (runner::RunExecutor) while renewing
-// the lease and streaming logs, upload the encrypted results and complete. A lost lease stops the
-// Run and posts nothing that could fork history; the encrypted results stay in the outbox.
+// the lease and streaming logs, spool the encrypted results and deliver them. Each phase is
+// journaled first (agent/run_journal.hpp), and the control plane is told before `tofu apply`
+// starts, so a restarted agent can finish what this one began (agent/run_recovery.hpp). A lost
+// lease stops the Run and posts nothing that could fork history; its spool is kept for the
+// operator.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -13,6 +16,9 @@
 #include <optional>
 
 #include "agent/control_client.hpp"
+#include "agent/run_journal.hpp"
+#include "agent/run_spool.hpp"
+#include "common/clock.hpp"
 #include "agent/redacting_sink.hpp"
 #include "crypto/keys.hpp"
 #include "crypto/manifest_signer.hpp"
@@ -22,6 +28,9 @@ namespace takosumi::agent {
 
 struct SessionContext {
   ControlClient& client;
+  const RunJournal& journal;
+  const RunSpool& spool;
+  const Clock& clock;
   crypto::ManifestVerifier& verifier;
   const crypto::BoxKeyPair& box_key;
   boost::asio::thread_pool& blocking;
@@ -38,11 +47,14 @@ class RunSession {
   boost::asio::awaitable<Result<runner::RunInputs>> async_prepare(const protocol::JobManifest& m);
   boost::asio::awaitable<void> async_heartbeat_loop(runner::RunExecutor& executor,
                                                     std::shared_ptr<bool> done);
-  boost::asio::awaitable<Status> async_deliver(runner::RunOutcome& outcome);
+  boost::asio::awaitable<Status> async_before_apply();
+  boost::asio::awaitable<void> async_finish(Delivery delivery);
   boost::asio::awaitable<void> async_report_failure(std::int64_t attempt, const Error& error);
+  Status journal(RunPhase phase, std::string note = {});
 
   SessionContext ctx_;
   ClaimedJob job_;
+  JournalEntry entry_;
   std::filesystem::path inbox_;
   bool lease_lost_ = false;
   std::optional<boost::asio::steady_timer> heartbeat_timer_;

@@ -49,6 +49,9 @@ inline constexpr std::string_view kOutputTypeMismatch = "output_type_mismatch";
 inline constexpr std::string_view kCancelled = "cancelled";
 inline constexpr std::string_view kTimedOut = "timed_out";
 inline constexpr std::string_view kLeaseLost = "lease_lost";
+// The agent stopped (killed, crashed, host lost power) while it ran the Run; a restarted agent
+// reported it, with whatever state tofu persisted (docs/operations.md).
+inline constexpr std::string_view kInterrupted = "interrupted";
 inline constexpr std::string_view kSandboxFailed = "sandbox_failed";
 // A Run went past one of the agent's limits (plan JSON, state or input size).
 inline constexpr std::string_view kLimitExceeded = "limit_exceeded";

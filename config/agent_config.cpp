@@ -58,13 +58,22 @@ Status load_control_plane(const YAML::Node& root, const std::filesystem::path& b
 
 Status load_tofu(const YAML::Node& root, const std::filesystem::path& base, AgentConfig& c) {
   const YAML::Node tofu = root["tofu"];
-  TAKOSUMI_TRY(yaml_known_keys(tofu, {"binary", "providerMirror", "timeoutSeconds"}, "tofu"));
+  TAKOSUMI_TRY(yaml_known_keys(tofu, {"binary", "providerMirror", "timeoutSeconds", "supervisor",
+                                       "interruptGraceSeconds"},
+                                "tofu"));
   auto bin = yaml_string(tofu, "binary", "tofu", "/usr/local/bin/tofu");
   auto mirror = yaml_string(tofu, "providerMirror", "tofu", "");
   auto timeout = yaml_int(tofu, "timeoutSeconds", "tofu", 1800, 10, 7 * 24 * 3600);
+  auto supervisor = yaml_string(tofu, "supervisor", "tofu", "");
+  auto grace = yaml_int(tofu, "interruptGraceSeconds", "tofu", 30, 1, 3600);
   if (!bin) return std::unexpected(bin.error());
   if (!mirror) return std::unexpected(mirror.error());
   if (!timeout) return std::unexpected(timeout.error());
+  if (!supervisor) return std::unexpected(supervisor.error());
+  if (!grace) return std::unexpected(grace.error());
+  c.supervisor_disabled = *supervisor == "none";
+  if (!supervisor->empty() && !c.supervisor_disabled) c.supervisor = resolve(base, *supervisor);
+  c.interrupt_grace = std::chrono::seconds(*grace);
   if (mirror->empty())
     return fail(errc::kConfigInvalid, "tofu.providerMirror is required (a filesystem mirror)");
   c.tofu_binary = resolve(base, *bin);

@@ -27,6 +27,14 @@ struct AgentConfig {
   std::filesystem::path tofu_binary;
   std::filesystem::path provider_mirror;
   std::chrono::seconds tofu_timeout{1800};
+  // takosumi-supervise, between the agent and every tofu command (docs/operations.md). Empty:
+  // the one next to the takosumi-agent executable (resolved by main). "none" in the file: no
+  // supervisor, so tofu dies with the agent.
+  std::filesystem::path supervisor;
+  bool supervisor_disabled = false;
+  // After an interrupt (cancel, timeout, lost lease, the agent's death), how long tofu has to
+  // persist its state and stop before it is killed.
+  std::chrono::seconds interrupt_grace{30};
   std::chrono::seconds claim_wait{20};
   std::chrono::seconds heartbeat_interval{10};
   std::string log_level = "info";

@@ -76,6 +76,7 @@ void AgentApi::register_routes(Router& r) {
               [this](const HttpRequest& req, const RouteParams&) { return async_claim(req); });
   r.add("POST", "/agent/v1/runs/{}/heartbeat",
         [this](auto& req, auto& p) { return heartbeat(req, p[0]); });
+  r.add("POST", "/agent/v1/runs/{}/phase", [this](auto& req, auto& p) { return phase(req, p[0]); });
   r.add("POST", "/agent/v1/runs/{}/logs", [this](auto& req, auto& p) { return append_log(req, p[0]); });
   r.add("POST", "/agent/v1/runs/{}/complete",
         [this](auto& req, auto& p) { return complete(req, p[0]); });
@@ -159,6 +160,28 @@ HttpResponse AgentApi::heartbeat(const HttpRequest& req, const std::string& run_
   if (!renewed) return error_response(renewed.error());
   return json_response(200, json::object{{"leaseExpiresAt", renewed->lease_expires_at},
                                          {"cancelRequested", renewed->cancel_requested}});
+}
+
+HttpResponse AgentApi::phase(const HttpRequest& req, const std::string& run_id) {
+  auto agent = authenticate(req);
+  if (!agent) return error_response(agent.error());
+  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  auto lease = protocol::get_string(*body, "leaseToken", 256);
+  auto attempt = protocol::get_int(*body, "attempt");
+  auto phase = protocol::get_string(*body, "phase", 64);
+  if (!lease) return error_response(lease.error());
+  if (!attempt) return error_response(attempt.error());
+  if (!phase) return error_response(phase.error());
+  // Only the apply changes real resources, so only its start needs fencing.
+  if (*phase != "apply")
+    return error_response(Error{std::string(errc::kInvalidArgument),
+                                "field \"phase\" must be \"apply\""});
+  auto started = d_.queue.start_apply(run_id, *agent, *lease, *attempt);
+  if (!started) return error_response(started.error());
+  return json_response(200, json::object{{"phase", "apply"},
+                                         {"leaseExpiresAt", started->lease_expires_at},
+                                         {"cancelRequested", started->cancel_requested}});
 }
 
 HttpResponse AgentApi::append_log(const HttpRequest& req, const std::string& run_id) {

@@ -1,8 +1,9 @@
 #pragma once
 // The agent API under /agent/v1, exactly as docs/protocol.md specifies: register (pool token),
-// claim (long poll), heartbeat, artifacts, logs, complete (agent bearer token). Artifact uploads
-// are streamed to a temp file by the server and checked on the blocking-work pool. Registering,
-// claims, new artifacts and completions are audited as "agent:<id>".
+// claim (long poll), heartbeat, phase, artifacts, logs, complete (agent bearer token). Artifact
+// uploads are streamed to a temp file by the server and checked on the blocking-work pool.
+// Registering, claims, apply phases, new artifacts and completions are audited as "agent:<id>",
+// and so are completions, uploads and phase calls refused with lease_lost (run.fenced).
 #include <boost/asio/thread_pool.hpp>
 
 #include <vector>
@@ -54,6 +55,7 @@ class AgentApi {
   HttpResponse register_agent(const HttpRequest& req);
   boost::asio::awaitable<HttpResponse> async_claim(const HttpRequest& req);
   HttpResponse heartbeat(const HttpRequest& req, const std::string& run_id);
+  HttpResponse phase(const HttpRequest& req, const std::string& run_id);
   HttpResponse append_log(const HttpRequest& req, const std::string& run_id);
   HttpResponse complete(const HttpRequest& req, const std::string& run_id);
   // artifact_api.cpp

@@ -129,7 +129,8 @@ json::object to_json(const StateVersion& sv) {
           {"plaintextSha256", sv.plaintext_sha256},
           {"ciphertextSha256", sv.ciphertext_sha256},
           {"createdAt", sv.created_at},
-          {"restoredFrom", optional_value(sv.restored_from)}};
+          {"restoredFrom", optional_value(sv.restored_from)},
+          {"partial", sv.partial}};
 }
 
 json::object logs_to_json(const std::string& run_id, const std::vector<LogChunk>& chunks) {

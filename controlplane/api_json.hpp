@@ -13,6 +13,7 @@
 namespace takosumi::controlplane {
 
 boost::json::object to_json(const Workspace& ws);
+// Without needsAttention/attention: the public API adds those (capsule_attention.hpp).
 boost::json::object to_json(const Capsule& capsule);
 boost::json::object to_json(const Run& run);
 boost::json::object to_json(const StateVersion& sv);

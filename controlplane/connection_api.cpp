@@ -115,7 +115,7 @@ HttpResponse PublicApi::set_capsule_connections(const HttpRequest& req,
     return d_.catalog.get_capsule(capsule_id);
   });
   if (!updated) return error_response(updated.error());
-  return json_response(200, to_json(*updated));
+  return capsule_response(200, *updated);
 }
 
 HttpResponse PublicApi::set_sensitive_variables(const HttpRequest& req,
@@ -142,7 +142,7 @@ HttpResponse PublicApi::set_sensitive_variables(const HttpRequest& req,
     return d_.catalog.get_capsule(capsule_id);
   });
   if (!updated) return error_response(updated.error());
-  return json_response(200, to_json(*updated));
+  return capsule_response(200, *updated);
 }
 
 Result<CapsuleSecretsRecord> PublicApi::capsule_secrets(

@@ -116,10 +116,22 @@ struct Run {
   std::int64_t created_at = 0;
   std::optional<std::int64_t> started_at;
   std::optional<std::int64_t> finished_at;
+  // Apply Runs: the attempt whose agent announced it was starting `tofu apply` (the phase call).
+  std::optional<std::int64_t> apply_started_attempt;
 
   bool finished() const {
     return status == run_status::kSucceeded || status == run_status::kFailed ||
            status == run_status::kCancelled;
+  }
+  // The current attempt may have changed real resources: its agent announced `tofu apply`.
+  bool apply_started() const {
+    return status == run_status::kRunning && apply_started_attempt == attempt;
+  }
+  // An apply that started and whose lease has expired at `now`. Its agent may hold the only state
+  // of what it changed, so the Run is never handed to another agent and holds its Capsule until
+  // that agent reports or someone cancels it (docs/protocol.md "Apply phase").
+  bool stranded(std::int64_t now) const {
+    return apply_started() && lease_expires_at && *lease_expires_at <= now;
   }
 };
 
@@ -135,6 +147,9 @@ struct StateVersion {
   std::string ciphertext_sha256;
   std::int64_t created_at = 0;
   std::optional<std::string> restored_from;  // the StateVersion a rollback returned to
+  // Kept from an apply that did not succeed (failed, cancelled, interrupted): whatever it created
+  // is recorded, but the state is not what the plan meant to reach.
+  bool partial = false;
 
   bool operator==(const StateVersion&) const = default;
 };

@@ -2,6 +2,7 @@
 
 #include "common/error_codes.hpp"
 #include "controlplane/api_json.hpp"
+#include "controlplane/capsule_attention.hpp"
 #include "controlplane/capsule_spec.hpp"
 #include "controlplane/data_loss.hpp"
 #include "controlplane/ids.hpp"
@@ -28,6 +29,21 @@ Status PublicApi::authorize(const HttpRequest& req) const {
   if (!token || !secrets_equal(*token, d_.api_token.reveal_as_string()))
     return fail(errc::kUnauthorized, "missing or wrong API token (Authorization: Bearer …)");
   return {};
+}
+
+Result<json::object> PublicApi::capsule_json(const Capsule& capsule) {
+  auto attention = load_capsule_attention(d_.states, d_.runs, capsule.id, d_.clock.now_unix());
+  if (!attention) return std::unexpected(attention.error());
+  json::object o = to_json(capsule);
+  o["needsAttention"] = !attention->empty();
+  o["attention"] = to_json(*attention);
+  return o;
+}
+
+HttpResponse PublicApi::capsule_response(int status, const Capsule& capsule) {
+  auto o = capsule_json(capsule);
+  if (!o) return error_response(o.error());
+  return json_response(status, *o);
 }
 
 void PublicApi::register_routes(Router& r) {
@@ -136,19 +152,25 @@ HttpResponse PublicApi::create_capsule(const HttpRequest& req, const std::string
     return created;
   });
   if (!capsule) return error_response(capsule.error());
-  return json_response(201, to_json(*capsule));
+  return capsule_response(201, *capsule);
 }
 
 HttpResponse PublicApi::list_capsules(const std::string& workspace_id) {
   auto all = d_.catalog.list_capsules(workspace_id);
   if (!all) return error_response(all.error());
-  return json_response(200, json::object{{"capsules", to_json_array(*all)}});
+  json::array capsules;
+  for (const auto& c : *all) {
+    auto o = capsule_json(c);
+    if (!o) return error_response(o.error());
+    capsules.push_back(std::move(*o));
+  }
+  return json_response(200, json::object{{"capsules", std::move(capsules)}});
 }
 
 HttpResponse PublicApi::get_capsule(const std::string& id) {
   auto capsule = d_.catalog.get_capsule(id);
   if (!capsule) return error_response(capsule.error());
-  return json_response(200, to_json(*capsule));
+  return capsule_response(200, *capsule);
 }
 
 HttpResponse PublicApi::set_capsule_policy(const HttpRequest& req, const std::string& capsule_id) {
@@ -166,7 +188,7 @@ HttpResponse PublicApi::set_capsule_policy(const HttpRequest& req, const std::st
     return d_.catalog.get_capsule(capsule_id);
   });
   if (!updated) return error_response(updated.error());
-  return json_response(200, to_json(*updated));
+  return capsule_response(200, *updated);
 }
 
 HttpResponse PublicApi::list_runs(const HttpRequest& req, const std::string& capsule_id) {

@@ -6,6 +6,7 @@
 // (docs/state-versions.md); Connections and a Capsule's secrets in connection_api.cpp; the
 // activity feed in activity_api.cpp. Every action is audited in its own transaction; no Run is
 // created for a Capsule whose Connections are not all active (409 connection_revoked/expired).
+// Every Capsule answer carries what needs a person (capsule_attention.hpp).
 #include <boost/asio/thread_pool.hpp>
 
 #include <functional>
@@ -55,6 +56,9 @@ class PublicApi {
 
  private:
   Status authorize(const HttpRequest& req) const;
+  // Capsule JSON with needsAttention and attention, computed now.
+  Result<boost::json::object> capsule_json(const Capsule& capsule);
+  HttpResponse capsule_response(int status, const Capsule& capsule);
   HttpResponse create_workspace(const HttpRequest& req);
   HttpResponse list_workspaces();
   HttpResponse get_workspace(const std::string& id);

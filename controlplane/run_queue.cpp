@@ -37,6 +37,24 @@ std::optional<Error> drift_pin_broken(const Run& run, const std::optional<StateV
                    now + " now; start a new drift check"};
 }
 
+// Why a running Run whose lease expired ends instead of being claimed again, if it does. A
+// stranded apply reaches here only when cancel was requested (next_candidate skips it otherwise),
+// so kMaxAttempts never ends one: its agent may still report what it changed.
+std::optional<Error> expired_lease_end(const Run& run, std::int64_t now) {
+  if (run.cancel_requested && run.stranded(now))
+    return Error{std::string(errc::kCancelled),
+                 "cancel requested after the apply (attempt " + std::to_string(run.attempt) +
+                     ") was interrupted: agent " + run.agent_id.value_or("?") +
+                     " never reported back, so the real resources may have changed and their"
+                     " state may be held by that agent; run `takosumi-agent recover` on its host"};
+  if (run.cancel_requested)
+    return Error{std::string(errc::kCancelled), "cancel requested and the lease expired"};
+  if (run.attempt >= kMaxAttempts)
+    return Error{std::string(errc::kLeaseLost),
+                 "lease expired " + std::to_string(run.attempt) + " times"};
+  return std::nullopt;
+}
+
 std::string final_status(const protocol::RunReport& report) {
   if (report.status == run_status::kSucceeded) return std::string(run_status::kSucceeded);
   if (report.failure_code == errc::kCancelled) return std::string(run_status::kCancelled);
@@ -59,11 +77,16 @@ Result<std::vector<Job>> RunQueue::claim(const Agent& agent, int max_jobs,
 }
 
 Result<std::optional<Run>> RunQueue::next_candidate(std::int64_t now) {
+  // A stranded apply (Run::stranded) is no candidate unless cancel was requested, so claim_one
+  // never meets one it must leave alone, and it blocks its Capsule as a live lease does: a later
+  // Run would start from a state that is missing what the stranded apply changed.
   auto s = db_.query(
       "SELECT " + std::string(kRunSelect) +
-          " WHERE (r.status = 'queued' OR (r.status = 'running' AND r.lease_expires_at <= ?1))"
+          " WHERE (r.status = 'queued' OR (r.status = 'running' AND r.lease_expires_at <= ?1"
+          "   AND (r.apply_started_attempt IS NOT r.attempt OR r.cancel_requested = 1)))"
           " AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.capsule_id = r.capsule_id"
-          "   AND o.id <> r.id AND o.status = 'running' AND o.lease_expires_at > ?1)"
+          "   AND o.id <> r.id AND o.status = 'running'"
+          "   AND (o.lease_expires_at > ?1 OR o.apply_started_attempt = o.attempt))"
           " ORDER BY r.rowid LIMIT 1",
       now);
   if (!s) return std::unexpected(s.error());
@@ -84,14 +107,10 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
     if (!candidate) return std::unexpected(candidate.error());
     if (!*candidate) return ClaimStep{true, std::nullopt};
     const Run& run = **candidate;
-    if (run.status == run_status::kRunning && (run.cancel_requested || run.attempt >= kMaxAttempts)) {
-      const bool cancelled = run.cancel_requested;
-      TAKOSUMI_TRY(fail_run(run, cancelled ? run_status::kCancelled : run_status::kFailed,
-                            cancelled ? Error{std::string(errc::kCancelled),
-                                              "cancel requested and the lease expired"}
-                                      : Error{std::string(errc::kLeaseLost),
-                                              "lease expired " + std::to_string(run.attempt) +
-                                                  " times"},
+    auto end = run.status == run_status::kRunning ? expired_lease_end(run, now) : std::nullopt;
+    if (end) {
+      const bool cancelled = end->code == errc::kCancelled;
+      TAKOSUMI_TRY(fail_run(run, cancelled ? run_status::kCancelled : run_status::kFailed, *end,
                             kControlPlaneActor));
       TAKOSUMI_TRY(tx.commit());
       return ClaimStep{};
@@ -202,6 +221,65 @@ Result<Run> RunQueue::check_lease(std::string_view run_id, const Agent& agent,
   return run;
 }
 
+Result<LeaseRenewal> RunQueue::start_apply(std::string_view run_id, const Agent& agent,
+                                           std::string_view lease_token, std::int64_t attempt) {
+  auto started = start_apply_in_transaction(run_id, agent, lease_token, attempt);
+  if (!started && started.error().code == errc::kLeaseLost)
+    record_fenced(run_id, agent, attempt, "phase");
+  return started;
+}
+
+// The lease must be live: once it expired the Run may be claimed by another agent at any moment,
+// and an apply started now could race that agent's. A repeat for an attempt already announced is
+// accepted even after expiry: that Run is stranded, so nobody else can have claimed it.
+Result<LeaseRenewal> RunQueue::start_apply_in_transaction(std::string_view run_id,
+                                                          const Agent& agent,
+                                                          std::string_view lease_token,
+                                                          std::int64_t attempt) {
+  Transaction tx(db_);
+  TAKOSUMI_TRY(tx.begun());
+  auto run = runs_.get_run(run_id);
+  if (!run) return std::unexpected(run.error());
+  const std::int64_t now = clock_.now_unix();
+  const bool repeat = run->apply_started();
+  const bool live = run->lease_expires_at && *run->lease_expires_at > now;
+  if (run->status != run_status::kRunning || run->agent_id != agent.id ||
+      run->lease_token_sha256 != token_sha256(lease_token) || run->attempt != attempt ||
+      !(live || repeat))
+    return lease_lost(run_id);
+  if (run->type != protocol::RunType::apply)
+    return fail(errc::kInvalidArgument, "run " + run->id + " is a " +
+                                            std::string(protocol::to_string(run->type)) +
+                                            " run: only an apply announces the apply phase");
+  const std::int64_t expires = now + lease_seconds_;
+  TAKOSUMI_TRY(db_.run(
+      "UPDATE runs SET apply_started_attempt = ?, lease_expires_at = ? WHERE id = ?", attempt,
+      expires, run->id));
+  if (!repeat)
+    TAKOSUMI_TRY(audit_.record(run_event(agent_actor(agent.id), "run.apply_started", *run,
+                                         {{"agentId", agent.id}, {"attempt", attempt}})));
+  TAKOSUMI_TRY(tx.commit());
+  return LeaseRenewal{expires, run->cancel_requested};
+}
+
+void RunQueue::record_fenced(std::string_view run_id, const Agent& agent,
+                             std::optional<std::int64_t> attempt, std::string_view call) {
+  auto recorded = in_transaction(db_, [&]() -> Status {
+    auto run = runs_.get_run(run_id);
+    if (!run) return run.error().code == errc::kNotFound ? Status{} : std::unexpected(run.error());
+    boost::json::value reported = nullptr;
+    if (attempt) reported = *attempt;
+    return audit_.record(run_event(agent_actor(agent.id), "run.fenced", *run,
+                                   {{"agentId", agent.id},
+                                    {"attempt", std::move(reported)},
+                                    {"currentAttempt", run->attempt},
+                                    {"call", std::string(call)}}));
+  });
+  if (!recorded)
+    spdlog::warn("run {}: recording the fenced {} of agent {} failed: {}", run_id, call, agent.id,
+                 recorded.error().to_string());
+}
+
 Result<LeaseRenewal> RunQueue::heartbeat(std::string_view run_id, const Agent& agent,
                                          std::string_view lease_token) {
   auto run = check_lease(run_id, agent, lease_token);
@@ -266,6 +344,9 @@ Result<std::optional<StateVersion>> RunQueue::store_new_state(const Run& run,
   sv.plaintext_sha256 = ns.plaintext_sha256;
   sv.ciphertext_sha256 = ns.artifact_sha256;
   sv.restored_from = run.restores_state_version_id;
+  // A failed, cancelled or interrupted apply may have created resources before it stopped: its
+  // state is kept, so nothing it created is forgotten, but marked as not the plan's result.
+  sv.partial = report.status != run_status::kSucceeded;
   auto appended = states_.append(std::move(sv));
   if (!appended) return std::unexpected(appended.error());
   return std::optional<StateVersion>(std::move(*appended));
@@ -332,6 +413,14 @@ Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
 
 Status RunQueue::complete(std::string_view run_id, const Agent& agent,
                           const protocol::RunReport& report) {
+  auto done = complete_in_transaction(run_id, agent, report);
+  if (!done && done.error().code == errc::kLeaseLost)
+    record_fenced(run_id, agent, report.attempt, "complete");
+  return done;
+}
+
+Status RunQueue::complete_in_transaction(std::string_view run_id, const Agent& agent,
+                                         const protocol::RunReport& report) {
   Transaction tx(db_);
   TAKOSUMI_TRY(tx.begun());
   auto run = runs_.get_run(run_id);
@@ -354,7 +443,8 @@ Status RunQueue::complete(std::string_view run_id, const Agent& agent,
   if (*created)
     TAKOSUMI_TRY(audit_.record(run_event(actor, "state_version.created", *run,
                                          {{"stateVersionId", (*created)->id},
-                                          {"generation", (*created)->generation}})));
+                                          {"generation", (*created)->generation},
+                                          {"partial", (*created)->partial}})));
   TAKOSUMI_TRY(record_finished(*run, actor, final_status(report), non_empty(report.failure_code)));
   return tx.commit();
 }

@@ -8,6 +8,11 @@
 // otherwise it fails with state_version_superseded. A Run whose Capsule has a revoked or expired
 // Connection is never dispatched: it fails with connection_revoked / connection_expired. Every
 // transition writes its audit events in the same transaction.
+// Crash safety: an apply's agent announces `tofu apply` (start_apply) while its lease is live.
+// From then on the Run is never claimed again: once its lease expires it is stranded
+// (Run::stranded) and holds its Capsule until its agent reports with the old lease token or
+// someone cancels it.
+// A newState from an apply that did not succeed is kept as a partial StateVersion.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -67,16 +72,29 @@ class RunQueue {
         clock_(clock),
         lease_seconds_(lease_seconds) {}
 
-  // Claims up to max_jobs Runs, oldest first: queued ones and running ones whose lease expired.
-  // At most one Run per Capsule holds a live lease at a time.
+  // Claims up to max_jobs Runs, oldest first: queued ones and running ones whose lease expired,
+  // except stranded applies (a cancelled one ends as cancelled instead). At most one Run per
+  // Capsule holds a live lease at a time, and a stranded apply holds its Capsule as a lease does.
   Result<std::vector<Job>> claim(const Agent& agent, int max_jobs, const ManifestFactory& build);
   Result<LeaseRenewal> heartbeat(std::string_view run_id, const Agent& agent,
                                  std::string_view lease_token);
   // The Run, when agent holds its current lease (expired but not yet re-claimed still counts).
   Result<Run> check_lease(std::string_view run_id, const Agent& agent,
                           std::string_view lease_token);
-  // Applies a run report. Idempotent per (run, attempt).
+  // Applies a run report. Idempotent per (run, attempt). A refusal with lease_lost is audited as
+  // run.fenced.
   Status complete(std::string_view run_id, const Agent& agent, const protocol::RunReport& report);
+  // The agent is about to run `tofu apply` for `attempt`: records it (run.apply_started) and renews
+  // the lease. Needs the current lease, unexpired unless this attempt already announced it (so a
+  // retry is idempotent); otherwise lease_lost (audited as run.fenced) and the agent must not
+  // apply. invalid_argument for a Run that is not an apply; not_found for an unknown Run.
+  Result<LeaseRenewal> start_apply(std::string_view run_id, const Agent& agent,
+                                   std::string_view lease_token, std::int64_t attempt);
+  // Audits run.fenced: `call` ("complete", "upload", "phase") of the agent was refused with
+  // lease_lost; `attempt` as the call reported it, if it carried one. Its own transaction, best
+  // effort (a failure is logged): the refusal is the answer either way. Unknown Runs are skipped.
+  void record_fenced(std::string_view run_id, const Agent& agent,
+                     std::optional<std::int64_t> attempt, std::string_view call);
 
  private:
   Result<std::optional<Run>> next_candidate(std::int64_t now);
@@ -85,6 +103,11 @@ class RunQueue {
     std::optional<Job> job;
   };
   Result<ClaimStep> claim_one(const Agent& agent, const ManifestFactory& build);
+  Status complete_in_transaction(std::string_view run_id, const Agent& agent,
+                                 const protocol::RunReport& report);
+  Result<LeaseRenewal> start_apply_in_transaction(std::string_view run_id, const Agent& agent,
+                                                  std::string_view lease_token,
+                                                  std::int64_t attempt);
   // Ends the Run with `why` and records run.finished by `actor`.
   Status fail_run(const Run& run, std::string_view status, const Error& why, std::string_view actor);
   // Fails the Run (run.refused) when its Capsule has a revoked or expired Connection.

@@ -12,14 +12,24 @@ const std::string_view kRunSelect =
     " r.provider_lock_sha256, r.env_names, r.phase_millis, r.cancel_requested, r.agent_id,"
     " r.lease_token_sha256, r.lease_expires_at, r.prior_state_version_id, r.prior_generation,"
     " r.completed_attempt, r.created_at, r.started_at, r.finished_at,"
-    " r.restores_state_version_id, r.data_loss, r.data_loss_accepted, r.drift, r.refused_outputs"
-    " FROM runs r JOIN capsules c ON c.id = r.capsule_id";
+    " r.restores_state_version_id, r.data_loss, r.data_loss_accepted, r.drift, r.refused_outputs,"
+    " r.apply_started_attempt FROM runs r JOIN capsules c ON c.id = r.capsule_id";
 
 namespace {
 
 std::optional<std::int64_t> optional_int(const Statement& s, int col) {
   if (s.is_null(col)) return std::nullopt;
   return s.integer(col);
+}
+
+Result<std::vector<Run>> collect_runs(Statement& s) {
+  std::vector<Run> out;
+  for (;;) {
+    auto row = s.step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return out;
+    out.push_back(run_from_row(s));
+  }
 }
 
 }  // namespace
@@ -61,6 +71,7 @@ Run run_from_row(const Statement& s) {
   r.data_loss_accepted = s.integer(32) != 0;
   r.drift_json = s.optional_text(33);
   r.refused_outputs_json = s.optional_text(34);
+  r.apply_started_attempt = optional_int(s, 35);
   return r;
 }
 
@@ -183,13 +194,15 @@ Result<std::vector<Run>> RunStore::list_runs(std::string_view capsule_id, int li
                          " WHERE r.capsule_id = ? ORDER BY r.rowid DESC LIMIT ?",
                      capsule_id, limit);
   if (!s) return std::unexpected(s.error());
-  std::vector<Run> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    out.push_back(run_from_row(*s));
-  }
+  return collect_runs(*s);
+}
+
+Result<std::vector<Run>> RunStore::list_running(std::string_view capsule_id) {
+  auto s = db_.query("SELECT " + std::string(kRunSelect) +
+                         " WHERE r.capsule_id = ? AND r.status = 'running' ORDER BY r.rowid",
+                     capsule_id);
+  if (!s) return std::unexpected(s.error());
+  return collect_runs(*s);
 }
 
 Result<bool> RunStore::is_destroy_result(const StateVersion& sv) {

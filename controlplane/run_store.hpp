@@ -45,6 +45,8 @@ class RunStore {
   Result<Run> create_apply(const Run& plan, bool data_loss_accepted = false);
   Result<Run> get_run(std::string_view id);
   Result<std::vector<Run>> list_runs(std::string_view capsule_id, int limit);
+  // The Capsule's running Runs, oldest first (live leases, expired ones and stranded applies).
+  Result<std::vector<Run>> list_running(std::string_view capsule_id);
   Result<bool> apply_exists_for(std::string_view plan_run_id);
   // True when sv was stored by the successful apply of a destroy_plan (its state is empty).
   Result<bool> is_destroy_result(const StateVersion& sv);

@@ -10,7 +10,7 @@ namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 4;
+constexpr std::int64_t kSchemaVersion = 5;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -50,7 +50,8 @@ constexpr std::string_view kRunsColumns = R"sql(
   data_loss TEXT,
   data_loss_accepted INTEGER NOT NULL DEFAULT 0,
   drift TEXT,
-  refused_outputs TEXT
+  refused_outputs TEXT,
+  apply_started_attempt INTEGER
 )sql";
 
 constexpr std::string_view kRunsColumnsV1 =
@@ -116,6 +117,7 @@ CREATE TABLE IF NOT EXISTS state_versions (
   ciphertext_sha256 TEXT NOT NULL,
   created_at INTEGER NOT NULL,
   restored_from TEXT REFERENCES state_versions(id),
+  partial INTEGER NOT NULL DEFAULT 0,
   UNIQUE (capsule_id, generation));
 CREATE TRIGGER IF NOT EXISTS state_versions_no_update BEFORE UPDATE ON state_versions
   BEGIN SELECT RAISE(ABORT, 'state versions are append-only'); END;
@@ -265,6 +267,18 @@ Status migrate_v3_to_v4(Database& db) {
   return with_context(migrated, "migrate schema 3 -> 4");
 }
 
+// v4 -> v5: crash safety. Existing StateVersions all came from succeeded applies (a failed apply
+// stored none before v5), so partial defaults to 0; no Run has announced its apply phase yet.
+Status migrate_v4_to_v5(Database& db) {
+  auto migrated = in_transaction(db, [&]() -> Status {
+    TAKOSUMI_TRY(
+        add_column_if_missing(db, "state_versions", "partial", "INTEGER NOT NULL DEFAULT 0"));
+    TAKOSUMI_TRY(add_column_if_missing(db, "runs", "apply_started_attempt", "INTEGER"));
+    return db.exec("PRAGMA user_version = 5");
+  });
+  return with_context(migrated, "migrate schema 4 -> 5");
+}
+
 Result<std::int64_t> stored_version(Database& db) {
   auto version = single_integer(db, "PRAGMA user_version");
   if (!version || *version != 0) return version;
@@ -286,6 +300,7 @@ Status create_schema(Database& db) {
   if (*version == 1) TAKOSUMI_TRY(migrate_v1_to_v2(db));
   if (*version == 1 || *version == 2) TAKOSUMI_TRY(migrate_v2_to_v3(db));
   if (*version >= 1 && *version <= 3) TAKOSUMI_TRY(migrate_v3_to_v4(db));
+  if (*version >= 1 && *version <= 4) TAKOSUMI_TRY(migrate_v4_to_v5(db));
   const std::string sql = std::string(kTablesBeforeRuns) +
                           create_runs_sql("\nCREATE TABLE IF NOT EXISTS runs") +
                           std::string(kTablesAfterRuns) + std::string(kTablesV3) +

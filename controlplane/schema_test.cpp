@@ -1,6 +1,6 @@
 // Schema creation and the in-place migrations of a first-release database (no user_version,
-// runs.type limited to plan/apply), of a version 2 and of a version 3 database over real SQLite
-// files.
+// runs.type limited to plan/apply), of a version 2, a version 3 and a version 4 database over real
+// SQLite files.
 #include "controlplane/schema.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include "controlplane/run_store.hpp"
 #include "controlplane/schema_v2_fixture.hpp"
 #include "controlplane/schema_v3_fixture.hpp"
+#include "controlplane/schema_v4_fixture.hpp"
 #include "controlplane/state_store.hpp"
 #include "controlplane/test_support.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -163,9 +164,9 @@ INSERT INTO run_logs VALUES ('run_plan', 1, 0, 'Plan: 1 to add');
 TEST(SchemaTest, FreshDatabaseHasTheCurrentVersionAndIsIdempotent) {
   TempDir dir;
   Database db = testing::open_test_db(dir.path() / "control.db");
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 4);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 4);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
 }
 
 TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
@@ -173,7 +174,7 @@ TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v1_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 4);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
   EXPECT_EQ(single_integer(db, "PRAGMA foreign_keys"), 1);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
@@ -191,6 +192,8 @@ TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
   auto sv = states.get("sv_1");
   ASSERT_TRUE(sv);
   EXPECT_FALSE(sv->restored_from);
+  EXPECT_FALSE(sv->partial);
+  EXPECT_FALSE(apply->apply_started_attempt);
   auto capsule = catalog.get_capsule("cap_1");
   ASSERT_TRUE(capsule);
   EXPECT_FALSE(capsule->destroyed_at);
@@ -218,7 +221,7 @@ TEST(SchemaTest, NewerDatabaseIsRefused) {
   const auto file = dir.path() / "control.db";
   {
     Database db = testing::open_test_db(file);
-    ASSERT_TRUE(db.exec("PRAGMA user_version = 5"));
+    ASSERT_TRUE(db.exec("PRAGMA user_version = 6"));
   }
   auto db = Database::open(file);
   ASSERT_TRUE(db);
@@ -259,7 +262,7 @@ TEST(SchemaTest, VersionTwoDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v2_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 4);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
   FakeClock clock{100};
@@ -294,7 +297,7 @@ TEST(SchemaTest, VersionTwoDatabaseIsMigratedInPlace) {
   EXPECT_FALSE(db.run("UPDATE audit_events SET actor = 'y'"));
   EXPECT_FALSE(db.run("DELETE FROM audit_events"));
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 4);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
 }
 
 // A version 3 database with a Capsule that has a Connection and sensitive variables, a Run with
@@ -326,7 +329,7 @@ TEST(SchemaTest, VersionThreeDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v3_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 4);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
   FakeClock clock{100};
@@ -353,8 +356,84 @@ TEST(SchemaTest, VersionThreeDatabaseIsMigratedInPlace) {
   ASSERT_TRUE(catalog.set_policy("cap_1", policy));
   EXPECT_EQ(catalog.get_capsule("cap_1")->policy, policy);
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 4);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
   EXPECT_EQ(catalog.get_capsule("cap_1")->policy, policy);
+}
+
+// A version 4 database with a Capsule whose apply stored a StateVersion, and an apply Run that is
+// still running with a lease.
+void write_v4_database(const std::filesystem::path& file) {
+  auto db = Database::open(file);
+  ASSERT_TRUE(db) << db.error().to_string();
+  ASSERT_TRUE(db->exec(testing::kSchemaV4));
+  ASSERT_TRUE(db->exec(R"sql(
+INSERT INTO workspaces VALUES ('ws_1', 'demo', 1);
+INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,
+                      variables, created_at, policy)
+  VALUES ('cap_1', 'ws_1', 'app', 'file:///repo', 'main', '', '{}', '{}', 1,
+          '{"allowProvisioners":true}');
+INSERT INTO agents VALUES ('agt_1', 'worker', 'sign', 'box', 'tok', '0.1.0', '[]', 1, 1, 1);
+INSERT INTO runs (id, capsule_id, type, status, source_commit, plan_digest, plan_artifact_sha256,
+                  has_changes, created_at, prior_generation)
+  VALUES ('run_plan', 'cap_1', 'plan', 'succeeded', 'c1', 'd', 'a', 1, 2, 0);
+INSERT INTO runs (id, capsule_id, type, status, source_commit, planned_by, state_version_id,
+                  created_at)
+  VALUES ('run_apply', 'cap_1', 'apply', 'succeeded', 'c1', 'run_plan', 'sv_1', 3);
+INSERT INTO state_versions VALUES ('sv_1', 'cap_1', 1, 'run_apply', 'c1', 1, 'l', 'p', 'x', 4, NULL);
+INSERT INTO runs (id, capsule_id, type, status, source_commit, plan_digest, plan_artifact_sha256,
+                  has_changes, created_at, prior_generation)
+  VALUES ('run_plan2', 'cap_1', 'plan', 'succeeded', 'c2', 'd2', 'a2', 1, 5, 1);
+INSERT INTO runs (id, capsule_id, type, status, attempt, source_commit, planned_by, agent_id,
+                  lease_token_sha256, lease_expires_at, created_at)
+  VALUES ('run_apply2', 'cap_1', 'apply', 'running', 2, 'c2', 'run_plan2', 'agt_1', 'h', 99, 6);
+)sql"));
+}
+
+TEST(SchemaTest, VersionFourDatabaseIsMigratedInPlace) {
+  TempDir dir;
+  const auto file = dir.path() / "control.db";
+  ASSERT_NO_FATAL_FAILURE(write_v4_database(file));
+  Database db = testing::open_test_db(file);  // runs create_schema
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM runs"), 4);
+
+  FakeClock clock{100};
+  CatalogStore catalog(db, clock);
+  RunStore runs(db, clock);
+  StateStore states(db, clock);
+  auto sv = states.get("sv_1");
+  ASSERT_TRUE(sv) << sv.error().to_string();
+  EXPECT_FALSE(sv->partial) << "every v4 StateVersion came from a succeeded apply";
+  EXPECT_EQ(sv->generation, 1);
+  auto running = runs.get_run("run_apply2");
+  ASSERT_TRUE(running) << running.error().to_string();
+  EXPECT_EQ(running->status, run_status::kRunning);
+  EXPECT_EQ(running->attempt, 2);
+  EXPECT_EQ(running->lease_expires_at, 99);
+  EXPECT_FALSE(running->apply_started_attempt) << "no v4 agent announced an apply";
+  EXPECT_FALSE(running->stranded(clock.now_unix())) << "so its expired lease strands nothing";
+  EXPECT_TRUE(catalog.get_capsule("cap_1")->policy.allow_provisioners);
+
+  // The new columns take values on the migrated file; StateVersions stay append-only.
+  ASSERT_TRUE(db.run("UPDATE runs SET apply_started_attempt = 2 WHERE id = 'run_apply2'"));
+  EXPECT_TRUE(runs.get_run("run_apply2")->stranded(clock.now_unix()));
+  StateVersion kept;
+  kept.capsule_id = "cap_1";
+  kept.created_by_run_id = "run_apply2";
+  kept.source_commit = "c2";
+  kept.lineage = "l";
+  kept.plaintext_sha256 = "p2";
+  kept.ciphertext_sha256 = "x2";
+  kept.partial = true;
+  auto appended = states.append(kept);
+  ASSERT_TRUE(appended) << appended.error().to_string();
+  EXPECT_EQ(appended->generation, 2);
+  EXPECT_TRUE((*states.current("cap_1"))->partial);
+  EXPECT_FALSE(db.run("UPDATE state_versions SET partial = 0"));
+  EXPECT_TRUE(create_schema(db));
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM state_versions"), 2);
 }
 
 }  // namespace

@@ -8,12 +8,12 @@ namespace {
 
 constexpr std::string_view kColumns =
     "SELECT id, capsule_id, generation, created_by_run_id, source_commit, serial, lineage,"
-    " plaintext_sha256, ciphertext_sha256, created_at, restored_from FROM state_versions ";
+    " plaintext_sha256, ciphertext_sha256, created_at, restored_from, partial FROM state_versions ";
 
 StateVersion from_row(const Statement& s) {
   return StateVersion{s.text(0),    s.text(1), s.integer(2), s.text(3),    s.text(4),
                       s.integer(5), s.text(6), s.text(7),    s.text(8),    s.integer(9),
-                      s.optional_text(10)};
+                      s.optional_text(10),     s.integer(11) != 0};
 }
 
 Result<std::vector<StateVersion>> collect(Statement& s) {
@@ -66,10 +66,11 @@ Result<StateVersion> StateStore::append(StateVersion sv) {
   sv.created_at = clock_.now_unix();
   auto st = db_.run(
       "INSERT INTO state_versions (id, capsule_id, generation, created_by_run_id, source_commit,"
-      " serial, lineage, plaintext_sha256, ciphertext_sha256, created_at, restored_from)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      " serial, lineage, plaintext_sha256, ciphertext_sha256, created_at, restored_from, partial)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       sv.id, sv.capsule_id, sv.generation, sv.created_by_run_id, sv.source_commit, sv.serial,
-      sv.lineage, sv.plaintext_sha256, sv.ciphertext_sha256, sv.created_at, sv.restored_from);
+      sv.lineage, sv.plaintext_sha256, sv.ciphertext_sha256, sv.created_at, sv.restored_from,
+      sv.partial);
   if (!st) return std::unexpected(st.error().with_context("append state version"));
   return sv;
 }

@@ -31,8 +31,8 @@ class StateStore {
   // Newest first; only generations below `before` when given.
   Result<std::vector<StateVersion>> list(std::string_view capsule_id, int limit,
                                          std::optional<std::int64_t> before);
-  // Appends generation = current + 1 (restored_from as given); conflict when another version took
-  // that generation. Nothing ever rewrites or removes a StateVersion.
+  // Appends generation = current + 1 (restored_from and partial as given); conflict when another
+  // version took that generation. Nothing ever rewrites or removes a StateVersion.
   Result<StateVersion> append(StateVersion sv);
 
   Result<CapsuleOutputs> outputs(std::string_view capsule_id);

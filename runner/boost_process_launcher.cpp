@@ -22,6 +22,7 @@
 
 #include "common/error_codes.hpp"
 #include "runner/line_splitter.hpp"
+#include "runner/supervise_arguments.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -177,6 +178,27 @@ asio::awaitable<void> watchdog(Supervision& s) {
   }
 }
 
+// What is actually executed: the program itself, or the supervisor with the program after "--".
+struct CommandLine {
+  std::filesystem::path program;
+  std::vector<std::string> args;
+};
+
+Result<CommandLine> command_line(const ProcessSpec& spec) {
+  if (!spec.supervisor) return CommandLine{spec.program, spec.args};
+  // The supervisor could only report a missing program by exit code 127; fail as without it.
+  if (::access(spec.program.c_str(), X_OK) != 0)
+    return fail(errc::kSandboxFailed,
+                "start " + spec.program.string() + ": " + std::strerror(errno));
+  SuperviseArguments supervise;
+  supervise.grace = std::chrono::duration_cast<std::chrono::milliseconds>(spec.kill_grace);
+  supervise.interrupt_group = spec.interrupt_group;
+  supervise.lock_file = spec.supervisor->lock_file;
+  supervise.command.push_back(spec.program.string());
+  supervise.command.insert(supervise.command.end(), spec.args.begin(), spec.args.end());
+  return CommandLine{spec.supervisor->program, format_supervise_arguments(supervise)};
+}
+
 Result<int> open_stdout_file(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return fail(errc::kSandboxFailed, "open " + path.string() + ": " + std::strerror(errno));
@@ -189,6 +211,8 @@ asio::awaitable<Result<ProcessExit>> BoostProcessLauncher::async_run(ProcessSpec
                                                                      LineSink sink,
                                                                      CancelSignal& cancel) {
   auto ex = co_await asio::this_coro::executor;
+  auto command = command_line(spec);
+  if (!command) co_return std::unexpected(command.error());
   int stdout_fd = -1;
   if (spec.stdout_file) {
     auto fd = open_stdout_file(*spec.stdout_file);
@@ -202,15 +226,16 @@ asio::awaitable<Result<ProcessExit>> BoostProcessLauncher::async_run(ProcessSpec
     ExplicitEnvironment env{spec.env};
     bp::process_start_dir dir{spec.cwd};
     if (file_fd.get() >= 0)
-      return bp::default_process_launcher()(ex, ec, spec.program, spec.args,
+      return bp::default_process_launcher()(ex, ec, command->program, command->args,
                                             bp::process_stdio{nullptr, file_fd.get(), err}, env,
                                             dir, ChildSetup{spec});
-    return bp::default_process_launcher()(ex, ec, spec.program, spec.args,
+    return bp::default_process_launcher()(ex, ec, command->program, command->args,
                                           bp::process_stdio{nullptr, out, err}, env, dir,
                                           ChildSetup{spec});
   }();
   if (ec)
-    co_return fail(errc::kSandboxFailed, "start " + spec.program.string() + ": " + ec.message());
+    co_return fail(errc::kSandboxFailed,
+                   "start " + command->program.string() + ": " + ec.message());
 
   Supervision s(ex, std::move(proc), spec, cancel);
   s.out = std::move(out);

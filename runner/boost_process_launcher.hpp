@@ -1,6 +1,7 @@
 #pragma once
 // ProcessLauncher on Boost.Process v2 (fork/execve, pidfd wait, asio pipes). The child becomes
-// the leader of a new process group so its leftovers can be killed together.
+// the leader of a new process group so its leftovers can be killed together. With
+// ProcessSpec::supervisor the child is takosumi-supervise, which runs the program in that group.
 #include "runner/process_launcher.hpp"
 
 namespace takosumi::runner {

@@ -91,7 +91,11 @@ Result<protocol::DriftReport> read_drift(const json::object& doc) {
 Result<protocol::DriftReport> analyze_drift(std::string_view show_json) {
   auto doc = protocol::parse_object(show_json, kMaxPlanJson);
   if (!doc) return fail(errc::kOpentofuFailed, "refresh-only plan JSON: " + doc.error().message);
-  auto report = read_drift(*doc);
+  return analyze_drift(*doc);
+}
+
+Result<protocol::DriftReport> analyze_drift(const boost::json::object& doc) {
+  auto report = read_drift(doc);
   if (!report) return fail(errc::kOpentofuFailed, "refresh-only plan JSON: " + report.error().message);
   return report;
 }

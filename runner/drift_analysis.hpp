@@ -20,5 +20,6 @@ inline constexpr std::string_view kDeletedAttributes = "(deleted)";
 // differ (an attribute unknown after refresh counts as differing; sensitive ones are named too).
 // Errors: opentofu_failed when the text is not a plan document of format_version 1.x.
 Result<protocol::DriftReport> analyze_drift(std::string_view show_json);
+Result<protocol::DriftReport> analyze_drift(const boost::json::object& show_json);
 
 }  // namespace takosumi::runner

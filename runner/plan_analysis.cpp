@@ -79,11 +79,15 @@ protocol::ResourceChange classify_change(std::string address, std::string type,
 Result<PlanAnalysis> analyze_plan(std::string_view show_json) {
   auto doc = protocol::parse_object(show_json, kMaxPlanJson);
   if (!doc) return fail(errc::kOpentofuFailed, "plan JSON: " + doc.error().message);
+  return analyze_plan(*doc);
+}
+
+Result<PlanAnalysis> analyze_plan(const boost::json::object& doc) {
   PlanAnalysis out;
   auto checked = [&]() -> Status {
-    TAKOSUMI_TRY(check_plan_format(*doc));
-    TAKOSUMI_TRY(read_resource_changes(*doc, out));
-    auto outputs = outputs_change(*doc);
+    TAKOSUMI_TRY(check_plan_format(doc));
+    TAKOSUMI_TRY(read_resource_changes(doc, out));
+    auto outputs = outputs_change(doc);
     if (!outputs) return std::unexpected(outputs.error());
     out.has_changes = !out.resource_changes.empty() || *outputs;
     return {};

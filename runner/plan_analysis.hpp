@@ -22,6 +22,8 @@ struct PlanAnalysis {
 
 // Errors: opentofu_failed when the text is not a plan document of format_version 1.x.
 Result<PlanAnalysis> analyze_plan(std::string_view show_json);
+// The same for a plan JSON the caller has parsed already (it also collects secrets from it).
+Result<PlanAnalysis> analyze_plan(const boost::json::object& show_json);
 
 // Classifies one action list ("create", "delete"+"create", ...); exposed for tests.
 protocol::ResourceChange classify_change(std::string address, std::string type,

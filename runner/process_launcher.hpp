@@ -29,6 +29,14 @@ struct ProcessLimits {
   std::optional<std::uint64_t> cpu_seconds;          // RLIMIT_CPU
 };
 
+// takosumi-supervise between the launcher and the program (see runner/supervise.hpp): if the
+// agent dies, the program is interrupted and given kill_grace instead of dying with it.
+struct SupervisorSpec {
+  std::filesystem::path program;  // absolute path of takosumi-supervise
+  // Held by the supervisor while the program runs: free again means the program has finished.
+  std::optional<std::filesystem::path> lock_file;
+};
+
 struct ProcessSpec {
   std::filesystem::path program;  // absolute; no PATH search
   std::vector<std::string> args;  // argv[1..]
@@ -45,6 +53,11 @@ struct ProcessSpec {
   // ignored — the wrapper keeps ignoring it, Go programs inside re-enable it when they handle it
   // — and the interrupt goes to the child's whole process group instead of the child alone.
   bool interrupt_group = false;
+  // Runs the program under the supervisor. Everything above keeps its meaning: the supervisor
+  // passes the interrupt on (or, with interrupt_group, the group has it anyway), dies of the
+  // program's signal and exits with its code; SIGKILL after kill_grace goes to the supervisor,
+  // and the group kill that follows takes the program.
+  std::optional<SupervisorSpec> supervisor;
 };
 
 struct ProcessExit {
@@ -59,7 +72,8 @@ class ProcessLauncher {
   virtual ~ProcessLauncher() = default;
   // Runs the program to its end. A cancel request (or the timeout) sends SIGINT to the child
   // itself, then SIGKILL after kill_grace; whatever is left of the child's process group is
-  // killed once it has exited. Fails (sandbox_failed) only when the program cannot be started.
+  // killed once it has exited. Fails (sandbox_failed) only when the program (or its supervisor)
+  // cannot be started.
   virtual boost::asio::awaitable<Result<ProcessExit>> async_run(ProcessSpec spec, LineSink sink,
                                                                 CancelSignal& cancel) = 0;
 };

@@ -96,4 +96,37 @@ Result<SealedArtifact> seal_state(const fs::path& state_file, const fs::path& ou
   return seal(state_file, outbox, artifact_name(m, "state"), std::move(header), m);
 }
 
+Result<SealedArtifact> seal_state_checkpoint(const fs::path& state_file, const fs::path& outbox,
+                                             const protocol::JobManifest& m,
+                                             const StateIdentity& identity) {
+  crypto::EnvelopeHeader header;
+  header.kind = "state";
+  header.generation = (m.prior_state ? m.prior_state->generation : 0) + 1;
+  header.lineage = identity.lineage;
+  header.serial = identity.serial;
+  return seal(state_file, outbox, artifact_name(m, "checkpoint"), std::move(header), m);
+}
+
+fs::path sealed_state_path(const fs::path& outbox, const protocol::JobManifest& m) {
+  return outbox / artifact_name(m, "state");
+}
+
+fs::path checkpoint_path(const fs::path& outbox, const protocol::JobManifest& m) {
+  return outbox / artifact_name(m, "checkpoint");
+}
+
+Result<SealedState> describe_sealed_state(const fs::path& envelope) {
+  auto prefix = crypto::read_envelope_prefix(envelope);
+  if (!prefix) return std::unexpected(integrity_error(prefix.error(), envelope.filename().string()));
+  if (prefix->header.kind != "state")
+    return fail(errc::kStateIntegrityFailed, envelope.string() + " does not hold a state");
+  auto digest = crypto::sha256_file_hex(envelope);
+  if (!digest) return std::unexpected(integrity_error(digest.error(), envelope.filename().string()));
+  SealedState out;
+  out.artifact = SealedArtifact{envelope, *digest, prefix->header.plaintext_sha256};
+  out.identity.serial = prefix->header.serial;
+  out.identity.lineage = prefix->header.lineage;
+  return out;
+}
+
 }  // namespace takosumi::runner

@@ -44,4 +44,25 @@ Result<SealedArtifact> seal_state(const std::filesystem::path& state_file,
                                   const protocol::JobManifest& manifest,
                                   const StateIdentity& identity);
 
+// The same envelope as seal_state, to <outbox>/<run_id>-<attempt>.checkpoint.env: a copy of the
+// state taken while the apply still runs (runner/state_checkpoint.hpp).
+Result<SealedArtifact> seal_state_checkpoint(const std::filesystem::path& state_file,
+                                             const std::filesystem::path& outbox,
+                                             const protocol::JobManifest& manifest,
+                                             const StateIdentity& identity);
+
+// Where seal_state and seal_state_checkpoint put their envelopes for this Run attempt.
+std::filesystem::path sealed_state_path(const std::filesystem::path& outbox,
+                                        const protocol::JobManifest& manifest);
+std::filesystem::path checkpoint_path(const std::filesystem::path& outbox,
+                                      const protocol::JobManifest& manifest);
+
+// An envelope sealed earlier (by this agent, possibly before a restart): its digests and the
+// state identity its header names, without decrypting it. Errors: state_integrity_failed.
+struct SealedState {
+  SealedArtifact artifact;
+  StateIdentity identity;
+};
+Result<SealedState> describe_sealed_state(const std::filesystem::path& envelope);
+
 }  // namespace takosumi::runner

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,12 @@ struct RunnerSettings {
   std::uint64_t max_log_bytes = 16u << 20;
   std::uint64_t max_plan_json_bytes = 64u << 20;
   std::uint64_t max_state_bytes = 256u << 20;
+  // Every tofu command runs under this supervisor (takosumi-supervise), so tofu is interrupted
+  // (and persists its state) rather than killed when the agent dies. Unset: tofu is the agent's
+  // direct child and dies with it.
+  std::optional<std::filesystem::path> supervisor;
+  // How often the state is checked for a new checkpoint while an apply runs.
+  std::chrono::milliseconds checkpoint_interval{500};
 };
 
 struct RunInputs {
@@ -61,6 +68,10 @@ struct RunInputs {
   // logs with it); the Run adds the bundle's values and every sensitive value it meets in the
   // prior state, the plan and the outputs. Created by async_run when null.
   std::shared_ptr<SecretSet> secret_set;
+  // Awaited right before `tofu apply` starts, when everything else is ready. An error stops the
+  // Run there with that error and nothing is applied: the agent uses it to record the phase and to
+  // tell the control plane first, which refuses a stale lease (fencing).
+  std::function<boost::asio::awaitable<Status>()> before_apply;
 };
 
 struct RunOutcome {
@@ -72,6 +83,7 @@ struct RunOutcome {
   std::optional<std::filesystem::path> plan_envelope;   // upload as "plan"
   std::optional<std::filesystem::path> state_envelope;  // upload as "state"; may be present on
                                                         // failure (a failed apply that changed state)
+  std::int64_t checkpoints = 0;  // encrypted state checkpoints taken while the apply ran
 };
 
 class RunExecutor {

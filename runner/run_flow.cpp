@@ -1,5 +1,10 @@
 #include "runner/run_flow.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,13 +17,14 @@
 #include "runner/data_loss.hpp"
 #include "runner/drift_analysis.hpp"
 #include "runner/git_source.hpp"
+#include "runner/credential_check.hpp"
 #include "runner/module_policy.hpp"
 #include "runner/output_filter.hpp"
-#include "runner/credential_check.hpp"
 #include "runner/plan_analysis.hpp"
 #include "runner/provider_lock.hpp"
 #include "runner/run_artifacts.hpp"
 #include "runner/sensitive_values.hpp"
+#include "runner/state_checkpoint.hpp"
 #include "runner/state_file.hpp"
 
 namespace takosumi::runner {
@@ -44,6 +50,27 @@ Result<boost::json::value> parse_json_text(std::string_view text, std::string_vi
   return v;
 }
 
+// tofu show -json, parsed once: its sensitive values join the Run's secrets and the object goes on
+// to the analysis.
+Result<boost::json::object> parse_plan_json(std::string_view text, SecretSet& secrets) {
+  auto doc = parse_json_text(text, "tofu show -json");
+  if (!doc) return std::unexpected(doc.error());
+  if (!doc->is_object()) return fail(errc::kOpentofuFailed, "tofu show -json is not an object");
+  collect_plan_secrets(*doc, secrets);
+  return std::move(doc->as_object());
+}
+
+// The sensitive values of a state file (the prior one, or the one an apply left) join the Run's
+// secrets.
+Status collect_state_file_secrets(const fs::path& state, std::string_view what, SecretSet& secrets) {
+  auto text = read_file(state, kMaxStateJson);
+  if (!text) return std::unexpected(text.error());
+  auto doc = parse_json_text(*text, what);
+  if (!doc) return std::unexpected(doc.error());
+  collect_state_secrets(*doc, secrets);
+  return {};
+}
+
 // The failure codes a Run may end with; anything else is wrapped under a fallback.
 bool is_run_failure_code(std::string_view code) {
   static constexpr std::array kCodes{
@@ -53,7 +80,8 @@ bool is_run_failure_code(std::string_view code) {
       errc::kOutputRequiredMissing, errc::kOutputTypeMismatch, errc::kCancelled,
       errc::kTimedOut,          errc::kSandboxFailed,       errc::kWorkspaceFailed,
       errc::kOutputRefused,     errc::kLimitExceeded,       errc::kProviderPolicyDenied,
-      errc::kProvisionerDenied, errc::kExternalDataDenied,  errc::kInternal};
+      errc::kProvisionerDenied, errc::kExternalDataDenied,  errc::kLeaseLost,
+      errc::kUnavailable,       errc::kInternal};
   return std::find(kCodes.begin(), kCodes.end(), code) != kCodes.end();
 }
 
@@ -71,10 +99,18 @@ std::unexpected<Error> workspace_error(const Error& e, std::string_view what) {
 RunFlow::RunFlow(asio::thread_pool& blocking, const RunnerSettings& settings,
                  ProcessLauncher& launcher, CancelSignal& cancel, RunInputs& inputs, LogSink log,
                  RunOutcome& outcome)
-    : blocking_(blocking), settings_(settings), launcher_(launcher), cancel_(cancel),
-      inputs_(inputs), manifest_(inputs.manifest), log_(std::move(log)), outcome_(outcome),
-      report_(outcome.report), deadline_(Clock::now() + settings.tofu_timeout),
-      secrets_(*inputs.secret_set), policy_(protocol::combine(settings.policy, inputs.manifest.policy)) {}
+    : blocking_(blocking),
+      settings_(settings),
+      launcher_(launcher),
+      cancel_(cancel),
+      inputs_(inputs),
+      manifest_(inputs.manifest),
+      log_(std::move(log)),
+      outcome_(outcome),
+      report_(outcome.report),
+      deadline_(Clock::now() + settings.tofu_timeout),
+      secrets_(*inputs.secret_set),
+      policy_(protocol::combine(settings.policy, inputs.manifest.policy)) {}
 
 RunFlow::~RunFlow() {
   if (credentials_) (void)credentials_->wipe();
@@ -189,13 +225,8 @@ asio::awaitable<Status> RunFlow::async_restore_inputs() {
     if (!restored) co_return restored;
     // The prior state's sensitive values may show up in this Run's output (an error message
     // quoting an attribute): they are redacted like the Run's own secrets.
-    auto collected = co_await async_blocking(blocking_, [this]() -> Status {
-      auto text = read_file(module_dir_ / kStateFile, kMaxStateJson);
-      if (!text) return std::unexpected(text.error());
-      auto doc = parse_json_text(*text, "the prior state");
-      if (!doc) return std::unexpected(doc.error());
-      collect_state_secrets(*doc, secrets_);
-      return {};
+    auto collected = co_await async_blocking(blocking_, [this] {
+      return collect_state_file_secrets(module_dir_ / kStateFile, "the prior state", secrets_);
     });
     if (!collected)
       co_return std::unexpected(as_run_failure(collected.error(), errc::kStateIntegrityFailed));
@@ -219,6 +250,8 @@ Result<TofuOptions> RunFlow::tofu_options() const {
   options.limits = settings_.limits;
   options.max_show_json = settings_.max_plan_json_bytes;
   options.secrets = &secrets_;
+  options.supervisor = settings_.supervisor;
+  options.lock_file = workspace_->lock_file();
   const bool offline = policy_.network == protocol::NetworkMode::none;
   if (!settings_.sandbox) {
     if (offline)
@@ -234,7 +267,10 @@ Result<TofuOptions> RunFlow::tofu_options() const {
   options.sandbox->network = options.sandbox->network && !offline;
   options.sandbox->read_only.push_back(settings_.tofu_binary);
   options.sandbox->read_only.push_back(settings_.provider_mirror);
-  options.sandbox->protected_paths = {workspace_->root() / "capture", workspace_->credentials()};
+  // The supervisor's lock tells a restarted agent whether tofu still runs: the module must not be
+  // able to remove or replace it.
+  options.sandbox->protected_paths = {workspace_->root() / "capture", workspace_->credentials(),
+                                      workspace_->lock_file()};
   return options;
 }
 
@@ -260,6 +296,7 @@ asio::awaitable<Status> RunFlow::async_init() {
   auto locked = read_locked_providers(module_dir_ / ".terraform.lock.hcl");
   if (!locked) co_return workspace_error(locked.error(), "provider lock");
   TAKOSUMI_CO_TRY(check_locked_providers(*locked, policy_));
+  locked_providers_ = std::move(*locked);
   const fs::path lock = module_dir_ / ".terraform.lock.hcl";
   if (fs::exists(fs::symlink_status(lock))) {
     if (auto ok = workspace_->check_regular_file(lock); !ok)
@@ -273,9 +310,7 @@ asio::awaitable<Status> RunFlow::async_init() {
 
 asio::awaitable<Status> RunFlow::async_prepare_credentials() {
   if (inputs_.secrets.empty()) co_return Status{};
-  auto providers = read_locked_providers(module_dir_ / ".terraform.lock.hcl");
-  if (!providers) co_return workspace_error(providers.error(), "provider lock");
-  auto creds = RunCredentials::prepare(inputs_.secrets, *providers, workspace_->credentials());
+  auto creds = RunCredentials::prepare(inputs_.secrets, locked_providers_, workspace_->credentials());
   if (!creds) co_return std::unexpected(as_run_failure(creds.error(), errc::kWorkspaceFailed));
   credentials_.emplace(std::move(*creds));
   for (const auto& skipped : credentials_->skipped())
@@ -289,9 +324,8 @@ asio::awaitable<Status> RunFlow::async_collect_plan_secrets(const fs::path& plan
   auto shown = co_await tofu_->async_show_json(plan_file);
   if (!shown) co_return std::unexpected(shown.error());
   co_return co_await async_blocking(blocking_, [&]() -> Status {
-    auto doc = parse_json_text(*shown, "tofu show -json");
+    auto doc = parse_plan_json(*shown, secrets_);
     if (!doc) return std::unexpected(doc.error());
-    collect_plan_secrets(*doc, secrets_);
     return {};
   });
 }
@@ -307,10 +341,9 @@ asio::awaitable<Status> RunFlow::async_plan() {
   auto shown = co_await tofu_->async_show_json(workspace_->plan_file());
   if (!shown) co_return std::unexpected(shown.error());
   auto analysis = co_await async_blocking(blocking_, [&]() -> Result<PlanAnalysis> {
-    auto doc = parse_json_text(*shown, "tofu show -json");
+    auto doc = parse_plan_json(*shown, secrets_);
     if (!doc) return std::unexpected(doc.error());
-    collect_plan_secrets(*doc, secrets_);
-    return analyze_plan(*shown);
+    return analyze_plan(*doc);
   });
   record("show", started);
   if (!analysis) co_return std::unexpected(analysis.error());
@@ -340,9 +373,17 @@ asio::awaitable<Status> RunFlow::async_apply() {
   auto shown_at = Clock::now();
   TAKOSUMI_CO_TRY(co_await async_collect_plan_secrets(workspace_->plan_file()));
   record("show", shown_at);
+  if (inputs_.before_apply) TAKOSUMI_CO_TRY(co_await inputs_.before_apply());
+  if (cancel_.requested()) co_return fail(errc::kCancelled, "cancelled before the apply started");
   const auto started = Clock::now();
-  auto applied = co_await tofu_->async_apply(workspace_->plan_file());
+  StateCheckpointer checkpointer(module_dir_ / kStateFile, workspace_->root() / "checkpoint.tfstate",
+                                 settings_.outbox, manifest_);
+  using namespace asio::experimental::awaitable_operators;
+  auto ran = co_await (tofu_->async_apply(workspace_->plan_file()) ||
+                       async_checkpoint_loop(checkpointer));
+  Status applied = std::get<0>(std::move(ran));
   record("apply", started);
+  outcome_.checkpoints = checkpointer.count();
   // Whatever the apply did to the state is kept, even when it failed or was cancelled.
   auto sealed = co_await async_seal_new_state();
   if (!applied) {
@@ -359,6 +400,26 @@ asio::awaitable<Status> RunFlow::async_apply() {
   co_return co_await async_publish_outputs();
 }
 
+// Runs until the apply ends (the caller's || cancels it): every new state tofu persists is sealed
+// into the outbox as the checkpoint. A failed checkpoint is logged and retried on the next change;
+// it never stops the apply.
+asio::awaitable<Status> RunFlow::async_checkpoint_loop(StateCheckpointer& checkpointer) {
+  asio::steady_timer timer(co_await asio::this_coro::executor);
+  bool warned = false;
+  for (;;) {
+    if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
+      co_return Status{};
+    timer.expires_after(settings_.checkpoint_interval);
+    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) co_return Status{};
+    auto taken = co_await async_blocking(blocking_, [&checkpointer] { return checkpointer.checkpoint(); });
+    if (!taken && !warned) {
+      warned = true;
+      spdlog::warn("run {}: state checkpoint: {}", manifest_.run_id, taken.error().to_string());
+    }
+  }
+}
+
 // Read-only: the refresh-only plan is read and dropped. Nothing is sealed (no plan, no state)
 // and no Output is touched, whatever the plan says.
 asio::awaitable<Status> RunFlow::async_drift_check() {
@@ -371,10 +432,9 @@ asio::awaitable<Status> RunFlow::async_drift_check() {
   if (!shown) co_return std::unexpected(shown.error());
   // Exit code 2 also comes from output changes alone: only resource_drift decides.
   auto drift = co_await async_blocking(blocking_, [&]() -> Result<protocol::DriftReport> {
-    auto doc = parse_json_text(*shown, "tofu show -json");
+    auto doc = parse_plan_json(*shown, secrets_);
     if (!doc) return std::unexpected(doc.error());
-    collect_plan_secrets(*doc, secrets_);
-    return analyze_drift(*shown);
+    return analyze_drift(*doc);
   });
   record("show", started);
   if (!drift) co_return std::unexpected(drift.error());
@@ -394,12 +454,8 @@ asio::awaitable<Status> RunFlow::async_seal_new_state() {
   const auto state_bytes = fs::file_size(state, size_ec);
   const auto started = Clock::now();
   // Values the apply created (generated passwords, keys) are secrets from now on.
-  auto collected = co_await async_blocking(blocking_, [&]() -> Status {
-    auto text = read_file(state, kMaxStateJson);
-    if (!text) return std::unexpected(text.error());
-    auto doc = parse_json_text(*text, "the new state");
-    if (doc) collect_state_secrets(*doc, secrets_);
-    return {};
+  auto collected = co_await async_blocking(blocking_, [&] {
+    return collect_state_file_secrets(state, "the new state", secrets_);
   });
   if (!collected) spdlog::warn("run {}: new state: {}", manifest_.run_id, collected.error().to_string());
   auto identity = co_await async_blocking(blocking_, [&] { return read_state_identity(state); });

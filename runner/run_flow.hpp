@@ -4,12 +4,15 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include <chrono>
+#include <set>
+#include <string>
 #include <optional>
 #include <string_view>
 
 #include "runner/run_credentials.hpp"
 #include "runner/run_executor.hpp"
 #include "runner/run_workspace.hpp"
+#include "runner/state_checkpoint.hpp"
 #include "runner/tofu_cli.hpp"
 
 namespace takosumi::runner {
@@ -35,6 +38,7 @@ class RunFlow {
   boost::asio::awaitable<Status> async_init();
   boost::asio::awaitable<Status> async_plan();
   boost::asio::awaitable<Status> async_apply();
+  boost::asio::awaitable<Status> async_checkpoint_loop(StateCheckpointer& checkpointer);
   boost::asio::awaitable<Status> async_drift_check();
   boost::asio::awaitable<Status> async_seal_new_state();
   boost::asio::awaitable<Status> async_publish_outputs();
@@ -66,6 +70,7 @@ class RunFlow {
   SecretSet& secrets_;
   protocol::RunPolicy policy_;  // the pool's and the manifest's, combined
   std::optional<RunCredentials> credentials_;
+  std::set<std::string> locked_providers_;  // from the lock file, read once after init
   bool new_state_empty_ = false;  // the sealed state holds no resources and no outputs
 };
 

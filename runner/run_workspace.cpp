@@ -35,6 +35,17 @@ Result<RunWorkspace> RunWorkspace::create(const std::filesystem::path& work_root
   return ws;
 }
 
+Result<RunWorkspace> RunWorkspace::open_existing(const std::filesystem::path& work_root,
+                                                 std::string_view run_id, std::int64_t attempt) {
+  if (!is_safe_file_name(run_id))
+    return fail(errc::kManifestInvalid, "run id \"" + std::string(run_id) + "\" is not a safe name");
+  RunWorkspace ws(work_root / (std::string(run_id) + "-" + std::to_string(attempt)));
+  std::error_code ec;
+  if (!std::filesystem::is_directory(std::filesystem::symlink_status(ws.root_, ec)))
+    return fail(errc::kNotFound, "workspace " + ws.root_.string() + " is gone");
+  return ws;
+}
+
 std::filesystem::path RunWorkspace::capture(std::string_view name) const {
   return root_ / "capture" / std::string(name);
 }

@@ -17,6 +17,11 @@ class RunWorkspace {
   static Result<RunWorkspace> create(const std::filesystem::path& work_root,
                                      std::string_view run_id, std::int64_t attempt);
 
+  // The workspace an earlier agent process left (recovery after a crash): not_found when it is
+  // gone (a reboot wiped the tmpfs), manifest_invalid for an unsafe run id.
+  static Result<RunWorkspace> open_existing(const std::filesystem::path& work_root,
+                                            std::string_view run_id, std::int64_t attempt);
+
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path home() const { return root_ / "home"; }
   std::filesystem::path tmp() const { return root_ / "tmp"; }
@@ -24,6 +29,9 @@ class RunWorkspace {
   std::filesystem::path cli_config() const { return root_ / ".tofurc"; }
   // File credentials of Connections (0700 directories, 0400 files); see RunCredentials.
   std::filesystem::path credentials() const { return root_ / "credentials"; }
+  // Held by takosumi-supervise while a tofu command of this Run runs (runner/supervise.hpp): a
+  // restarted agent waits for it before it reads what tofu left.
+  std::filesystem::path lock_file() const { return root_ / "tofu.lock"; }
   std::filesystem::path plan_file() const { return root_ / "run.tfplan"; }
   // The refresh-only plan of a drift check: read, never sealed or uploaded.
   std::filesystem::path drift_plan_file() const { return root_ / "drift.tfplan"; }

@@ -4,8 +4,9 @@
 // need (/usr, the library and binary directories, a short list of /etc files), a private /tmp,
 // /proc and /dev, the tofu binary and provider mirror read-only, and writable only the Run's
 // workspace (plus paths the operator listed). The agent's configuration, keys, tokens, git cache,
-// outbox and every other Run's workspace are simply not in the sandbox's file system.
-// --die-with-parent: the sandbox dies with the agent. The pid namespace: when tofu exits, nothing
+// spool and every other Run's workspace are simply not in the sandbox's file system.
+// --die-with-parent: the sandbox dies with its parent, takosumi-supervise (which outlives the agent
+// only to interrupt tofu and wait for it to save its state). The pid namespace: when tofu exits, nothing
 // it started survives.
 #include <filesystem>
 #include <string>

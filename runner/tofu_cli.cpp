@@ -129,6 +129,8 @@ asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
   if (options_.sandbox)
     if (auto wrapped = wrap_in_sandbox(*options_.sandbox, workspace_.root(), spec); !wrapped)
       co_return std::unexpected(wrapped.error().with_context(name));
+  if (options_.supervisor)
+    spec.supervisor = SupervisorSpec{*options_.supervisor, options_.lock_file};
   LineSink sink = [this, filtered = OutputLogFilter(log_)](OutputStream stream,
                                                            std::string_view line) mutable {
     if (stream == OutputStream::err) {

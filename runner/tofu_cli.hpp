@@ -39,6 +39,10 @@ struct TofuOptions {
   // Every command runs in this sandbox (with the workspace writable); none: unsandboxed.
   std::optional<SandboxOptions> sandbox;
   ProcessLimits limits;
+  // takosumi-supervise: when set, every command runs under it (outside the sandbox), so the
+  // agent's death interrupts tofu instead of killing it; lock_file is held while a command runs.
+  std::optional<std::filesystem::path> supervisor;
+  std::optional<std::filesystem::path> lock_file;
   std::uint64_t max_show_json = 64u << 20;  // `show -json` larger → limit_exceeded
   // Diagnostic lines kept for failure messages are redacted with it before they are shortened
   // (a shortened line would no longer contain the whole secret). Must outlive the TofuCli.

@@ -58,6 +58,9 @@ TEST(Cancel, CancelDuringApplyInterruptsTofuAndKeepsThePersistedState) {
   // terraform_data.first was created before the interrupt: its state must not be forgotten.
   auto versions = stack.state_versions(capsule);
   ASSERT_EQ(versions.size(), 1u) << "the state tofu persisted was not kept";
+  EXPECT_TRUE(versions[0].at("partial").as_bool()) << "a cancelled apply's state is partial";
+  auto shown = stack.api().get("/api/v1/capsules/" + capsule);
+  EXPECT_TRUE(shown.json.at("needsAttention").as_bool()) << shown.body;
   EXPECT_FALSE(tofu_running_under(stack.root())) << "a process of the Run survived it";
 }
 

@@ -4,6 +4,8 @@
 
 #include <fstream>
 
+#include "crypto/envelope.hpp"
+#include "crypto/keys.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace takosumi::testing {
@@ -24,28 +26,95 @@ Stack::Stack(StackOptions options) : options_(std::move(options)), root_(make_te
   write(root_ / "pool.token", pool_token_ + "\n");
   std::filesystem::permissions(root_ / "api.token", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   std::filesystem::permissions(root_ / "pool.token", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-  write(root_ / "control.yaml",
-        "listenAddress: 127.0.0.1\nport: 0\n"
-        "dataDir: " + data_dir().string() + "\n"
-        "apiTokenFile: " + (root_ / "api.token").string() + "\n"
-        "poolTokenFile: " + (root_ / "pool.token").string() + "\n"
-        "leaseSeconds: 60\n"
-        "manifestTtlSeconds: " + std::to_string(options_.manifest_ttl_seconds) + "\n");
-  control_ = std::make_unique<ChildProcess>(
-      std::vector<std::string>{(bin / "controlplane/takosumi-control").string(), "serve",
-                               "--config", (root_ / "control.yaml").string()},
-      std::map<std::string, std::string>{}, root_ / "control.log");
-  const auto port_file = data_dir() / "control.port";
-  if (!eventually([&] { return std::filesystem::exists(port_file); }, std::chrono::seconds(30))) {
-    ADD_FAILURE() << "takosumi-control did not start:\n" << read_text(root_ / "control.log");
-    return;
-  }
-  port_ = static_cast<unsigned short>(std::stoi(read_text(port_file)));
+  start_control();
+  if (port_ == 0) return;
   api_ = std::make_unique<HttpClient>(port_, api_token_);
   for (int i = 0; i < options_.agents; ++i) start_agent(i);
   auto ws = api_->post("/api/v1/workspaces", json::object{{"name", "it"}});
   EXPECT_EQ(ws.status, 201u) << ws.body;
   if (ws.json.is_object()) workspace_id_ = json::value_to<std::string>(ws.json.at("id"));
+}
+
+void Stack::start_control() {
+  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  // A restart keeps the port, as a control plane behind a fixed address would.
+  write(root_ / "control.yaml",
+        "listenAddress: 127.0.0.1\nport: " + std::to_string(port_) + "\n"
+        "dataDir: " + data_dir().string() + "\n"
+        "apiTokenFile: " + (root_ / "api.token").string() + "\n"
+        "poolTokenFile: " + (root_ / "pool.token").string() + "\n"
+        "leaseSeconds: " + std::to_string(options_.lease_seconds) + "\n"
+        "manifestTtlSeconds: " + std::to_string(options_.manifest_ttl_seconds) + "\n");
+  const auto port_file = data_dir() / "control.port";
+  std::filesystem::remove(port_file);
+  control_ = std::make_unique<ChildProcess>(
+      std::vector<std::string>{(bin / "controlplane/takosumi-control").string(), "serve",
+                               "--config", (root_ / "control.yaml").string()},
+      std::map<std::string, std::string>{}, root_ / "control.log");
+  if (!eventually([&] { return std::filesystem::exists(port_file); }, std::chrono::seconds(30))) {
+    ADD_FAILURE() << "takosumi-control did not start:\n" << read_text(root_ / "control.log");
+    return;
+  }
+  port_ = static_cast<unsigned short>(std::stoi(read_text(port_file)));
+}
+
+void Stack::stop_control(bool hard) {
+  if (!control_) return;
+  if (hard) {
+    control_->kill_now();
+  } else {
+    control_->stop();
+  }
+  control_.reset();
+}
+
+void Stack::kill_agent(int index) {
+  auto& a = agents_.at(static_cast<std::size_t>(index));
+  if (a) a->kill_now();
+  a.reset();
+}
+
+pid_t Stack::agent_pid(int index) const {
+  const auto& a = agents_.at(static_cast<std::size_t>(index));
+  return a ? a->pid() : -1;
+}
+
+std::filesystem::path Stack::agent_dir(int index) const {
+  return root_ / ("agent-" + std::to_string(index));
+}
+
+std::string Stack::state_plaintext(const std::string& ciphertext_sha256) const {
+  auto storage = crypto::load_box_key(data_dir() / "keys/storage.key");
+  if (!storage) {
+    ADD_FAILURE() << storage.error().message;
+    return {};
+  }
+  const auto blob = data_dir() / "blobs" / ciphertext_sha256;
+  auto prefix = crypto::read_envelope_prefix(blob);
+  if (!prefix) {
+    ADD_FAILURE() << blob << ": " << prefix.error().message;
+    return {};
+  }
+  auto dek = crypto::open_envelope_dek(*prefix, *storage);
+  if (!dek) {
+    ADD_FAILURE() << dek.error().message;
+    return {};
+  }
+  const auto out = root_ / ("state-" + ciphertext_sha256 + ".json");
+  auto header = crypto::decrypt_file(blob, out, *dek, {"state", "", std::nullopt, std::nullopt});
+  if (!header) {
+    ADD_FAILURE() << header.error().message;
+    return {};
+  }
+  auto text = read_text(out);
+  std::filesystem::remove(out);
+  return text;
+}
+
+json::object Stack::capsule(const std::string& capsule_id) {
+  auto r = api_->get("/api/v1/capsules/" + capsule_id);
+  EXPECT_EQ(r.status, 200u) << r.body;
+  return r.json.is_object() ? r.json.as_object() : json::object{};
 }
 
 Stack::~Stack() {
@@ -84,14 +153,16 @@ void Stack::start_agent(int index) {
              ? "sandbox:\n  writablePaths: [" + real_world().string() + "]\n"
              : options_.sandbox_yaml) +
         options_.extra_agent_yaml);
-  agents_.push_back(std::make_unique<ChildProcess>(
+  if (agents_.size() <= static_cast<std::size_t>(index)) agents_.resize(static_cast<std::size_t>(index) + 1);
+  agents_[static_cast<std::size_t>(index)] = std::make_unique<ChildProcess>(
       std::vector<std::string>{(bin / "agent/takosumi-agent").string(), "--config",
                                (dir / "agent.yaml").string()},
-      std::map<std::string, std::string>{}, dir / "agent.log"));
+      std::map<std::string, std::string>{}, dir / "agent.log");
 }
 
 void Stack::stop_agents() {
   for (auto& a : agents_) {
+    if (!a) continue;
     int code = a->stop(std::chrono::seconds(60));
     EXPECT_EQ(code, 0) << "agent did not stop cleanly";
   }

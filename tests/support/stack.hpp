@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/types.h>
+
 #include "tests/support/child_process.hpp"
 #include "tests/support/http_client.hpp"
 
@@ -26,6 +28,7 @@ struct StackOptions {
   // Appended to every agent's agent.yaml (e.g. "policy:" or "limits:" sections).
   std::string extra_agent_yaml;
   int tofu_timeout_seconds = 0;  // 0: the agent's default
+  int lease_seconds = 60;
 };
 
 class Stack {
@@ -55,8 +58,20 @@ class Stack {
   boost::json::object wait_run(const std::string& run_id,
                                std::chrono::seconds timeout = std::chrono::seconds(240));
   boost::json::array state_versions(const std::string& capsule_id);
+  // Starts agent-<index> (again, after kill_agent: same name, keys, state and work directories).
   void start_agent(int index);
   void stop_agents();
+  // SIGKILL, as the OOM killer or a crash would; the processes it started are left alone.
+  void kill_agent(int index);
+  pid_t agent_pid(int index) const;
+  std::filesystem::path agent_dir(int index) const;
+  // Stops takosumi-control (SIGKILL when hard) and starts it again on the same port and data.
+  void stop_control(bool hard);
+  void start_control();
+  // The plaintext of a stored StateVersion, decrypted with the control plane's storage key.
+  std::string state_plaintext(const std::string& ciphertext_sha256) const;
+  // The public API's answer for a Capsule.
+  boost::json::object capsule(const std::string& capsule_id);
   std::string agent_logs() const;
   std::string control_log() const;
 

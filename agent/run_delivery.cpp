@@ -1,0 +1,85 @@
+#include "agent/run_delivery.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "agent/retry.hpp"
+#include "common/error_codes.hpp"
+#include "crypto/sha256.hpp"
+
+namespace takosumi::agent {
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr std::size_t kLogChunk = 32 * 1024;
+
+// Awaited directly by async_deliver, whose frame owns run_id and d.
+asio::awaitable<Status> async_send_log_tail(ControlClient& client, const std::string& run_id,
+                                            const Delivery& d) {
+  std::int64_t seq = d.log_seq;
+  for (std::size_t at = 0; at < d.log_tail.size(); ++seq) {
+    std::size_t cut = std::min(d.log_tail.size() - at, kLogChunk);
+    if (auto nl = d.log_tail.rfind('\n', at + cut - 1); nl != std::string::npos && nl >= at)
+      cut = nl + 1 - at;
+    std::string chunk = d.log_tail.substr(at, cut);
+    at += cut;
+    auto sent = co_await async_retry(
+        [&] { return client.async_append_log(run_id, d.report.lease_token, seq, chunk); }, 0);
+    if (!sent) co_return sent;
+  }
+  co_return Status{};
+}
+
+}  // namespace
+
+asio::awaitable<Status> async_deliver(ControlClient& client, std::string run_id, Delivery d) {
+  if (auto logs = co_await async_send_log_tail(client, run_id, d); !logs)
+    spdlog::warn("run {}: log tail not delivered: {}", run_id, logs.error().to_string());
+  for (const auto& [file, kind] : {std::pair{d.plan, "plan"}, std::pair{d.state, "state"}}) {
+    if (!file) continue;
+    auto sha = crypto::sha256_file_hex(*file);
+    if (!sha) co_return std::unexpected(sha.error());
+    const std::string k = kind;
+    auto uploaded = co_await async_retry(
+        [&] { return client.async_upload(run_id, k, d.report.lease_token, *file, *sha); }, 0);
+    if (!uploaded)
+      spdlog::warn("run {}: {} upload refused: {}", run_id, k, uploaded.error().to_string());
+  }
+  co_return co_await async_retry([&] { return client.async_complete(run_id, d.report); }, 0);
+}
+
+asio::awaitable<Status> async_settle(DeliveryStores stores, JournalEntry entry, Delivery d) {
+  const auto hold = [&](RunPhase phase, const Error& why) {
+    entry.phase = phase;
+    entry.note = why.to_string();
+    entry.updated_at = stores.clock.now_unix();
+    if (auto kept = stores.journal.write(entry); !kept)
+      spdlog::error("run {}: journal: {}", entry.run_id, kept.error().to_string());
+  };
+  if (auto saved = stores.spool.save(entry.run_id, entry.attempt, d); !saved) {
+    // Delivered straight from memory; only a restart before the answer would lose it.
+    spdlog::error("run {}: cannot spool the results: {}", entry.run_id, saved.error().to_string());
+  } else {
+    entry.phase = RunPhase::deliver;
+    entry.updated_at = stores.clock.now_unix();
+    if (auto kept = stores.journal.write(entry); !kept)
+      spdlog::error("run {}: journal: {}", entry.run_id, kept.error().to_string());
+  }
+  auto delivered = co_await async_deliver(stores.client, entry.run_id, d);
+  if (delivered) {
+    if (auto s = stores.spool.remove(entry.run_id, entry.attempt); !s)
+      spdlog::warn("run {}: spool: {}", entry.run_id, s.error().to_string());
+    if (auto s = stores.journal.remove(entry.run_id); !s)
+      spdlog::warn("run {}: journal: {}", entry.run_id, s.error().to_string());
+    co_return delivered;
+  }
+  const bool lost = delivered.error().code == errc::kLeaseLost;
+  hold(lost ? RunPhase::lease_lost : RunPhase::undeliverable, delivered.error());
+  spdlog::error("run {}: results not accepted ({}); kept in {} for the operator: see "
+                "`takosumi-agent recover`",
+                entry.run_id, delivered.error().to_string(),
+                stores.spool.dir(entry.run_id, entry.attempt).string());
+  co_return delivered;
+}
+
+}  // namespace takosumi::agent

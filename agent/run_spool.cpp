@@ -1,0 +1,88 @@
+#include "agent/run_spool.hpp"
+
+#include "common/error_codes.hpp"
+#include "common/file_io.hpp"
+#include "protocol/json_fields.hpp"
+#include "runner/run_workspace.hpp"
+
+namespace takosumi::agent {
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+constexpr const char* kDeliveryFile = "delivery.json";
+constexpr std::size_t kMaxDeliveryBytes = 32u << 20;
+
+// Artifacts are named by file name only, so a delivery can only ever point into its own spool.
+Result<std::optional<fs::path>> artifact(const json::object& o, std::string_view key,
+                                         const fs::path& dir) {
+  auto name = protocol::get_optional_string(o, key, 256);
+  if (!name) return std::unexpected(name.error());
+  if (!*name) return std::optional<fs::path>{};
+  if (!runner::is_safe_file_name(**name))
+    return fail(errc::kInvalidArgument, std::string(key) + " \"" + **name + "\" is not a file name");
+  return std::optional<fs::path>(dir / **name);
+}
+
+Status check_in_dir(const std::optional<fs::path>& file, const fs::path& dir) {
+  if (file && file->parent_path() != dir)
+    return fail(errc::kInvalidArgument, file->string() + " is not in the spool " + dir.string());
+  return {};
+}
+
+}  // namespace
+
+fs::path RunSpool::dir(std::string_view run_id, std::int64_t attempt) const {
+  return root_ / (std::string(run_id) + "-" + std::to_string(attempt));
+}
+
+Status RunSpool::save(std::string_view run_id, std::int64_t attempt, const Delivery& d) const {
+  const fs::path where = dir(run_id, attempt);
+  TAKOSUMI_TRY(check_in_dir(d.plan, where));
+  TAKOSUMI_TRY(check_in_dir(d.state, where));
+  TAKOSUMI_TRY(ensure_directory(where, 0700));
+  json::object o{{"report", protocol::to_json(d.report)},
+                 {"logSeq", d.log_seq},
+                 {"logTail", d.log_tail}};
+  if (d.plan) o["plan"] = d.plan->filename().string();
+  if (d.state) o["state"] = d.state->filename().string();
+  return write_file_atomic(where / kDeliveryFile, protocol::serialize(o), 0600);
+}
+
+Result<std::optional<Delivery>> RunSpool::load(std::string_view run_id, std::int64_t attempt) const {
+  const fs::path where = dir(run_id, attempt);
+  auto text = read_file(where / kDeliveryFile, kMaxDeliveryBytes);
+  if (!text) {
+    if (text.error().code == errc::kNotFound) return std::optional<Delivery>{};
+    return std::unexpected(text.error());
+  }
+  auto o = protocol::parse_object(*text, kMaxDeliveryBytes);
+  if (!o) return std::unexpected(o.error().with_context(kDeliveryFile));
+  auto report_json = protocol::get_object(*o, "report");
+  if (!report_json) return std::unexpected(report_json.error());
+  auto report = protocol::run_report_from_json(**report_json);
+  if (!report) return std::unexpected(report.error().with_context(kDeliveryFile));
+  Delivery d;
+  d.report = std::move(*report);
+  auto plan = artifact(*o, "plan", where);
+  auto state = artifact(*o, "state", where);
+  auto seq = protocol::get_int(*o, "logSeq");
+  auto tail = protocol::get_string(*o, "logTail", kMaxDeliveryBytes);
+  if (!plan) return std::unexpected(plan.error());
+  if (!state) return std::unexpected(state.error());
+  if (!seq) return std::unexpected(seq.error());
+  if (!tail) return std::unexpected(tail.error());
+  d.plan = std::move(*plan);
+  d.state = std::move(*state);
+  d.log_seq = *seq;
+  d.log_tail = std::move(*tail);
+  return std::optional<Delivery>(std::move(d));
+}
+
+Status RunSpool::remove(std::string_view run_id, std::int64_t attempt) const {
+  TAKOSUMI_TRY(remove_tree(dir(run_id, attempt)));
+  return fsync_directory(root_);
+}
+
+}  // namespace takosumi::agent
