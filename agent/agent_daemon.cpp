@@ -147,6 +147,7 @@ Status AgentDaemon::prepare_directories() {
   auto journal = RunJournal::open(config_.state_dir / "runs");
   if (!journal) return std::unexpected(journal.error());
   journal_.emplace(std::move(*journal));
+  journal_->remove_temporaries();  // main holds the state directory's lock
   return {};
 }
 

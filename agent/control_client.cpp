@@ -117,14 +117,19 @@ asio::awaitable<Result<HeartbeatAnswer>> ControlClient::async_heartbeat(std::str
   co_return HeartbeatAnswer{*exp, *cancel};
 }
 
-asio::awaitable<Status> ControlClient::async_start_apply(std::string run_id, std::string lease,
-                                                         std::int64_t attempt) {
+asio::awaitable<Result<bool>> ControlClient::async_start_apply(std::string run_id,
+                                                               std::string lease,
+                                                               std::int64_t attempt) {
   HttpRequest req{"POST", "/agent/v1/runs/" + run_id + "/phase", {},
                   json::serialize(json::object{
                       {"leaseToken", lease}, {"attempt", attempt}, {"phase", "apply"}})};
   auto res = co_await async_call(req);
   if (!res) co_return std::unexpected(res.error());
-  co_return Status{};
+  auto o = json_body(req, *res);
+  if (!o) co_return std::unexpected(o.error());
+  auto cancel = protocol::get_bool_or(*o, "cancelRequested", false);
+  if (!cancel) co_return fail(errc::kProtocolError, "phase: malformed answer");
+  co_return *cancel;
 }
 
 asio::awaitable<Status> ControlClient::async_download(std::string run_id,

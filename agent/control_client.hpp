@@ -56,9 +56,10 @@ class ControlClient {
   boost::asio::awaitable<Result<HeartbeatAnswer>> async_heartbeat(std::string run_id,
                                                                   std::string lease);
   // Tells the control plane `tofu apply` is about to start (POST …/phase): from then on it never
-  // gives the Run to another agent. lease_lost when this agent's lease is no longer current.
-  boost::asio::awaitable<Status> async_start_apply(std::string run_id, std::string lease,
-                                                   std::int64_t attempt);
+  // gives the Run to another agent. Returns whether a cancel was requested meanwhile; lease_lost
+  // when this agent's lease is no longer current.
+  boost::asio::awaitable<Result<bool>> async_start_apply(std::string run_id, std::string lease,
+                                                         std::int64_t attempt);
   boost::asio::awaitable<Status> async_download(std::string run_id, std::string kind,
                                                 std::string lease,
                                                 std::filesystem::path to);

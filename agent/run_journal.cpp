@@ -74,12 +74,14 @@ bool is_held_for_operator(RunPhase phase) {
 
 Result<RunJournal> RunJournal::open(fs::path dir) {
   TAKOSUMI_TRY(ensure_directory(dir, 0700));
-  // Temporaries of a write the crash interrupted: the entry before it is still in place.
+  return RunJournal(std::move(dir));
+}
+
+void RunJournal::remove_temporaries() const {
   std::error_code ec;
-  for (const auto& item : fs::directory_iterator(dir, ec))
+  for (const auto& item : fs::directory_iterator(dir_, ec))
     if (item.path().filename().string().find(".json.tmp") != std::string::npos)
       (void)remove_tree(item.path());
-  return RunJournal(std::move(dir));
 }
 
 Status RunJournal::write(const JournalEntry& e) const {

@@ -57,6 +57,9 @@ class RunJournal {
   Status write(const JournalEntry& entry) const;
   Status remove(std::string_view run_id) const;
   Result<JournalContents> read() const;
+  // Temporaries of a write a crash interrupted (the entry before it is still in place). Only for
+  // the process that holds the state directory's lock: a running agent's write would break.
+  void remove_temporaries() const;
   const std::filesystem::path& dir() const { return dir_; }
 
  private:

@@ -39,9 +39,10 @@ LockState probe_lock(const fs::path& lock_file) {
   return held ? LockState::held : LockState::free;
 }
 
-asio::awaitable<void> async_wait_for_tofu(const fs::path& lock_file, std::chrono::seconds limit,
+// True once tofu has stopped (its supervisor released the lock).
+asio::awaitable<bool> async_wait_for_tofu(const fs::path& lock_file, std::chrono::seconds limit,
                                           std::string run_id) {
-  if (probe_lock(lock_file) == LockState::free) co_return;
+  if (probe_lock(lock_file) == LockState::free) co_return true;
   spdlog::info("run {}: tofu is still stopping under its supervisor; waiting up to {} s", run_id,
                limit.count());
   asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -49,10 +50,9 @@ asio::awaitable<void> async_wait_for_tofu(const fs::path& lock_file, std::chrono
   while (Clock::now() < until) {
     timer.expires_after(std::chrono::milliseconds(250));
     co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    if (probe_lock(lock_file) == LockState::free) co_return;
+    if (probe_lock(lock_file) == LockState::free) co_return true;
   }
-  spdlog::warn("run {}: tofu still holds {} after {} s; recovering from what it has persisted",
-               run_id, lock_file.string(), limit.count());
+  co_return false;
 }
 
 Result<protocol::JobManifest> parse_manifest(const std::string& payload) {
@@ -126,7 +126,13 @@ asio::awaitable<Status> async_recover_one(const RecoveryContext& ctx, JournalEnt
   auto manifest = parse_manifest(e.manifest_payload);
   if (!manifest) co_return hold(manifest.error().with_context("journaled manifest"));
   auto ws = runner::RunWorkspace::open_existing(ctx.work_root, e.run_id, e.attempt);
-  if (ws) co_await async_wait_for_tofu(ws->lock_file(), ctx.lock_wait, e.run_id);
+  if (ws && !co_await async_wait_for_tofu(ws->lock_file(), ctx.lock_wait, e.run_id)) {
+    // Reporting now would free the Capsule while this tofu may still change things: the entry
+    // stays as it is and the next start (or `recover --push`) tries again.
+    spdlog::error("run {}: tofu still runs in {} after {} s; not reported yet", e.run_id,
+                  ws->root().string(), ctx.lock_wait.count());
+    co_return fail(errc::kConflict, "tofu is still running");
+  }
   auto delivery = co_await async_rebuild(ctx, e, *manifest);
   if (!delivery) co_return hold(delivery.error().with_context("recover state"));
   // The state is sealed in the spool now; the plaintext goes.
@@ -172,8 +178,9 @@ asio::awaitable<RecoverySummary> async_recover(RecoveryContext ctx) {
     auto done = co_await async_recover_one(ctx, e);
     done ? ++summary.delivered : ++summary.held;
   }
+  // An unreadable entry may own a workspace with the only plaintext state: nothing is wiped then.
   auto after = ctx.journal.read();
-  if (after) wipe_orphan_workspaces(ctx.work_root, *after);
+  if (after && after->unreadable.empty()) wipe_orphan_workspaces(ctx.work_root, *after);
   co_return summary;
 }
 

@@ -144,6 +144,8 @@ asio::awaitable<Status> RunSession::async_before_apply() {
   auto told = co_await async_retry(
       [&] { return ctx_.client.async_start_apply(job_.run_id, job_.lease_token, entry_.attempt); },
       8);
+  if (told && *told)
+    co_return fail(errc::kCancelled, "cancel requested before the apply started; nothing was applied");
   if (told) co_return Status{};
   if (told.error().code == errc::kLeaseLost) {
     lease_lost_ = true;

@@ -63,7 +63,7 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_upload(const HttpRequest& r
   if (kind != "state" && kind != "plan")
     co_return error_response(error(errc::kInvalidArgument,
                                    "artifact kind \"" + kind + "\" must be state or plan"));
-  auto run = d_.queue.check_lease(run_id, *agent, req.header("x-takosumi-lease").value_or(""));
+  auto run = d_.queue.check_upload_lease(run_id, *agent, req.header("x-takosumi-lease").value_or(""));
   if (!run && run.error().code == errc::kLeaseLost)
     d_.queue.record_fenced(run_id, *agent, std::nullopt, "upload");  // an upload carries no attempt
   if (!run) co_return error_response(run.error());

@@ -112,6 +112,10 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
       const bool cancelled = end->code == errc::kCancelled;
       TAKOSUMI_TRY(fail_run(run, cancelled ? run_status::kCancelled : run_status::kFailed, *end,
                             kControlPlaneActor));
+      // The stranded apply's agent may still bring the state it changed: its report stays
+      // acceptable (complete() stores the state), so the attempt is not marked completed.
+      if (run.stranded(now))
+        TAKOSUMI_TRY(db_.run("UPDATE runs SET completed_attempt = 0 WHERE id = ?", run.id));
       TAKOSUMI_TRY(tx.commit());
       return ClaimStep{};
     }
@@ -216,6 +220,19 @@ Result<Run> RunQueue::check_lease(std::string_view run_id, const Agent& agent,
   auto run = runs_.get_run(run_id);
   if (!run) return run;
   if (run->status != run_status::kRunning || run->agent_id != agent.id ||
+      run->lease_token_sha256 != token_sha256(lease_token))
+    return lease_lost(run_id);
+  return run;
+}
+
+Result<Run> RunQueue::check_upload_lease(std::string_view run_id, const Agent& agent,
+                                         std::string_view lease_token) {
+  auto run = runs_.get_run(run_id);
+  if (!run) return run;
+  const bool late_stranded = run->status == run_status::kCancelled &&
+                             run->apply_started_attempt == run->attempt &&
+                             run->completed_attempt == 0;
+  if ((run->status != run_status::kRunning && !late_stranded) || run->agent_id != agent.id ||
       run->lease_token_sha256 != token_sha256(lease_token))
     return lease_lost(run_id);
   return run;
@@ -411,6 +428,27 @@ Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
       protocol::serialize(j.at("refusedOutputs")), run.id);
 }
 
+// The report of a stranded apply that was cancelled while its agent was away: the Run stays
+// cancelled, but the state the apply changed is kept (partial) so nothing it created is forgotten.
+// A newState that no longer starts from the current generation is refused (conflict): the agent
+// keeps it for the operator.
+Status RunQueue::store_late_state(const Run& run, const Agent& agent,
+                                  const protocol::RunReport& report, Transaction& tx) {
+  protocol::RunReport late = report;
+  if (late.status == run_status::kSucceeded) late.status = run_status::kFailed;  // partial anyway
+  auto created = store_new_state(run, late);
+  if (!created) return std::unexpected(created.error());
+  TAKOSUMI_TRY(db_.run("UPDATE runs SET completed_attempt = attempt, state_version_id = ? WHERE id = ?",
+                       *created ? std::optional<std::string>((*created)->id) : std::nullopt, run.id));
+  if (*created)
+    TAKOSUMI_TRY(audit_.record(run_event(agent_actor(agent.id), "state_version.created", run,
+                                         {{"stateVersionId", (*created)->id},
+                                          {"generation", (*created)->generation},
+                                          {"partial", true},
+                                          {"late", true}})));
+  return tx.commit();
+}
+
 Status RunQueue::complete(std::string_view run_id, const Agent& agent,
                           const protocol::RunReport& report) {
   auto done = complete_in_transaction(run_id, agent, report);
@@ -432,6 +470,9 @@ Status RunQueue::complete_in_transaction(std::string_view run_id, const Agent& a
   const std::int64_t attempt =
       report.attempt == 0 && report.status == run_status::kFailed ? run->attempt : report.attempt;
   if (run->completed_attempt > 0 && run->completed_attempt == attempt) return {};
+  if (run->status == run_status::kCancelled && run->apply_started_attempt == attempt &&
+      run->attempt == attempt)
+    return store_late_state(*run, agent, report, tx);
   if (run->status != run_status::kRunning || run->attempt != attempt) return lease_lost(run_id);
   TAKOSUMI_TRY(check_report_for_type(*run, report));
   auto created = store_new_state(*run, report);

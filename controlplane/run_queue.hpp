@@ -81,6 +81,10 @@ class RunQueue {
   // The Run, when agent holds its current lease (expired but not yet re-claimed still counts).
   Result<Run> check_lease(std::string_view run_id, const Agent& agent,
                           std::string_view lease_token);
+  // check_lease, and also the agent of a stranded apply that was cancelled while it was away: it
+  // may still upload the state the apply changed (complete() keeps it as a partial StateVersion).
+  Result<Run> check_upload_lease(std::string_view run_id, const Agent& agent,
+                                 std::string_view lease_token);
   // Applies a run report. Idempotent per (run, attempt). A refusal with lease_lost is audited as
   // run.fenced.
   Status complete(std::string_view run_id, const Agent& agent, const protocol::RunReport& report);
@@ -103,6 +107,8 @@ class RunQueue {
     std::optional<Job> job;
   };
   Result<ClaimStep> claim_one(const Agent& agent, const ManifestFactory& build);
+  Status store_late_state(const Run& run, const Agent& agent, const protocol::RunReport& report,
+                          Transaction& tx);
   Status complete_in_transaction(std::string_view run_id, const Agent& agent,
                                  const protocol::RunReport& report);
   Result<LeaseRenewal> start_apply_in_transaction(std::string_view run_id, const Agent& agent,

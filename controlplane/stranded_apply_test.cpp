@@ -259,6 +259,33 @@ TEST_F(StrandedApplyTest, CancellingAStrandedApplyEndsItAtTheNextClaim) {
   EXPECT_EQ(finished[0].actor, kControlPlaneActor);
 }
 
+TEST_F(StrandedApplyTest, TheLateReportOfACancelledStrandedApplyStillKeepsItsState) {
+  Capsule c = capsule("one");
+  Job job = claimed_apply(c);
+  ASSERT_TRUE(start(job, agent_a_));
+  clock_.advance(61);
+  ASSERT_TRUE(runs_.cancel(job.claimed.run.id));
+  EXPECT_TRUE(claim(agent_b_).empty());  // ends the stranded apply as cancelled
+  ASSERT_EQ(runs_.get_run(job.claimed.run.id)->status, run_status::kCancelled);
+
+  // The agent comes back with what the apply created: the upload and the report are accepted
+  // and the state is kept, partial; the Run stays cancelled.
+  EXPECT_TRUE(queue_.check_upload_lease(job.claimed.run.id, agent_a_, job.claimed.lease_token));
+  EXPECT_FALSE(queue_.check_upload_lease(job.claimed.run.id, agent_b_, job.claimed.lease_token));
+  ASSERT_TRUE(queue_.complete(job.claimed.run.id, agent_a_, interrupted(job, 0)));
+  auto current = states_.current(c.id);
+  ASSERT_TRUE(current && *current) << "the state the apply changed was forgotten";
+  EXPECT_TRUE((*current)->partial);
+  auto run = *runs_.get_run(job.claimed.run.id);
+  EXPECT_EQ(run.status, run_status::kCancelled);
+  EXPECT_EQ(run.state_version_id, (*current)->id);
+  ASSERT_EQ(attention(c).size(), 1u);
+  EXPECT_EQ(attention(c)[0].code, attention_code::kPartialState);
+  // A repeat is acknowledged and stores nothing more.
+  ASSERT_TRUE(queue_.complete(job.claimed.run.id, agent_a_, interrupted(job, 0)));
+  EXPECT_EQ((*states_.list(c.id, 10, std::nullopt)).size(), 1u);
+}
+
 TEST_F(StrandedApplyTest, FencedCompletionIsAuditedAndStoresNothing) {
   Capsule c = capsule("one");
   Job old_job = claimed_apply(c);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -60,6 +61,9 @@ struct ChildSetup {
       return bp::error_code(errno, bp::system_category());
     if (spec.limits.cpu_seconds && !limit(RLIMIT_CPU, static_cast<rlim_t>(*spec.limits.cpu_seconds)))
       return bp::error_code(errno, bp::system_category());
+    // Without a supervisor nothing would stop tofu once the agent is gone (the unit leaves the
+    // agent's children alone): it dies with the agent, as docs/operations.md says.
+    if (!spec.supervisor) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (spec.interrupt_group) ::signal(SIGINT, SIG_IGN);
     return {};
   }

@@ -376,16 +376,24 @@ asio::awaitable<Status> RunFlow::async_apply() {
   if (inputs_.before_apply) TAKOSUMI_CO_TRY(co_await inputs_.before_apply());
   if (cancel_.requested()) co_return fail(errc::kCancelled, "cancelled before the apply started");
   const auto started = Clock::now();
-  StateCheckpointer checkpointer(module_dir_ / kStateFile, workspace_->root() / "checkpoint.tfstate",
-                                 settings_.outbox, manifest_);
+  StateCheckpointer checkpointer(*workspace_, module_dir_ / kStateFile, settings_.outbox, manifest_);
+  // The loop stops on a flag, not by cancellation: a cancelled co_await throws in Asio, and the
+  // checkpoint in flight must finish anyway.
+  bool applying = true;
+  asio::steady_timer wake(co_await asio::this_coro::executor);
+  auto apply = [&]() -> asio::awaitable<Status> {
+    auto result = co_await tofu_->async_apply(workspace_->plan_file());
+    applying = false;
+    wake.cancel();
+    co_return result;
+  };
   using namespace asio::experimental::awaitable_operators;
-  auto ran = co_await (tofu_->async_apply(workspace_->plan_file()) ||
-                       async_checkpoint_loop(checkpointer));
-  Status applied = std::get<0>(std::move(ran));
+  Status applied = co_await (apply() && async_checkpoint_loop(checkpointer, applying, wake));
   record("apply", started);
   outcome_.checkpoints = checkpointer.count();
   // Whatever the apply did to the state is kept, even when it failed or was cancelled.
   auto sealed = co_await async_seal_new_state();
+  if (!sealed && !outcome_.state_envelope) co_await async_keep_newest_state(sealed.error());
   if (!applied) {
     if (!sealed) co_return std::unexpected(applied.error().with_context(
                      "and the state could not be sealed (" + sealed.error().to_string() + ")"));
@@ -400,18 +408,36 @@ asio::awaitable<Status> RunFlow::async_apply() {
   co_return co_await async_publish_outputs();
 }
 
-// Runs until the apply ends (the caller's || cancels it): every new state tofu persists is sealed
-// into the outbox as the checkpoint. A failed checkpoint is logged and retried on the next change;
-// it never stops the apply.
-asio::awaitable<Status> RunFlow::async_checkpoint_loop(StateCheckpointer& checkpointer) {
-  asio::steady_timer timer(co_await asio::this_coro::executor);
+// The final state could not be sealed (torn by a kill, disk full): the newest state there is —
+// another state file, or the last checkpoint — is kept instead, so what the apply created is not
+// forgotten with the workspace.
+asio::awaitable<void> RunFlow::async_keep_newest_state(const Error& why) {
+  auto kept = co_await async_blocking(blocking_, [this] {
+    return recover_newest_state(settings_.work_root, settings_.outbox, manifest_);
+  });
+  if (!kept || !*kept) co_return;
+  const auto& found = **kept;
+  outcome_.state_envelope = found.sealed.artifact.path;
+  report_.new_state = protocol::NewStateDescriptor{
+      found.sealed.artifact.artifact_sha256, found.sealed.artifact.plaintext_sha256,
+      found.sealed.identity.serial, found.sealed.identity.lineage,
+      manifest_.prior_state ? manifest_.prior_state->generation : 0};
+  notice("the final state could not be sealed (" + why.to_string() + "); the newest state (serial " +
+         std::to_string(found.sealed.identity.serial) + ", from " + found.source + ") is kept instead");
+}
+
+// Runs while `applying` (the apply clears it and cancels `wake`): every new state tofu persists is
+// sealed into the outbox as the checkpoint. A failed checkpoint is logged and retried on the next
+// change; it never stops the apply. Awaited together with the apply, whose frame owns the
+// references.
+asio::awaitable<void> RunFlow::async_checkpoint_loop(StateCheckpointer& checkpointer,
+                                                     const bool& applying,
+                                                     asio::steady_timer& wake) {
   bool warned = false;
-  for (;;) {
-    if ((co_await asio::this_coro::cancellation_state).cancelled() != asio::cancellation_type::none)
-      co_return Status{};
-    timer.expires_after(settings_.checkpoint_interval);
-    auto [ec] = co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    if (ec) co_return Status{};
+  while (applying) {
+    wake.expires_after(settings_.checkpoint_interval);
+    co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (!applying) break;
     auto taken = co_await async_blocking(blocking_, [&checkpointer] { return checkpointer.checkpoint(); });
     if (!taken && !warned) {
       warned = true;

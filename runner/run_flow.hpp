@@ -1,6 +1,7 @@
 #pragma once
 // The steps of one Run attempt, in order, for RunExecutor. Internal to the runner.
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include <chrono>
@@ -38,7 +39,10 @@ class RunFlow {
   boost::asio::awaitable<Status> async_init();
   boost::asio::awaitable<Status> async_plan();
   boost::asio::awaitable<Status> async_apply();
-  boost::asio::awaitable<Status> async_checkpoint_loop(StateCheckpointer& checkpointer);
+  boost::asio::awaitable<void> async_checkpoint_loop(StateCheckpointer& checkpointer,
+                                                     const bool& applying,
+                                                     boost::asio::steady_timer& wake);
+  boost::asio::awaitable<void> async_keep_newest_state(const Error& why);
   boost::asio::awaitable<Status> async_drift_check();
   boost::asio::awaitable<Status> async_seal_new_state();
   boost::asio::awaitable<Status> async_publish_outputs();

@@ -1,5 +1,10 @@
 #include "runner/state_checkpoint.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <system_error>
 
@@ -23,26 +28,53 @@ bool is_prior(const StateIdentity& id, const protocol::JobManifest& m) {
   return m.prior_state && same_identity(id, m.prior_state->serial, m.prior_state->lineage);
 }
 
+// The module writes in the workspace: the state is opened without following a link and without
+// blocking on a FIFO, and read only when it is a regular file.
+Result<std::optional<std::string>> read_state_file(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ELOOP) return std::optional<std::string>{};
+    return std::unexpected(errno_error("open", path, errno));
+  }
+  std::string text;
+  struct stat st {};
+  bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  if (regular && static_cast<std::uint64_t>(st.st_size) <= kMaxStateBytes) {
+    char buf[64 * 1024];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        regular = false;
+        break;
+      }
+      text.append(buf, static_cast<std::size_t>(n));
+      if (text.size() > kMaxStateBytes) break;
+    }
+  }
+  ::close(fd);
+  if (!regular || text.size() > kMaxStateBytes) return std::optional<std::string>{};
+  return std::optional<std::string>(std::move(text));
+}
+
 // Reads the state once and, when it is a whole state, writes that very text to scratch: what is
 // sealed is exactly what was checked, even while tofu rewrites the original.
 Result<std::optional<StateIdentity>> snapshot(const fs::path& state, const fs::path& scratch) {
-  auto text = read_file(state, kMaxStateBytes);
-  if (!text) {
-    if (text.error().code == errc::kNotFound) return std::optional<StateIdentity>{};
-    return std::unexpected(text.error());
-  }
-  auto identity = parse_state_identity(*text);
+  auto text = read_state_file(state);
+  if (!text) return std::unexpected(text.error());
+  if (!*text) return std::optional<StateIdentity>{};
+  auto identity = parse_state_identity(**text);
   if (!identity) return std::optional<StateIdentity>{};  // not whole yet, or not a state
-  TAKOSUMI_TRY(write_file_atomic(scratch, *text, 0600));
+  TAKOSUMI_TRY(write_file_atomic(scratch, **text, 0600));
   return std::optional<StateIdentity>(std::move(*identity));
 }
 
 }  // namespace
 
-StateCheckpointer::StateCheckpointer(fs::path state_file, fs::path scratch, fs::path outbox,
-                                     const protocol::JobManifest& manifest)
-    : state_file_(std::move(state_file)),
-      scratch_(std::move(scratch)),
+StateCheckpointer::StateCheckpointer(const RunWorkspace& workspace, fs::path state_file,
+                                     fs::path outbox, const protocol::JobManifest& manifest)
+    : workspace_(workspace),
+      state_file_(std::move(state_file)),
+      scratch_(workspace.capture("checkpoint.tfstate")),
       outbox_(std::move(outbox)),
       manifest_(manifest) {}
 
@@ -56,6 +88,7 @@ Result<bool> StateCheckpointer::checkpoint() {
   // look identical, so only a file that has stayed put for a while is skipped unread.
   const bool settled = fs::file_time_type::clock::now() - mtime > std::chrono::seconds(2);
   if (settled && mtime == last_mtime_ && size == last_size_) return false;
+  if (!workspace_.check_regular_file(state_file_)) return false;  // a link out of the workspace
   auto identity = snapshot(state_file_, scratch_);
   if (!identity) return std::unexpected(identity.error());
   if (!*identity) return false;  // try again on the next change
@@ -81,7 +114,7 @@ Result<std::optional<RecoveredState>> recover_newest_state(const fs::path& work_
   auto ws = RunWorkspace::open_existing(work_root, m.run_id, m.attempt);
   if (ws) {
     const fs::path module_dir = (ws->source() / m.source.module_path).lexically_normal();
-    const fs::path scratch = ws->root() / "recovered.tfstate";
+    const fs::path scratch = ws->capture("recovered.tfstate");
     for (const char* name : {kErroredStateFile, kStateFile}) {
       const fs::path state = module_dir / name;
       if (!fs::exists(fs::symlink_status(state)) || !ws->check_regular_file(state)) continue;

@@ -16,14 +16,16 @@
 #include "common/error.hpp"
 #include "protocol/job_manifest.hpp"
 #include "runner/run_artifacts.hpp"
+#include "runner/run_workspace.hpp"
 #include "runner/state_file.hpp"
 
 namespace takosumi::runner {
 
 class StateCheckpointer {
  public:
-  // scratch: a path inside the workspace for the plaintext copy; removed after each checkpoint.
-  StateCheckpointer(std::filesystem::path state_file, std::filesystem::path scratch,
+  // The plaintext copy goes to the workspace's capture directory, which the sandboxed module
+  // cannot write (it could plant links there otherwise); it is removed after each checkpoint.
+  StateCheckpointer(const RunWorkspace& workspace, std::filesystem::path state_file,
                     std::filesystem::path outbox, const protocol::JobManifest& manifest);
 
   // True when a new checkpoint was sealed. A missing state, one that is not whole yet, or one
@@ -33,6 +35,7 @@ class StateCheckpointer {
   std::int64_t count() const { return count_; }
 
  private:
+  const RunWorkspace& workspace_;
   std::filesystem::path state_file_;
   std::filesystem::path scratch_;
   std::filesystem::path outbox_;

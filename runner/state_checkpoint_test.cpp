@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include "common/file_io.hpp"
@@ -62,8 +64,7 @@ class StateCheckpointTest : public ::testing::Test {
   }
 
   StateCheckpointer checkpointer() {
-    return StateCheckpointer(module_ / "terraform.tfstate", ws_->root() / "checkpoint.tfstate",
-                             outbox(), manifest_);
+    return StateCheckpointer(*ws_, module_ / "terraform.tfstate", outbox(), manifest_);
   }
   fs::path outbox() const { return dir_ / "spool"; }
 
@@ -95,7 +96,7 @@ TEST_F(StateCheckpointTest, SealsEachNewSerialAndNothingElse) {
   ASSERT_TRUE(described) << described.error().to_string();
   EXPECT_EQ(described->identity.serial, 9);
   EXPECT_EQ(open(sealed), state_json(9, "L", "second"));
-  EXPECT_FALSE(fs::exists(ws_->root() / "checkpoint.tfstate")) << "plaintext copy left behind";
+  EXPECT_FALSE(fs::exists(ws_->capture("checkpoint.tfstate"))) << "plaintext copy left behind";
 }
 
 TEST_F(StateCheckpointTest, RecoveryPrefersTheSurvivingWorkspace) {
@@ -146,6 +147,20 @@ TEST_F(StateCheckpointTest, NothingToRecoverWhenTheApplyChangedNothing) {
   auto gone = recover_newest_state(work_, outbox(), manifest_);
   ASSERT_TRUE(gone);
   EXPECT_FALSE(*gone) << "no workspace and no checkpoint";
+}
+
+TEST_F(StateCheckpointTest, AFifoOrALinkInPlaceOfTheStateIsNoCheckpoint) {
+  auto cp = checkpointer();
+  ASSERT_EQ(::mkfifo((module_ / "terraform.tfstate").c_str(), 0600), 0);
+  auto fifo = cp.checkpoint();
+  ASSERT_TRUE(fifo);
+  EXPECT_FALSE(*fifo) << "a FIFO must neither block nor be read";
+  fs::remove(module_ / "terraform.tfstate");
+  ASSERT_TRUE(write_file_atomic(dir_ / "elsewhere.tfstate", state_json(99, "L", "foreign")));
+  fs::create_symlink(dir_ / "elsewhere.tfstate", module_ / "terraform.tfstate");
+  auto link = cp.checkpoint();
+  ASSERT_TRUE(link);
+  EXPECT_FALSE(*link);
 }
 
 TEST_F(StateCheckpointTest, RecoveryIgnoresALinkOutOfTheWorkspace) {
