@@ -12,7 +12,7 @@
 #include "agent/run_spool.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
-#include "runner/run_artifacts.hpp"
+#include "crypto/envelope.hpp"
 
 namespace takosumi::agent {
 namespace {
@@ -39,12 +39,12 @@ void describe_spool(const fs::path& dir, std::ostream& out) {
     if (!item.is_regular_file(ec)) continue;
     const auto name = item.path().filename().string();
     out << "    " << name << " (" << item.file_size(ec) << " bytes)";
-    if (name.ends_with(".env")) {
-      auto sealed = runner::describe_sealed_state(item.path());
-      if (sealed)
-        out << ", state serial " << sealed->identity.serial << ", lineage "
-            << sealed->identity.lineage;
-    }
+    // The header alone: a listing need not hash whole states.
+    if (name.ends_with(".env"))
+      if (auto prefix = crypto::read_envelope_prefix(item.path());
+          prefix && prefix->header.kind == "state")
+        out << ", state serial " << prefix->header.serial << ", lineage "
+            << prefix->header.lineage;
     out << "\n";
   }
 }

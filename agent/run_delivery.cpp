@@ -49,21 +49,16 @@ asio::awaitable<Status> async_deliver(ControlClient& client, std::string run_id,
 }
 
 asio::awaitable<Status> async_settle(DeliveryStores stores, JournalEntry entry, Delivery d) {
-  const auto hold = [&](RunPhase phase, const Error& why) {
-    entry.phase = phase;
-    entry.note = why.to_string();
-    entry.updated_at = stores.clock.now_unix();
-    if (auto kept = stores.journal.write(entry); !kept)
+  const auto advance = [&](RunPhase phase, std::string note) {
+    if (auto kept = stores.journal.advance(entry, phase, std::move(note), stores.clock.now_unix());
+        !kept)
       spdlog::error("run {}: journal: {}", entry.run_id, kept.error().to_string());
   };
   if (auto saved = stores.spool.save(entry.run_id, entry.attempt, d); !saved) {
     // Delivered straight from memory; only a restart before the answer would lose it.
     spdlog::error("run {}: cannot spool the results: {}", entry.run_id, saved.error().to_string());
   } else {
-    entry.phase = RunPhase::deliver;
-    entry.updated_at = stores.clock.now_unix();
-    if (auto kept = stores.journal.write(entry); !kept)
-      spdlog::error("run {}: journal: {}", entry.run_id, kept.error().to_string());
+    advance(RunPhase::deliver, {});
   }
   auto delivered = co_await async_deliver(stores.client, entry.run_id, d);
   if (delivered) {
@@ -74,7 +69,7 @@ asio::awaitable<Status> async_settle(DeliveryStores stores, JournalEntry entry, 
     co_return delivered;
   }
   const bool lost = delivered.error().code == errc::kLeaseLost;
-  hold(lost ? RunPhase::lease_lost : RunPhase::undeliverable, delivered.error());
+  advance(lost ? RunPhase::lease_lost : RunPhase::undeliverable, delivered.error().to_string());
   spdlog::error("run {}: results not accepted ({}); kept in {} for the operator: see "
                 "`takosumi-agent recover`",
                 entry.run_id, delivered.error().to_string(),

@@ -94,6 +94,14 @@ Status RunJournal::write(const JournalEntry& e) const {
   return write_file_atomic(dir_ / (e.run_id + ".json"), protocol::serialize(o), 0600);
 }
 
+Status RunJournal::advance(JournalEntry& entry, RunPhase phase, std::string note,
+                          std::int64_t now) const {
+  entry.phase = phase;
+  entry.note = std::move(note);
+  entry.updated_at = now;
+  return write(entry);
+}
+
 Status RunJournal::remove(std::string_view run_id) const {
   if (!runner::is_safe_file_name(run_id))
     return fail(errc::kInvalidArgument, "run id \"" + std::string(run_id) + "\" is not a safe file name");

@@ -55,6 +55,8 @@ class RunJournal {
   // Durable when it returns. io_error when the disk refuses; invalid_argument for a run id that
   // is not a safe file name.
   Status write(const JournalEntry& entry) const;
+  // Moves the entry to a phase (with why, for held ones) as of now and writes it.
+  Status advance(JournalEntry& entry, RunPhase phase, std::string note, std::int64_t now) const;
   Status remove(std::string_view run_id) const;
   Result<JournalContents> read() const;
   // Temporaries of a write a crash interrupted (the entry before it is still in place). Only for

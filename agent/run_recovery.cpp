@@ -115,10 +115,7 @@ asio::awaitable<Status> async_recover_one(const RecoveryContext& ctx, JournalEnt
   spdlog::warn("run {}: found in the journal at phase {} (attempt {}); recovering", e.run_id,
                to_string(e.phase), e.attempt);
   auto hold = [&](const Error& why) -> Status {
-    e.phase = RunPhase::undeliverable;
-    e.note = why.to_string();
-    e.updated_at = ctx.clock.now_unix();
-    (void)ctx.journal.write(e);
+    (void)ctx.journal.advance(e, RunPhase::undeliverable, why.to_string(), ctx.clock.now_unix());
     spdlog::error("run {}: cannot be recovered automatically: {}; kept for the operator "
                   "(takosumi-agent recover)", e.run_id, why.to_string());
     return std::unexpected(why);

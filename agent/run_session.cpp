@@ -126,10 +126,7 @@ asio::awaitable<void> RunSession::async_heartbeat_loop(runner::RunExecutor& exec
 }
 
 Status RunSession::journal(RunPhase phase, std::string note) {
-  entry_.phase = phase;
-  entry_.note = std::move(note);
-  entry_.updated_at = ctx_.clock.now_unix();
-  return ctx_.journal.write(entry_);
+  return ctx_.journal.advance(entry_, phase, std::move(note), ctx_.clock.now_unix());
 }
 
 // Journaled first, then announced: if the agent dies in between, recovery finds the phase and

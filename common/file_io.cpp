@@ -9,23 +9,11 @@
 #include <system_error>
 
 #include "common/error_codes.hpp"
+#include "common/unique_fd.hpp"
 
 namespace takosumi {
 namespace {
 
-class FdCloser {
- public:
-  explicit FdCloser(int fd) : fd_(fd) {}
-  ~FdCloser() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FdCloser(const FdCloser&) = delete;
-  FdCloser& operator=(const FdCloser&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 Status write_all(int fd, std::string_view data, const std::filesystem::path& path) {
   while (!data.empty()) {
@@ -47,7 +35,7 @@ Error errno_error(std::string_view what, const std::filesystem::path& path, int 
 }
 
 Result<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes) {
-  FdCloser fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {
     if (errno == ENOENT)
       return fail(errc::kNotFound, "open " + path.string() + ": no such file");
@@ -71,7 +59,7 @@ Result<std::string> read_file(const std::filesystem::path& path, std::size_t max
 }
 
 Status fsync_directory(const std::filesystem::path& path) {
-  FdCloser fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd.get() < 0) return std::unexpected(errno_error("open directory", path, errno));
   if (::fsync(fd.get()) != 0) return std::unexpected(errno_error("fsync directory", path, errno));
   return {};
@@ -82,7 +70,7 @@ Status write_file_atomic(const std::filesystem::path& path, std::string_view con
   auto tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
   {
-    FdCloser fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
     if (fd.get() < 0) return std::unexpected(errno_error("create", tmp, errno));
     if (::fchmod(fd.get(), mode) != 0) return std::unexpected(errno_error("chmod", tmp, errno));
     if (auto s = write_all(fd.get(), content, tmp); !s) {

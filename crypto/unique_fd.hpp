@@ -1,5 +1,5 @@
 #pragma once
-// Internal to crypto/: an owning file descriptor and the EINTR-safe loops the readers and writers
+// Internal to crypto/: the owning file descriptor (common/unique_fd.hpp) and the EINTR-safe loops the readers and writers
 // share. Errors name the path the descriptor belongs to.
 #include <unistd.h>
 
@@ -12,35 +12,11 @@
 
 #include "common/error.hpp"
 #include "common/file_io.hpp"
+#include "common/unique_fd.hpp"
 
 namespace takosumi::crypto::detail {
 
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd() { reset(); }
-  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-
-  int get() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
+using UniqueFd = takosumi::UniqueFd;
 
 // Fills buf unless end of file comes first; returns the number of bytes read, so a short count
 // always means end of file (chunk framing relies on that).

@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "common/error_codes.hpp"
+#include "common/unique_fd.hpp"
 #include "runner/line_splitter.hpp"
 #include "runner/supervise_arguments.hpp"
 
@@ -84,19 +85,6 @@ struct ExplicitEnvironment {
   std::vector<const char*> pointers;
 };
 
-class FdGuard {
- public:
-  explicit FdGuard(int fd = -1) : fd_(fd) {}
-  ~FdGuard() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FdGuard(const FdGuard&) = delete;
-  FdGuard& operator=(const FdGuard&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Everything the three cooperating coroutines (two pumps + reaper, watchdog) share. Lives on the
 // frame of async_run; all access is on the io thread.
@@ -223,7 +211,7 @@ asio::awaitable<Result<ProcessExit>> BoostProcessLauncher::async_run(ProcessSpec
     if (!fd) co_return std::unexpected(fd.error());
     stdout_fd = *fd;
   }
-  const FdGuard file_fd(stdout_fd);  // the child has its own copy once started
+  const UniqueFd file_fd(stdout_fd);  // the child has its own copy once started
   asio::readable_pipe out(ex), err(ex);
   bp::error_code ec;
   auto proc = [&] {

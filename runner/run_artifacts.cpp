@@ -40,6 +40,16 @@ Result<SealedArtifact> seal(const fs::path& plaintext, const fs::path& outbox,
   return SealedArtifact{out, *digest, written->plaintext_sha256};
 }
 
+// A new state belongs to the generation after the prior one, whichever file it is sealed to.
+crypto::EnvelopeHeader state_header(const protocol::JobManifest& m, const StateIdentity& identity) {
+  crypto::EnvelopeHeader header;
+  header.kind = "state";
+  header.generation = (m.prior_state ? m.prior_state->generation : 0) + 1;
+  header.lineage = identity.lineage;
+  header.serial = identity.serial;
+  return header;
+}
+
 std::string artifact_name(const protocol::JobManifest& m, std::string_view kind) {
   return m.run_id + "-" + std::to_string(m.attempt) + "." + std::string(kind) + ".env";
 }
@@ -88,23 +98,13 @@ Result<SealedArtifact> seal_plan(const fs::path& plan_file, const fs::path& outb
 
 Result<SealedArtifact> seal_state(const fs::path& state_file, const fs::path& outbox,
                                   const protocol::JobManifest& m, const StateIdentity& identity) {
-  crypto::EnvelopeHeader header;
-  header.kind = "state";
-  header.generation = (m.prior_state ? m.prior_state->generation : 0) + 1;
-  header.lineage = identity.lineage;
-  header.serial = identity.serial;
-  return seal(state_file, outbox, artifact_name(m, "state"), std::move(header), m);
+  return seal(state_file, outbox, artifact_name(m, "state"), state_header(m, identity), m);
 }
 
 Result<SealedArtifact> seal_state_checkpoint(const fs::path& state_file, const fs::path& outbox,
                                              const protocol::JobManifest& m,
                                              const StateIdentity& identity) {
-  crypto::EnvelopeHeader header;
-  header.kind = "state";
-  header.generation = (m.prior_state ? m.prior_state->generation : 0) + 1;
-  header.lineage = identity.lineage;
-  header.serial = identity.serial;
-  return seal(state_file, outbox, artifact_name(m, "checkpoint"), std::move(header), m);
+  return seal(state_file, outbox, artifact_name(m, "checkpoint"), state_header(m, identity), m);
 }
 
 fs::path sealed_state_path(const fs::path& outbox, const protocol::JobManifest& m) {

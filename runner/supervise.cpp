@@ -23,6 +23,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/unique_fd.hpp"
+
 namespace takosumi::runner {
 namespace {
 
@@ -35,27 +37,7 @@ constexpr auto kParentCheck = 1s;
 // keeps writing).
 constexpr auto kDrainLimit = 5s;
 
-class Fd {
- public:
-  explicit Fd(int fd = -1) noexcept : fd_(fd) {}
-  ~Fd() { reset(); }
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) {
-      reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  int get() const { return fd_; }
-  void reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
+using Fd = UniqueFd;
 
 // Async-signal-safe. false when a write failed (EPIPE once the agent is gone).
 bool write_all(int fd, const char* data, std::size_t size) noexcept {
