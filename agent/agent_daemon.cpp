@@ -29,10 +29,11 @@ std::string describe(std::exception_ptr e) {
 }  // namespace
 
 AgentDaemon::AgentDaemon(asio::any_io_executor ex, config::AgentConfig config, AgentKeys keys,
-                         HttpTransport& transport, const Clock& clock)
+                         HttpTransport& transport, const Clock& clock, SandboxProbe sandbox)
     : ex_(ex),
       config_(std::move(config)),
       keys_(std::move(keys)),
+      sandbox_(std::move(sandbox)),
       client_(transport),
       clock_(clock),
       spool_(config_.state_dir / "spool"),
@@ -83,8 +84,7 @@ asio::awaitable<Status> AgentDaemon::async_register() {
   co_return fail("cancelled", "stopped before registration");
 }
 
-asio::awaitable<void> AgentDaemon::async_session(ClaimedJob job) {
-  ++active_;
+runner::RunnerSettings AgentDaemon::runner_settings() const {
   runner::RunnerSettings settings;
   settings.tofu_binary = config_.tofu_binary;
   settings.provider_mirror = config_.provider_mirror;
@@ -95,16 +95,30 @@ asio::awaitable<void> AgentDaemon::async_session(ClaimedJob job) {
   settings.kill_grace = config_.interrupt_grace;
   settings.tofu_timeout = config_.tofu_timeout;
   settings.data_loss_patterns = config_.data_loss_patterns;
-  if (config_.sandbox.enabled)
-    settings.sandbox = runner::SandboxOptions{config_.sandbox.bubblewrap, config_.sandbox.network,
-                                              {}, config_.sandbox.writable_paths};
+  const auto& sandbox = config_.sandbox;
+  if (sandbox.enabled) {
+    settings.sandbox = runner::SandboxOptions{sandbox.bubblewrap, sandbox.network, {},
+                                              sandbox.writable_paths};
+    settings.sandbox->tmp_bytes = config_.limits.tmp_mib << 20;
+    settings.exec_control = runner::ExecControl{sandbox.confine, sandbox.exec_control_required,
+                                                sandbox_.landlock, sandbox.exec_allow,
+                                                sandbox.tcp_connect_ports};
+  }
   if (config_.limits.memory_mib > 0)
     settings.limits.address_space_bytes = config_.limits.memory_mib << 20;
   if (config_.limits.cpu_seconds > 0) settings.limits.cpu_seconds = config_.limits.cpu_seconds;
+  settings.max_processes = config_.limits.max_processes;
+  settings.pids_cgroups = sandbox_.cgroups;
   settings.policy = config_.policy;
   settings.max_log_bytes = config_.limits.max_log_bytes;
   settings.max_plan_json_bytes = config_.limits.max_plan_json_bytes;
   settings.max_state_bytes = config_.limits.max_state_bytes;
+  return settings;
+}
+
+asio::awaitable<void> AgentDaemon::async_session(ClaimedJob job) {
+  ++active_;
+  runner::RunnerSettings settings = runner_settings();
   SessionContext ctx{client_,   *journal_, spool_, clock_, *verifier_, keys_.box,
                      blocking_, std::move(settings), config_.heartbeat_interval};
   RunSession session(std::move(ctx), std::move(job));

@@ -16,6 +16,8 @@
 #include "agent/run_journal.hpp"
 #include "agent/run_recovery.hpp"
 #include "agent/run_spool.hpp"
+#include "agent/sandbox_probe.hpp"
+#include "runner/run_executor.hpp"
 #include "common/clock.hpp"
 #include "config/agent_config.hpp"
 #include "crypto/keys.hpp"
@@ -31,8 +33,9 @@ struct AgentKeys {
 
 class AgentDaemon {
  public:
+  // sandbox: what probe_sandbox(true) found on this host.
   AgentDaemon(boost::asio::any_io_executor ex, config::AgentConfig config, AgentKeys keys,
-              HttpTransport& transport, const Clock& clock);
+              HttpTransport& transport, const Clock& clock, SandboxProbe sandbox);
   ~AgentDaemon();
   // Returns 0 after a graceful stop, non-zero when registration failed for good.
   boost::asio::awaitable<int> async_run();
@@ -49,6 +52,7 @@ class AgentDaemon {
   boost::asio::awaitable<RecoverySummary> async_recover_journal(bool include_held);
   boost::asio::awaitable<void> async_claim_loop();
   boost::asio::awaitable<void> async_session(ClaimedJob job);
+  runner::RunnerSettings runner_settings() const;
   // Waits d, or less when a slot frees up or stop is requested.
   boost::asio::awaitable<void> async_wait_slot(std::chrono::steady_clock::duration d);
   boost::asio::awaitable<void> async_wait_stop();
@@ -56,6 +60,7 @@ class AgentDaemon {
   boost::asio::any_io_executor ex_;
   config::AgentConfig config_;
   AgentKeys keys_;
+  SandboxProbe sandbox_;
   ControlClient client_;
   const Clock& clock_;
   boost::asio::thread_pool blocking_{2};

@@ -64,27 +64,32 @@ bool parse_args(int argc, char** argv, Args& args) {
   return !args.config.empty() && !(args.push && !args.discard.empty());
 }
 
-// takosumi-supervise is installed next to takosumi-agent unless the configuration names it.
-takosumi::Status resolve_supervisor(takosumi::config::AgentConfig& c) {
+// A helper program installed next to takosumi-agent unless the configuration names it (key).
+takosumi::Status resolve_helper(std::filesystem::path& program, const char* name, const char* key) {
+  if (program.empty()) {
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec)
+      return takosumi::fail(takosumi::errc::kConfigInvalid,
+                            std::string(key) + ": cannot find this executable: " + ec.message());
+    program = self.parent_path() / name;
+  }
+  if (::access(program.c_str(), X_OK) != 0)
+    return takosumi::fail(takosumi::errc::kConfigInvalid,
+                          std::string(key) + ": " + program.string() + " is not an executable; install " +
+                              name + " next to takosumi-agent or set " + key);
+  return {};
+}
+
+takosumi::Status resolve_helpers(takosumi::config::AgentConfig& c) {
+  if (c.sandbox.enabled)
+    TAKOSUMI_TRY(resolve_helper(c.sandbox.confine, "takosumi-confine", "sandbox.confine"));
   if (c.supervisor_disabled) {
     spdlog::warn("tofu.supervisor is none: tofu is killed with the agent, and an apply in flight "
                  "then loses what it did not persist (docs/operations.md)");
     return {};
   }
-  if (c.supervisor.empty()) {
-    std::error_code ec;
-    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-    if (ec)
-      return takosumi::fail(takosumi::errc::kConfigInvalid,
-                            "tofu.supervisor: cannot find this executable: " + ec.message());
-    c.supervisor = self.parent_path() / "takosumi-supervise";
-  }
-  if (::access(c.supervisor.c_str(), X_OK) != 0)
-    return takosumi::fail(takosumi::errc::kConfigInvalid,
-                          "tofu.supervisor: " + c.supervisor.string() +
-                              " is not an executable; install takosumi-supervise next to "
-                              "takosumi-agent or set tofu.supervisor");
-  return {};
+  return resolve_helper(c.supervisor, "takosumi-supervise", "tofu.supervisor");
 }
 
 int run_recover(const Args& args, const takosumi::config::AgentConfig& config) {
@@ -161,15 +166,28 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (args.recover && !args.push) return run_recover(args, *config);
-  if (auto s = resolve_supervisor(*config); !s) {
+  if (auto s = resolve_helpers(*config); !s) {
+    spdlog::error("{}", s.error().to_string());
+    return 2;
+  }
+  // --check-config only looks; the daemon may create its cgroup parent.
+  auto sandbox = takosumi::agent::probe_sandbox(*config, !args.check_only);
+  if (auto s = takosumi::agent::check_tofu_binary(sandbox, *config); !s) {
     spdlog::error("{}", s.error().to_string());
     return 2;
   }
   if (args.check_only) {
     std::cout << "configuration ok: agent " << config->name << ", control plane "
               << config->control_url << "\n";
+    for (const auto& line : takosumi::agent::describe_sandbox(sandbox, *config))
+      std::cout << line << "\n";
     return 0;
   }
+  for (const auto& line : takosumi::agent::describe_sandbox(sandbox, *config))
+    spdlog::info("{}", line);
+  if (config->sandbox.enabled && sandbox.landlock.abi == 0 && !config->sandbox.exec_control_required)
+    spdlog::warn("sandbox.execControl is best-effort and the kernel has no Landlock: modules can "
+                 "run any program the sandbox can read");
 
   // One agent per state directory: its journal and spool are this process's alone.
   auto state_lock = takosumi::agent::lock_state_dir(config->state_dir);
@@ -180,7 +198,7 @@ int main(int argc, char** argv) {
   boost::asio::io_context io;
   takosumi::SystemClock clock;
   takosumi::agent::AgentDaemon daemon(io.get_executor(), std::move(*config), std::move(*keys),
-                                      *transport, clock);
+                                      *transport, clock, std::move(sandbox));
   boost::asio::signal_set signals(io, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int) {
     if (!ec) daemon.request_stop();

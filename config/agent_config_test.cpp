@@ -114,6 +114,30 @@ TEST_F(AgentConfigTest, SandboxIsOnByDefaultAndPoolPolicyDefersToCapsules) {
   EXPECT_EQ(c->policy.network, protocol::NetworkMode::full);
   EXPECT_EQ(c->limits.memory_mib, 0u);
   EXPECT_EQ(c->limits.max_state_bytes, 256u << 20);
+  EXPECT_TRUE(c->sandbox.exec_control_required);
+  EXPECT_EQ(c->sandbox.exec_allow, (std::vector<std::filesystem::path>{"/bin/sh", "/usr/bin"}));
+  EXPECT_FALSE(c->sandbox.tcp_connect_ports);
+  EXPECT_EQ(c->limits.tmp_mib, 512u);
+  EXPECT_EQ(c->limits.max_processes, 512u);
+}
+
+TEST_F(AgentConfigTest, ExecControlPortsAndSandboxLimits) {
+  auto c = load(std::string(kValid) +
+                "sandbox:\n  execControl: best-effort\n  execAllow: [/usr/bin/python3]\n"
+                "  tcpConnectPorts: [443, 8443]\n  confine: bin/takosumi-confine\n"
+                "limits:\n  tmpMiB: 64\n  maxProcesses: 0\n");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_FALSE(c->sandbox.exec_control_required);
+  EXPECT_EQ(c->sandbox.exec_allow, std::vector<std::filesystem::path>{"/usr/bin/python3"});
+  EXPECT_EQ(c->sandbox.tcp_connect_ports, (std::vector<std::uint16_t>{443, 8443}));
+  EXPECT_EQ(c->sandbox.confine, dir_ / "bin/takosumi-confine");
+  EXPECT_EQ(c->limits.tmp_mib, 64u);
+  EXPECT_EQ(c->limits.max_processes, 0u);
+  auto none = load(std::string(kValid) + "sandbox:\n  tcpConnectPorts: []\n  execAllow: []\n");
+  ASSERT_TRUE(none) << none.error().message;
+  ASSERT_TRUE(none->sandbox.tcp_connect_ports);
+  EXPECT_TRUE(none->sandbox.tcp_connect_ports->empty());
+  EXPECT_TRUE(none->sandbox.exec_allow.empty());
 }
 
 TEST_F(AgentConfigTest, SandboxLimitsAndPolicySections) {
@@ -148,7 +172,12 @@ TEST_F(AgentConfigTest, SandboxNoneIsAnExplicitChoiceAndBadValuesAreNamed) {
            {"sandbox:\n  writablePaths: [/]\n", "would make everything writable"},
            {"policy:\n  deniedProviders: [aws]\n", "fully qualified"},
            {"policy:\n  allowProvisioners: maybe\n", "policy.allowProvisioners must be true or false"},
-           {"limits:\n  maxLogBytes: 10\n", "limits.maxLogBytes must be between"}}) {
+           {"limits:\n  maxLogBytes: 10\n", "limits.maxLogBytes must be between"},
+           {"sandbox:\n  execControl: off\n", "sandbox.execControl must be required or best-effort"},
+           {"sandbox:\n  execAllow: [bin/sh]\n", "must be an absolute path"},
+           {"sandbox:\n  tcpConnectPorts: [https]\n", "\"https\" is not a port number"},
+           {"sandbox:\n  tcpConnectPorts: 443\n", "must be a list"},
+           {"limits:\n  tmpMiB: 0\n", "limits.tmpMiB must be between"}}) {
     auto c = load(std::string(kValid) + yaml);
     ASSERT_FALSE(c) << yaml;
     EXPECT_EQ(c.error().code, errc::kConfigInvalid);

@@ -28,12 +28,56 @@ Result<std::vector<std::string>> provider_list(const YAML::Node& node, const std
   return list;
 }
 
+Result<std::optional<std::vector<std::uint16_t>>> tcp_ports(const YAML::Node& node) {
+  if (!node["tcpConnectPorts"] || node["tcpConnectPorts"].IsNull())
+    return std::optional<std::vector<std::uint16_t>>{};
+  if (!node["tcpConnectPorts"].IsSequence())
+    return fail(errc::kConfigInvalid, "sandbox.tcpConnectPorts must be a list of port numbers");
+  std::vector<std::uint16_t> ports;
+  for (const auto& item : node["tcpConnectPorts"]) {
+    int port = 0;
+    if (!item.IsScalar() || !YAML::convert<int>::decode(item, port) || port < 1 || port > 65535)
+      return fail(errc::kConfigInvalid, "sandbox.tcpConnectPorts: \"" +
+                                            (item.IsScalar() ? item.Scalar() : std::string("?")) +
+                                            "\" is not a port number (1-65535)");
+    ports.push_back(static_cast<std::uint16_t>(port));
+  }
+  return std::optional<std::vector<std::uint16_t>>(std::move(ports));
+}
+
+Status load_exec_control(const YAML::Node& node, const std::filesystem::path& base, SandboxConfig& out) {
+  auto control = yaml_string(node, "execControl", "sandbox", "required");
+  if (!control) return std::unexpected(control.error());
+  if (*control != "required" && *control != "best-effort")
+    return fail(errc::kConfigInvalid, "sandbox.execControl must be required or best-effort");
+  out.exec_control_required = *control == "required";
+  if (node["execAllow"]) {
+    auto allow = yaml_strings(node, "execAllow", "sandbox");
+    if (!allow) return std::unexpected(allow.error());
+    out.exec_allow.clear();
+    for (const auto& p : *allow) {
+      if (!std::filesystem::path(p).is_absolute())
+        return fail(errc::kConfigInvalid, "sandbox.execAllow: \"" + p + "\" must be an absolute path");
+      out.exec_allow.emplace_back(p);
+    }
+  }
+  auto ports = tcp_ports(node);
+  if (!ports) return std::unexpected(ports.error());
+  out.tcp_connect_ports = std::move(*ports);
+  auto confine = yaml_string(node, "confine", "sandbox", "");
+  if (!confine) return std::unexpected(confine.error());
+  if (!confine->empty()) out.confine = resolve(base, *confine);
+  return {};
+}
+
 }  // namespace
 
 Status load_sandbox(const YAML::Node& root, const std::filesystem::path& base, SandboxConfig& out) {
   const YAML::Node node = root["sandbox"];
   if (!node || node.IsNull()) return {};  // every default holds
-  TAKOSUMI_TRY(yaml_known_keys(node, {"mode", "bubblewrap", "network", "writablePaths"}, "sandbox"));
+  TAKOSUMI_TRY(yaml_known_keys(node, {"mode", "bubblewrap", "network", "writablePaths", "execControl",
+                                      "execAllow", "tcpConnectPorts", "confine"},
+                                "sandbox"));
   auto mode = yaml_string(node, "mode", "sandbox", "bubblewrap");
   auto bwrap = yaml_string(node, "bubblewrap", "sandbox", "/usr/bin/bwrap");
   auto network = yaml_string(node, "network", "sandbox", "default");
@@ -54,24 +98,31 @@ Status load_sandbox(const YAML::Node& root, const std::filesystem::path& base, S
       return fail(errc::kConfigInvalid, "sandbox.writablePaths: \"" + p + "\" would make everything writable");
     out.writable_paths.push_back(path);
   }
-  return {};
+  return load_exec_control(node, base, out);
 }
 
 Status load_limits(const YAML::Node& root, LimitsConfig& out) {
   const YAML::Node node = root["limits"];
   if (!node || node.IsNull()) return {};
   TAKOSUMI_TRY(yaml_known_keys(
-      node, {"memoryMiB", "cpuSeconds", "maxLogBytes", "maxPlanJsonBytes", "maxStateBytes"}, "limits"));
+      node, {"memoryMiB", "cpuSeconds", "maxLogBytes", "maxPlanJsonBytes", "maxStateBytes", "tmpMiB",
+             "maxProcesses"},
+      "limits"));
   constexpr std::int64_t kTiB = std::int64_t{1} << 40;
   auto memory = yaml_int(node, "memoryMiB", "limits", 0, 0, 1 << 24);
   auto cpu = yaml_int(node, "cpuSeconds", "limits", 0, 0, 365 * 24 * 3600);
   auto logs = yaml_int(node, "maxLogBytes", "limits", 16 << 20, 4096, kTiB);
   auto plan = yaml_int(node, "maxPlanJsonBytes", "limits", 64 << 20, 4096, kTiB);
   auto state = yaml_int(node, "maxStateBytes", "limits", 256 << 20, 4096, kTiB);
+  auto tmp = yaml_int(node, "tmpMiB", "limits", 512, 1, 1 << 20);
+  auto processes = yaml_int(node, "maxProcesses", "limits", 512, 0, 1 << 22);
   for (const Error* e : {memory ? nullptr : &memory.error(), cpu ? nullptr : &cpu.error(),
                          logs ? nullptr : &logs.error(), plan ? nullptr : &plan.error(),
-                         state ? nullptr : &state.error()})
+                         state ? nullptr : &state.error(), tmp ? nullptr : &tmp.error(),
+                         processes ? nullptr : &processes.error()})
     if (e) return std::unexpected(*e);
+  out.tmp_mib = static_cast<std::uint64_t>(*tmp);
+  out.max_processes = static_cast<std::uint64_t>(*processes);
   out.memory_mib = static_cast<std::uint64_t>(*memory);
   out.cpu_seconds = static_cast<std::uint64_t>(*cpu);
   out.max_log_bytes = static_cast<std::uint64_t>(*logs);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "common/error.hpp"
@@ -19,6 +20,16 @@ struct SandboxConfig {
   bool network = true;  // `network: none` takes the network away from every Run of the pool
   // Besides its workspace, what a Run may write (e.g. a directory local resources manage).
   std::vector<std::filesystem::path> writable_paths;
+  // The Landlock exec allowlist: `required` fails Runs on a kernel without Landlock, `best-effort`
+  // runs them with a warning in each Run's log.
+  bool exec_control_required = true;
+  // What may execute besides tofu and the mirror's providers when a Run's policy allows
+  // provisioners or external data (files, or directories for everything beneath).
+  std::vector<std::filesystem::path> exec_allow{"/bin/sh", "/usr/bin"};
+  // TCP ports Runs with network may connect to; unset: any.
+  std::optional<std::vector<std::uint16_t>> tcp_connect_ports;
+  // takosumi-confine; empty: the one next to the takosumi-agent executable (resolved by main).
+  std::filesystem::path confine;
 };
 
 struct LimitsConfig {
@@ -27,6 +38,8 @@ struct LimitsConfig {
   std::uint64_t max_log_bytes = 16u << 20;       // beyond this the Run's log is truncated
   std::uint64_t max_plan_json_bytes = 64u << 20;  // `tofu show -json` larger → limit_exceeded
   std::uint64_t max_state_bytes = 256u << 20;     // a state file larger → limit_exceeded
+  std::uint64_t tmp_mib = 512;                    // size of each Run's private /tmp
+  std::uint64_t max_processes = 512;              // tasks of one Run together; 0 = no limit
 };
 
 Status load_sandbox(const YAML::Node& root, const std::filesystem::path& base, SandboxConfig& out);

@@ -44,10 +44,13 @@ constexpr auto kDrainLimit = std::chrono::seconds(5);
 // (see ProcessSpec).
 struct ChildSetup {
   const ProcessSpec& spec;
+  int cgroup_procs_fd = -1;  // opened before fork: the child allocates nothing
   bp::error_code on_exec_setup(bp::posix::default_launcher&, const std::filesystem::path&,
                                const char* const*) {
     // A new session: its own process group, and no controlling terminal (TIOCSTI) for a module.
     if (::setsid() == -1) return bp::error_code(errno, bp::system_category());
+    if (cgroup_procs_fd >= 0 && ::write(cgroup_procs_fd, "0", 1) != 1)
+      return bp::error_code(errno, bp::system_category());
     auto limit = [](int resource, rlim_t value) {
       struct rlimit current {};
       if (::getrlimit(resource, &current) == 0 && current.rlim_max != RLIM_INFINITY &&
@@ -212,6 +215,13 @@ asio::awaitable<Result<ProcessExit>> BoostProcessLauncher::async_run(ProcessSpec
     stdout_fd = *fd;
   }
   const UniqueFd file_fd(stdout_fd);  // the child has its own copy once started
+  UniqueFd cgroup_fd;
+  if (spec.cgroup_procs) {
+    cgroup_fd = UniqueFd(::open(spec.cgroup_procs->c_str(), O_WRONLY | O_CLOEXEC));
+    if (!cgroup_fd.valid())
+      co_return fail(errc::kSandboxFailed,
+                     "join cgroup " + spec.cgroup_procs->string() + ": " + std::strerror(errno));
+  }
   asio::readable_pipe out(ex), err(ex);
   bp::error_code ec;
   auto proc = [&] {
@@ -220,10 +230,10 @@ asio::awaitable<Result<ProcessExit>> BoostProcessLauncher::async_run(ProcessSpec
     if (file_fd.get() >= 0)
       return bp::default_process_launcher()(ex, ec, command->program, command->args,
                                             bp::process_stdio{nullptr, file_fd.get(), err}, env,
-                                            dir, ChildSetup{spec});
+                                            dir, ChildSetup{spec, cgroup_fd.get()});
     return bp::default_process_launcher()(ex, ec, command->program, command->args,
                                           bp::process_stdio{nullptr, out, err}, env, dir,
-                                          ChildSetup{spec});
+                                          ChildSetup{spec, cgroup_fd.get()});
   }();
   if (ec)
     co_return fail(errc::kSandboxFailed,

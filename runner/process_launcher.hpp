@@ -58,6 +58,9 @@ struct ProcessSpec {
   // program's signal and exits with its code; SIGKILL after kill_grace goes to the supervisor,
   // and the group kill that follows takes the program.
   std::optional<SupervisorSpec> supervisor;
+  // The cgroup.procs file of the Run's cgroup (runner/pids_cgroup.hpp): the child moves itself
+  // there before it executes, so everything it starts counts against that cgroup's limits.
+  std::optional<std::filesystem::path> cgroup_procs;
 };
 
 struct ProcessExit {

@@ -23,6 +23,7 @@
 #include "protocol/run_report.hpp"
 #include "runner/cancel_signal.hpp"
 #include "runner/log_sink.hpp"
+#include "runner/pids_cgroup.hpp"
 #include "runner/process_launcher.hpp"
 #include "runner/sandbox.hpp"
 #include "runner/secret_set.hpp"
@@ -43,7 +44,14 @@ struct RunnerSettings {
   // Every tofu command runs in this sandbox; the tofu binary and the mirror are added read-only,
   // the network follows the Run's effective policy. Unset: unsandboxed, with a warning per Run.
   std::optional<SandboxOptions> sandbox;
+  // Inside the sandbox: Landlock exec allowlist, seccomp, RLIMIT_NPROC (takosumi-confine). Unset
+  // only without a sandbox.
+  std::optional<ExecControl> exec_control;
   ProcessLimits limits;        // of tofu and each plugin
+  // Tasks (processes and threads) of one Run together (limits.maxProcesses); 0: no limit. Held by
+  // a cgroup's pids.max when pids_cgroups is set, else by RLIMIT_NPROC in the sandbox.
+  std::uint64_t max_processes = 512;
+  std::optional<PidsCgroups> pids_cgroups;
   protocol::RunPolicy policy;  // the pool's side, combined with the manifest's
   std::uint64_t max_log_bytes = 16u << 20;
   std::uint64_t max_plan_json_bytes = 64u << 20;

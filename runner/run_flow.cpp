@@ -7,6 +7,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 
@@ -17,6 +19,7 @@
 #include "runner/data_loss.hpp"
 #include "runner/drift_analysis.hpp"
 #include "runner/git_source.hpp"
+#include "runner/installed_providers.hpp"
 #include "runner/credential_check.hpp"
 #include "runner/module_policy.hpp"
 #include "runner/output_filter.hpp"
@@ -234,7 +237,7 @@ asio::awaitable<Status> RunFlow::async_restore_inputs() {
   if (manifest_.type == protocol::RunType::apply) {
     auto restored = co_await async_blocking(blocking_, [this] {
       return restore_saved_plan(*inputs_.plan_envelope, inputs_.plan_dek, manifest_,
-                                workspace_->plan_file());
+                                workspace_->frozen_plan());
     });
     if (!restored) co_return restored;
   }
@@ -252,6 +255,7 @@ Result<TofuOptions> RunFlow::tofu_options() const {
   options.secrets = &secrets_;
   options.supervisor = settings_.supervisor;
   options.lock_file = workspace_->lock_file();
+  if (cgroup_) options.cgroup_procs = cgroup_->procs_file();
   const bool offline = policy_.network == protocol::NetworkMode::none;
   if (!settings_.sandbox) {
     if (offline)
@@ -268,24 +272,50 @@ Result<TofuOptions> RunFlow::tofu_options() const {
   options.sandbox->read_only.push_back(settings_.tofu_binary);
   options.sandbox->read_only.push_back(settings_.provider_mirror);
   // The supervisor's lock tells a restarted agent whether tofu still runs: the module must not be
-  // able to remove or replace it.
+  // able to remove or replace it. The agent directory holds what tofu reads but must not change.
   options.sandbox->protected_paths = {workspace_->root() / "capture", workspace_->credentials(),
-                                      workspace_->lock_file()};
+                                      workspace_->lock_file(), workspace_->agent_dir()};
+  auto confine = confine_options(options.sandbox->network);
+  if (!confine) return std::unexpected(confine.error());
+  options.sandbox->confine = std::move(*confine);
   return options;
 }
 
+// The exec allowlist of this Run: tofu and the mirror's providers; the interpreters of
+// sandbox.execAllow (and the dynamic loader they need) only when the policy lets the module run
+// programs at all. See docs/security.md "Exec allowlist".
+Result<std::optional<SandboxOptions::Confine>> RunFlow::confine_options(bool network) const {
+  if (!settings_.exec_control) return std::optional<SandboxOptions::Confine>{};
+  const ExecControl& control = *settings_.exec_control;
+  if (control.landlock.abi == 0) {
+    if (control.required)
+      return fail(errc::kSandboxFailed,
+                  "sandbox.execControl is required, but " + control.landlock.unavailable +
+                      "; run the agent on such a kernel or set sandbox.execControl: best-effort");
+    notice("warning: the exec allowlist is not enforced (sandbox.execControl: best-effort): " +
+           control.landlock.unavailable);
+  }
+  ConfineArguments args;
+  args.exec = {settings_.tofu_binary.string(), settings_.provider_mirror.string()};
+  if (policy_.allow_provisioners || policy_.allow_external_data) {
+    for (const auto& path : control.allow) args.exec.push_back(path.string());
+    args.loader = !control.allow.empty();
+  }
+  if (network) args.tcp_connect_ports = control.tcp_connect_ports;
+  if (!settings_.pids_cgroups) args.max_processes = settings_.max_processes;
+  args.landlock_required = control.required;
+  return std::optional<SandboxOptions::Confine>(SandboxOptions::Confine{control.confine, std::move(args)});
+}
+
 asio::awaitable<Status> RunFlow::async_init() {
+  TAKOSUMI_CO_TRY(co_await async_limit_processes());
   auto options = tofu_options();
   if (!options) co_return std::unexpected(options.error());
   tofu_.emplace(launcher_, cancel_, std::move(*options), *workspace_, module_dir_, log_);
   const auto started = Clock::now();
   if (auto written = tofu_->write_cli_config(); !written) co_return workspace_error(written.error(), "CLI config");
-  if (auto written = tofu_->write_backend_override(); !written)
-    co_return workspace_error(written.error(), "backend override");
   // Every kind of plan evaluates the configuration; an apply takes its variables from the plan.
-  if (manifest_.type != protocol::RunType::apply)
-    if (auto written = tofu_->write_variables(manifest_.variables); !written)
-      co_return workspace_error(written.error(), "variables");
+  if (manifest_.type != protocol::RunType::apply) tofu_->set_variables(manifest_.variables);
   auto version = co_await tofu_->async_version();
   if (!version) co_return std::unexpected(version.error());
   report_.tofu_version = *version;
@@ -293,6 +323,9 @@ asio::awaitable<Status> RunFlow::async_init() {
   record("init", started);
   if (!initialized) co_return initialized;
   TAKOSUMI_CO_TRY(co_await async_check_module_policy());
+  if (settings_.exec_control)
+    if (auto checked = check_installed_providers(module_dir_, settings_.provider_mirror); !checked)
+      co_return checked;
   auto locked = read_locked_providers(module_dir_ / ".terraform.lock.hcl");
   if (!locked) co_return workspace_error(locked.error(), "provider lock");
   TAKOSUMI_CO_TRY(check_locked_providers(*locked, policy_));
@@ -306,6 +339,40 @@ asio::awaitable<Status> RunFlow::async_init() {
     report_.provider_lock_sha256 = *digest;
   }
   co_return co_await async_prepare_credentials();
+}
+
+// The plan file lies in the writable workspace: it is copied out the moment tofu has exited
+// (nothing of the Run is running then: the sandbox's pid namespace is gone) into the agent's
+// directory, which the sandbox sees read-only.
+asio::awaitable<Status> RunFlow::async_freeze(const fs::path& written, const fs::path& frozen) {
+  const auto started = Clock::now();
+  auto copied = co_await async_blocking(blocking_, [&] {
+    return workspace_->freeze(written, frozen, settings_.max_state_bytes);
+  });
+  record("freeze", started);
+  if (!copied) co_return workspace_error(copied.error(), "saved plan");
+  co_return Status{};
+}
+
+asio::awaitable<Status> RunFlow::async_limit_processes() {
+  if (settings_.max_processes == 0) co_return Status{};
+  if (!settings_.pids_cgroups) {
+    // RLIMIT_NPROC (set by takosumi-confine) does not bind root: the kernel exempts it.
+    if (::geteuid() == 0)
+      notice("warning: limits.maxProcesses is not enforced: the agent runs as root and has no "
+             "writable pids cgroup (delegate one, e.g. systemd Delegate=pids, or run as an "
+             "unprivileged user)");
+    co_return Status{};
+  }
+  const std::string name = manifest_.run_id + "-" + std::to_string(manifest_.attempt);
+  auto created = co_await async_blocking(blocking_, [&]() -> Status {
+    auto cgroup = settings_.pids_cgroups->create(name, settings_.max_processes);
+    if (!cgroup) return std::unexpected(cgroup.error());
+    cgroup_.emplace(std::move(*cgroup));
+    return {};
+  });
+  if (!created) co_return std::unexpected(as_run_failure(created.error(), errc::kSandboxFailed));
+  co_return Status{};
 }
 
 asio::awaitable<Status> RunFlow::async_prepare_credentials() {
@@ -337,8 +404,10 @@ asio::awaitable<Status> RunFlow::async_plan() {
   auto changed = co_await tofu_->async_plan(workspace_->plan_file(), mode);
   record("plan", started);
   if (!changed) co_return std::unexpected(changed.error());
+  // From here on only the frozen copy is read: what is shown is what is sealed and applied.
+  TAKOSUMI_CO_TRY(co_await async_freeze(workspace_->plan_file(), workspace_->frozen_plan()));
   started = Clock::now();
-  auto shown = co_await tofu_->async_show_json(workspace_->plan_file());
+  auto shown = co_await tofu_->async_show_json(workspace_->frozen_plan());
   if (!shown) co_return std::unexpected(shown.error());
   auto analysis = co_await async_blocking(blocking_, [&]() -> Result<PlanAnalysis> {
     auto doc = parse_plan_json(*shown, secrets_);
@@ -354,10 +423,8 @@ asio::awaitable<Status> RunFlow::async_plan() {
   report_.has_changes = analysis->has_changes || *changed;
   if (!report_.has_changes) co_return Status{};
   started = Clock::now();
-  if (auto ok = workspace_->check_regular_file(workspace_->plan_file()); !ok)
-    co_return workspace_error(ok.error(), "saved plan");
   auto sealed = co_await async_blocking(blocking_, [this] {
-    return seal_plan(workspace_->plan_file(), settings_.outbox, manifest_);
+    return seal_plan(workspace_->frozen_plan(), settings_.outbox, manifest_);
   });
   record("encrypt", started);
   if (!sealed) co_return std::unexpected(sealed.error());
@@ -371,7 +438,7 @@ asio::awaitable<Status> RunFlow::async_apply() {
   // The plan names the sensitive values this apply will handle (attributes, outputs, variable
   // values): they must be known before tofu prints a line.
   auto shown_at = Clock::now();
-  TAKOSUMI_CO_TRY(co_await async_collect_plan_secrets(workspace_->plan_file()));
+  TAKOSUMI_CO_TRY(co_await async_collect_plan_secrets(workspace_->frozen_plan()));
   record("show", shown_at);
   if (inputs_.before_apply) TAKOSUMI_CO_TRY(co_await inputs_.before_apply());
   if (cancel_.requested()) co_return fail(errc::kCancelled, "cancelled before the apply started");
@@ -382,7 +449,7 @@ asio::awaitable<Status> RunFlow::async_apply() {
   bool applying = true;
   asio::steady_timer wake(co_await asio::this_coro::executor);
   auto apply = [&]() -> asio::awaitable<Status> {
-    auto result = co_await tofu_->async_apply(workspace_->plan_file());
+    auto result = co_await tofu_->async_apply(workspace_->frozen_plan());
     applying = false;
     wake.cancel();
     co_return result;
@@ -453,8 +520,10 @@ asio::awaitable<Status> RunFlow::async_drift_check() {
   auto planned = co_await tofu_->async_plan(workspace_->drift_plan_file(), PlanMode::refresh_only);
   record("plan", started);
   if (!planned) co_return std::unexpected(planned.error());
+  const auto frozen = workspace_->agent_dir() / "drift.tfplan";
+  TAKOSUMI_CO_TRY(co_await async_freeze(workspace_->drift_plan_file(), frozen));
   started = Clock::now();
-  auto shown = co_await tofu_->async_show_json(workspace_->drift_plan_file());
+  auto shown = co_await tofu_->async_show_json(frozen);
   if (!shown) co_return std::unexpected(shown.error());
   // Exit code 2 also comes from output changes alone: only resource_drift decides.
   auto drift = co_await async_blocking(blocking_, [&]() -> Result<protocol::DriftReport> {
@@ -567,6 +636,7 @@ asio::awaitable<void> RunFlow::async_finish(const Status& result) {
       spdlog::error("run {}: credentials: {}", manifest_.run_id, wiped.error().to_string());
     credentials_.reset();
   }
+  if (cgroup_) co_await async_blocking(blocking_, [this] { cgroup_.reset(); });
   if (!workspace_) co_return;
   auto wiped = co_await async_blocking(blocking_, [this] { return workspace_->wipe(); });
   if (!wiped) spdlog::error("run {}: {}", manifest_.run_id, wiped.error().to_string());

@@ -49,6 +49,10 @@ class RunFlow {
   boost::asio::awaitable<Status> async_collect_plan_secrets(const std::filesystem::path& plan_file);
   boost::asio::awaitable<Status> async_prepare_credentials();
   boost::asio::awaitable<Status> async_check_module_policy();
+  boost::asio::awaitable<Status> async_freeze(const std::filesystem::path& written,
+                                              const std::filesystem::path& frozen);
+  boost::asio::awaitable<Status> async_limit_processes();
+  Result<std::optional<SandboxOptions::Confine>> confine_options(bool network) const;
   Status refuse_credential_outputs();
   void remember_bundle_secrets();
   void remember(std::string_view what, std::string_view value);
@@ -69,6 +73,7 @@ class RunFlow {
   protocol::RunReport& report_;
   std::chrono::steady_clock::time_point deadline_;
   std::optional<RunWorkspace> workspace_;
+  std::optional<RunCgroup> cgroup_;  // the Run's pids cgroup, when there is one
   std::filesystem::path module_dir_;
   std::optional<TofuCli> tofu_;
   SecretSet& secrets_;

@@ -1,11 +1,18 @@
 #include "runner/run_workspace.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
+#include <cerrno>
 #include <cctype>
 #include <string>
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
+#include "common/unique_fd.hpp"
 
 namespace takosumi::runner {
 
@@ -28,6 +35,7 @@ Result<RunWorkspace> RunWorkspace::create(const std::filesystem::path& work_root
     TAKOSUMI_TRY(ensure_directory(ws.home(), 0700));
     TAKOSUMI_TRY(ensure_directory(ws.tmp(), 0700));
     TAKOSUMI_TRY(ensure_directory(ws.root_ / "capture", 0700));
+    TAKOSUMI_TRY(ensure_directory(ws.agent_dir(), 0700));
     return {};
   }();
   if (!made)
@@ -63,6 +71,40 @@ Status RunWorkspace::check_regular_file(const std::filesystem::path& path) const
   if (rel.empty() || *rel.begin() == "..") return refuse("leads outside the Run's workspace");
   if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(real, ec)) || ec)
     return refuse("is not a regular file");
+  return {};
+}
+
+Status RunWorkspace::freeze(const std::filesystem::path& written,
+                            const std::filesystem::path& copy, std::uint64_t max_bytes) const {
+  TAKOSUMI_TRY(check_regular_file(written));
+  const UniqueFd in(::open(written.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  struct stat st {};
+  if (!in.valid() || ::fstat(in.get(), &st) != 0)
+    return std::unexpected(errno_error("open", written, errno));
+  if (!S_ISREG(st.st_mode))
+    return fail(errc::kWorkspaceFailed, written.string() + " is not a regular file");
+  if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
+    return fail(errc::kLimitExceeded, written.string() + " is " + std::to_string(st.st_size) +
+                                          " bytes, more than the limit of " + std::to_string(max_bytes));
+  (void)::unlink(copy.c_str());
+  const UniqueFd out(::open(copy.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!out.valid()) return std::unexpected(errno_error("create", copy, errno));
+  std::array<char, 64 * 1024> buffer;
+  for (std::uint64_t copied = 0;;) {
+    const ssize_t n = ::read(in.get(), buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::unexpected(errno_error("read", written, errno));
+    if (n == 0) break;
+    copied += static_cast<std::uint64_t>(n);
+    if (copied > max_bytes)  // it grew after the size check
+      return fail(errc::kLimitExceeded, written.string() + " grew past the limit while copied");
+    for (ssize_t off = 0; off < n;) {
+      const ssize_t w = ::write(out.get(), buffer.data() + off, static_cast<std::size_t>(n - off));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return std::unexpected(errno_error("write", copy, errno));
+      off += w;
+    }
+  }
   return {};
 }
 

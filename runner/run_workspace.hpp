@@ -26,13 +26,20 @@ class RunWorkspace {
   std::filesystem::path home() const { return root_ / "home"; }
   std::filesystem::path tmp() const { return root_ / "tmp"; }
   std::filesystem::path source() const { return root_ / "src"; }
-  std::filesystem::path cli_config() const { return root_ / ".tofurc"; }
+  // The agent's own files, read-only inside the sandbox (bound over the writable workspace): the
+  // CLI config and the frozen plans tofu show and tofu apply read, so nothing a module runs can
+  // change them between the agent's check and tofu's use.
+  std::filesystem::path agent_dir() const { return root_ / "agent"; }
+  std::filesystem::path cli_config() const { return agent_dir() / "tofurc"; }
   // File credentials of Connections (0700 directories, 0400 files); see RunCredentials.
   std::filesystem::path credentials() const { return root_ / "credentials"; }
   // Held by takosumi-supervise while a tofu command of this Run runs (runner/supervise.hpp): a
   // restarted agent waits for it before it reads what tofu left.
   std::filesystem::path lock_file() const { return root_ / "tofu.lock"; }
+  // Where `tofu plan -out` writes (the writable workspace), and the agent-owned copy of exactly
+  // those bytes that is shown, sealed and applied.
   std::filesystem::path plan_file() const { return root_ / "run.tfplan"; }
+  std::filesystem::path frozen_plan() const { return agent_dir() / "run.tfplan"; }
   // The refresh-only plan of a drift check: read, never sealed or uploaded.
   std::filesystem::path drift_plan_file() const { return root_ / "drift.tfplan"; }
   // Where stdout of data commands (show -json, output -json) is captured; never logged.
@@ -42,6 +49,12 @@ class RunWorkspace {
   // link, to a regular file inside this workspace (not a link to another Run's state, not a FIFO
   // that would block the agent). workspace_failed otherwise.
   Status check_regular_file(const std::filesystem::path& path) const;
+
+  // Copies a file tofu wrote (checked as above, opened without following links, at most
+  // max_bytes: limit_exceeded past it) to an agent-owned path, replacing what was there (0600).
+  // Call only while no tofu command runs.
+  Status freeze(const std::filesystem::path& written, const std::filesystem::path& copy,
+                std::uint64_t max_bytes) const;
 
   Status wipe() const;
 

@@ -45,5 +45,39 @@ TEST(RunWorkspace, ReadsOnlyRegularFilesInsideItself) {
   EXPECT_FALSE(ws->check_regular_file(ws->source() / "missing"));
 }
 
+// The plan tofu wrote is copied out to the agent's directory; the copy is exactly its bytes, and
+// what a module could have put there instead (a link, a FIFO, a file too large) is refused.
+TEST(RunWorkspace, FreezesAPlanIntoTheAgentDirectoryAndRefusesWhatIsNotAPlainFile) {
+  TempDir dir("ws-");
+  auto ws = RunWorkspace::create(dir.path() / "work", "run_1", 1);
+  ASSERT_TRUE(ws) << ws.error().to_string();
+  EXPECT_TRUE(fs::is_directory(ws->agent_dir()));
+  const std::string bytes(100000, 'p');
+  std::ofstream(ws->plan_file()) << bytes;
+  std::ofstream(ws->frozen_plan()) << "an older copy";
+  ASSERT_TRUE(ws->freeze(ws->plan_file(), ws->frozen_plan(), 1 << 20));
+  std::ifstream in(ws->frozen_plan());
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), bytes);
+  EXPECT_EQ(fs::status(ws->frozen_plan()).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+
+  auto large = ws->freeze(ws->plan_file(), ws->frozen_plan(), 1000);
+  ASSERT_FALSE(large);
+  EXPECT_EQ(large.error().code, errc::kLimitExceeded);
+
+  fs::remove(ws->plan_file());
+  const fs::path outside = dir.path() / "outside.tfplan";
+  std::ofstream(outside) << "not this Run's";
+  fs::create_symlink(outside, ws->plan_file());
+  EXPECT_FALSE(ws->freeze(ws->plan_file(), ws->frozen_plan(), 1 << 20));
+  fs::remove(ws->plan_file());
+  std::ofstream(ws->root() / "real.tfplan") << "inside";
+  fs::create_symlink(ws->root() / "real.tfplan", ws->plan_file());
+  EXPECT_FALSE(ws->freeze(ws->plan_file(), ws->frozen_plan(), 1 << 20)) << "even a link within";
+  fs::remove(ws->plan_file());
+  ASSERT_EQ(::mkfifo(ws->plan_file().c_str(), 0600), 0);
+  EXPECT_FALSE(ws->freeze(ws->plan_file(), ws->frozen_plan(), 1 << 20));
+}
+
 }  // namespace
 }  // namespace takosumi::runner

@@ -53,13 +53,21 @@ std::vector<std::string> sandbox_arguments(const SandboxOptions& options, const 
     }
   }
   for (const char* file : kEtcFiles) add(args, {"--ro-bind-try", file, file});
-  add(args, {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"});
+  // Sized tmpfs mounts: without --size each would get half the host's memory. /var/tmp shares
+  // /tmp's cap; /dev itself is made read-only below (its device nodes are separate mounts).
+  add(args, {"--proc", "/proc", "--dev", "/dev", "--size", std::to_string(options.tmp_bytes),
+             "--tmpfs", "/tmp", "--symlink", "/tmp", "/var/tmp", "--size",
+             std::to_string(kDevShmBytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev"});
   // Writable first, read-only after: an operator's writable path that contains the mirror must
   // not let a Run replace providers for later Runs.
   for (const auto& p : options.writable) add(args, {"--bind", p.string(), p.string()});
   add(args, {"--bind", workspace.string(), workspace.string()});
   for (const auto& p : options.read_only) add(args, {"--ro-bind", p.string(), p.string()});
   for (const auto& p : options.protected_paths) add(args, {"--ro-bind-try", p.string(), p.string()});
+  if (options.confine) {
+    const auto& program = options.confine->program.string();
+    add(args, {"--ro-bind", program, program});
+  }
   // The sandbox's own root (where bubblewrap made the mount points) becomes read-only too, so a
   // write anywhere but the workspace, /tmp and the operator's paths fails.
   add(args, {"--remount-ro", "/", "--chdir", cwd.string(), "--"});
@@ -78,16 +86,31 @@ Status wrap_in_sandbox(const SandboxOptions& options, const fs::path& workspace,
     if (!fs::exists(p, ec))
       return fail(errc::kSandboxFailed, "sandbox.writablePaths: " + p.string() + " does not exist");
   }
+  if (options.confine && ::access(options.confine->program.c_str(), X_OK) != 0)
+    return fail(errc::kSandboxFailed,
+                "takosumi-confine " + options.confine->program.string() +
+                    " is missing or not executable; install it next to takosumi-agent or set "
+                    "sandbox.confine");
   auto args = sandbox_arguments(options, workspace, spec.cwd);
-  args.push_back(spec.program.string());
-  args.insert(args.end(), std::make_move_iterator(spec.args.begin()),
-              std::make_move_iterator(spec.args.end()));
+  std::vector<std::string> command{spec.program.string()};
+  command.insert(command.end(), std::make_move_iterator(spec.args.begin()),
+                 std::make_move_iterator(spec.args.end()));
+  if (options.confine) {
+    ConfineArguments confine = options.confine->arguments;
+    confine.command = std::move(command);
+    command = format_confine_arguments(confine);
+    command.insert(command.begin(), options.confine->program.string());
+  }
+  args.insert(args.end(), std::make_move_iterator(command.begin()),
+              std::make_move_iterator(command.end()));
   spec.program = bwrap;
   spec.args = std::move(args);
   spec.interrupt_group = true;
   return {};
 }
 
-bool is_sandbox_error_line(std::string_view line) { return line.starts_with("bwrap: "); }
+bool is_sandbox_error_line(std::string_view line) {
+  return line.starts_with("bwrap: ") || line.starts_with("takosumi-confine: ");
+}
 
 }  // namespace takosumi::runner

@@ -53,9 +53,11 @@ Status TofuCli::write_cli_config() const {
   return write_file_atomic(workspace_.cli_config(), text, 0600);
 }
 
-Status TofuCli::write_variables(const std::map<std::string, std::string>& variables) const {
+Status TofuCli::write_agent_files() const {
+  TAKOSUMI_TRY(write_backend_override());
+  if (!variables_) return {};
   json::object o;
-  for (const auto& [name, value] : variables) o[name] = value;
+  for (const auto& [name, value] : *variables_) o[name] = value;
   return write_file_atomic(module_dir_ / "takosumi.auto.tfvars.json", protocol::serialize(o), 0600);
 }
 
@@ -108,6 +110,8 @@ asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
   diagnostics_.clear();
   const std::string name = "tofu " + std::string(command);
   if (cancel_.requested()) co_return fail(errc::kCancelled, name + " not started: the Run was cancelled");
+  if (auto written = write_agent_files(); !written)
+    co_return fail(errc::kWorkspaceFailed, name + ": " + written.error().message);
   ProcessSpec spec;
   spec.program = options_.binary;
   spec.args = std::move(args);
@@ -125,6 +129,7 @@ asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
   spec.kill_grace = options_.kill_grace;
   spec.stdout_file = std::move(capture);
   spec.limits = options_.limits;
+  spec.cgroup_procs = options_.cgroup_procs;
   sandbox_error_.clear();
   if (options_.sandbox)
     if (auto wrapped = wrap_in_sandbox(*options_.sandbox, workspace_.root(), spec); !wrapped)

@@ -44,6 +44,8 @@ struct TofuOptions {
   std::optional<std::filesystem::path> supervisor;
   std::optional<std::filesystem::path> lock_file;
   std::uint64_t max_show_json = 64u << 20;  // `show -json` larger → limit_exceeded
+  // Every command joins this cgroup (runner/pids_cgroup.hpp) before it executes.
+  std::optional<std::filesystem::path> cgroup_procs;
   // Diagnostic lines kept for failure messages are redacted with it before they are shortened
   // (a shortened line would no longer contain the whole secret). Must outlive the TofuCli.
   const SecretSet* secrets = nullptr;
@@ -57,10 +59,12 @@ class TofuCli {
 
   // Writes <ws>/.tofurc: provider_installation with only a filesystem_mirror (no direct).
   Status write_cli_config() const;
-  // Writes <module>/takosumi.auto.tfvars.json (0600) with the manifest's variables.
-  Status write_variables(const std::map<std::string, std::string>& variables) const;
-  // Writes <module>/takosumi_override.tf forcing the local backend, so the state is always
-  // <module>/terraform.tfstate whatever backend the source declares.
+  // From now on every command first (re)writes <module>/takosumi.auto.tfvars.json (0600) with
+  // the manifest's variables: the module directory is writable in the sandbox, so what an earlier
+  // command left there is never trusted.
+  void set_variables(std::map<std::string, std::string> variables) { variables_ = std::move(variables); }
+  // Written before every command too: <module>/takosumi_override.tf forcing the local backend,
+  // so the state is always <module>/terraform.tfstate whatever backend the source declares.
   Status write_backend_override() const;
 
   std::vector<std::string> environment() const;  // "NAME=value"
@@ -101,7 +105,10 @@ class TofuCli {
   const RunWorkspace& workspace_;
   std::filesystem::path module_dir_;
   LogSink log_;
+  Status write_agent_files() const;
+
   const RunCredentials* credentials_ = nullptr;
+  std::optional<std::map<std::string, std::string>> variables_;
   std::deque<std::string> diagnostics_;  // last stderr lines of the current command
   std::string sandbox_error_;             // bubblewrap's own complaint, if it made one
 };

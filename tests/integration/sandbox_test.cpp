@@ -3,63 +3,19 @@
 // workspace, cannot write outside its workspace, leaves no process behind, gets no network with
 // `network: none`, and is stopped by the wall-clock limit. Without bubblewrap nothing runs.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <fstream>
 
-#include "tests/support/stack.hpp"
-#include "tests/support/test_git_repo.hpp"
+#include "tests/support/probe_module.hpp"
 
 namespace takosumi::testing {
 namespace {
 namespace json = boost::json;
 namespace fs = std::filesystem;
 
-// A local-exec provisioner running `script` (a shell heredoc body; HCL interpolation applies).
-std::string provisioner_module(const std::string& script, const std::string& extra = "") {
-  return "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\" }\n  }\n}\n"
-         "variable \"paths\" {\n  type    = map(string)\n  default = {}\n}\n"
-         "resource \"null_resource\" \"probe\" {\n  provisioner \"local-exec\" {\n"
-         "    command = <<-EOT\n" + script + "\n    EOT\n  }\n}\n" + extra;
-}
-
-std::string run_logs(const Stack& stack, const json::object& run) {
-  return stack.api().get("/api/v1/runs/" + str(run, "id") + "/logs").body;
-}
-
-// Processes whose command line contains needle (e.g. a marker argument of `sleep`).
-bool process_running(const std::string& needle) {
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    std::ifstream in(e.path() / "cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), {});
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    if (cmdline.find(needle) != std::string::npos && cmdline.find("grep") == std::string::npos)
-      return true;
-  }
-  return false;
-}
-
 void write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
   std::ofstream(p) << text;
-}
-
-json::object plan_and_apply(Stack& stack, const std::string& capsule) {
-  auto plan = stack.plan(capsule);
-  EXPECT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << stack.agent_logs();
-  if (str(plan, "status") != "succeeded") return plan;
-  return stack.apply(str(plan, "id"));
-}
-
-std::string capsule_for(Stack& stack, TestGitRepo& repo, const json::object& variables = {}) {
-  return stack.create_capsule_from(json::object{
-      {"name", "probe"},
-      {"source", json::object{{"gitUrl", repo.url()}, {"ref", "main"}, {"modulePath", ""}}},
-      {"outputAllowlist", json::object{}},
-      {"variables", variables},
-      {"policy", json::object{{"allowProvisioners", true}}}});
 }
 
 TEST(Sandbox, AHostileProvisionerReachesNothingOfTheAgentAndLeavesNothingRunning) {
@@ -73,10 +29,11 @@ TEST(Sandbox, AHostileProvisionerReachesNothingOfTheAgentAndLeavesNothingRunning
       {"other", other_workspace},
       {"control", stack.data_dir() / "keys" / "storage.key"}};
   // The agent creates its keys as it starts.
-  for (const auto& [name, path] : secrets)
-    if (name != "other")
-      ASSERT_TRUE(eventually([&] { return fs::exists(path); }, std::chrono::seconds(30)))
-          << name << " " << path;
+  for (const auto& [name, path] : secrets) {
+    if (name == "other") continue;
+    ASSERT_TRUE(eventually([&] { return fs::exists(path); }, std::chrono::seconds(30)))
+        << name << " " << path;
+  }
   const fs::path outside = stack.root() / "outside.txt";
 
   std::string script =
@@ -99,7 +56,7 @@ TEST(Sandbox, AHostileProvisionerReachesNothingOfTheAgentAndLeavesNothingRunning
       "echo probes-done";
   TestGitRepo repo(stack.root() / "repo");
   repo.commit({{"main.tf", provisioner_module(script)}});
-  auto plan = stack.plan(capsule_for(stack, repo));
+  auto plan = stack.plan(probe_capsule(stack, repo));
   ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << stack.agent_logs();
   // Planted once the agent runs Runs: at start it wipes workspaces no journaled Run owns.
   write(other_workspace, "another Run's plaintext state");
@@ -125,34 +82,6 @@ TEST(Sandbox, AHostileProvisionerReachesNothingOfTheAgentAndLeavesNothingRunning
   EXPECT_FALSE(process_running("sleep 3172")) << "a nohup background process survived the Run";
 }
 
-// A listener on the host's loopback: reachable from a Run with the default network, not from
-// one with `network: none`.
-class LoopbackListener {
- public:
-  LoopbackListener() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(::listen(fd_, 16), 0);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-  }
-  ~LoopbackListener() { ::close(fd_); }
-  int port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
-
-std::string connect_probe(int port) {
-  return "if bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + std::to_string(port) +
-         "' 2>/dev/null; then echo NETWORK-CONNECTED; else echo NETWORK-REFUSED; fi";
-}
-
 TEST(Sandbox, NetworkNoneCannotReachALoopbackListenerOutsideTheSandbox) {
   LoopbackListener listener;
   {
@@ -160,7 +89,7 @@ TEST(Sandbox, NetworkNoneCannotReachALoopbackListenerOutsideTheSandbox) {
     Stack stack;
     TestGitRepo repo(stack.root() / "repo");
     repo.commit({{"main.tf", provisioner_module(connect_probe(listener.port()))}});
-    auto applied = plan_and_apply(stack, capsule_for(stack, repo));
+    auto applied = plan_and_apply(stack, probe_capsule(stack, repo));
     ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied);
     EXPECT_NE(run_logs(stack, applied).find("(local-exec): NETWORK-CONNECTED"), std::string::npos)
         << run_logs(stack, applied);
@@ -170,7 +99,7 @@ TEST(Sandbox, NetworkNoneCannotReachALoopbackListenerOutsideTheSandbox) {
   Stack stack(offline);
   TestGitRepo repo(stack.root() / "repo");
   repo.commit({{"main.tf", provisioner_module(connect_probe(listener.port()))}});
-  auto applied = plan_and_apply(stack, capsule_for(stack, repo));
+  auto applied = plan_and_apply(stack, probe_capsule(stack, repo));
   ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied);
   const auto logs = run_logs(stack, applied);
   EXPECT_NE(logs.find("(local-exec): NETWORK-REFUSED"), std::string::npos) << logs;
@@ -183,7 +112,7 @@ TEST(Sandbox, WithoutBubblewrapTheRunFailsAndNothingRuns) {
   Stack stack(options);
   TestGitRepo repo(stack.root() / "repo");
   repo.commit({{"main.tf", provisioner_module("echo should-never-run")}});
-  auto plan = stack.plan(capsule_for(stack, repo));
+  auto plan = stack.plan(probe_capsule(stack, repo));
   EXPECT_EQ(str(plan, "status"), "failed") << json::serialize(plan);
   EXPECT_EQ(failure_code(plan), "sandbox_failed") << json::serialize(plan);
   EXPECT_NE(str(plan.at("failure").as_object(), "message").find("/nonexistent/bwrap"), std::string::npos);
@@ -197,7 +126,7 @@ TEST(Sandbox, ARunPastItsWallClockLimitEndsTimedOutWithNothingLeft) {
   Stack stack(options);
   TestGitRepo repo(stack.root() / "repo");
   repo.commit({{"main.tf", provisioner_module("nohup sleep 3173 >/dev/null 2>&1 &\nsleep 600")}});
-  auto plan = stack.plan(capsule_for(stack, repo));
+  auto plan = stack.plan(probe_capsule(stack, repo));
   ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan);
   auto applied = stack.apply(str(plan, "id"));
   EXPECT_EQ(str(applied, "status"), "failed") << json::serialize(applied);

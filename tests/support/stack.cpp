@@ -150,7 +150,7 @@ void Stack::start_agent(int index) {
              : std::string{}) +
         "claimWaitSeconds: 2\nheartbeatSeconds: 2\nlogLevel: debug\n" +
         (options_.sandbox_yaml.empty()
-             ? "sandbox:\n  writablePaths: [" + real_world().string() + "]\n"
+             ? "sandbox:\n  writablePaths: [" + real_world().string() + "]\n" + options_.sandbox_extra
              : options_.sandbox_yaml) +
         options_.extra_agent_yaml);
   if (agents_.size() <= static_cast<std::size_t>(index)) agents_.resize(static_cast<std::size_t>(index) + 1);

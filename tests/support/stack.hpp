@@ -25,6 +25,8 @@ struct StackOptions {
   // Replaces the agents' default sandbox section, which keeps bubblewrap on and makes only
   // real_world() writable besides each Run's workspace.
   std::string sandbox_yaml;
+  // Lines added to the default sandbox section (indented by two spaces), e.g. "  execAllow: […]\n".
+  std::string sandbox_extra;
   // Appended to every agent's agent.yaml (e.g. "policy:" or "limits:" sections).
   std::string extra_agent_yaml;
   int tofu_timeout_seconds = 0;  // 0: the agent's default

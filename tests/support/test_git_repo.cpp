@@ -46,11 +46,14 @@ git_oid TestGitRepo::write_tree(const std::map<std::string, std::string>& files)
       continue;
     }
     const bool link = path.ends_with('@');
-    const std::string name = link ? path.substr(0, path.size() - 1) : path;
+    const bool executable = path.ends_with('*');
+    const std::string name = link || executable ? path.substr(0, path.size() - 1) : path;
     git_oid blob;
     check(git_blob_create_from_buffer(&blob, repo_, content.data(), content.size()), "blob");
     check(git_treebuilder_insert(nullptr, builder, name.c_str(), &blob,
-                                 link ? GIT_FILEMODE_LINK : GIT_FILEMODE_BLOB),
+                                 link         ? GIT_FILEMODE_LINK
+                                 : executable ? GIT_FILEMODE_BLOB_EXECUTABLE
+                                              : GIT_FILEMODE_BLOB),
           "insert");
   }
   for (const auto& [name, children] : subdirs) {

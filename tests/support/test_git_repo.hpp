@@ -20,7 +20,8 @@ class TestGitRepo {
   TestGitRepo& operator=(const TestGitRepo&) = delete;
 
   // Commits exactly these files ("dir/file" → content; a name ending in '@' is a symlink whose
-  // target is the content) on top of ref, which it moves; returns the commit id.
+  // target is the content, one ending in '*' an executable file) on top of ref, which it moves;
+  // returns the commit id.
   std::string commit(const std::map<std::string, std::string>& files,
                      std::string_view ref = "refs/heads/main");
   // Writes a commit object reachable from no ref (a fetch never brings it).

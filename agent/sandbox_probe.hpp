@@ -1,0 +1,32 @@
+#pragma once
+// What this host offers the Run sandbox, probed once at start (and by --check-config): the
+// Landlock ABI for the exec allowlist, a pids cgroup for limits.maxProcesses, and whether the tofu
+// binary can run under the allowlist at all (it must be statically linked).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.hpp"
+#include "config/agent_config.hpp"
+#include "runner/confine/landlock.hpp"
+#include "runner/pids_cgroup.hpp"
+
+namespace takosumi::agent {
+
+struct SandboxProbe {
+  runner::LandlockSupport landlock;
+  std::optional<runner::PidsCgroups> cgroups;
+  std::string cgroups_unavailable;  // why there is none
+};
+
+// prepare: may set up the cgroup parent (the daemon); --check-config changes nothing.
+SandboxProbe probe_sandbox(const config::AgentConfig& config, bool prepare);
+
+// One line each: exec allowlist, process limit, /tmp; for --check-config and the start log.
+std::vector<std::string> describe_sandbox(const SandboxProbe& probe, const config::AgentConfig& config);
+
+// config_invalid when the exec allowlist would be enforced (sandbox on, Landlock present or
+// required) and tofu.binary is dynamically linked, which it could then never start.
+Status check_tofu_binary(const SandboxProbe& probe, const config::AgentConfig& config);
+
+}  // namespace takosumi::agent

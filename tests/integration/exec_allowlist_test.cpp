@@ -1,0 +1,213 @@
+// The kernel side of the Run policy, with the real agent, bubblewrap, takosumi-confine and
+// OpenTofu: only tofu, the mirror's providers and (when the policy allows provisioners or external
+// data) the listed interpreters execute; nothing a module ships or writes runs; the system calls a
+// Run never needs are refused; /tmp and the process count are capped; and the plan tofu shows and
+// applies is the agent's frozen copy, which the sandbox cannot change.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "tests/support/probe_module.hpp"
+
+namespace takosumi::testing {
+namespace {
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+// The default sandbox section (bubblewrap, real_world() writable) with more_sandbox added.
+StackOptions with_sandbox(const std::string& more_sandbox, const std::string& extra = "") {
+  StackOptions o;
+  o.sandbox_extra = more_sandbox;
+  o.extra_agent_yaml = extra;
+  return o;
+}
+
+// A shell function printing "<label>-RAN" when its command succeeds, "<label>-BLOCKED: <error>"
+// otherwise. The markers are assembled at run time: tofu echoes the script itself into the log.
+constexpr const char* kAttempt =
+    "attempt() { if out=$(sh -c \"$2\" 2>&1); then echo \"$1-RAN\"; else echo \"$1-BLOCKED: $out\"; fi; }\n";
+
+std::string attempt(const std::string& label, const std::string& cmd) {
+  return "attempt " + label + " '" + cmd + "'\n";
+}
+
+TEST(ExecAllowlist, UnderTheDefaultPolicyTofuCannotStartGitForAModuleSource) {
+  // git runs its helpers from /usr/lib/git-core.
+  Stack stack(with_sandbox("  execAllow: [/bin/sh, /usr/bin, /usr/lib/git-core]\n"));
+  TestGitRepo child(stack.real_world() / "child");  // the sandbox sees only real_world()
+  child.commit({{"main.tf", "output \"x\" {\n  value = 1\n}\n"}});
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", "module \"m\" {\n  source = \"git::" + child.url() + "\"\n}\n"}});
+  // Control: where the policy lets modules run programs, the interpreters (git among them) run.
+  const auto allowed = stack.plan(probe_capsule(stack, repo));
+  EXPECT_EQ(str(allowed, "status"), "succeeded") << json::serialize(allowed) << run_logs(stack, allowed);
+
+  const auto plan = stack.plan(stack.create_capsule_from(json::object{
+      {"name", "strict"},
+      {"source", json::object{{"gitUrl", repo.url()}, {"ref", "main"}, {"modulePath", ""}}},
+      {"outputAllowlist", json::object{}}}));
+  EXPECT_EQ(str(plan, "status"), "failed") << json::serialize(plan);
+  EXPECT_EQ(failure_code(plan), "opentofu_init_failed") << json::serialize(plan);
+  const auto message = str(plan.at("failure").as_object(), "message");
+  // go-getter reports the refused execve without its errno.
+  EXPECT_NE(message.find("error running"), std::string::npos) << message;
+  EXPECT_NE(message.find("/usr/bin/git:"), std::string::npos) << message;
+}
+
+TEST(ExecAllowlist, WithProvisionersAllowedButNoShellInExecAllowALocalExecFails) {
+  Stack stack(with_sandbox("  execAllow: [/usr/bin/true]\n"));
+  const fs::path marker = stack.real_world() / "ran.marker";
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", provisioner_module("touch " + marker.string())}});
+  const auto applied = plan_and_apply(stack, probe_capsule(stack, repo));
+  EXPECT_EQ(str(applied, "status"), "failed") << json::serialize(applied);
+  EXPECT_EQ(failure_code(applied), "apply_failed") << json::serialize(applied);
+  EXPECT_NE(run_logs(stack, applied).find("permission denied"), std::string::npos)
+      << run_logs(stack, applied);
+  EXPECT_FALSE(fs::exists(marker)) << "the provisioner's shell ran";
+}
+
+TEST(ExecAllowlist, AModuleCannotRunABinaryItShipsOrWrites) {
+  Stack stack;
+  std::ifstream touch("/usr/bin/touch", std::ios::binary);
+  const std::string binary((std::istreambuf_iterator<char>(touch)), {});
+  ASSERT_FALSE(binary.empty());
+  const fs::path world = stack.real_world();
+  std::string script = std::string(kAttempt) + attempt("CONTROL", "/usr/bin/touch " + (world / "control").string()) +
+                       attempt("SHIPPED", "./tool " + (world / "shipped").string()) +
+                       "cp /usr/bin/touch ./written && chmod +x ./written\n" +
+                       attempt("WRITTEN", "./written " + (world / "written").string()) +
+                       "cp /usr/bin/touch /tmp/tmp-written && chmod +x /tmp/tmp-written\n" +
+                       attempt("TMP", "/tmp/tmp-written " + (world / "tmp").string());
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", provisioner_module(script)}, {"tool*", binary}});
+  const auto applied = plan_and_apply(stack, probe_capsule(stack, repo));
+  ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied);
+  const auto logs = run_logs(stack, applied);
+  EXPECT_NE(logs.find("CONTROL-RAN"), std::string::npos) << logs;
+  EXPECT_TRUE(fs::exists(world / "control"));
+  for (const char* label : {"SHIPPED", "WRITTEN", "TMP"}) {
+    EXPECT_NE(logs.find(std::string(label) + "-BLOCKED"), std::string::npos) << label << "\n" << logs;
+    EXPECT_EQ(logs.find(std::string(label) + "-RAN"), std::string::npos) << label << " ran";
+  }
+  for (const char* marker : {"shipped", "written", "tmp"})
+    EXPECT_FALSE(fs::exists(world / marker)) << marker;
+}
+
+TEST(ExecAllowlist, TcpConnectReachesOnlyTheListedPorts) {
+  LoopbackListener listener;
+  Stack stack(with_sandbox("  tcpConnectPorts: [443]\n"));
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", provisioner_module(connect_probe(listener.port()))}});
+  const auto applied = plan_and_apply(stack, probe_capsule(stack, repo));
+  ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied);
+  const auto logs = run_logs(stack, applied);
+  EXPECT_NE(logs.find("(local-exec): NETWORK-REFUSED"), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("(local-exec): NETWORK-CONNECTED"), std::string::npos) << logs;
+}
+
+TEST(Seccomp, SystemCallsARunNeverNeedsAreRefused) {
+  Stack stack;
+  // x86-64 numbers; python's ctypes makes the raw calls with harmless arguments.
+  const std::string probe =
+      "python3 - <<'PY'\n"
+      "import ctypes, os\n"
+      "libc = ctypes.CDLL(None, use_errno=True)\n"
+      "calls = {'getpid': 39, 'keyctl': 250, 'add_key': 248, 'bpf': 321, 'perf_event_open': 298,\n"
+      "         'userfaultfd': 323, 'unshare': 272, 'setns': 308, 'mount': 165, 'ptrace': 101,\n"
+      "         'io_uring_setup': 425, 'kexec_load': 246, 'init_module': 175, 'clone3': 435}\n"
+      "for name, nr in calls.items():\n"
+      "    r = libc.syscall(nr, 0, 0, 0, 0, 0)\n"
+      "    print('SYSCALL %s %s' % (name, 'ok' if r >= 0 else os.strerror(ctypes.get_errno()).replace(' ', '_')))\n"
+      "PY";
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", provisioner_module(probe)}});
+  const auto applied = plan_and_apply(stack, probe_capsule(stack, repo));
+  ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied);
+  const auto logs = run_logs(stack, applied);
+  EXPECT_NE(logs.find("SYSCALL getpid ok"), std::string::npos) << logs;
+  for (const char* name : {"keyctl", "add_key", "bpf", "perf_event_open", "userfaultfd", "unshare",
+                           "setns", "mount", "ptrace", "io_uring_setup", "kexec_load", "init_module"})
+    EXPECT_NE(logs.find(std::string("SYSCALL ") + name + " Operation_not_permitted"), std::string::npos)
+        << name << "\n" << logs;
+  EXPECT_NE(logs.find("SYSCALL clone3 Function_not_implemented"), std::string::npos) << logs;
+}
+
+TEST(SandboxLimits, TmpIsSizeCappedAndDevIsReadOnly) {
+  Stack stack(with_sandbox("", "limits:\n  tmpMiB: 8\n"));
+  const std::string script = std::string(kAttempt) +
+      attempt("TMP-SMALL", "dd if=/dev/zero of=/tmp/small bs=1M count=4") +
+      attempt("TMP-LARGE", "dd if=/dev/zero of=/tmp/large bs=1M count=12") +
+      "rm -f /tmp/small /tmp/large\n" +
+      attempt("VARTMP-LARGE", "dd if=/dev/zero of=/var/tmp/large bs=1M count=12") +
+      attempt("SHM-LARGE", "dd if=/dev/zero of=/dev/shm/large bs=1M count=32") +
+      attempt("DEV-WRITE", "touch /dev/planted") +
+      attempt("WORKSPACE-LARGE", "dd if=/dev/zero of=./large bs=1M count=12");
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", provisioner_module(script)}});
+  const auto applied = plan_and_apply(stack, probe_capsule(stack, repo));
+  ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied);
+  const auto logs = run_logs(stack, applied);
+  for (const char* ran : {"TMP-SMALL-RAN", "WORKSPACE-LARGE-RAN"})
+    EXPECT_NE(logs.find(ran), std::string::npos) << ran << "\n" << logs;
+  for (const char* blocked : {"TMP-LARGE-BLOCKED", "VARTMP-LARGE-BLOCKED", "SHM-LARGE-BLOCKED",
+                              "DEV-WRITE-BLOCKED"})
+    EXPECT_NE(logs.find(blocked), std::string::npos) << blocked << "\n" << logs;
+}
+
+TEST(SandboxLimits, AForkBombStopsAtTheRunsProcessLimit) {
+  Stack stack(with_sandbox("", "limits:\n  maxProcesses: 200\n"));
+  // dash gives up at the first failed fork ("Cannot fork") instead of retrying like bash.
+  const std::string script =
+      "( i=0; while [ $i -lt 400 ]; do sleep 3174 >/dev/null 2>&1 & i=$((i+1)); done; "
+      "echo FORKED-\"ALL\" ) 2>&1\n"
+      "echo FORK-DONE";
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", provisioner_module(script)}});
+  const auto applied = plan_and_apply(stack, probe_capsule(stack, repo));
+  const auto logs = run_logs(stack, applied);
+  EXPECT_EQ(logs.find("FORKED-ALL"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("Cannot fork"), std::string::npos) << json::serialize(applied) << logs;
+  EXPECT_FALSE(process_running("sleep 3174")) << "processes of the Run survived it";
+}
+
+TEST(PlanIntegrity, TheSandboxCannotChangeThePlanTofuAppliesOrTheCliConfig) {
+  Stack stack;
+  // The module directory is <workspace>/src; the agent's own files are in <workspace>/agent.
+  const std::string script = std::string(kAttempt) +
+                             attempt("PLAN-WRITE", "echo x >> ../agent/run.tfplan") +
+                             attempt("PLAN-REMOVE", "rm ../agent/run.tfplan") +
+                             attempt("CONFIG-WRITE", "echo x >> ../agent/tofurc") +
+                             attempt("DIR-RENAME", "mv ../agent ../agent-moved");
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", provisioner_module(script)}});
+  const auto capsule = probe_capsule(stack, repo);
+  const auto plan = stack.plan(capsule);
+  ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan);
+  const auto applied = stack.apply(str(plan, "id"));
+  ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied);
+  const auto logs = run_logs(stack, applied);
+  for (const char* label : {"PLAN-WRITE", "PLAN-REMOVE", "CONFIG-WRITE", "DIR-RENAME"})
+    EXPECT_NE(logs.find(std::string(label) + "-BLOCKED"), std::string::npos) << label << "\n" << logs;
+  EXPECT_FALSE(str(plan, "planDigest").empty()) << json::serialize(plan);
+  EXPECT_EQ(str(applied, "planDigest"), str(plan, "planDigest")) << json::serialize(applied);
+}
+
+TEST(ExecAllowlist, CheckConfigReportsTheLandlockAbiAndTheProcessLimit) {
+  Stack stack;
+  const fs::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  const fs::path out = stack.root() / "check.out";
+  const std::string cmd = (bin / "agent/takosumi-agent").string() + " --config " +
+                          (stack.agent_dir(0) / "agent.yaml").string() + " --check-config > " +
+                          out.string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(text.find("exec allowlist: Landlock ABI "), std::string::npos) << text;
+  EXPECT_NE(text.find("process limit: 512 tasks per Run"), std::string::npos) << text;
+  EXPECT_NE(text.find("private /tmp: 512 MiB"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace takosumi::testing
