@@ -326,14 +326,18 @@ asio::awaitable<Status> RunFlow::async_init() {
   if (settings_.exec_control)
     if (auto checked = check_installed_providers(module_dir_, settings_.provider_mirror); !checked)
       co_return checked;
-  auto locked = read_locked_providers(module_dir_ / ".terraform.lock.hcl");
+  // The lock file lies in the writable module directory: it is read only as a regular file of
+  // this workspace (never a FIFO that would block the agent, nor a link to another Run's files).
+  const fs::path lock = module_dir_ / ".terraform.lock.hcl";
+  const bool have_lock = fs::exists(fs::symlink_status(lock));
+  if (have_lock)
+    if (auto ok = workspace_->check_regular_file(lock); !ok)
+      co_return workspace_error(ok.error(), "provider lock");
+  auto locked = read_locked_providers(lock);
   if (!locked) co_return workspace_error(locked.error(), "provider lock");
   TAKOSUMI_CO_TRY(check_locked_providers(*locked, policy_));
   locked_providers_ = std::move(*locked);
-  const fs::path lock = module_dir_ / ".terraform.lock.hcl";
-  if (fs::exists(fs::symlink_status(lock))) {
-    if (auto ok = workspace_->check_regular_file(lock); !ok)
-      co_return workspace_error(ok.error(), "provider lock");
+  if (have_lock) {
     auto digest = crypto::sha256_file_hex(lock);
     if (!digest) co_return workspace_error(digest.error(), "provider lock");
     report_.provider_lock_sha256 = *digest;
