@@ -199,6 +199,7 @@ asio::awaitable<int> AgentDaemon::async_run() {
                  recovered.held);
   co_await async_claim_loop();
   while (active_ > 0) co_await async_wait_slot(std::chrono::hours(1));
+  if (sandbox_.cgroups) sandbox_.cgroups->remove_when_idle();
   spdlog::info("all runs finished; agent stopped");
   co_return 0;
 }

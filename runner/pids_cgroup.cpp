@@ -175,6 +175,11 @@ void PidsCgroups::remove_stale() const {
     if (entry.path().filename().string().starts_with(kRunPrefix)) ::rmdir(entry.path().c_str());
 }
 
+void PidsCgroups::remove_when_idle() const {
+  remove_stale();
+  if (version_ == 1) ::rmdir(runs_.c_str());
+}
+
 RunCgroup::~RunCgroup() {
   if (path_.empty()) return;
   // What the launcher's group kill missed (a process that left tofu's process group). The kernel

@@ -35,6 +35,9 @@ class PidsCgroups {
   // Removes the empty Run cgroups an earlier agent process left (non-empty ones stay: a supervised
   // tofu may still be saving its state there).
   void remove_stale() const;
+  // When the agent stops: remove_stale(), and on cgroup v1 also this agent's own parent cgroup
+  // when it is empty (the delegated v2 cgroup belongs to the service manager and stays).
+  void remove_when_idle() const;
 
  private:
   PidsCgroups(std::filesystem::path runs_dir, int version) : runs_(std::move(runs_dir)), version_(version) {}
