@@ -1,12 +1,16 @@
 #include "runner/run_workspace.hpp"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstring>
 #include <cctype>
 #include <string>
 
@@ -104,6 +108,71 @@ Status RunWorkspace::freeze(const std::filesystem::path& written,
       if (w < 0) return std::unexpected(errno_error("write", copy, errno));
       off += w;
     }
+  }
+  return {};
+}
+
+namespace {
+
+// A directory beneath root, reached without following links (Linux 5.6+).
+Result<UniqueFd> open_beneath(const std::filesystem::path& root, const std::filesystem::path& rel) {
+  const UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!root_fd.valid()) return std::unexpected(errno_error("open", root, errno));
+  if (rel.empty()) return UniqueFd(::dup(root_fd.get()));
+  struct open_how how {};
+  how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+  UniqueFd dir(static_cast<int>(::syscall(SYS_openat2, root_fd.get(), rel.c_str(), &how, sizeof how)));
+  if (!dir.valid())
+    return fail(errc::kWorkspaceFailed, (root / rel).string() + " is not a directory reached "
+                                        "without links inside the checkout: " + std::strerror(errno));
+  return dir;
+}
+
+std::string random_suffix() {
+  std::array<unsigned char, 8> bytes{};
+  if (::getrandom(bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size())) return "0";
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (auto b : bytes) out += {kHex[b >> 4], kHex[b & 15]};
+  return out;
+}
+
+Status write_fd(int fd, std::string_view content, const std::filesystem::path& what) {
+  while (!content.empty()) {
+    const ssize_t n = ::write(fd, content.data(), content.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::unexpected(errno_error("write", what, errno));
+    content.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return {};
+}
+
+}  // namespace
+
+Status RunWorkspace::write_in_source(const std::filesystem::path& path, std::string_view content) const {
+  const auto rel = path.parent_path().lexically_relative(source());
+  if (rel.empty() || *rel.begin() == "..")
+    return fail(errc::kWorkspaceFailed, path.string() + " is not inside the checkout");
+  auto dir = open_beneath(source(), rel == "." ? std::filesystem::path{} : rel);
+  if (!dir) return std::unexpected(dir.error());
+  // O_PATH descriptors cannot create entries: reopen the directory itself, still without links.
+  const UniqueFd parent(::openat(dir->get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!parent.valid()) return std::unexpected(errno_error("open", path.parent_path(), errno));
+  const std::string name = path.filename().string();
+  const std::string temp = "." + name + ".takosumi-" + random_suffix();
+  {
+    const UniqueFd fd(::openat(parent.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!fd.valid()) return std::unexpected(errno_error("create", path.parent_path() / temp, errno));
+    if (auto written = write_fd(fd.get(), content, path); !written) {
+      ::unlinkat(parent.get(), temp.c_str(), 0);
+      return written;
+    }
+  }
+  if (::renameat(parent.get(), temp.c_str(), parent.get(), name.c_str()) != 0) {
+    const int err = errno;
+    ::unlinkat(parent.get(), temp.c_str(), 0);
+    return std::unexpected(errno_error("replace", path, err));
   }
   return {};
 }

@@ -4,6 +4,7 @@
 // Everything in it is plaintext that may hold secrets; wipe() removes it all.
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 #include "common/error.hpp"
@@ -49,6 +50,12 @@ class RunWorkspace {
   // link, to a regular file inside this workspace (not a link to another Run's state, not a FIFO
   // that would block the agent). workspace_failed otherwise.
   Status check_regular_file(const std::filesystem::path& path) const;
+
+  // Writes one of the agent's files into the checkout (source()), which is writable in the
+  // sandbox: the parent directory is resolved beneath source() without following any link
+  // (openat2), the content goes to a fresh temporary created there exclusively and then replaces
+  // the entry (whatever a module left there: a link, a file). workspace_failed otherwise.
+  Status write_in_source(const std::filesystem::path& path, std::string_view content) const;
 
   // Copies a file tofu wrote (checked as above, opened without following links, at most
   // max_bytes: limit_exceeded past it) to an agent-owned path, replacing what was there (0600).

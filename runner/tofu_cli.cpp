@@ -53,19 +53,16 @@ Status TofuCli::write_cli_config() const {
   return write_file_atomic(workspace_.cli_config(), text, 0600);
 }
 
+// The module directory is writable in the sandbox: these are written as the agent's own files
+// before every command (whatever an earlier command left there), never through a module's link.
 Status TofuCli::write_agent_files() const {
-  TAKOSUMI_TRY(write_backend_override());
+  TAKOSUMI_TRY(workspace_.write_in_source(module_dir_ / "takosumi_override.tf",
+                                          "terraform {\n  backend \"local\" {\n    path = "
+                                          "\"terraform.tfstate\"\n  }\n}\n"));
   if (!variables_) return {};
   json::object o;
   for (const auto& [name, value] : *variables_) o[name] = value;
-  return write_file_atomic(module_dir_ / "takosumi.auto.tfvars.json", protocol::serialize(o), 0600);
-}
-
-Status TofuCli::write_backend_override() const {
-  return write_file_atomic(module_dir_ / "takosumi_override.tf",
-                           "terraform {\n  backend \"local\" {\n    path = \"terraform.tfstate\"\n"
-                           "  }\n}\n",
-                           0600);
+  return workspace_.write_in_source(module_dir_ / "takosumi.auto.tfvars.json", protocol::serialize(o));
 }
 
 std::vector<std::string> TofuCli::environment() const {
