@@ -62,6 +62,11 @@ inline constexpr std::string_view kOutputRefused = "output_refused";
 inline constexpr std::string_view kProviderPolicyDenied = "provider_policy_denied";
 inline constexpr std::string_view kProvisionerDenied = "provisioner_denied";
 inline constexpr std::string_view kExternalDataDenied = "external_data_denied";
+// A module's own `terraform { encryption }` block: refused whatever the policy.
+inline constexpr std::string_view kEncryptionConfigDenied = "encryption_config_denied";
+// A module override file with a backend or cloud block, which would replace the agent's local
+// backend (the state would leave the agent): refused whatever the policy.
+inline constexpr std::string_view kBackendConfigDenied = "backend_config_denied";
 
 // Connections
 inline constexpr std::string_view kConnectionRevoked = "connection_revoked";

@@ -48,6 +48,17 @@ bool is_local_source(std::string_view s) {
          s.starts_with("..\\");
 }
 
+// OpenTofu's override files: base name "override" or ending in "_override", any config extension.
+bool is_override_file(std::string_view path) {
+  std::string_view name = path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
+  for (std::string_view ext : {".tofu.json", ".tf.json", ".tofu", ".tf"})
+    if (name.ends_with(ext)) {
+      name.remove_suffix(ext.size());
+      break;
+    }
+  return name == "override" || name.ends_with("_override");
+}
+
 bool has_template(std::string_view s) {
   return s.find("${") != std::string_view::npos || s.find("%{") != std::string_view::npos;
 }
@@ -76,8 +87,7 @@ void ModuleFacts::add_file(const ConfigBody& body, const std::string& file) {
   for (const auto& block : body.blocks) {
     const auto& type = block.type;
     if (type == "terraform") {
-      for (const auto& nested : block.body.blocks)
-        if (nested.type == "required_providers") add_required_providers(nested, file);
+      add_terraform_block(block, file);
     } else if (type == "resource" || type == "data" || type == "ephemeral") {
       add_resource(block, file, type == "resource" ? "" : type);
     } else if (type == "provider" && block.labels.size() == 1) {
@@ -90,6 +100,24 @@ void ModuleFacts::add_file(const ConfigBody& body, const std::string& file) {
     } else if (type == "import" || type == "removed") {
       add_import_or_removed(block, file);
     }
+  }
+}
+
+// OpenTofu's own state and plan encryption can name key providers and methods that run a
+// program (external) in init, plan, show and apply; state encryption is the agent's job, so any
+// encryption block of a module is refused outright. A backend or cloud block in a primary file
+// never takes effect (the agent's override file forces the local backend), but one in an override
+// file merged after the agent's would replace it, and the state would leave the agent.
+void ModuleFacts::add_terraform_block(const ConfigBlock& block, const std::string& file) {
+  for (const auto& nested : block.body.blocks) {
+    if (nested.type == "required_providers") add_required_providers(nested, file);
+    if (nested.type == "encryption")
+      scan_.encryption.push_back(at(file, nested.line) + ": terraform { encryption }");
+    if ((nested.type == "backend" || nested.type == "cloud") && is_override_file(file))
+      scan_.backend_overrides.push_back(
+          at(file, nested.line) + ": " + nested.type +
+          (nested.labels.empty() ? "" : " \"" + nested.labels[0].substr(0, 64) + "\"") +
+          " in an override file");
   }
 }
 
@@ -177,19 +205,10 @@ void ModuleFacts::check_module_source(const ConfigBlock& block, const std::strin
     if (!where_.post_init) scan_.remote_modules_pending = true;
     return;
   }
-  const fs::path target = (where_.root / where_.dir / source).lexically_normal();
-  const fs::path rel = target.lexically_relative(where_.root);
-  const std::string quoted = " source \"" + source.substr(0, 256) + "\"";
-  if (rel.empty() || *rel.begin() == "..")
-    return incomplete(where + quoted + " is outside the scanned directory");
-  const bool downloaded =
-      where_.post_init && rel.generic_string().starts_with(".terraform/modules/");
-  for (const auto& part : rel) {
-    const std::string name = part.string();
-    if (name.empty() || name == "." || (downloaded && (name == ".terraform"))) continue;
-    if (name.front() == '.')
-      return incomplete(where + quoted + " is in a hidden directory, which the scan skips");
-  }
+  std::string dir = (fs::path(where_.dir) / source).lexically_normal().generic_string();
+  while (!dir.empty() && dir.back() == '/') dir.pop_back();
+  if (dir == ".") dir.clear();
+  calls_.push_back({where + " source \"" + source.substr(0, 256) + "\"", std::move(dir)});
 }
 
 std::set<std::string> ModuleFacts::resolve(const std::string& local_name) {
@@ -218,6 +237,11 @@ void ModuleFacts::finish() {
           return a.ends_with("/hashicorp/external");
         });
     if (external) scan_.external_data.push_back(d.description);
+    // terraform_remote_state configures any backend, whose type may be computed: kubernetes
+    // (exec), s3 (credential_process) and azurerm (az) run programs, and every one reaches
+    // whatever host or file the module names.
+    if (d.type == "terraform_remote_state")
+      scan_.external_data.push_back(d.description + " (configures a backend, which can run programs)");
   }
 }
 

@@ -21,9 +21,17 @@ inline constexpr std::string_view kBuiltinTerraformProvider = "terraform.io/buil
 std::optional<std::string> normalize_provider_source(std::string_view source);
 
 struct ModuleLocation {
-  std::filesystem::path root;  // the scanned directory, lexically normal
-  std::string dir;             // this module's directory relative to root, "" for root
-  bool post_init = false;      // remote modules have been downloaded into root/.terraform/modules
+  // This module's directory as OpenTofu names it: relative to the working directory, generic
+  // form, "" for the working directory ("../../modules/label" elsewhere in the checkout).
+  std::string dir;
+  bool post_init = false;  // remote modules have been downloaded into .terraform/modules
+};
+
+// A local module call: the directory it names, lexically cleaned and relative to the working
+// directory as OpenTofu computes it (filepath.Join of the caller's directory and the source).
+struct LocalModuleCall {
+  std::string where;  // "<file>:<line>: module \"x\" source \"../m\"", for messages
+  std::string dir;
 };
 
 class ModuleFacts {
@@ -33,6 +41,8 @@ class ModuleFacts {
 
   void add_file(const ConfigBody& body, const std::string& file);
   void finish();
+  // The local module calls of the files added so far; the scan lists and reads those too.
+  const std::vector<LocalModuleCall>& local_calls() const { return calls_; }
 
  private:
   struct DataSource {
@@ -42,6 +52,7 @@ class ModuleFacts {
   };
 
   void incomplete(std::string reason);
+  void add_terraform_block(const ConfigBlock& block, const std::string& file);
   void add_required_providers(const ConfigBlock& block, const std::string& file);
   void add_required(const ConfigAttribute& attr, const std::string& file);
   void add_resource(const ConfigBlock& block, const std::string& file, std::string_view mode);
@@ -56,6 +67,7 @@ class ModuleFacts {
   std::map<std::string, std::set<std::string>> required_;  // local name → source addresses
   std::vector<std::string> used_;                          // local names used without a source
   std::vector<DataSource> data_;
+  std::vector<LocalModuleCall> calls_;
 };
 
 }  // namespace takosumi::runner

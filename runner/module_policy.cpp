@@ -62,38 +62,75 @@ std::string first_of(const std::vector<std::string>& found) {
 
 }  // namespace
 
-Result<ModuleScan> scan_module(const fs::path& dir) {
-  // Lexically normal, without a trailing separator, so that module paths compare with it.
+namespace {
+
+fs::path normal_directory(const fs::path& dir) {
+  // Lexically normal, without a trailing separator, so that paths compare.
   std::string normal = dir.lexically_normal().string();
   while (normal.size() > 1 && normal.back() == '/') normal.pop_back();
-  const fs::path root = normal;
-  auto listing = list_module_files(root);
-  if (!listing) return std::unexpected(listing.error());
-  ModuleScan scan;
-  if (!listing->incomplete_reason.empty()) {
-    scan.complete = false;
-    scan.incomplete_reason = listing->incomplete_reason;
-  }
-  for (const auto& [rel_dir, names] : listing->directories) {
-    ModuleFacts facts({root, rel_dir, listing->post_init}, scan);
-    for (const auto& name : names) {
-      const std::string file = rel_dir.empty() ? name : rel_dir + "/" + name;
-      scan.files.push_back(file);
-      auto body = read_config(root / file);
-      if (!body) {
-        if (scan.complete) scan.incomplete_reason = file + ": " + body.error().message;
-        scan.complete = false;
-        continue;
-      }
-      facts.add_file(*body, file);
+  return normal;
+}
+
+void mark_incomplete(ModuleScan& scan, const std::string& reason) {
+  if (scan.complete) scan.incomplete_reason = reason;
+  scan.complete = false;
+}
+
+// Reads one directory's files into scan; returns its local module calls.
+std::vector<LocalModuleCall> scan_directory(const ModuleTree& tree, const ModuleDirFiles& dir,
+                                            ModuleScan& scan) {
+  ModuleFacts facts({dir.dir, tree.post_init()}, scan);
+  for (const auto& name : dir.names) {
+    if (dir.dir.empty() && name == kAgentOverrideFile) continue;
+    const std::string file = dir.dir.empty() ? name : dir.dir + "/" + name;
+    scan.files.push_back(file);
+    // Through the working directory, as OpenTofu opens it; every link on the way was resolved
+    // inside the checkout by the listing.
+    auto body = read_config(tree.working_dir() / file);
+    if (!body) {
+      mark_incomplete(scan, file + ": " + body.error().message);
+      continue;
     }
-    facts.finish();
+    facts.add_file(*body, file);
   }
+  facts.finish();
+  return facts.local_calls();
+}
+
+}  // namespace
+
+Result<ModuleScan> scan_module(const fs::path& checkout, const fs::path& working_dir) {
+  ModuleTree tree(normal_directory(checkout), normal_directory(working_dir));
+  TAKOSUMI_TRY(tree.start());
+  ModuleScan scan;
+  // Each round reads what the last one listed and lists what its local module calls name.
+  for (auto dirs = tree.take_new(); !dirs.empty(); dirs = tree.take_new())
+    for (const auto& dir : dirs)
+      for (const auto& call : scan_directory(tree, dir, scan)) tree.add_call(call.where, call.dir);
+  if (!tree.incomplete_reason().empty()) mark_incomplete(scan, tree.incomplete_reason());
+  scan.plugin_files = tree.plugin_files();
   std::sort(scan.files.begin(), scan.files.end());
   return scan;
 }
 
+Result<ModuleScan> scan_module(const fs::path& dir) { return scan_module(dir, dir); }
+
 Status check_module_policy(const ModuleScan& scan, const protocol::RunPolicy& policy) {
+  if (!scan.encryption.empty())
+    return fail(errc::kEncryptionConfigDenied,
+                first_of(scan.encryption) +
+                    ": OpenTofu's encryption configuration can run programs (external key "
+                    "providers and methods) and the agent encrypts every state itself; remove the "
+                    "encryption block from the module");
+  if (!scan.backend_overrides.empty())
+    return fail(errc::kBackendConfigDenied,
+                first_of(scan.backend_overrides) +
+                    ": it would replace the agent's local backend and the state would leave the "
+                    "agent; remove it (a backend or cloud block in a primary file is ignored)");
+  if (!scan.plugin_files.empty())
+    return fail(errc::kProviderPolicyDenied,
+                first_of(scan.plugin_files) + "; providers come only from the agent's mirror: "
+                                              "remove it from the repository");
   for (const auto& provider : scan.providers)
     TAKOSUMI_TRY(check_provider(provider, policy, "the module uses"));
   if (!scan.provisioners.empty() && !policy.allow_provisioners)
@@ -105,9 +142,10 @@ Status check_module_policy(const ModuleScan& scan, const protocol::RunPolicy& po
   if (!scan.external_data.empty() && !policy.allow_external_data)
     return fail(errc::kExternalDataDenied,
                 first_of(scan.external_data) +
-                    ": the external data source runs any program the module names and the Run's "
-                    "policy does not allow it; set allowExternalData to true in the Capsule "
-                    "policy and in the agent pool policy to allow it");
+                    ": reading data through a program (the external data source) or a backend "
+                    "(terraform_remote_state) can run any program, and the Run's policy does not "
+                    "allow it; set allowExternalData to true in the Capsule policy and in the "
+                    "agent pool policy to allow it");
   // What the scan could not read may hold anything; whatever the policy refuses, it refuses
   // unread code too.
   if (!scan.complete) {

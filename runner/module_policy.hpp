@@ -21,22 +21,37 @@ struct ModuleScan {
   std::set<std::string> providers;
   std::vector<std::string> provisioners;   // "<file>:<line>: local-exec in null_resource.x"
   std::vector<std::string> external_data;  // "<file>:<line>: data.external.x"
-  std::vector<std::string> files;          // relative to the scanned directory, sorted
+  std::vector<std::string> encryption;     // "<file>:<line>: terraform { encryption }"
+  // Override files whose backend or cloud block would replace the agent's local backend.
+  std::vector<std::string> backend_overrides;  // "<file>:<line>: backend \"s3\" in an override file"
+  // Plugin binaries tofu would find in the module (provisioner plugins are searched in the working
+  // directory and terraform.d/plugins): "<path>: ..."
+  std::vector<std::string> plugin_files;
+  std::vector<std::string> files;  // relative to the working directory, sorted
   bool complete = true;
   std::string incomplete_reason;  // the first thing the scan could not follow
   // Before init: a module with a remote source exists; only the scan after init can read it.
   bool remote_modules_pending = false;
 };
 
-// Scans every .tf, .tf.json, .tofu and .tofu.json file under dir. Hidden directories are skipped,
-// except dir/.terraform/modules, where `tofu init` puts downloaded modules. Incomplete: more than
-// 10000 files, a file over 4 MiB, directories nested deeper than 64, a symbolic link to a file of
-// these kinds or to a directory, a file that cannot be read or parsed, a local module path that
-// leaves dir or goes through a hidden directory, and - unless dir/.terraform/modules exists - a
-// module with a remote source. Fails (io_error) only when dir itself cannot be listed.
+// Scans every .tf, .tf.json, .tofu and .tofu.json file OpenTofu could load when it runs in
+// working_dir, a directory of the checkout (see ModuleTree in module_files.hpp): the working
+// directory's tree, hidden directories included, the modules `tofu init` downloaded into its
+// .terraform/modules, and every directory a local module call names elsewhere in the checkout,
+// transitively. Incomplete: what ModuleTree cannot vouch for (a symbolic link that is absolute,
+// dangling or leaves the checkout, a module call leaving it, the limits), a file over 4 MiB or
+// that cannot be read or parsed, a module source that is not a literal, and - unless
+// .terraform/modules exists - a module with a remote source. Fails (io_error) only when
+// working_dir itself cannot be listed.
+Result<ModuleScan> scan_module(const std::filesystem::path& checkout,
+                               const std::filesystem::path& working_dir);
+// The same with the working directory as the whole checkout.
 Result<ModuleScan> scan_module(const std::filesystem::path& dir);
 
-// The first violation of the Run's effective policy, in this order: a provider not allowed or
+// The first violation of the Run's effective policy, in this order: an encryption block
+// (encryption_config_denied, whatever the policy), a backend or cloud block in an override file
+// (backend_config_denied, whatever the policy), a shipped plugin binary (provider_policy_denied,
+// whatever the policy), a provider not allowed or
 // denied (provider_policy_denied), provisioners without allow_provisioners
 // (provisioner_denied), external data without allow_external_data (external_data_denied), an
 // incomplete scan while the policy has a provider list (provider_policy_denied). Messages name

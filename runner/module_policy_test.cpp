@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <fstream>
 
 #include "common/error_codes.hpp"
+#include "runner/module_files.hpp"
 #include "runner/provider_lock.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -320,16 +323,143 @@ TEST(ModuleScan, RemoteModuleIsPendingUntilInitDownloadedIt) {
                                        ".terraform/modules/vpc/sub/main.tf", "main.tf"}));
 }
 
-TEST(ModuleScan, LocalModuleOutsideTheTreeOrInAHiddenDirectoryIsIncomplete) {
+TEST(ModuleScan, LocalModuleOutsideTheCheckoutIsIncompleteAndHiddenDirectoriesAreRead) {
   auto outside = scan_text("module \"o\" {\n  source = \"../../elsewhere\"\n}\n");
   EXPECT_FALSE(outside.complete);
-  EXPECT_TRUE(has_text(outside.incomplete_reason, "is outside the scanned directory"));
-  auto hidden = scan_text("module \"h\" {\n  source = \"./.hidden/m\"\n}\n");
-  EXPECT_FALSE(hidden.complete);
-  EXPECT_TRUE(has_text(hidden.incomplete_reason, "is in a hidden directory"));
+  EXPECT_TRUE(has_text(outside.incomplete_reason,
+                       "main.tf:1: module \"o\" source \"../../elsewhere\" leads outside the checkout"));
+  auto missing = scan_text("module \"m\" {\n  source = \"./missing\"\n}\n");
+  EXPECT_FALSE(missing.complete);
+  EXPECT_TRUE(has_text(missing.incomplete_reason, "is dangling (missing does not exist)"));
+
+  TempDir dir("policy-");
+  write(dir / "main.tf", "module \"h\" {\n  source = \"./.hidden/m\"\n}\n");
+  write(dir / ".hidden/m/main.tf", "resource \"null_resource\" \"h\" {\n"
+                                   "  provisioner \"local-exec\" { command = \"x\" }\n}\n");
+  // Never called, still read: the scan vouches for every directory of the tree.
+  write(dir / ".uncalled/main.tf", "data \"external\" \"e\" {\n  program = [\"x\"]\n}\n");
+  auto hidden = scan_of(dir);
+  EXPECT_TRUE(hidden.complete) << hidden.incomplete_reason;
+  EXPECT_EQ(hidden.provisioners, (List{".hidden/m/main.tf:2: local-exec in null_resource.h"}));
+  EXPECT_EQ(hidden.external_data, (List{".uncalled/main.tf:1: data.external.e"}));
+
   auto templated = scan_text("module \"t\" {\n  source = \"./${var.x}\"\n}\n");
   EXPECT_FALSE(templated.complete);
   EXPECT_TRUE(has_text(templated.incomplete_reason, "module \"t\" has no literal source"));
+}
+
+// The monorepo layout: the Capsule's module path is infra/app, which calls a shared module two
+// levels up. Everything the module reaches inside the checkout is read; nothing outside it is.
+TEST(ModuleScan, FollowsLocalModuleCallsAcrossTheCheckout) {
+  TempDir repo("policy-");
+  write(repo / "infra/app/main.tf", "module \"label\" {\n  source = \"../../modules/label\"\n}\n");
+  write(repo / "modules/label/main.tf", "module \"inner\" {\n  source = \"../inner\"\n}\n"
+                                        "resource \"random_id\" \"r\" {}\n");
+  write(repo / "modules/inner/main.tf", "resource \"null_resource\" \"i\" {\n"
+                                        "  provisioner \"local-exec\" { command = \"x\" }\n}\n");
+  write(repo / "modules/unused/main.tf", "resource \"aws_instance\" \"never_called\" {}\n");
+  auto scan = scan_module(repo.path(), repo / "infra/app");
+  ASSERT_TRUE(scan) << scan.error().to_string();
+  EXPECT_TRUE(scan->complete) << scan->incomplete_reason;
+  EXPECT_EQ(scan->files, (List{"../../modules/inner/main.tf", "../../modules/label/main.tf", "main.tf"}));
+  EXPECT_EQ(scan->provisioners,
+            (List{"../../modules/inner/main.tf:2: local-exec in null_resource.i"}));
+  EXPECT_EQ(scan->providers, (Set{reg("hashicorp/null"), reg("hashicorp/random")}));
+
+  write(repo / "infra/app/escape.tf", "module \"up\" {\n  source = \"../../../outside\"\n}\n");
+  auto escaping = scan_module(repo.path(), repo / "infra/app");
+  ASSERT_TRUE(escaping);
+  EXPECT_FALSE(escaping->complete);
+  EXPECT_TRUE(has_text(escaping->incomplete_reason, "leads outside the checkout"));
+}
+
+// Links are judged by where they physically lead inside the checkout, never by their text: the
+// sandbox may resolve what is dangling here (/proc/self/cwd/...) to something else.
+TEST(ModuleScan, SymbolicLinksMustResolveInsideTheCheckout) {
+  auto scan_with_link = [](const fs::path& target, const std::string& link) {
+    TempDir dir("policy-");
+    write(dir / "main.tf", "");
+    write(dir / "sub/real.txt", "resource \"aws_instance\" \"x\" {}\n");
+    fs::create_directories((dir / link).parent_path());
+    fs::create_symlink(target, dir / link);
+    return scan_of(dir);
+  };
+  const auto absolute = scan_with_link("/proc/self/cwd/sub/real.txt", "evil.tf");
+  EXPECT_FALSE(absolute.complete);
+  EXPECT_TRUE(has_text(absolute.incomplete_reason, "evil.tf: symbolic link goes through an absolute link"));
+  // Not even a configuration file name: the scan vouches for the whole tree.
+  const auto data = scan_with_link("/etc/hostname", "data.txt");
+  EXPECT_FALSE(data.complete);
+  const auto dangling = scan_with_link("nowhere/x.tf", "main2.tf");
+  EXPECT_FALSE(dangling.complete);
+  EXPECT_TRUE(has_text(dangling.incomplete_reason, "main2.tf: symbolic link is dangling"));
+  const auto escaping = scan_with_link("../../../../etc/passwd", "sub/up.tf");
+  EXPECT_FALSE(escaping.complete);
+  EXPECT_TRUE(has_text(escaping.incomplete_reason, "sub/up.tf: symbolic link leads outside the checkout"));
+  const auto in_hidden = scan_with_link("/tmp", ".hidden/tmp");
+  EXPECT_FALSE(in_hidden.complete);
+  EXPECT_TRUE(has_text(in_hidden.incomplete_reason, ".hidden/tmp: symbolic link goes through an absolute link"));
+
+  // A link that climbs through another link: as text deep/er/up -> b/.. stays in deep/er, but b
+  // leads to the root, so b/.. is the checkout's parent.
+  TempDir climb("policy-");
+  write(climb / "main.tf", "");
+  fs::create_directories(climb / "deep/er");
+  fs::create_symlink("../..", climb / "deep/er/b");
+  fs::create_symlink("b/..", climb / "deep/er/up");
+  auto climbed = scan_of(climb);
+  EXPECT_FALSE(climbed.complete);
+  EXPECT_TRUE(has_text(climbed.incomplete_reason, "deep/er/up: symbolic link leads outside the checkout"))
+      << climbed.incomplete_reason;
+}
+
+TEST(ModuleScan, LinksInsideTheCheckoutAreFollowedAndCyclesEnd) {
+  TempDir dir("policy-");
+  write(dir / "shared/tool.txt", "resource \"null_resource\" \"n\" {\n"
+                                 "  provisioner \"local-exec\" { command = \"x\" }\n}\n");
+  write(dir / "shared/main.tf", "data \"external\" \"e\" {\n  program = [\"x\"]\n}\n");
+  fs::create_symlink("shared/tool.txt", dir / "linked.tf");
+  fs::create_directories(dir / "app");
+  fs::create_symlink("../shared", dir / "app/mod");
+  fs::create_symlink("..", dir / "app/loop");  // a cycle back to the root
+  auto scan = scan_of(dir);
+  EXPECT_TRUE(scan.complete) << scan.incomplete_reason;
+  EXPECT_EQ(scan.provisioners, (List{"linked.tf:2: local-exec in null_resource.n"}));
+  EXPECT_EQ(scan.external_data,
+            (List{"app/mod/main.tf:1: data.external.e", "shared/main.tf:1: data.external.e"}));
+}
+
+TEST(ModuleScan, AbsoluteLinksInDownloadedModulesAreIncomplete) {
+  TempDir dir("policy-");
+  write(dir / "main.tf", "module \"vpc\" {\n  source  = \"example.com/a/b/c\"\n}\n");
+  write(dir / ".terraform/modules/vpc/main.tf", "");
+  fs::create_symlink("/proc/self/cwd/evil.txt", dir / ".terraform/modules/vpc/evil.tf");
+  // tofu links installed providers into the mirror: not configuration, not scanned.
+  fs::create_directories(dir / ".terraform/providers");
+  fs::create_symlink("/usr", dir / ".terraform/providers/mirror");
+  auto scan = scan_of(dir);
+  EXPECT_FALSE(scan.complete);
+  EXPECT_TRUE(has_text(scan.incomplete_reason,
+                       ".terraform/modules/vpc/evil.tf: symbolic link goes through an absolute link"));
+}
+
+TEST(ModuleScan, FindsEncryptionBlocksInBothSyntaxes) {
+  auto hcl = scan_text(
+      "terraform {\n  encryption {\n    key_provider \"external\" \"k\" {\n"
+      "      command = [\"/bin/sh\", \"-c\", \"touch /tmp/x\"]\n    }\n  }\n}\n");
+  EXPECT_TRUE(hcl.complete) << hcl.incomplete_reason;
+  EXPECT_EQ(hcl.encryption, (List{"main.tf:2: terraform { encryption }"}));
+  auto json = scan_text(R"({"terraform": [{"encryption": {"method": {"external": {"m": {}}}}}]})",
+                        "main.tf.json");
+  EXPECT_EQ(json.encryption, (List{"main.tf.json:1: terraform { encryption }"}));
+
+  protocol::RunPolicy permissive;
+  permissive.allow_provisioners = true;
+  permissive.allow_external_data = true;
+  auto refused = check_module_policy(hcl, permissive);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, errc::kEncryptionConfigDenied);
+  EXPECT_TRUE(has_text(refused.error().message, "main.tf:2: terraform { encryption }"));
 }
 
 TEST(ModuleScan, WhatItCannotFollowMakesItIncomplete) {
@@ -345,12 +475,50 @@ TEST(ModuleScan, WhatItCannotFollowMakesItIncomplete) {
   EXPECT_FALSE(large.complete);
   EXPECT_TRUE(has_text(large.incomplete_reason, "main.tf: file too large"));
 
-  TempDir linked("policy-");
-  write(linked / "real.txt", "resource \"aws_instance\" \"x\" {}\n");
-  fs::create_symlink(linked / "real.txt", linked / "main.tf");
-  auto link = scan_of(linked);
-  EXPECT_FALSE(link.complete);
-  EXPECT_TRUE(has_text(link.incomplete_reason, "main.tf: is a symbolic link"));
+  TempDir fifo("policy-");
+  ASSERT_EQ(::mkfifo((fifo / "main.tf").c_str(), 0600), 0);
+  auto special = scan_of(fifo);
+  EXPECT_FALSE(special.complete);
+  EXPECT_TRUE(has_text(special.incomplete_reason, "main.tf: not a regular file"));
+}
+
+// An override file merged after the agent's would replace its local backend; tofu also looks for
+// provisioner plugins in the working directory before its built-in ones.
+TEST(ModuleScan, FindsBackendOverridesPluginFilesAndRemoteState) {
+  TempDir dir("policy-");
+  write(dir / "main.tf", "terraform {\n  backend \"s3\" {}\n}\n"
+                         "data \"terraform_remote_state\" \"net\" {\n  backend = \"local\"\n}\n");
+  write(dir / "zzz_override.tf", "terraform {\n  backend \"http\" {\n    address = \"x\"\n  }\n}\n");
+  write(dir / "sub/override.tf.json", R"({"terraform": {"cloud": {"organization": "o"}}})");
+  write(dir / std::string(kAgentOverrideFile), "terraform {\n  backend \"local\" {}\n}\n");
+  write(dir / "terraform-provisioner-local-exec", "binary");
+  write(dir / "terraform.d/plugins/x", "binary");
+  auto scan = scan_of(dir);
+  EXPECT_TRUE(scan.complete) << scan.incomplete_reason;
+  EXPECT_EQ(scan.backend_overrides, (List{"zzz_override.tf:2: backend \"http\" in an override file",
+                                          "sub/override.tf.json:1: cloud in an override file"}));
+  EXPECT_EQ(scan.external_data,
+            (List{"main.tf:4: data.terraform_remote_state.net (configures a backend, which can run programs)"}));
+  ASSERT_EQ(scan.plugin_files.size(), 2u);
+  EXPECT_TRUE(has_text(scan.plugin_files[0], "terraform-provisioner-local-exec: a plugin binary"));
+  EXPECT_TRUE(has_text(scan.plugin_files[1], "terraform.d: a plugin binary or directory"));
+
+  protocol::RunPolicy permissive;
+  permissive.allow_provisioners = true;
+  permissive.allow_external_data = true;
+  auto refused = check_module_policy(scan, permissive);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, errc::kBackendConfigDenied);
+  scan.backend_overrides.clear();
+  refused = check_module_policy(scan, permissive);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, errc::kProviderPolicyDenied);
+  EXPECT_TRUE(has_text(refused.error().message, "providers come only from the agent's mirror"));
+  scan.plugin_files.clear();
+  EXPECT_TRUE(check_module_policy(scan, permissive));
+  refused = check_module_policy(scan, protocol::RunPolicy{});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, errc::kExternalDataDenied);
 }
 
 TEST(ModuleScan, LimitsDepthAndFileCount) {
@@ -436,7 +604,7 @@ TEST(ModulePolicy, RefusesProvisionersAndExternalDataUnlessAllowed) {
   auto external = check_module_policy(scan, policy);
   ASSERT_FALSE(external);
   EXPECT_EQ(external.error().code, errc::kExternalDataDenied);
-  EXPECT_TRUE(has_text(external.error().message, "main.tf:12: data.external.e: the external data"));
+  EXPECT_TRUE(has_text(external.error().message, "main.tf:12: data.external.e: reading data through a program"));
   EXPECT_TRUE(has_text(external.error().message, "set allowExternalData to true"));
 
   policy.allow_external_data = true;

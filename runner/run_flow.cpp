@@ -83,7 +83,8 @@ bool is_run_failure_code(std::string_view code) {
       errc::kOutputRequiredMissing, errc::kOutputTypeMismatch, errc::kCancelled,
       errc::kTimedOut,          errc::kSandboxFailed,       errc::kWorkspaceFailed,
       errc::kOutputRefused,     errc::kLimitExceeded,       errc::kProviderPolicyDenied,
-      errc::kProvisionerDenied, errc::kExternalDataDenied,  errc::kLeaseLost,
+      errc::kProvisionerDenied, errc::kExternalDataDenied,  errc::kEncryptionConfigDenied,
+      errc::kBackendConfigDenied, errc::kLeaseLost,
       errc::kUnavailable,       errc::kInternal};
   return std::find(kCodes.begin(), kCodes.end(), code) != kCodes.end();
 }
@@ -199,11 +200,14 @@ asio::awaitable<Status> RunFlow::async_checkout() {
   co_return co_await async_check_module_policy();
 }
 
-// The whole module tree under the module directory. After init it includes the modules tofu
-// downloaded into .terraform/modules, which the first scan could not see.
+// What the module can reach: its directory's tree and the local modules it calls elsewhere in the
+// checkout. After init it includes the modules tofu downloaded into .terraform/modules, which
+// the first scan could not see.
 asio::awaitable<Status> RunFlow::async_check_module_policy() {
   const auto started = Clock::now();
-  auto scan = co_await async_blocking(blocking_, [this] { return scan_module(module_dir_); });
+  auto scan = co_await async_blocking(blocking_, [this] {
+    return scan_module(workspace_->source(), module_dir_);
+  });
   record("policy", started);
   if (!scan) co_return workspace_error(scan.error(), "policy scan");
   co_return check_module_policy(*scan, policy_);

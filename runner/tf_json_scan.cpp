@@ -176,7 +176,10 @@ std::optional<int> block_labels(std::string_view parent, std::string_view key) {
     if (key == "resource" || key == "data" || key == "ephemeral") return 2;
     return std::nullopt;
   }
-  if (parent == "terraform" && key == "required_providers") return 0;
+  if (parent == "terraform" && (key == "required_providers" || key == "encryption" ||
+                                key == "cloud"))
+    return 0;
+  if (parent == "terraform" && key == "backend") return 1;
   if (key == "provisioner" && (parent == "resource" || parent == "data" ||
                                parent == "ephemeral" || parent == "removed"))
     return 1;

@@ -5,6 +5,7 @@
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "protocol/json_fields.hpp"
+#include "runner/module_files.hpp"
 #include "runner/output_log_filter.hpp"
 #include "runner/redaction.hpp"
 
@@ -56,7 +57,7 @@ Status TofuCli::write_cli_config() const {
 // The module directory is writable in the sandbox: these are written as the agent's own files
 // before every command (whatever an earlier command left there), never through a module's link.
 Status TofuCli::write_agent_files() const {
-  TAKOSUMI_TRY(workspace_.write_in_source(module_dir_ / "takosumi_override.tf",
+  TAKOSUMI_TRY(workspace_.write_in_source(module_dir_ / std::string(kAgentOverrideFile),
                                           "terraform {\n  backend \"local\" {\n    path = "
                                           "\"terraform.tfstate\"\n  }\n}\n"));
   if (!variables_) return {};

@@ -62,7 +62,7 @@ class TofuCli {
   // From now on every command first (re)writes <module>/takosumi.auto.tfvars.json (0600) with
   // the manifest's variables: the module directory is writable in the sandbox, so what an earlier
   // command left there is never trusted.
-  // Before every command <module>/takosumi_override.tf is written too, forcing the local backend,
+  // Before every command <module>/takosumi_override.tofu is written too, forcing the local backend,
   // so the state is always <module>/terraform.tfstate whatever backend the source declares. Both
   // go through RunWorkspace::write_in_source: never through a link the module left.
   void set_variables(std::map<std::string, std::string> variables) { variables_ = std::move(variables); }
