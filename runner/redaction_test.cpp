@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,20 @@ TEST(LogRedactor, EmitsOneLineForEachLineGiven) {
   s.feed({"a-b-c-d", "e-f-g-h", "", "a-b-c-d", "x"});
   s.redactor.flush();
   EXPECT_EQ(s.out, (Lines{"[REDACTED]", "[REDACTED]", "", "a-b-c-d", "x"}));
+}
+
+TEST(LogRedactor, SaysOnceWhenPiecesOfSecretsAreNoLongerIndexed) {
+  Stream s;
+  std::mt19937 rng(11);
+  std::string big(WindowIndex::kMaxWindows / 4, 'a');
+  for (auto& c : big) c = static_cast<char>('a' + rng() % 26);
+  s.feed({"before"});
+  ASSERT_TRUE(s.secrets->add(big));
+  s.feed({"one", "two"});
+  ASSERT_EQ(s.out.size(), 4u);
+  EXPECT_EQ(s.out[0], "before");
+  EXPECT_NE(s.out[1].find("redacted only where they appear whole"), std::string::npos) << s.out[1];
+  EXPECT_EQ((Lines{s.out[2], s.out[3]}), (Lines{"one", "two"}));
 }
 
 }  // namespace
