@@ -23,7 +23,6 @@
 
 #include "common/error_codes.hpp"
 #include "common/unique_fd.hpp"
-#include "runner/line_splitter.hpp"
 #include "runner/supervise_arguments.hpp"
 
 namespace takosumi::runner {
@@ -33,7 +32,7 @@ namespace asio = boost::asio;
 namespace bp = boost::process::v2;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t kMaxLine = 64 * 1024;
+constexpr std::size_t kChunk = 16 * 1024;
 // After the child exits, how long its output may keep draining (a grandchild that escaped the
 // process group could hold the pipes open forever).
 constexpr auto kDrainLimit = std::chrono::seconds(5);
@@ -110,16 +109,14 @@ struct Supervision {
   ProcessExit result;
 };
 
-asio::awaitable<void> pump(asio::readable_pipe& pipe, OutputStream stream, const LineSink& sink) {
+asio::awaitable<void> pump(asio::readable_pipe& pipe, OutputStream stream, const OutputSink& sink) {
   if (!pipe.is_open()) co_return;
-  LineSplitter splitter(kMaxLine, [&](std::string_view line) { sink(stream, line); });
-  std::array<char, 16 * 1024> buf;
+  std::array<char, kChunk> buf;
   for (;;) {
     auto [ec, n] = co_await pipe.async_read_some(asio::buffer(buf), asio::as_tuple(asio::use_awaitable));
-    splitter.feed(std::string_view(buf.data(), n));
+    if (n > 0 && sink) sink(stream, std::string_view(buf.data(), n));
     if (ec) break;
   }
-  splitter.finish();
 }
 
 asio::awaitable<void> reap(Supervision& s) {
@@ -203,7 +200,7 @@ Result<int> open_stdout_file(const std::filesystem::path& path) {
 }  // namespace
 
 asio::awaitable<Result<ProcessExit>> BoostProcessLauncher::async_run(ProcessSpec spec,
-                                                                     LineSink sink,
+                                                                     OutputSink sink,
                                                                      CancelSignal& cancel) {
   auto ex = co_await asio::this_coro::executor;
   auto command = command_line(spec);

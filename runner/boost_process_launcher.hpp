@@ -8,7 +8,7 @@ namespace takosumi::runner {
 
 class BoostProcessLauncher final : public ProcessLauncher {
  public:
-  boost::asio::awaitable<Result<ProcessExit>> async_run(ProcessSpec spec, LineSink sink,
+  boost::asio::awaitable<Result<ProcessExit>> async_run(ProcessSpec spec, OutputSink sink,
                                                         CancelSignal& cancel) override;
 };
 

@@ -95,8 +95,17 @@ std::optional<std::string> pattern_reason(std::string_view value) {
   return std::nullopt;
 }
 
+// Whole stored strings only: an Output that merely shares 8 bytes with a secret is not refused.
+std::optional<std::string> known_reason(std::string_view text, const SecretSet& known) {
+  const auto form = known.find_form(text);
+  if (!form) return std::nullopt;
+  if (*form == SecretForm::base64 || *form == SecretForm::hex || *form == SecretForm::percent)
+    return "contains " + std::string(describe(*form)) + " of a secret this Run holds";
+  return "contains the value of a secret this Run holds";
+}
+
 std::optional<std::string> text_reason(std::string_view text, const SecretSet& known) {
-  if (known.contains_secret(text)) return "contains the value of a secret this Run holds";
+  if (auto reason = known_reason(text, known)) return reason;
   return credential_reason(text);
 }
 
@@ -115,10 +124,7 @@ std::optional<std::string> credential_reason(std::string_view value) {
 std::optional<std::string> credential_reason(const boost::json::value& value,
                                              const SecretSet& known) {
   if (value.is_string()) return text_reason(value.get_string(), known);
-  if (auto number = json_number_text(value)) {
-    if (known.contains_secret(*number)) return "contains the value of a secret this Run holds";
-    return std::nullopt;
-  }
+  if (auto number = json_number_text(value)) return known_reason(*number, known);
   if (value.is_array()) {
     for (const auto& item : value.get_array())
       if (auto reason = credential_reason(item, known)) return reason;

@@ -18,7 +18,9 @@ namespace takosumi::runner {
 std::optional<std::string> credential_reason(std::string_view value);
 
 // Checks every string (object keys included) and number in value; also refuses a value containing
-// any exact secret in known.
+// any exact secret in known or one of its encodings (base64, hex, percent-encoding: see
+// runner/secret_encodings.hpp), naming the encoding. A mere 8-byte piece of a secret is not
+// refused: too many ordinary values share one with some secret.
 std::optional<std::string> credential_reason(const boost::json::value& value,
                                              const SecretSet& known);
 

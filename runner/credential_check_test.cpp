@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "tests/support/encodings.hpp"
 #include "tests/support/pem_text.hpp"
 
 namespace takosumi::runner {
@@ -73,6 +74,38 @@ TEST(CredentialReason, RefusesAValueContainingASecretTheRunHolds) {
       held);
   EXPECT_EQ(credential_reason(boost::json::parse(R"({"pin": 73310042})"), known), held);
   EXPECT_EQ(credential_reason(boost::json::parse(R"({"pin": 7331004})"), known), std::nullopt);
+}
+
+TEST(CredentialReason, RefusesAnEncodedSecretTheRunHolds) {
+  using takosumi::testing::base64;
+  SecretSet known;
+  const std::string secret = "canary/Conn+value?42";
+  ASSERT_TRUE(known.add(secret));
+  // filebase64("/proc/self/environ"): the value sits at any offset of a larger blob.
+  using namespace std::string_literals;
+  for (const std::string& before : {""s, "A"s, "AB"s, "PATH=/usr/bin\0TOKEN="s})
+    for (const bool url : {false, true}) {
+      const auto blob = base64(before + secret + std::string("\0HOME=/x", 8), url);
+      EXPECT_EQ(credential_reason(boost::json::value(blob), known),
+                "contains a base64 encoding of a secret this Run holds")
+          << before.size() << (url ? " url" : "");
+    }
+  EXPECT_EQ(credential_reason(boost::json::value(takosumi::testing::hex(secret, true)), known),
+            "contains a hex encoding of a secret this Run holds");
+  EXPECT_EQ(credential_reason(boost::json::parse(R"({"u": "https://x/?t=canary%2FConn%2Bvalue%3F42"})"),
+                              known),
+            "contains a percent-encoding of a secret this Run holds");
+  // The reason never carries the value or its encoding.
+  const auto reason = credential_reason(boost::json::value(base64(secret)), known);
+  ASSERT_TRUE(reason);
+  EXPECT_EQ(reason->find("canary"), std::string::npos);
+}
+
+TEST(CredentialReason, APieceOfASecretIsNotRefused) {
+  SecretSet known;
+  ASSERT_TRUE(known.add("canary/Conn+value?42"));
+  // Logs hide 8-byte pieces; an Output sharing a piece is still an ordinary value.
+  EXPECT_EQ(credential_reason(boost::json::value("see canary/Co for details"), known), std::nullopt);
 }
 
 }  // namespace

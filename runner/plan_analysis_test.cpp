@@ -105,7 +105,7 @@ class RealPlanAnalysis : public ::testing::Test {
     auto ws = RunWorkspace::create(tmp_.path() / "work", "plan-analysis", 1);
     ASSERT_TRUE(ws) << ws.error().to_string();
     ws_.emplace(std::move(*ws));
-    module_ = tmp_.path() / "module";
+    module_ = ws_->source() / "module";  // the agent writes its files only inside the checkout
     std::filesystem::create_directories(module_);
     TofuOptions options{TAKOSUMI_TEST_TOFU, TAKOSUMI_TEST_PROVIDER_MIRROR,
                         std::chrono::steady_clock::now() + std::chrono::minutes(5)};

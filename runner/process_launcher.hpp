@@ -1,6 +1,6 @@
 #pragma once
 // The process seam: run one program with an explicit argv, environment and working directory,
-// stream its output line by line, honour a cancellation request and a wall-clock limit.
+// stream its output as it is read, honour a cancellation request and a wall-clock limit.
 #include <boost/asio/awaitable.hpp>
 
 #include <chrono>
@@ -19,9 +19,11 @@ namespace takosumi::runner {
 
 enum class OutputStream { out, err };
 
-// Called on the io thread for every line (without its '\n'); lines are at most 64 KiB, longer
-// ones arrive in pieces.
-using LineSink = std::function<void(OutputStream stream, std::string_view line)>;
+// Called on the io thread for every chunk read from the child's stdout or stderr, in order within
+// a stream, as the bytes came: no line structure (a line may span chunks, a chunk may hold many).
+// Redaction needs the raw stream: cutting it into lines first could split a secret (see
+// runner/redacted_lines.hpp).
+using OutputSink = std::function<void(OutputStream stream, std::string_view bytes)>;
 
 // Per-process limits (setrlimit in the child; each of tofu's plugins gets the same).
 struct ProcessLimits {
@@ -77,7 +79,8 @@ class ProcessLauncher {
   // itself, then SIGKILL after kill_grace; whatever is left of the child's process group is
   // killed once it has exited. Fails (sandbox_failed) only when the program (or its supervisor)
   // cannot be started.
-  virtual boost::asio::awaitable<Result<ProcessExit>> async_run(ProcessSpec spec, LineSink sink,
+  // Every byte of output has reached sink when it returns.
+  virtual boost::asio::awaitable<Result<ProcessExit>> async_run(ProcessSpec spec, OutputSink sink,
                                                                 CancelSignal& cancel) = 0;
 };
 

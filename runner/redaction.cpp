@@ -1,55 +1,45 @@
 #include "runner/redaction.hpp"
 
 namespace takosumi::runner {
+namespace {
+
+// Lines reach this stage at most 64 KiB long (plus markers); the cut only bounds memory.
+constexpr std::size_t kMaxLogLine = 1024 * 1024;
+
+constexpr std::string_view kCappedNotice =
+    "takosumi: this Run holds more secret text than the redactor indexes for split-off pieces; "
+    "from here on, newly learnt secrets are redacted only where they appear whole";
+
+}  // namespace
 
 std::string redact_text(const SecretSet& secrets, std::string_view text) {
   return redact_patterns(secrets.redact(text));
 }
 
-StreamRedactor::StreamRedactor(std::shared_ptr<const SecretSet> secrets, LogSink next)
-    : secrets_(std::move(secrets)), next_(std::move(next)) {}
+LogRedactor::LogRedactor(std::shared_ptr<const SecretSet> secrets, LogSink next)
+    : secrets_(std::move(secrets)), next_(std::move(next)),
+      lines_(kMaxLogLine, [this](std::string_view line) { emit(line); }),
+      bytes_(secrets_.get(), [this](std::string_view bytes) { lines_.feed(bytes); }) {}
 
-void StreamRedactor::operator()(std::string_view line) {
-  pending_.append(line);
-  pending_ += '\n';
-  if (secrets_) {
-    auto part = secrets_->redact_prefix(pending_);
-    redacted_ += part.redacted;
-    pending_.erase(0, part.consumed);
-  } else {
-    redacted_ += pending_;
-    pending_.clear();
+void LogRedactor::operator()(std::string_view line) {
+  if (!told_capped_ && secrets_ && secrets_->windows_capped()) {
+    told_capped_ = true;
+    if (next_) next_(kCappedNotice);
   }
-  if (redacted_.size() + pending_.size() > kMaxHeld) release_pending();
-  emit_complete_lines();
+  bytes_.feed(line);
+  bytes_.feed("\n");
 }
 
-void StreamRedactor::flush() {
-  release_pending();
-  emit_complete_lines();
-  // Unreachable while every input line ends in '\n' and markers keep line breaks; kept so that
-  // flush() never loses text whatever the redaction did.
-  if (!redacted_.empty()) {
-    if (next_) next_(patterns_.redact_line(redacted_));
-    redacted_.clear();
-  }
+void LogRedactor::flush() {
+  bytes_.flush();
+  lines_.finish();
 }
 
-void StreamRedactor::release_pending() {
-  redacted_ += secrets_ ? secrets_->redact(pending_) : pending_;
-  pending_.clear();
-}
-
-void StreamRedactor::emit_complete_lines() {
-  std::size_t start = 0;
-  for (auto nl = redacted_.find('\n'); nl != std::string::npos; nl = redacted_.find('\n', start)) {
-    // The PatternRedactor sees every line, in order, even with no one listening: a private key
-    // block must be tracked across lines either way.
-    auto line = patterns_.redact_line(std::string_view(redacted_).substr(start, nl - start));
-    if (next_) next_(line);
-    start = nl + 1;
-  }
-  redacted_.erase(0, start);
+void LogRedactor::emit(std::string_view line) {
+  // The PatternRedactor sees every line, in order, even with no one listening: a private key
+  // block must be tracked across lines either way.
+  auto redacted = patterns_.redact_line(line);
+  if (next_) next_(redacted);
 }
 
 }  // namespace takosumi::runner

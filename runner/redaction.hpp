@@ -1,47 +1,51 @@
 #pragma once
-// Redaction of everything that leaves the agent for a Run: exact secret values first (SecretSet),
-// then credential shapes (PatternRedactor). Markers never change the number of lines.
+// Redaction of everything that leaves the agent for a Run: exact secret values, their encodings
+// and split-off pieces first (SecretSet), then credential shapes (PatternRedactor). Markers never
+// change the number of lines.
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "runner/line_splitter.hpp"
 #include "runner/log_sink.hpp"
 #include "runner/pattern_redactor.hpp"
 #include "runner/secret_set.hpp"
+#include "runner/stream_redactor.hpp"
 
 namespace takosumi::runner {
 
 // For whole texts: failure messages, reports.
 std::string redact_text(const SecretSet& secrets, std::string_view text);
 
-// Redacts a stream of lines before passing them to next, including secrets that span lines (a PEM
-// key echoed by a script): text that could still be the start of a stored value is held back until
-// the following lines decide it, at most SecretSet::max_length() - 1 bytes plus the line it starts
-// in. Held text beyond kMaxHeld is forced out, redacted with what is known then (a secret longer
-// than that is still caught line by line through its line variants). Always uses the current
-// contents of secrets, which may grow while streaming. Lines reach next in order and one for one
-// with the lines given. Not thread-safe; one per stream, called on one thread.
-class StreamRedactor {
+// The last stage of a Run's log: every line (tofu's, already redacted per stream, and the runner's
+// own notices) goes through a StreamRedactor as "line\n", so a secret spanning lines (a PEM key
+// echoed by a script) is still caught, then through the PatternRedactor line by line. Text that
+// could still begin a stored value is held until the following lines decide it (see
+// StreamRedactor). Lines reach next in order and one for one with the lines given; when the set
+// could not index the pieces of all its secrets (SecretSet::windows_capped) one notice line says
+// so. Not thread-safe; one per Run, on one thread.
+class LogRedactor {
  public:
-  static constexpr std::size_t kMaxHeld = 64 * 1024;
-
-  StreamRedactor(std::shared_ptr<const SecretSet> secrets, LogSink next);
+  // secrets may be null; the log is then only pattern-redacted.
+  LogRedactor(std::shared_ptr<const SecretSet> secrets, LogSink next);
+  LogRedactor(const LogRedactor&) = delete;
+  LogRedactor& operator=(const LogRedactor&) = delete;
 
   // One line, without its '\n'.
   void operator()(std::string_view line);
-  // Emits every line still held. The stream may continue afterwards.
+  // Emits every line still held. The log may continue afterwards.
   void flush();
 
  private:
-  void release_pending();
-  void emit_complete_lines();
+  void emit(std::string_view line);
 
   std::shared_ptr<const SecretSet> secrets_;
   LogSink next_;
   PatternRedactor patterns_;
-  std::string pending_;   // raw text that may begin a secret still arriving
-  std::string redacted_;  // redacted text not yet ended by '\n'
+  LineSplitter lines_;
+  StreamRedactor bytes_;
+  bool told_capped_ = false;
 };
 
 }  // namespace takosumi::runner

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,7 @@ using takosumi::testing::pem_line;
 struct Stream {
   std::shared_ptr<SecretSet> secrets = std::make_shared<SecretSet>();
   std::vector<std::string> out;
-  StreamRedactor redactor{secrets, [this](std::string_view line) { out.emplace_back(line); }};
+  LogRedactor redactor{secrets, [this](std::string_view line) { out.emplace_back(line); }};
 
   void feed(const std::vector<std::string>& lines) {
     for (const auto& l : lines) redactor(l);
@@ -33,14 +34,14 @@ TEST(RedactText, ExactValuesThenPatterns) {
             "x [REDACTED] y\npassword=[REDACTED]");
 }
 
-TEST(StreamRedactor, PassesLinesOnAtOnceWhenNothingCouldStartASecret) {
+TEST(LogRedactor, PassesLinesOnAtOnceWhenNothingCouldStartASecret) {
   Stream s;
   ASSERT_TRUE(s.secrets->add("my-secret-value"));
   s.feed({"plain line", "has my-secret-value inside", "  + id = (known after apply)"});
   EXPECT_EQ(s.out, (Lines{"plain line", "has [REDACTED] inside", "  + id = (known after apply)"}));
 }
 
-TEST(StreamRedactor, RedactsAMultiLinePemSecretFedLineByLine) {
+TEST(LogRedactor, RedactsAMultiLinePemSecretFedLineByLine) {
   Stream s;
   // Short body lines: only the whole value can match them, not the per-line variants.
   const std::string pem =
@@ -53,7 +54,7 @@ TEST(StreamRedactor, RedactsAMultiLinePemSecretFedLineByLine) {
                           "[REDACTED]", "after"}));
 }
 
-TEST(StreamRedactor, RedactsAPrivateKeyBlockByPatternAndByValue) {
+TEST(LogRedactor, RedactsAPrivateKeyBlockByPatternAndByValue) {
   Stream s;
   const std::string body = pem_body();
   ASSERT_TRUE(s.secrets->add(pem_line("BEGIN", "RSA") + "\n" + body + "\n" + pem_line("END", "RSA")));
@@ -64,7 +65,7 @@ TEST(StreamRedactor, RedactsAPrivateKeyBlockByPatternAndByValue) {
                           pem_line("BEGIN"), "[REDACTED]", pem_line("END")}));
 }
 
-TEST(StreamRedactor, RedactsASecretSplitAcrossTwoLines) {
+TEST(LogRedactor, RedactsASecretSplitAcrossTwoLines) {
   Stream s;
   ASSERT_TRUE(s.secrets->add("first-half\nsecond-half"));
   s.redactor("value is first-half");
@@ -73,14 +74,14 @@ TEST(StreamRedactor, RedactsASecretSplitAcrossTwoLines) {
   EXPECT_EQ(s.out, (Lines{"value is [REDACTED]", "[REDACTED] and more"}));
 }
 
-TEST(StreamRedactor, ReleasesHeldTextOnceItCannotBeASecret) {
+TEST(LogRedactor, ReleasesHeldTextOnceItCannotBeASecret) {
   Stream s;
   ASSERT_TRUE(s.secrets->add("first-half\nsecond-half"));
   s.feed({"value is first-half", "something else"});
   EXPECT_EQ(s.out, (Lines{"value is first-half", "something else"}));
 }
 
-TEST(StreamRedactor, UsesValuesAddedWhileStreaming) {
+TEST(LogRedactor, UsesValuesAddedWhileStreaming) {
   Stream s;
   s.feed({"late-secret-1 before it is known"});
   ASSERT_TRUE(s.secrets->add("late-secret-1"));
@@ -88,7 +89,7 @@ TEST(StreamRedactor, UsesValuesAddedWhileStreaming) {
   EXPECT_EQ(s.out, (Lines{"late-secret-1 before it is known", "now [REDACTED] is known"}));
 }
 
-TEST(StreamRedactor, FlushEmitsEverythingHeld) {
+TEST(LogRedactor, FlushEmitsEverythingHeld) {
   Stream s;
   ASSERT_TRUE(s.secrets->add("first-half\nsecond-half"));
   s.feed({"one", "two first-half"});
@@ -99,7 +100,7 @@ TEST(StreamRedactor, FlushEmitsEverythingHeld) {
   EXPECT_EQ(s.out, (Lines{"one", "two first-half", "three"}));
 }
 
-TEST(StreamRedactor, ForcesOutHeldTextPastTheLimit) {
+TEST(LogRedactor, ForcesOutHeldTextPastTheLimit) {
   Stream s;
   std::string huge = "start-of-huge\n";
   while (huge.size() < 2 * StreamRedactor::kMaxHeld) huge += "xyz12\n";
@@ -116,12 +117,26 @@ TEST(StreamRedactor, ForcesOutHeldTextPastTheLimit) {
   EXPECT_EQ(s.out.size(), fed);
 }
 
-TEST(StreamRedactor, EmitsOneLineForEachLineGiven) {
+TEST(LogRedactor, EmitsOneLineForEachLineGiven) {
   Stream s;
   ASSERT_TRUE(s.secrets->add("a-b-c-d\ne-f-g-h\n"));
   s.feed({"a-b-c-d", "e-f-g-h", "", "a-b-c-d", "x"});
   s.redactor.flush();
   EXPECT_EQ(s.out, (Lines{"[REDACTED]", "[REDACTED]", "", "a-b-c-d", "x"}));
+}
+
+TEST(LogRedactor, SaysOnceWhenPiecesOfSecretsAreNoLongerIndexed) {
+  Stream s;
+  std::mt19937 rng(11);
+  std::string big(WindowIndex::kMaxWindows / 4, 'a');
+  for (auto& c : big) c = static_cast<char>('a' + rng() % 26);
+  s.feed({"before"});
+  ASSERT_TRUE(s.secrets->add(big));
+  s.feed({"one", "two"});
+  ASSERT_EQ(s.out.size(), 4u);
+  EXPECT_EQ(s.out[0], "before");
+  EXPECT_NE(s.out[1].find("redacted only where they appear whole"), std::string::npos) << s.out[1];
+  EXPECT_EQ((Lines{s.out[2], s.out[3]}), (Lines{"one", "two"}));
 }
 
 }  // namespace

@@ -42,8 +42,10 @@ boost::asio::awaitable<RunOutcome> RunExecutor::async_run(RunInputs inputs, LogS
     left -= line.size() + 1;
     log(line);
   };
-  // Every line, the runner's own notices included, passes the redactor before `log` sees it.
-  auto redactor = std::make_shared<StreamRedactor>(inputs.secret_set, std::move(budgeted));
+  // Every line, the runner's own notices included, passes the redactor before `log` sees it
+  // (tofu's output was redacted on its bytes already; this second pass catches values spanning
+  // lines, the runner's notices and credential shapes).
+  auto redactor = std::make_shared<LogRedactor>(inputs.secret_set, std::move(budgeted));
   LogSink redacted = [redactor](std::string_view line) { (*redactor)(line); };
   RunFlow flow(blocking_, settings_, *launcher_, cancel_, inputs, std::move(redacted), outcome);
   Status result;

@@ -1,10 +1,11 @@
 #include "runner/secret_set.hpp"
 
-#include <sodium.h>
-
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <mutex>
+
+#include "runner/scratch_text.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -18,23 +19,6 @@ constexpr std::size_t kMinLineVariant = 16;
 bool is_pem_armor(std::string_view line) {
   return line.starts_with("-----BEGIN ") || line.starts_with("-----END ");
 }
-
-// A scratch copy of secret text, wiped when it goes. Capacity is reserved up front so that
-// appending never leaves an unwiped copy behind in a freed buffer.
-class ScratchText {
- public:
-  explicit ScratchText(std::size_t capacity) { text_.reserve(capacity); }
-  ~ScratchText() {
-    text_.resize(text_.capacity());
-    sodium_memzero(text_.data(), text_.size());
-  }
-  ScratchText(const ScratchText&) = delete;
-  ScratchText& operator=(const ScratchText&) = delete;
-  std::string& text() { return text_; }
-
- private:
-  std::string text_;
-};
 
 void append_unicode_escape(std::string& out, unsigned code) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -73,6 +57,13 @@ void json_escape(std::string_view value, bool html_safe, std::string& out) {
   }
 }
 
+// The bit of the heads filter for the four bytes at text[i].
+std::size_t head_bit(std::string_view text, std::size_t i, unsigned bits) {
+  std::uint32_t head;
+  std::memcpy(&head, text.data() + i, sizeof head);
+  return (head * 0x9e3779b1u) >> (32 - bits);
+}
+
 std::size_t pair_of(std::string_view text, std::size_t i) {
   return static_cast<unsigned char>(text[i]) << 8 | static_cast<unsigned char>(text[i + 1]);
 }
@@ -90,31 +81,69 @@ void append_markers(std::string& out, std::string_view match) {
   }
 }
 
+// text[0, upto) with each span in it replaced by markers; spans ending past upto are left out
+// (they start at or after upto: see hold_from).
+template <class Spans>
+std::string render(std::string_view text, const Spans& spans, std::size_t upto) {
+  std::string out;
+  out.reserve(upto);
+  std::size_t copied = 0;
+  for (const auto& span : spans) {
+    if (span.end > upto) break;
+    out.append(text.substr(copied, span.begin - copied));
+    append_markers(out, text.substr(span.begin, span.end - span.begin));
+    copied = span.end;
+  }
+  out.append(text.substr(copied, upto - copied));
+  return out;
+}
+
+bool has_whitespace(std::string_view s) {
+  return s.find_first_of(" \t\n\r\v\f") != std::string_view::npos;
+}
+
+using EachForm = std::function<void(SecretForm, std::string_view)>;
+
+// The forms of a multi-line value: with CRLF turned to LF, and each long line on its own.
+void for_each_line_form(std::string_view value, const EachForm& each) {
+  ScratchText lf(value.size());
+  for (std::size_t i = 0; i < value.size(); ++i)
+    if (!(value[i] == '\r' && i + 1 < value.size() && value[i + 1] == '\n')) lf.text() += value[i];
+  each(SecretForm::value, lf.text());
+  for (std::size_t start = 0; start < value.size();) {
+    auto end = std::min(value.find('\n', start), value.size());
+    auto line = value.substr(start, end - start);
+    while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() >= kMinLineVariant && !is_pem_armor(line)) each(SecretForm::line, line);
+    start = end + 1;
+  }
+}
+
+// Every form SecretSet::add stores besides the value itself.
+void for_each_variant(std::string_view value, const EachForm& each) {
+  for (const bool html_safe : {false, true}) {
+    ScratchText escaped(value.size() * 6);
+    json_escape(value, html_safe, escaped.text());
+    each(SecretForm::json_escaped, escaped.text());
+  }
+  if (value.find('\n') != std::string_view::npos) for_each_line_form(value, each);
+  for_each_encoding(value, each);
+}
+
 }  // namespace
 
 bool SecretSet::add(std::string_view value) {
   if (value.size() < kMinRedactedLength) return false;
   std::unique_lock lock(mutex_);
-  bool stored_any = store(value);
-  for (const bool html_safe : {false, true}) {
-    ScratchText escaped(value.size() * 6);
-    json_escape(value, html_safe, escaped.text());
-    stored_any |= store(escaped.text());
-  }
-  if (value.find('\n') != std::string_view::npos) {
-    ScratchText lf(value.size());
-    for (std::size_t i = 0; i < value.size(); ++i)
-      if (!(value[i] == '\r' && i + 1 < value.size() && value[i + 1] == '\n'))
-        lf.text() += value[i];
-    stored_any |= store(lf.text());
-    for (std::size_t start = 0; start < value.size();) {
-      auto end = std::min(value.find('\n', start), value.size());
-      auto line = value.substr(start, end - start);
-      while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (line.size() >= kMinLineVariant && !is_pem_armor(line)) stored_any |= store(line);
-      start = end + 1;
-    }
-  }
+  // Pieces of prose are ordinary words: a value with whitespace has no windows, and neither have
+  // its JSON and percent forms, which spell the same words ("BEGIN+RSA+PRIVATE+KEY"). Its
+  // encodings and its whitespace-free lines (a PEM body) do.
+  const bool prose = has_whitespace(value);
+  bool stored_any = store(value, SecretForm::value, !prose);
+  for_each_variant(value, [&](SecretForm form, std::string_view variant) {
+    const bool opaque = form == SecretForm::base64 || form == SecretForm::hex || form == SecretForm::line;
+    stored_any |= store(variant, form, (opaque || !prose) && !has_whitespace(variant));
+  });
   if (stored_any) ++values_;
   return true;
 }
@@ -131,68 +160,96 @@ std::size_t SecretSet::max_length() const {
   return max_length_;
 }
 
-std::string SecretSet::redact(std::string_view text) const {
+bool SecretSet::windows_capped() const {
   std::shared_lock lock(mutex_);
-  return scan(text, Scan::whole).out;
+  return windows_.capped();
 }
 
-bool SecretSet::contains_secret(std::string_view text) const {
+std::string SecretSet::redact(std::string_view text) const {
   std::shared_lock lock(mutex_);
-  return scan(text, Scan::find_only).found;
+  return render(text, matches(text), text.size());
+}
+
+bool SecretSet::contains_secret(std::string_view text) const { return find_form(text).has_value(); }
+
+std::optional<SecretForm> SecretSet::find_form(std::string_view text) const {
+  std::shared_lock lock(mutex_);
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (may_begin_at(text, i))
+      if (const auto index = longest_at(text, i)) return forms_[*index];
+  return std::nullopt;
 }
 
 PrefixRedaction SecretSet::redact_prefix(std::string_view text) const {
   std::shared_lock lock(mutex_);
-  auto r = scan(text, Scan::prefix);
-  return PrefixRedaction{std::move(r.out), r.consumed};
+  const auto spans = matches(text);
+  const auto hold = hold_from(text, spans);
+  return PrefixRedaction{render(text, spans, hold), hold};
 }
 
-SecretSet::ScanResult SecretSet::scan(std::string_view text, Scan mode) const {
-  ScanResult r;
-  if (mode != Scan::find_only) r.out.reserve(text.size());
+// Most positions begin no stored string: one bit of the heads filter says so. Kept small so
+// that it is inlined into the scans.
+bool SecretSet::may_begin_at(std::string_view text, std::size_t at) const {
+  if (text.size() - at < kMinRedactedLength) return false;
+  const auto bit = head_bit(text, at, kHeadBits);
+  return (heads_.data()[bit >> 3] >> (bit & 7)) & 1;
+}
+
+// Every position is tried (not only those after the previous match), so a secret beginning
+// inside another one is covered too; the union is what is replaced.
+std::vector<SecretSet::Span> SecretSet::matches(std::string_view text) const {
+  std::vector<Span> spans;
+  const auto cover = [&](std::size_t begin, std::size_t end) {
+    if (!spans.empty() && begin < spans.back().end)
+      spans.back().end = std::max(spans.back().end, end);
+    else
+      spans.push_back(Span{begin, end});
+  };
   const std::size_t n = text.size();
-  std::size_t copied = 0;  // text[copied, i) is still to be copied verbatim
-  std::size_t i = 0;
-  while (i < n) {
-    const auto& bucket = by_first_byte_[static_cast<unsigned char>(text[i])];
-    if (bucket.empty() || (n - i >= 2 && !first_pairs_[pair_of(text, i)])) {
-      ++i;
-      continue;
-    }
-    std::size_t match = 0;
-    bool held = false;
-    for (const auto index : bucket) {
-      const auto s = strings_[index].reveal_as_string();
-      if (s.size() > n - i) {
-        // A longer string that may still complete must win over any shorter match here.
-        if (mode == Scan::prefix && s.starts_with(text.substr(i))) {
-          held = true;
-          break;
-        }
-        continue;
-      }
-      if (std::memcmp(text.data() + i, s.data(), s.size()) == 0) {
-        match = s.size();
-        break;
-      }
-    }
-    if (held) break;
-    if (match == 0) {
-      ++i;
-      continue;
-    }
-    if (mode == Scan::find_only) {
-      r.found = true;
-      return r;
-    }
-    r.out.append(text.substr(copied, i - copied));
-    append_markers(r.out, text.substr(i, match));
-    i += match;
-    copied = i;
+  const std::size_t last_window = windows_.empty() || n < WindowIndex::kWindow ? 0 : n - WindowIndex::kWindow + 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (may_begin_at(text, i))
+      if (const auto index = longest_at(text, i)) cover(i, i + strings_[*index].size());
+    if (i < last_window && windows_.contains_at(text, i)) cover(i, i + WindowIndex::kWindow);
   }
-  if (mode != Scan::find_only) r.out.append(text.substr(copied, i - copied));
-  r.consumed = i;
-  return r;
+  return spans;
+}
+
+std::optional<std::uint32_t> SecretSet::longest_at(std::string_view text, std::size_t at) const {
+  const auto& bucket = by_first_byte_[static_cast<unsigned char>(text[at])];
+  const std::size_t rest = text.size() - at;
+  if (bucket.empty() || rest < kMinRedactedLength) return std::nullopt;
+  for (const auto index : bucket) {
+    const auto s = strings_[index].reveal_as_string();
+    if (s.size() <= rest && std::memcmp(text.data() + at, s.data(), s.size()) == 0) return index;
+  }
+  return std::nullopt;
+}
+
+std::size_t SecretSet::hold_from(std::string_view text, const std::vector<Span>& spans) const {
+  const std::size_t n = text.size();
+  std::size_t hold = n - windows_.open_tail(text);
+  const std::size_t reach = max_length_ > 0 ? std::min(n, max_length_ - 1) : 0;
+  for (std::size_t i = n - reach; i < hold; ++i)
+    if (starts_a_stored_string(text.substr(i))) {
+      hold = i;
+      break;
+    }
+  // A match reaching into the held text may still grow: it is held whole.
+  for (auto it = spans.rbegin(); it != spans.rend() && it->end > hold; ++it)
+    hold = std::min(hold, it->begin);
+  return hold;
+}
+
+// rest is a proper prefix of a stored string: a secret that may continue in text not seen yet.
+bool SecretSet::starts_a_stored_string(std::string_view rest) const {
+  if (rest.size() >= 2 && !first_pairs_[pair_of(rest, 0)]) return false;
+  for (const auto index : by_first_byte_[static_cast<unsigned char>(rest.front())]) {
+    const auto s = strings_[index].reveal_as_string();
+    if (s.size() <= rest.size()) return false;  // longest first: no longer one follows
+    if (s.starts_with(rest)) return true;
+  }
+  return false;
 }
 
 bool SecretSet::stored(std::string_view variant) const {
@@ -202,17 +259,21 @@ bool SecretSet::stored(std::string_view variant) const {
   });
 }
 
-bool SecretSet::store(std::string_view variant) {
+bool SecretSet::store(std::string_view variant, SecretForm form, bool windows) {
   if (variant.size() < kMinRedactedLength || stored(variant)) return false;
   const auto index = static_cast<std::uint32_t>(strings_.size());
   strings_.push_back(SecretBytes::from_string(variant));
+  forms_.push_back(form);
   auto& bucket = by_first_byte_[static_cast<unsigned char>(variant.front())];
   const auto at = std::find_if(bucket.begin(), bucket.end(), [&](std::uint32_t other) {
     return strings_[other].size() < variant.size();
   });
   bucket.insert(at, index);
   first_pairs_.set(pair_of(variant, 0));
+  const auto bit = head_bit(variant, 0, kHeadBits);
+  heads_.data()[bit >> 3] |= static_cast<std::uint8_t>(1u << (bit & 7));
   max_length_ = std::max(max_length_, variant.size());
+  if (windows) windows_.add(variant);
   return true;
 }
 

@@ -1,18 +1,31 @@
 #pragma once
 // The exact secret values one Run holds (Connection values, sensitive variables and outputs, values
-// OpenTofu marks sensitive), and the forms they take in tofu's output, for redaction of every line
-// that leaves the agent. Thread-safe: the agent's log sink reads a set from other threads while the
-// Run adds values it discovers mid-Run. Values are held in SecretBytes and zeroed on destruction.
+// OpenTofu marks sensitive), the forms they take in tofu's output and their common encodings, for
+// redaction of every text that leaves the agent and the refusal of Outputs. Thread-safe: the
+// agent's log sink reads a set from other threads while the Run adds values it discovers mid-Run.
+// Values, their forms and the index of their pieces are held in zeroing memory.
+//
+// What redaction replaces (redact, redact_prefix): every occurrence of a stored string, and every
+// run of text covered by 8-byte pieces ("windows") of a stored string — a piece of a secret split
+// off by a partial-line flush or a chunk boundary. Windows are indexed for a value without
+// whitespace and all its forms, and for the encodings and whitespace-free lines of one with
+// whitespace (pieces of prose would be ordinary words). Overlapping matches merge into
+// one; each line of a merged match becomes one kRedactionMarker, so line counts never change.
+// What an Output check finds (contains_secret, find_form): whole stored strings only — a value
+// that merely shares 8 bytes with a secret is not refused.
 #include <array>
 #include <bitset>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/secret_bytes.hpp"
+#include "runner/secret_encodings.hpp"
+#include "runner/window_index.hpp"
 
 namespace takosumi::runner {
 
@@ -34,9 +47,10 @@ class SecretSet {
   SecretSet& operator=(const SecretSet&) = delete;
 
   // Stores value and its variants: the JSON-escaped form (plain, and Go's HTML-safe form as in
-  // `tofu show -json`), the form with CRLF line ends turned to LF, and for a multi-line value every
+  // `tofu show -json`), the form with CRLF line ends turned to LF, for a multi-line value every
   // line of at least 16 bytes (tofu prints multi-line strings as indented heredocs) except PEM
-  // "-----BEGIN …"/"-----END …" lines. Returns false, storing nothing, for a value shorter than
+  // "-----BEGIN …"/"-----END …" lines, and the encodings of runner/secret_encodings.hpp. Windows
+  // are indexed as said above, up to WindowIndex::kMaxWindows for the set (see windows_capped). Returns false, storing nothing, for a value shorter than
   // kMinRedactedLength; true otherwise (duplicates too).
   bool add(std::string_view value);
 
@@ -46,34 +60,53 @@ class SecretSet {
   // Length of the longest stored string, variants included.
   std::size_t max_length() const;
 
-  // Replaces every occurrence of a stored string, scanning left to right and taking the longest
-  // match at each position. A match spanning lines keeps its line breaks and each of its lines
-  // becomes one kRedactionMarker, so the line count of the text never changes.
-  std::string redact(std::string_view text) const;
-  bool contains_secret(std::string_view text) const;
+  // True once a stored string's windows did not fit: its split-off pieces are not redacted.
+  bool windows_capped() const;
 
-  // redact() for a stream: stops at the first position whose rest of text is a proper prefix of a
-  // stored string (a secret that may continue in text not yet seen), so that redacting the held
-  // rest together with what follows gives the same result as redacting the whole stream at once.
+  // Replaces every match (see above). A match spanning lines keeps its line breaks and each of its
+  // lines becomes one kRedactionMarker, so the line count of the text never changes.
+  std::string redact(std::string_view text) const;
+  // Whether text contains a whole stored string (any form; windows do not count), and which form
+  // the leftmost one is.
+  bool contains_secret(std::string_view text) const;
+  std::optional<SecretForm> find_form(std::string_view text) const;
+
+  // redact() for a stream: keeps back the end of text that a match may still extend or begin in —
+  // a proper prefix of a stored string, up to 7 bytes that may begin a window, and any match
+  // reaching into those — so that redacting the held rest together with what follows gives the
+  // same result as redacting the whole stream at once.
   PrefixRedaction redact_prefix(std::string_view text) const;
 
  private:
-  enum class Scan { whole, prefix, find_only };
-  struct ScanResult {
-    std::string out;
-    std::size_t consumed = 0;
-    bool found = false;
+  struct Span {
+    std::size_t begin = 0;
+    std::size_t end = 0;
   };
-  ScanResult scan(std::string_view text, Scan mode) const;
-  bool store(std::string_view variant);
+  // Every match in text, overlapping ones merged, in order.
+  std::vector<Span> matches(std::string_view text) const;
+  bool may_begin_at(std::string_view text, std::size_t at) const;
+  // The index in strings_ of the longest stored string at text[at...].
+  std::optional<std::uint32_t> longest_at(std::string_view text, std::size_t at) const;
+  // Where a stream must stop releasing text (see redact_prefix).
+  std::size_t hold_from(std::string_view text, const std::vector<Span>& spans) const;
+  bool starts_a_stored_string(std::string_view rest) const;
+  // windows: index its 8-byte pieces too (the caller has checked it holds no whitespace).
+  bool store(std::string_view variant, SecretForm form, bool windows);
   bool stored(std::string_view variant) const;
 
   mutable std::shared_mutex mutex_;
   std::vector<SecretBytes> strings_;
+  std::vector<SecretForm> forms_;  // of strings_, index by index
+  WindowIndex windows_;
   // Indices into strings_ by first byte, longest first, so the first full match is the longest.
   std::array<std::vector<std::uint32_t>, 256> by_first_byte_;
-  // Which first-two-byte pairs begin a stored string: lets the scan skip most positions at once.
+  // Which first-two-byte pairs begin a stored string: for the end of a stream, where a stored
+  // string may have begun only a byte or two ago.
   std::bitset<65536> first_pairs_;
+  // A bloom filter of the first four bytes of every stored string (every one has at least six):
+  // lets the scan skip almost every position of ordinary text, ids and hashes included, at once.
+  static constexpr unsigned kHeadBits = 20;
+  SecretBytes heads_{(std::size_t{1} << kHeadBits) / 8};
   std::size_t values_ = 0;
   std::size_t max_length_ = 0;
 };

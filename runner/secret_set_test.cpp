@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "tests/support/encodings.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -32,7 +36,7 @@ TEST(SecretSet, DuplicatesAreIgnored) {
   EXPECT_TRUE(set.add("hunter22"));
   EXPECT_TRUE(set.add("hunter22"));
   EXPECT_EQ(set.size(), 1u);
-  EXPECT_EQ(set.max_length(), 8u);
+  EXPECT_EQ(set.max_length(), 16u);  // its hex form
 }
 
 TEST(SecretSet, LongestMatchWinsForNestedSecrets) {
@@ -41,16 +45,19 @@ TEST(SecretSet, LongestMatchWinsForNestedSecrets) {
   ASSERT_TRUE(set.add("abcdefghij"));
   ASSERT_TRUE(set.add("xabcdefghijx"));
   EXPECT_EQ(set.redact("1 abcdefghij 2"), "1 [REDACTED] 2");
-  EXPECT_EQ(set.redact("1 abcdefgh 2"), "1 [REDACTED]gh 2");
+  // "abcdefgh" is also an 8-byte piece of the longer secrets.
+  EXPECT_EQ(set.redact("1 abcdefgh 2"), "1 [REDACTED] 2");
+  EXPECT_EQ(set.redact("1 abcdefg 2"), "1 [REDACTED]g 2");
   EXPECT_EQ(set.redact("1 xabcdefghijx 2"), "1 [REDACTED] 2");
-  EXPECT_EQ(set.max_length(), 12u);
+  EXPECT_EQ(set.max_length(), 24u);  // the hex form of the longest
 }
 
-TEST(SecretSet, OverlappingSecretsAreTakenLeftToRight) {
+TEST(SecretSet, OverlappingSecretsMergeIntoOneMarker) {
   SecretSet set;
   ASSERT_TRUE(set.add("secret-one"));
   ASSERT_TRUE(set.add("one-and-two"));
-  EXPECT_EQ(set.redact("secret-one-and-two"), "[REDACTED]-and-two");
+  // The second secret begins inside the first: "-and-two" is a piece of a secret too.
+  EXPECT_EQ(set.redact("secret-one-and-two"), "[REDACTED]");
   EXPECT_EQ(set.redact("my one-and-two"), "my [REDACTED]");
 }
 
@@ -96,9 +103,23 @@ TEST(SecretSet, RedactPrefixHoldsWhatCouldStartASecret) {
   auto part = set.redact_prefix("a secret-value b secret-v");
   EXPECT_EQ(part.redacted, "a [REDACTED] b ");
   EXPECT_EQ(part.consumed, 17u);
-  part = set.redact_prefix("nothing to hold");
-  EXPECT_EQ(part.redacted, "nothing to hold");
-  EXPECT_EQ(part.consumed, 15u);
+  part = set.redact_prefix("nothing to hold\n");
+  EXPECT_EQ(part.redacted, "nothing to hold\n");
+  EXPECT_EQ(part.consumed, 16u);
+}
+
+TEST(SecretSet, RedactPrefixHoldsWhatCouldBeginAPieceOfASecret) {
+  SecretSet set;
+  ASSERT_TRUE(set.add("Zq8dF3kP0wLx7mTb"));
+  // "0wLx7mT" may be followed by "b": an 8-byte piece still arriving.
+  auto part = set.redact_prefix("tofu says: 0wLx7mT");
+  EXPECT_EQ(part.redacted, "tofu says: ");
+  // A piece that reaches the end may grow: held whole.
+  part = set.redact_prefix("tofu says: 3kP0wLx7mT");
+  EXPECT_EQ(part.redacted, "tofu says: ");
+  // Text that no piece contains, and a line break, end the hold.
+  EXPECT_EQ(set.redact_prefix("tofu says: 3kP0wLx7m.").redacted, "tofu says: [REDACTED].");
+  EXPECT_EQ(set.redact_prefix("tofu says: 3kP0wLx7m\n").consumed, 21u);
 }
 
 TEST(SecretSet, RedactPrefixHoldsAShorterMatchThatALongerSecretMayExtend) {
@@ -123,6 +144,116 @@ TEST(SecretSet, ReadersAndAWriterMayRunConcurrently) {
   for (auto& t : readers) t.join();
   EXPECT_EQ(set.size(), 500u);
   EXPECT_EQ(set.redact("x secret-number-499 y"), "x [REDACTED] y");
+}
+
+using takosumi::testing::base64;
+using takosumi::testing::hex;
+
+constexpr std::string_view kMarker = kRedactionMarker;
+
+TEST(SecretSet, RedactsSplitOffPiecesOfEightBytesOrMore) {
+  SecretSet set;
+  ASSERT_TRUE(set.add("Zq8dF3kP0wLx7mTb2rYc"));
+  // As tofu prints a value the program wrote in two flushes: each piece on its own line.
+  EXPECT_EQ(set.redact("x (local-exec): Zq8dF3kP0w\nx (local-exec): Lx7mTb2rYc\n"),
+            "x (local-exec): [REDACTED]\nx (local-exec): [REDACTED]\n");
+  EXPECT_EQ(set.redact("a run: 3kP0wLx7 ends"), "a run: [REDACTED] ends");
+  // Shorter pieces are ordinary text.
+  EXPECT_EQ(set.redact("short: Zq8dF3k, 2rYc"), "short: Zq8dF3k, 2rYc");
+  // An Output check looks for whole values only.
+  EXPECT_FALSE(set.contains_secret("a run: 3kP0wLx7 ends"));
+}
+
+TEST(SecretSet, PiecesAndExactMatchesMergeAndKeepLineCounts) {
+  SecretSet set;
+  ASSERT_TRUE(set.add("AAAA-1111-BBBB"));
+  ASSERT_TRUE(set.add("qrst-BBBB-9999-uvwx"));
+  // An exact match and a piece of another secret that overlaps it: one marker.
+  EXPECT_EQ(set.redact("<AAAA-1111-BBBB-9999>"), "<[REDACTED]>");
+  ASSERT_TRUE(set.add("line-one-1234\nline-two-5678"));
+  const std::string text = "pre line-one-1234\nline-two-5678 and 1111-BBBB-99\n\nBBB-9999-uv\n";
+  const auto out = set.redact(text);
+  EXPECT_EQ(out, "pre [REDACTED]\n[REDACTED] and [REDACTED]\n\n[REDACTED]\n");
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(SecretSet, PiecesOfValuesWithWhitespaceAreNotIndexed) {
+  SecretSet set;
+  ASSERT_TRUE(set.add("correct horse battery staple"));
+  EXPECT_EQ(set.redact("the battery is low"), "the battery is low");
+  EXPECT_EQ(set.redact("say correct horse battery staple"), "say [REDACTED]");
+}
+
+// value inside a larger base64 blob, after `before` bytes and followed by more: every character
+// whose six bits come from the value alone is inside the marker, the rest is left.
+void expect_embedded_base64_redacted(const SecretSet& set, std::string_view value,
+                                     std::size_t before, bool url) {
+  SCOPED_TRACE("offset " + std::to_string(before) + (url ? " url-safe" : " standard"));
+  const std::string blob = base64(std::string(before, '\x7f') + std::string(value) + "\x01>?tail", url);
+  const std::size_t first = (8 * before + 5) / 6;
+  const std::size_t end = 8 * (before + value.size()) / 6;
+  const std::string expected = blob.substr(0, first) + std::string(kMarker) + blob.substr(end);
+  EXPECT_EQ(set.redact("data: " + blob + "\n"), "data: " + expected + "\n");
+  EXPECT_EQ(set.find_form(blob), SecretForm::base64);
+}
+
+TEST(SecretSet, RedactsBase64AtEveryAlignmentInBothAlphabets) {
+  SecretSet set;
+  // Bytes whose encodings use '+' and '/' (or '-' and '_'), so the two alphabets differ.
+  const std::string value = "s3cr\xfb\xff\xbe>?~-v4lue";
+  ASSERT_TRUE(set.add(value));
+  ASSERT_NE(base64(value, false), base64(value, true));
+  for (const bool url : {false, true})
+    for (std::size_t before = 0; before < 6; ++before)
+      expect_embedded_base64_redacted(set, value, before, url);
+  // The whole value encoded on its own: only the final character and padding remain.
+  EXPECT_EQ(set.redact(base64(value, false)), std::string(kMarker) + "Q==");
+}
+
+TEST(SecretSet, RedactsHexInBothCases) {
+  SecretSet set;
+  ASSERT_TRUE(set.add("hex-me-please"));
+  const std::string lower = hex("hex-me-please", false);
+  const std::string upper = hex("hex-me-please", true);
+  ASSERT_NE(lower, upper);
+  EXPECT_EQ(set.redact("id=" + lower + ";"), "id=[REDACTED];");
+  EXPECT_EQ(set.redact("ID=" + upper + ";"), "ID=[REDACTED];");
+  EXPECT_EQ(set.find_form("0x" + upper), SecretForm::hex);
+}
+
+TEST(SecretSet, RedactsBothPercentEncodings) {
+  SecretSet set;
+  ASSERT_TRUE(set.add("p@ss word/+x~y"));
+  // Go's url.QueryEscape, and the form with %20 for the space.
+  EXPECT_EQ(set.redact("?q=p%40ss+word%2F%2Bx~y&n=1"), "?q=[REDACTED]&n=1");
+  EXPECT_EQ(set.redact("/p%40ss%20word%2F%2Bx~y/"), "/[REDACTED]/");
+  EXPECT_EQ(set.find_form("p%40ss%20word%2F%2Bx~y"), SecretForm::percent);
+  // A value with nothing to escape has no separate percent form.
+  SecretSet plain;
+  ASSERT_TRUE(plain.add("plain-value_1.0~x"));
+  EXPECT_EQ(plain.find_form("plain-value_1.0~x"), SecretForm::value);
+}
+
+TEST(SecretSet, PiecesOfAnEncodingAreRedactedToo) {
+  SecretSet set;
+  ASSERT_TRUE(set.add("an-api-key-0123456789"));
+  const std::string encoded = base64("an-api-key-0123456789", false);
+  // A base64 dump wrapped over two lines.
+  const auto out = set.redact(encoded.substr(0, 14) + "\n" + encoded.substr(14) + "\n");
+  EXPECT_EQ(out, "[REDACTED]\n[REDACTED]\n");
+}
+
+TEST(SecretSet, TheWindowIndexIsCapped) {
+  SecretSet set;
+  std::mt19937 rng(7);
+  std::string big(WindowIndex::kMaxWindows / 4, 'a');
+  for (auto& c : big) c = static_cast<char>('a' + rng() % 26);
+  ASSERT_TRUE(set.add(big));  // with its hex and base64 forms, past the cap
+  EXPECT_EQ(set.redact("<" + big + ">"), "<[REDACTED]>");
+  EXPECT_TRUE(set.windows_capped());
+  ASSERT_TRUE(set.add("later-secret-value-42"));
+  EXPECT_EQ(set.redact("x later-secret-value-42 y"), "x [REDACTED] y");  // whole: still caught
+  EXPECT_EQ(set.redact("x secret-value-42 y"), "x secret-value-42 y");    // a piece: no longer
 }
 
 }  // namespace

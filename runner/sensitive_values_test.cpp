@@ -98,7 +98,7 @@ TEST(SensitiveValues, RealPlanOutputIsRedactedWithTheCollectedValues) {
   ASSERT_NE(text.find("tdata-sensitive-token-7731"), std::string::npos);
 
   std::string out;
-  StreamRedactor redactor(secrets, [&](std::string_view line) {
+  LogRedactor redactor(secrets, [&](std::string_view line) {
     out.append(line);
     out += '\n';
   });
@@ -109,13 +109,22 @@ TEST(SensitiveValues, RealPlanOutputIsRedactedWithTheCollectedValues) {
   redactor.flush();
   EXPECT_EQ(out, [&] {
     std::string expected = text;
+    const auto replace_all = [&](std::string_view from, std::string_view to) {
+      for (auto at = expected.find(from); at != std::string::npos; at = expected.find(from, at + to.size()))
+        expected.replace(at, from.size(), to);
+    };
     for (const std::string leaked : {"tdata-sensitive-token-7731", "73310042"})
-      for (auto at = expected.find(leaked); at != std::string::npos; at = expected.find(leaked))
-        expected.replace(at, leaked.size(), kRedactionMarker);
+      replace_all(leaked, kRedactionMarker);
+    // The module's secrets share the word "sensitive" with tofu's output: an 8-byte piece of a
+    // secret is hidden wherever it appears, tofu's placeholders included (the price of catching
+    // split-off pieces, docs/security.md)...
+    replace_all("sensitive", kRedactionMarker);
+    // ...after which the placeholder of an output no longer shields it from the key=value pattern.
+    replace_all("secret_token = ([REDACTED]", "secret_token = [REDACTED]");
     return expected;
   }());
   EXPECT_NE(out.find(" -> (known after apply)"), std::string::npos);
-  EXPECT_NE(out.find("(sensitive value)"), std::string::npos);
+  EXPECT_NE(out.find("([REDACTED] value)"), std::string::npos);
 }
 
 }  // namespace

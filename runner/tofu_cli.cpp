@@ -7,6 +7,7 @@
 #include "protocol/json_fields.hpp"
 #include "runner/module_files.hpp"
 #include "runner/output_log_filter.hpp"
+#include "runner/redacted_lines.hpp"
 #include "runner/redaction.hpp"
 
 namespace takosumi::runner {
@@ -15,6 +16,8 @@ namespace {
 namespace asio = boost::asio;
 namespace json = boost::json;
 
+// Longer lines reach the log in pieces, so memory stays bounded whatever tofu prints.
+constexpr std::size_t kMaxLine = 64 * 1024;
 constexpr std::size_t kMaxDiagnosticLines = 12;
 constexpr std::size_t kMaxDiagnosticLine = 300;
 constexpr std::size_t kMaxVersionJson = 64 * 1024;
@@ -91,6 +94,12 @@ void TofuCli::remember_diagnostic(std::string_view line) {
   if (diagnostics_.size() > kMaxDiagnosticLines) diagnostics_.pop_front();
 }
 
+void TofuCli::note_stderr_line(std::string_view line) {
+  remember_diagnostic(line);
+  if (options_.sandbox && sandbox_error_.empty() && is_sandbox_error_line(line))
+    sandbox_error_ = diagnostics_.empty() ? std::string("bwrap: (no detail)") : diagnostics_.back();
+}
+
 Error TofuCli::failure(std::string_view code, std::string_view command, int exit_code) const {
   return with_diagnostics(code, "tofu " + std::string(command) + " failed (exit " +
                                     std::to_string(exit_code) + ")");
@@ -134,16 +143,20 @@ asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
       co_return std::unexpected(wrapped.error().with_context(name));
   if (options_.supervisor)
     spec.supervisor = SupervisorSpec{*options_.supervisor, options_.lock_file};
-  LineSink sink = [this, filtered = OutputLogFilter(log_)](OutputStream stream,
-                                                           std::string_view line) mutable {
-    if (stream == OutputStream::err) {
-      remember_diagnostic(line);
-      if (options_.sandbox && sandbox_error_.empty() && is_sandbox_error_line(line))
-        sandbox_error_ = diagnostics_.empty() ? std::string("bwrap: (no detail)") : diagnostics_.back();
-    }
+  // Per stream: redacted on the bytes, then cut into lines for the diagnostics, the sandbox's
+  // complaint and the log.
+  OutputLogFilter filtered(log_);
+  RedactedLines out(options_.secrets, kMaxLine, [&](std::string_view line) { filtered(line); });
+  RedactedLines err(options_.secrets, kMaxLine, [&](std::string_view line) {
+    note_stderr_line(line);
     filtered(line);
+  });
+  OutputSink sink = [&](OutputStream stream, std::string_view bytes) {
+    (stream == OutputStream::err ? err : out).feed(bytes);
   };
   auto exit = co_await launcher_.async_run(std::move(spec), std::move(sink), cancel_);
+  out.finish();
+  err.finish();
   if (!exit) co_return std::unexpected(exit.error().with_context(name));
   if (!sandbox_error_.empty() && exit->exit_code != 0)
     co_return fail(errc::kSandboxFailed, name + " could not start in the sandbox: " + sandbox_error_);

@@ -1,7 +1,7 @@
 #pragma once
 // The OpenTofu command line for one Run: the CLI config (filesystem mirror only, so no network),
 // the allowlisted environment, and one async_ function per command. Every command's output goes
-// to the log line by line, except the data commands (version/show/output -json) whose stdout is
+// to the log redacted and line by line, except the data commands (version/show/output -json) whose stdout is
 // captured to a workspace file: plan JSON and output JSON carry sensitive values in plaintext.
 // Failures name the command and end with tofu's last diagnostic lines. A cancel request or the
 // Run's deadline interrupts the running command (cancelled / timed_out).
@@ -46,8 +46,9 @@ struct TofuOptions {
   std::uint64_t max_show_json = 64u << 20;  // `show -json` larger → limit_exceeded
   // Every command joins this cgroup (runner/pids_cgroup.hpp) before it executes.
   std::optional<std::filesystem::path> cgroup_procs;
-  // Diagnostic lines kept for failure messages are redacted with it before they are shortened
-  // (a shortened line would no longer contain the whole secret). Must outlive the TofuCli.
+  // Every command's output is redacted with it on the bytes, before it is cut into lines (see
+  // runner/redacted_lines.hpp); diagnostic lines kept for failure messages are redacted again,
+  // patterns included, before they are shortened. Must outlive the TofuCli.
   const SecretSet* secrets = nullptr;
 };
 
@@ -98,6 +99,8 @@ class TofuCli {
   Error failure(std::string_view code, std::string_view command, int exit_code) const;
   Error with_diagnostics(std::string_view code, std::string message) const;
   void remember_diagnostic(std::string_view line);
+  // Keeps an (already redacted) stderr line as a diagnostic and notices bubblewrap's complaint.
+  void note_stderr_line(std::string_view line);
 
   ProcessLauncher& launcher_;
   CancelSignal& cancel_;

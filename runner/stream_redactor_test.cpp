@@ -1,0 +1,120 @@
+#include "runner/stream_redactor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "runner/redacted_lines.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+constexpr std::string_view kSecret = "Zq8dF3kP0wLx7mTb2rYc";
+
+// Every 8-byte piece of kSecret that occurs in text.
+std::vector<std::string> pieces_in(std::string_view text) {
+  std::vector<std::string> found;
+  for (std::size_t at = 0; at + 8 <= kSecret.size(); ++at)
+    if (text.find(kSecret.substr(at, 8)) != std::string_view::npos)
+      found.emplace_back(kSecret.substr(at, 8));
+  return found;
+}
+
+struct Redacted {
+  SecretSet secrets;
+  std::string out;
+  StreamRedactor redactor{&secrets, [this](std::string_view bytes) { out.append(bytes); }};
+
+  Redacted() { EXPECT_TRUE(secrets.add(kSecret)); }
+  std::string through(const std::vector<std::string_view>& chunks) {
+    for (const auto chunk : chunks) redactor.feed(chunk);
+    redactor.flush();
+    return out;
+  }
+};
+
+TEST(StreamRedactor, ASecretSplitAtAnyChunkBoundaryIsReplacedWhole) {
+  const std::string text = "log: before " + std::string(kSecret) + " after\n";
+  const std::string expected = "log: before [REDACTED] after\n";
+  for (std::size_t i = 0; i <= text.size(); ++i)
+    for (std::size_t j = i; j <= text.size(); ++j) {
+      const std::string_view t = text;
+      Redacted r;
+      EXPECT_EQ(r.through({t.substr(0, i), t.substr(i, j - i), t.substr(j)}), expected)
+          << "split at " << i << " and " << j;
+    }
+}
+
+TEST(StreamRedactor, OneByteAtATime) {
+  const std::string text = "a " + std::string(kSecret) + "\nb " + std::string(kSecret) + "c\n";
+  Redacted r;
+  for (const char c : text) r.redactor.feed(std::string_view(&c, 1));
+  r.redactor.flush();
+  EXPECT_EQ(r.out, "a [REDACTED]\nb [REDACTED]c\n");
+}
+
+// A program writes the secret in two writes 300 ms apart; tofu's line reader flushes the first
+// half after 100 ms, so tofu prints two lines with its prefix in between.
+TEST(StreamRedactor, TwoPartialLinesAsTofuPrintsThem) {
+  const std::string prefix = "null_resource.x (local-exec): ";
+  const std::string text = prefix + std::string(kSecret.substr(0, 9)) + "\n" + prefix +
+                           std::string(kSecret.substr(9)) + "\n";
+  for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+    Redacted r;
+    const std::string_view t = text;
+    const auto out = r.through({t.substr(0, cut), t.substr(cut)});
+    EXPECT_EQ(out, prefix + "[REDACTED]\n" + prefix + "[REDACTED]\n") << "cut at " << cut;
+    EXPECT_TRUE(pieces_in(out).empty());
+  }
+}
+
+TEST(StreamRedactor, PassesCompleteLinesOnAtOnce) {
+  Redacted r;
+  r.redactor.feed("plain output\nZq8dF3kP0w is half a secret\n");
+  EXPECT_EQ(r.out, "plain output\n[REDACTED] is half a secret\n");
+}
+
+TEST(StreamRedactor, HoldsOnlyWhatCouldStillBeginASecret) {
+  SecretSet secrets;
+  const std::string secret = "two words secret";  // no pieces: it has whitespace
+  ASSERT_TRUE(secrets.add(secret));
+  std::string out;
+  StreamRedactor redactor(&secrets, [&](std::string_view bytes) { out.append(bytes); });
+  redactor.feed("x: " + secret.substr(0, secret.size() - 1));
+  EXPECT_EQ(out, "x: ");
+  redactor.feed("!\n");
+  EXPECT_EQ(out, "x: " + secret.substr(0, secret.size() - 1) + "!\n");
+}
+
+TEST(StreamRedactor, WithoutSecretsBytesPassStraightOn) {
+  std::string out;
+  StreamRedactor redactor(nullptr, [&](std::string_view bytes) { out.append(bytes); });
+  redactor.feed("partial");
+  EXPECT_EQ(out, "partial");
+}
+
+TEST(RedactedLines, ASecretAcrossTheLongLineCutIsReplacedWhole) {
+  constexpr std::size_t kMaxLine = 64 * 1024;
+  SecretSet secrets;
+  ASSERT_TRUE(secrets.add(kSecret));
+  std::vector<std::string> lines;
+  RedactedLines stream(&secrets, kMaxLine, [&](std::string_view line) { lines.emplace_back(line); });
+  // The cut falls 9 bytes into the secret; the pipe delivers 16 KiB chunks.
+  const std::string text = std::string(kMaxLine - 9, 'x') + std::string(kSecret) +
+                           std::string(100, 'y') + "\nend\n";
+  for (std::size_t at = 0; at < text.size(); at += 16 * 1024)
+    stream.feed(std::string_view(text).substr(at, 16 * 1024));
+  stream.finish();
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0].size(), kMaxLine);
+  // (compared as a boolean: a failure message of 64 KiB helps nobody)
+  EXPECT_TRUE(lines[0] + lines[1] ==
+              std::string(kMaxLine - 9, 'x') + "[REDACTED]" + std::string(100, 'y'))
+      << "around the cut: " << lines[0].substr(kMaxLine - 20) << " | " << lines[1].substr(0, 20);
+  EXPECT_EQ(lines[2], "end");
+  for (const auto& line : lines) EXPECT_TRUE(pieces_in(line).empty()) << pieces_in(line).front();
+}
+
+}  // namespace
+}  // namespace takosumi::runner
