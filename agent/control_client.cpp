@@ -39,7 +39,7 @@ Result<json::object> json_body(const HttpRequest& req, const HttpResponse& res) 
 bool is_retryable(const Error& e) { return e.code == errc::kUnavailable; }
 
 asio::awaitable<Result<HttpResponse>> ControlClient::async_call(HttpRequest req) {
-  if (!agent_token_.empty())
+  if (!agent_token_.empty() && !req.headers.contains("Authorization"))
     req.headers["Authorization"] = "Bearer " + std::string(agent_token_.reveal_as_string());
   auto res = co_await transport_.async_request(req);
   if (!res) co_return res;
@@ -51,17 +51,19 @@ asio::awaitable<Result<std::string>> ControlClient::async_register(const Registr
                                                                    const SecretBytes& pool_token) {
   json::array labels;
   for (const auto& l : reg.labels) labels.emplace_back(l);
-  json::object body{{"poolToken", pool_token.reveal_as_string()},
-                    {"name", reg.name},
+  json::object body{{"name", reg.name},
                     {"version", reg.version},
                     {"labels", std::move(labels)},
                     {"capacity", reg.capacity},
                     {"boxPublicKey", reg.box_public_key},
                     {"signPublicKey", reg.sign_public_key}};
   HttpRequest req{"POST", "/agent/v1/register", {}, json::serialize(body)};
-  // The serialized body holds the pool token: wipe our copy once it is sent.
+  // In the header, so the control plane checks it before it reads the body; our copy is wiped
+  // once it is sent.
+  std::string& auth = req.headers["Authorization"];
+  auth = "Bearer " + std::string(pool_token.reveal_as_string());
   auto res = co_await async_call(req);
-  std::fill(req.body.begin(), req.body.end(), '\0');
+  std::fill(auth.begin(), auth.end(), '\0');
   if (!res) co_return std::unexpected(res.error());
   auto o = json_body(req, *res);
   if (!o) co_return std::unexpected(o.error());

@@ -41,7 +41,8 @@ TEST(ControlClient, RegisterKeepsTokenForLaterCalls) {
   auto id = run(c.async_register({"w", "0", {}, 1, "b", "s"}, SecretBytes::from_string("pool")));
   ASSERT_TRUE(id) << id.error().message;
   EXPECT_EQ(*id, "agt_1");
-  EXPECT_EQ(t.requests[0].headers.count("Authorization"), 0u);
+  EXPECT_EQ(t.requests[0].headers.at("Authorization"), "Bearer pool");
+  EXPECT_EQ(t.requests[0].body.find("pool"), std::string::npos);
   auto jobs = run(c.async_claim(2, 0));
   ASSERT_TRUE(jobs);
   EXPECT_TRUE(jobs->empty());

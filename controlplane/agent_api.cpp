@@ -1,5 +1,7 @@
 #include "controlplane/agent_api.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <chrono>
 
@@ -12,9 +14,10 @@ namespace takosumi::controlplane {
 namespace {
 
 namespace json = boost::json;
-constexpr std::size_t kMaxJsonBody = 1 << 20;
 
 Result<AgentRegistration> parse_registration(const json::object& o) {
+  TAKOSUMI_TRY(protocol::check_known_fields(
+      o, {"name", "version", "labels", "capacity", "boxPublicKey", "signPublicKey"}));
   AgentRegistration reg;
   auto name = protocol::get_string(o, "name", 128);
   if (!name) return std::unexpected(name.error());
@@ -51,6 +54,26 @@ Result<AgentRegistration> parse_registration(const json::object& o) {
   return reg;
 }
 
+struct ClaimRequest {
+  std::int64_t free_slots = 1;
+  std::int64_t wait_seconds = 0;
+};
+
+// {"freeSlots"?, "waitSeconds"?}; an empty body claims one job without waiting.
+Result<ClaimRequest> parse_claim(const std::string& text) {
+  auto body = protocol::parse_object(text.empty() ? "{}" : text, kMaxJsonBody);
+  if (!body) return std::unexpected(body.error());
+  TAKOSUMI_TRY(protocol::check_known_fields(*body, {"freeSlots", "waitSeconds"}));
+  auto slots = protocol::get_optional_int(*body, "freeSlots");
+  auto wait = protocol::get_optional_int(*body, "waitSeconds");
+  if (!slots) return std::unexpected(slots.error());
+  if (!wait) return std::unexpected(wait.error());
+  ClaimRequest r{slots->value_or(1), std::min<std::int64_t>(wait->value_or(0), kMaxClaimWaitSeconds)};
+  if (r.free_slots < 0 || r.free_slots > 64 || r.wait_seconds < 0)
+    return fail(errc::kInvalidArgument, "freeSlots must be 0..64 and waitSeconds not negative");
+  return r;
+}
+
 json::object job_to_json(const Job& job) {
   return {{"runId", job.claimed.run.id},
           {"leaseToken", job.claimed.lease_token},
@@ -61,28 +84,29 @@ json::object job_to_json(const Job& job) {
 
 }  // namespace
 
-bool is_artifact_upload(std::string_view method, std::string_view target) {
-  if (method != "PUT") return false;
-  auto path = target.substr(0, target.find('?'));
-  auto segments = split_path(path);
-  return segments.size() == 6 && segments[0] == "agent" && segments[1] == "v1" &&
-         segments[2] == "runs" && segments[4] == "artifacts";
-}
-
 void AgentApi::register_routes(Router& r) {
   using boost::asio::awaitable;
-  r.add("POST", "/agent/v1/register", [this](auto& req, auto&) { return register_agent(req); });
-  r.add_async("POST", "/agent/v1/claim",
+  const RouteAccess pool{[this](const HttpRequest& head) { return check_pool_token(head); },
+                         RouteBody::json};
+  const Authenticator agent = [this](const HttpRequest& head) -> Status {
+    TAKOSUMI_TRY(authenticate(head));
+    return {};
+  };
+  const RouteAccess json_body{agent, RouteBody::json};
+  r.add("POST", "/agent/v1/register", pool, [this](auto& req, auto&) { return register_agent(req); });
+  r.add_async("POST", "/agent/v1/claim", json_body,
               [this](const HttpRequest& req, const RouteParams&) { return async_claim(req); });
-  r.add("POST", "/agent/v1/runs/{}/heartbeat",
+  r.add("POST", "/agent/v1/runs/{}/heartbeat", json_body,
         [this](auto& req, auto& p) { return heartbeat(req, p[0]); });
-  r.add("POST", "/agent/v1/runs/{}/phase", [this](auto& req, auto& p) { return phase(req, p[0]); });
-  r.add("POST", "/agent/v1/runs/{}/logs", [this](auto& req, auto& p) { return append_log(req, p[0]); });
-  r.add("POST", "/agent/v1/runs/{}/complete",
+  r.add("POST", "/agent/v1/runs/{}/phase", json_body,
+        [this](auto& req, auto& p) { return phase(req, p[0]); });
+  r.add("POST", "/agent/v1/runs/{}/logs", json_body,
+        [this](auto& req, auto& p) { return append_log(req, p[0]); });
+  r.add("POST", "/agent/v1/runs/{}/complete", json_body,
         [this](auto& req, auto& p) { return complete(req, p[0]); });
-  r.add("GET", "/agent/v1/runs/{}/artifacts/{}",
+  r.add("GET", "/agent/v1/runs/{}/artifacts/{}", RouteAccess{agent, RouteBody::none},
         [this](auto& req, auto& p) { return download(req, p[0], p[1]); });
-  r.add_async("PUT", "/agent/v1/runs/{}/artifacts/{}",
+  r.add_async("PUT", "/agent/v1/runs/{}/artifacts/{}", RouteAccess{agent, RouteBody::file},
               [this](const HttpRequest& req, const RouteParams& p) -> awaitable<HttpResponse> {
                 co_return co_await async_upload(req, p[0], p[1]);
               });
@@ -94,15 +118,21 @@ Result<Agent> AgentApi::authenticate(const HttpRequest& req) {
   return d_.agents.authenticate(*token);
 }
 
+// Registration carries the pool token in the Authorization header, so it is checked before the
+// server reads the body.
+Status AgentApi::check_pool_token(const HttpRequest& head) const {
+  auto token = head.bearer_token();
+  if (!token) return fail(errc::kUnauthorized, "missing pool token (Authorization: Bearer …)");
+  const bool known = std::ranges::any_of(d_.pool_tokens, [&](const SecretBytes& t) {
+    return secrets_equal(*token, t.reveal_as_string());
+  });
+  if (!known) return fail(errc::kUnauthorized, "unknown pool token");
+  return {};
+}
+
 HttpResponse AgentApi::register_agent(const HttpRequest& req) {
   auto body = protocol::parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
-  auto pool_token = protocol::get_string(*body, "poolToken", 1024);
-  if (!pool_token) return error_response(pool_token.error());
-  const bool known = std::ranges::any_of(d_.pool_tokens, [&](const SecretBytes& t) {
-    return secrets_equal(*pool_token, t.reveal_as_string());
-  });
-  if (!known) return error_response(Error{std::string(errc::kUnauthorized), "unknown pool token"});
   auto reg = parse_registration(*body);
   if (!reg) return error_response(reg.error());
   auto cred = in_transaction(d_.db, [&]() -> Result<AgentCredential> {
@@ -121,32 +151,46 @@ HttpResponse AgentApi::register_agent(const HttpRequest& req) {
 boost::asio::awaitable<HttpResponse> AgentApi::async_claim(const HttpRequest& req) {
   auto agent = authenticate(req);
   if (!agent) co_return error_response(agent.error());
-  auto body = protocol::parse_object(req.body.empty() ? "{}" : req.body, kMaxJsonBody);
-  if (!body) co_return error_response(body.error());
-  auto slots = protocol::get_optional_int(*body, "freeSlots");
-  auto wait = protocol::get_optional_int(*body, "waitSeconds");
-  if (!slots) co_return error_response(slots.error());
-  if (!wait) co_return error_response(wait.error());
-  const auto free_slots = slots->value_or(1);
-  const auto wait_seconds = std::min<std::int64_t>(wait->value_or(0), kMaxClaimWaitSeconds);
-  if (free_slots < 0 || free_slots > 64 || wait_seconds < 0)
-    co_return error_response(Error{std::string(errc::kInvalidArgument),
-                                   "freeSlots must be 0..64 and waitSeconds not negative"});
+  auto request = parse_claim(req.body);
+  if (!request) co_return error_response(request.error());
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::seconds(wait_seconds);
+  const auto deadline = Clock::now() + std::chrono::seconds(request->wait_seconds);
   const ManifestFactory build = [this, &agent](const ClaimedRun& c) {
     return d_.manifests.build_signed(c, *agent);
   };
-  json::array jobs;
-  while (free_slots > 0) {
-    auto claimed = d_.queue.claim(*agent, static_cast<int>(free_slots), build);
+  ClientLink* client = req.client.get();
+  std::vector<Job> jobs;
+  while (request->free_slots > 0) {
+    // Checked right before claiming (nothing runs in between): a job never goes to a client
+    // that is known to have gone.
+    if (client && client->gone()) break;
+    auto claimed = d_.queue.claim(*agent, static_cast<int>(request->free_slots), build);
     if (!claimed) co_return error_response(claimed.error());
-    for (const auto& job : *claimed) jobs.push_back(job_to_json(job));
+    jobs = std::move(*claimed);
     if (!jobs.empty() || d_.waiters.stopped() || Clock::now() >= deadline) break;
     // Re-check at least every second: expired leases make Runs claimable without a notification.
-    co_await d_.waiters.async_wait_until(std::min(deadline, Clock::now() + std::chrono::seconds(1)));
+    co_await d_.waiters.async_wait_until(std::min(deadline, Clock::now() + std::chrono::seconds(1)),
+                                         client);
   }
-  co_return json_response(200, json::object{{"jobs", std::move(jobs)}});
+  co_return claim_response(*agent, jobs);
+}
+
+// The jobs; when the answer does not reach the agent, each claim is released at once (the Run goes
+// back to the queue with its attempt unchanged) instead of waiting out its lease.
+HttpResponse AgentApi::claim_response(const Agent& agent, const std::vector<Job>& jobs) {
+  json::array out;
+  for (const auto& job : jobs) out.push_back(job_to_json(job));
+  HttpResponse res = json_response(200, json::object{{"jobs", std::move(out)}});
+  if (jobs.empty()) return res;
+  std::vector<std::pair<std::string, std::string>> leases;
+  for (const auto& job : jobs) leases.emplace_back(job.claimed.run.id, job.claimed.lease_token);
+  res.on_undelivered = [this, agent, leases = std::move(leases)] {
+    for (const auto& [run_id, lease] : leases)
+      if (auto released = d_.queue.release(run_id, agent, lease); !released)
+        spdlog::warn("run {}: claim not released: {}", run_id, released.error().to_string());
+    d_.waiters.notify_all();
+  };
+  return res;
 }
 
 HttpResponse AgentApi::heartbeat(const HttpRequest& req, const std::string& run_id) {
@@ -154,6 +198,8 @@ HttpResponse AgentApi::heartbeat(const HttpRequest& req, const std::string& run_
   if (!agent) return error_response(agent.error());
   auto body = protocol::parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
+  if (auto known = protocol::check_known_fields(*body, {"leaseToken"}); !known)
+    return error_response(known.error());
   auto lease = protocol::get_string(*body, "leaseToken", 256);
   if (!lease) return error_response(lease.error());
   auto renewed = d_.queue.heartbeat(run_id, *agent, *lease);
@@ -167,6 +213,8 @@ HttpResponse AgentApi::phase(const HttpRequest& req, const std::string& run_id) 
   if (!agent) return error_response(agent.error());
   auto body = protocol::parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
+  if (auto known = protocol::check_known_fields(*body, {"leaseToken", "attempt", "phase"}); !known)
+    return error_response(known.error());
   auto lease = protocol::get_string(*body, "leaseToken", 256);
   auto attempt = protocol::get_int(*body, "attempt");
   auto phase = protocol::get_string(*body, "phase", 64);
@@ -189,6 +237,8 @@ HttpResponse AgentApi::append_log(const HttpRequest& req, const std::string& run
   if (!agent) return error_response(agent.error());
   auto body = protocol::parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
+  if (auto known = protocol::check_known_fields(*body, {"leaseToken", "seq", "text"}); !known)
+    return error_response(known.error());
   auto lease = protocol::get_string(*body, "leaseToken", 256);
   auto seq = protocol::get_int(*body, "seq");
   auto text = protocol::get_string(*body, "text", kMaxJsonBody);

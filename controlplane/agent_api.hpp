@@ -1,6 +1,8 @@
 #pragma once
 // The agent API under /agent/v1, exactly as docs/protocol.md specifies: register (pool token),
-// claim (long poll), heartbeat, phase, artifacts, logs, complete (agent bearer token). Artifact
+// claim (long poll), heartbeat, phase, artifacts, logs, complete (agent bearer token), each token
+// checked on the request head before the body is read. A claim never hands a job to a client whose
+// connection has gone, and takes back the jobs of an answer that could not be delivered. Artifact
 // uploads are streamed to a temp file by the server and checked on the blocking-work pool.
 // Registering, claims, apply phases, new artifacts and completions are audited as "agent:<id>",
 // and so are completions, uploads and phase calls refused with lease_lost (run.fenced).
@@ -41,9 +43,6 @@ struct AgentApiDeps {
   const std::vector<SecretBytes>& pool_tokens;
 };
 
-// True for PUT /agent/v1/runs/{id}/artifacts/{kind}: its body is streamed to a file.
-bool is_artifact_upload(std::string_view method, std::string_view target);
-
 class AgentApi {
  public:
   explicit AgentApi(AgentApiDeps deps) : d_(deps) {}
@@ -52,8 +51,10 @@ class AgentApi {
 
  private:
   Result<Agent> authenticate(const HttpRequest& req);
+  Status check_pool_token(const HttpRequest& head) const;
   HttpResponse register_agent(const HttpRequest& req);
   boost::asio::awaitable<HttpResponse> async_claim(const HttpRequest& req);
+  HttpResponse claim_response(const Agent& agent, const std::vector<Job>& jobs);
   HttpResponse heartbeat(const HttpRequest& req, const std::string& run_id);
   HttpResponse phase(const HttpRequest& req, const std::string& run_id);
   HttpResponse append_log(const HttpRequest& req, const std::string& run_id);

@@ -10,8 +10,6 @@ namespace {
 
 constexpr std::size_t kMaxEntries = 256;
 constexpr std::size_t kMaxVariableValue = 64 * 1024;
-constexpr std::array<std::string_view, 5> kPolicyFields{
-    "allowedProviders", "deniedProviders", "allowProvisioners", "allowExternalData", "network"};
 
 bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool is_alpha_(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -38,6 +36,7 @@ Result<CapsuleSource> parse_source(const json::object& body) {
   auto source = protocol::get_object(body, "source");
   if (!source) return std::unexpected(source.error());
   const json::object& s = **source;
+  TAKOSUMI_TRY(protocol::check_known_fields(s, {"gitUrl", "ref", "modulePath"}, "source"));
   auto url = protocol::get_string(s, "gitUrl", 2048);
   if (!url) return std::unexpected(url.error().with_context("source"));
   if (url->empty() || has_space_or_control(*url))
@@ -69,6 +68,14 @@ Error policy_field_error(const Error& e, std::string_view key) {
   return Error{e.code, "policy." + std::string(key) + std::string(rest)};
 }
 
+Result<std::string> parse_name(const json::object& body) {
+  auto name = protocol::get_string(body, "name", 256);
+  if (!name) return name;
+  if (!is_valid_name(*name))
+    return invalid("name \"" + *name + "\" must match ^[a-z0-9][a-z0-9_-]{0,62}$");
+  return name;
+}
+
 }  // namespace
 
 bool is_valid_name(std::string_view name) {
@@ -97,11 +104,8 @@ Status validate_module_path(std::string_view path) {
 }
 
 Result<std::string> parse_workspace_request(const json::object& body) {
-  auto name = protocol::get_string(body, "name", 256);
-  if (!name) return name;
-  if (!is_valid_name(*name))
-    return invalid("name \"" + *name + "\" must match ^[a-z0-9][a-z0-9_-]{0,62}$");
-  return name;
+  TAKOSUMI_TRY(protocol::check_known_fields(body, {"name"}));
+  return parse_name(body);
 }
 
 Result<OutputAllowlist> allowlist_from_json(const json::object& o) {
@@ -115,6 +119,7 @@ Result<OutputAllowlist> allowlist_from_json(const json::object& o) {
                      "\" must match ^[A-Za-z_][A-Za-z0-9_]*$");
     if (!kv.value().is_object()) return invalid(field + " must be an object");
     const auto& e = kv.value().get_object();
+    TAKOSUMI_TRY(protocol::check_known_fields(e, {"from", "type", "required"}, field));
     auto from = protocol::get_string(e, "from", 128);
     if (!from) return std::unexpected(from.error().with_context(field));
     if (!is_tofu_identifier(*from))
@@ -146,13 +151,12 @@ Result<std::map<std::string, std::string>> variables_from_json(const json::objec
 }
 
 Result<protocol::RunPolicy> parse_policy(const json::object& o) {
+  TAKOSUMI_TRY(protocol::check_known_fields(
+      o, {"allowedProviders", "deniedProviders", "allowProvisioners", "allowExternalData", "network"},
+      "policy"));
   // Field by field first, so that an error knows which field it is about.
   for (const auto& kv : o) {
     const std::string key(kv.key());
-    if (std::ranges::find(kPolicyFields, key) == kPolicyFields.end())
-      return invalid("policy." + key +
-                     " is not a policy field (allowedProviders, deniedProviders, "
-                     "allowProvisioners, allowExternalData, network)");
     auto alone = protocol::run_policy_from_json(json::object{{key, kv.value()}});
     if (!alone) return std::unexpected(policy_field_error(alone.error(), key));
   }
@@ -160,8 +164,11 @@ Result<protocol::RunPolicy> parse_policy(const json::object& o) {
 }
 
 Result<CapsuleRequest> parse_capsule_request(const json::object& body) {
+  // connections and sensitiveVariables are read by connection_spec.hpp (PublicApi::capsule_secrets).
+  TAKOSUMI_TRY(protocol::check_known_fields(body, {"name", "source", "outputAllowlist", "variables",
+                                                   "policy", "connections", "sensitiveVariables"}));
   CapsuleRequest req;
-  auto name = parse_workspace_request(body);
+  auto name = parse_name(body);
   if (!name) return std::unexpected(name.error());
   req.name = std::move(*name);
   auto source = parse_source(body);

@@ -138,7 +138,7 @@ TEST(CapsuleSpec, RejectsBadPoliciesNamingTheField) {
   expect_invalid_policy(json::object{{"allowExternalData", "yes"}},
                         "policy.allowExternalData must be true or false");
   expect_invalid_policy(json::object{{"deniedProvider", json::array{}}},
-                        "policy.deniedProvider is not a policy field");
+                        "unknown field \"policy.deniedProvider\"");
   expect_invalid_policy(json::array{}, "\"policy\" must be an object");
 }
 

@@ -7,12 +7,14 @@
 namespace takosumi::controlplane {
 
 boost::asio::awaitable<void> ClaimWaiters::async_wait_until(
-    std::chrono::steady_clock::time_point deadline) {
+    std::chrono::steady_clock::time_point deadline, ClientLink* client) {
   if (stopped_) co_return;
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, deadline);
   auto it = timers_.insert(timers_.end(), &timer);
-  // Cancellation (notify) and expiry both just end the wait.
+  if (client) client->on_gone([&timer] { timer.cancel(); });
+  // Cancellation (notify, client gone) and expiry all just end the wait.
   (void)co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  if (client) client->on_gone(nullptr);
   timers_.erase(it);
 }
 

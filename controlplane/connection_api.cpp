@@ -12,7 +12,6 @@ namespace takosumi::controlplane {
 namespace {
 
 namespace json = boost::json;
-constexpr std::size_t kMaxJsonBody = 1 << 20;
 
 json::array names_of(const SecretMap& values) {
   json::array out;
@@ -101,6 +100,8 @@ HttpResponse PublicApi::set_capsule_connections(const HttpRequest& req,
                                                 const std::string& capsule_id) {
   auto body = protocol::parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
+  if (auto known = protocol::check_known_fields(*body, {"connections"}); !known)
+    return error_response(known.error());
   auto ids = parse_connection_ids(*body);
   if (!ids) return error_response(ids.error());
   if (!*ids)
@@ -124,6 +125,9 @@ HttpResponse PublicApi::set_sensitive_variables(const HttpRequest& req,
   if (!body) return error_response(body.error());
   auto values = take_sensitive_variables(*body);
   if (!values) return error_response(values.error());
+  // After the values are taken (and wiped from the body), so a refusal leaves no copy behind.
+  if (auto known = protocol::check_known_fields(*body, {"sensitiveVariables"}); !known)
+    return error_response(known.error());
   if (!*values)
     return error_response(Error{std::string(errc::kInvalidArgument),
                                 "field \"sensitiveVariables\" is required"});

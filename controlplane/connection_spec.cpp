@@ -112,6 +112,8 @@ Result<ConnectionRequest> take_connection_request(json::object& body, std::int64
       body, {"values", 1, protocol::kMaxValuesPerConnection, &credential_name});
   if (!values) return std::unexpected(values.error());
   if (!*values) return invalid("field \"values\" is required");
+  TAKOSUMI_TRY(protocol::check_known_fields(
+      body, {"workspaceId", "name", "provider", "authMode", "values", "expiresAt"}));
   ConnectionRequest req;
   req.values = std::move(**values);
   TAKOSUMI_TRY(parse_identity(body, req));

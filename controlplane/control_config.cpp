@@ -78,6 +78,18 @@ Status load_pool_tokens(const YAML::Node& root, const std::filesystem::path& bas
   return {};
 }
 
+// What unauthenticated and authenticated clients together may hold at once.
+Status load_limits(const YAML::Node& root, ControlConfig& cfg) {
+  auto connections = config::yaml_int(root, "maxConnections", "", 256, 8, 65536);
+  if (!connections) return std::unexpected(connections.error());
+  // At least one artifact (256 MiB) must fit, or no upload could ever succeed.
+  auto temp_mib = config::yaml_int(root, "maxTempMiB", "", 2048, 256, 1 << 20);
+  if (!temp_mib) return std::unexpected(temp_mib.error());
+  cfg.max_connections = static_cast<std::size_t>(*connections);
+  cfg.max_temp_bytes = static_cast<std::uint64_t>(*temp_mib) << 20;
+  return {};
+}
+
 }  // namespace
 
 Result<ControlConfig> parse_control_config(const YAML::Node& root,
@@ -86,7 +98,7 @@ Result<ControlConfig> parse_control_config(const YAML::Node& root,
   TAKOSUMI_TRY(config::yaml_known_keys(
       root,
       {"listenAddress", "port", "dataDir", "apiTokenFile", "poolTokens", "poolTokenFile",
-       "leaseSeconds", "manifestTtlSeconds"},
+       "leaseSeconds", "manifestTtlSeconds", "maxConnections", "maxTempMiB"},
       ""));
   if (!root || !root.IsMap()) return fail(errc::kConfigInvalid, "the document must be a mapping");
   ControlConfig cfg;
@@ -106,6 +118,7 @@ Result<ControlConfig> parse_control_config(const YAML::Node& root,
   cfg.data_dir = resolve(base_dir, *data_dir).lexically_normal();
   cfg.lease_seconds = *lease;
   cfg.manifest_ttl_seconds = *ttl;
+  TAKOSUMI_TRY(load_limits(root, cfg));
   TAKOSUMI_TRY(load_api_token(root, base_dir, env_api_token, cfg));
   TAKOSUMI_TRY(load_pool_tokens(root, base_dir, cfg));
   return cfg;

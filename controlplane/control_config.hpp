@@ -4,7 +4,9 @@
 //   paths are resolved against the config file's directory), apiTokenFile (the API token comes
 //   from env TAKOSUMI_DEPLOY_CONTROL_TOKEN first, else this file), poolTokens (list) and/or
 //   poolTokenFile (one token per line, '#' comments), leaseSeconds (60), manifestTtlSeconds
-//   (900; 0 makes every manifest expire at once, for tests of the agent's refusal).
+//   (900; 0 makes every manifest expire at once, for tests of the agent's refusal),
+//   maxConnections (256: connections open at once; more are closed as soon as accepted),
+//   maxTempMiB (2048: request bodies streamed to <dataDir>/tmp at once, across all requests).
 // Errors are config_invalid and name the key; unknown keys are refused.
 #include <yaml-cpp/yaml.h>
 
@@ -29,6 +31,8 @@ struct ControlConfig {
   std::vector<SecretBytes> pool_tokens;
   std::int64_t lease_seconds = 60;
   std::int64_t manifest_ttl_seconds = 900;
+  std::size_t max_connections = 256;
+  std::uint64_t max_temp_bytes = 2048ull << 20;
 };
 
 // env_api_token: the value of TAKOSUMI_DEPLOY_CONTROL_TOKEN when set (passed in, not read here).

@@ -35,6 +35,20 @@ TEST(ControlConfig, AppliesDefaults) {
   EXPECT_EQ(r->pool_tokens.size(), 2u);
   EXPECT_EQ(r->lease_seconds, 60);
   EXPECT_EQ(r->manifest_ttl_seconds, 900);
+  EXPECT_EQ(r->max_connections, 256u);
+  EXPECT_EQ(r->max_temp_bytes, 2048ull << 20);
+}
+
+TEST(ControlConfig, ReadsAndChecksTheLimits) {
+  auto r = parse("dataDir: d\npoolTokens: [p]\nmaxConnections: 32\nmaxTempMiB: 512\n");
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->max_connections, 32u);
+  EXPECT_EQ(r->max_temp_bytes, 512ull << 20);
+  expect_config_error("dataDir: d\npoolTokens: [p]\nmaxConnections: 0\n",
+                      "maxConnections must be between 8 and 65536");
+  expect_config_error("dataDir: d\npoolTokens: [p]\nmaxTempMiB: 100\n",
+                      "maxTempMiB must be between 256");
+  expect_config_error("dataDir: d\npoolTokens: [p]\nmaxTempMb: 300\n", "unknown key maxTempMb");
 }
 
 TEST(ControlConfig, ReadsTokenFiles) {

@@ -22,21 +22,23 @@
 namespace takosumi::controlplane {
 namespace {
 
-// Routes every request through the router; artifact uploads stream to a file.
+// Routes every request through the router (which admits it by its route's access), except the
+// health check, which anyone may call.
 class ControlService final : public HttpHandler {
  public:
   explicit ControlService(const Router& router) : router_(router) {}
-  BodyPolicy body_policy(std::string_view method, std::string_view target) const override {
-    if (is_artifact_upload(method, target)) return BodyPolicy{kMaxArtifactBytes, true};
-    return BodyPolicy{1 << 20, false};
+  Admission admit(const HttpRequest& head) override {
+    if (is_health_check(head)) return Admission{std::nullopt, BodyPolicy{1024, false}};
+    return router_.admit(head);
   }
   boost::asio::awaitable<HttpResponse> async_handle(HttpRequest request) override {
-    if (request.method == "GET" && request.path == "/healthz")
-      co_return json_response(200, boost::json::object{{"status", "ok"}});
+    if (is_health_check(request)) co_return json_response(200, boost::json::object{{"status", "ok"}});
     co_return co_await router_.async_dispatch(request);
   }
 
  private:
+  static bool is_health_check(const HttpRequest& r) { return r.method == "GET" && r.path == "/healthz"; }
+
   const Router& router_;
 };
 
@@ -66,7 +68,8 @@ struct ControlPlane::Parts {
         agent_api({db, agents, queue, runs, states, logs, audit, blobs, keys, manifests, waiters,
                    pool.get_executor(), config.pool_tokens}),
         service(router),
-        server(io, service, config.data_dir / "tmp") {
+        server(io, service, config.data_dir / "tmp",
+               ServerLimits{config.max_connections, config.max_temp_bytes}) {
     public_api.register_routes(router);
     agent_api.register_routes(router);
   }
@@ -89,7 +92,7 @@ struct ControlPlane::Parts {
   ManifestBuilder manifests;
   ClaimWaiters waiters;
   boost::asio::thread_pool pool;
-  Router router;
+  Router router{kMaxArtifactBytes};
   PublicApi public_api;
   AgentApi agent_api;
   ControlService service;

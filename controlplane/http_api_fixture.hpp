@@ -82,6 +82,7 @@ class HttpApiTest : public ::testing::Test {
     cfg.data_dir = dir_.path() / "data";
     cfg.api_token = SecretBytes::from_string(kApiToken);
     cfg.pool_tokens.push_back(SecretBytes::from_string(kPoolToken));
+    configure(cfg);
     auto cp = ControlPlane::create(std::move(cfg), clock_);
     ASSERT_TRUE(cp) << cp.error().to_string();
     control_ = std::move(*cp);
@@ -90,6 +91,9 @@ class HttpApiTest : public ::testing::Test {
     port_ = *port;
     server_ = std::thread([this] { control_->run(); });
   }
+
+  // Lets a test fixture change the configuration (limits) before the control plane starts.
+  virtual void configure(ControlConfig&) {}
 
   void TearDown() override {
     if (control_) control_->stop();
@@ -114,12 +118,12 @@ class HttpApiTest : public ::testing::Test {
 
   void register_agent() {
     auto r = send(http::verb::post, "/agent/v1/register",
-                  json::serialize(json::object{{"poolToken", kPoolToken}, {"name", "worker-1"},
+                  json::serialize(json::object{{"name", "worker-1"},
                                                {"version", "0.1.0"}, {"labels", json::array{"linux"}},
                                                {"capacity", 2},
                                                {"boxPublicKey", box_.public_key.to_base64()},
                                                {"signPublicKey", sign_.public_key.to_base64()}}),
-                  {});
+                  {{"authorization", std::string("Bearer ") + kPoolToken}});
     ASSERT_EQ(r.status, 200u) << r.body;
     agent_id_ = r.str("agentId");
     agent_token_ = r.str("agentToken");

@@ -55,11 +55,12 @@ TEST_F(HttpApiTest, KeepsConnectionsAlive) {
 
 TEST_F(HttpApiTest, RegisterRefusesAnUnknownPoolToken) {
   auto r = send(http::verb::post, "/agent/v1/register",
-                json::serialize(json::object{{"poolToken", "guess"}, {"name", "w"},
+                json::serialize(json::object{{"name", "w"},
                                              {"boxPublicKey", box_.public_key.to_base64()},
                                              {"signPublicKey", sign_.public_key.to_base64()}}),
-                {});
+                {{"authorization", "Bearer guess"}});
   EXPECT_EQ(r.status, 401u);
+  EXPECT_EQ(error_code(r), "unauthorized");
 }
 
 TEST_F(HttpApiTest, LongPollWakesUpWhenARunIsQueued) {

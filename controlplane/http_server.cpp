@@ -7,9 +7,13 @@
 
 #include <chrono>
 #include <list>
+#include <optional>
 
 #include "common/error_codes.hpp"
+#include "controlplane/api_error_codes.hpp"
 #include "controlplane/ids.hpp"
+#include "controlplane/socket_client_link.hpp"
+#include "controlplane/temp_budget.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -24,8 +28,14 @@ constexpr auto kIdleTimeout = 75s;
 constexpr auto kBodyTimeout = 300s;
 constexpr auto kWriteTimeout = 300s;
 constexpr std::uint32_t kHeaderLimit = 16 * 1024;
+// After an answer given without reading the body: how long and how much to discard so that the
+// answer reaches the client before the close turns into a reset.
+constexpr auto kLingerTime = 2s;
+constexpr std::size_t kLingerBytes = 1 << 20;
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+using HeadParser = http::request_parser<http::empty_body>;
 
 std::string lowercase(std::string_view s) {
   std::string out(s);
@@ -44,6 +54,40 @@ void log_stray_exception(std::exception_ptr e, const char* what) {
   }
 }
 
+// http::file_body whose bytes are reserved in the temp budget before they are written: a body
+// past the budget fails the read (TempUpload::refused) instead of filling the disk.
+struct BudgetedFileBody {
+  struct value_type {
+    http::file_body::value_type file;
+    TempUpload* upload = nullptr;
+    std::uint64_t written = 0;
+  };
+
+  class reader {
+   public:
+    template <bool isRequest, class Fields>
+    reader(http::header<isRequest, Fields>& h, value_type& body) : body_(body), file_(h, body.file) {}
+    void init(const boost::optional<std::uint64_t>& length, beast::error_code& ec) {
+      file_.init(length, ec);
+    }
+    template <class ConstBufferSequence>
+    std::size_t put(const ConstBufferSequence& buffers, beast::error_code& ec) {
+      const std::uint64_t n = beast::buffer_bytes(buffers);
+      if (!body_.upload->reserve_total(body_.written + n)) {
+        ec = boost::system::errc::make_error_code(boost::system::errc::no_space_on_device);
+        return 0;
+      }
+      body_.written += n;
+      return file_.put(buffers, ec);
+    }
+    void finish(beast::error_code& ec) { file_.finish(ec); }
+
+   private:
+    value_type& body_;
+    http::file_body::reader file_;
+  };
+};
+
 struct Session {
   beast::tcp_stream stream;
   bool idle = true;
@@ -53,31 +97,88 @@ struct Exchange {
   HttpResponse response;
   bool keep_alive = false;
   bool body_unread = false;  // answered before reading the body: close gently (see linger)
+  std::shared_ptr<SocketClientLink> client;
 };
+
+// An answer given instead of reading (the rest of) the request; the connection closes after it.
+Exchange refusal(HttpResponse response, bool body_unread = true) {
+  return Exchange{std::move(response), false, body_unread, nullptr};
+}
+
+Exchange refusal(std::string_view code, std::string message) {
+  return refusal(error_response(Error{std::string(code), std::move(message)}));
+}
+
+// How reading a body ended; all but complete and broken are answered instead of the handler.
+struct BodyRead {
+  enum Outcome { complete, broken, too_large, over_budget, unbufferable } outcome = complete;
+  bool keep_alive = false;
+};
+
+// The answer for a body that was not read to the end, or nullopt to just close.
+std::optional<Exchange> answer_for(BodyRead::Outcome outcome, const BodyPolicy& policy) {
+  switch (outcome) {
+    case BodyRead::too_large:
+      return refusal(errc::kPayloadTooLarge,
+                     "request body exceeds " + std::to_string(policy.max_bytes) + " bytes");
+    case BodyRead::over_budget:
+      return refusal(api_errc::kTempSpaceExhausted,
+                     "the server's space for uploads in progress is in use; retry later");
+    case BodyRead::unbufferable: return refusal(errc::kIoError, "cannot buffer upload");
+    case BodyRead::complete:
+    case BodyRead::broken: break;
+  }
+  return std::nullopt;
+}
+
+HttpRequest head_of(const HeadParser& parser) {
+  HttpRequest req;
+  req.method = std::string(parser.get().method_string());
+  req.target = std::string(parser.get().target());
+  for (const auto& field : parser.get()) req.headers[lowercase(field.name_string())] = field.value();
+  return req;
+}
 
 }  // namespace
 
 struct HttpServer::Impl {
-  Impl(asio::io_context& io_, HttpHandler& handler_, std::filesystem::path temp)
-      : io(io_), handler(handler_), temp_dir(std::move(temp)), acceptor(io_) {}
+  Impl(asio::io_context& io_, HttpHandler& handler_, std::filesystem::path temp, ServerLimits lim)
+      : io(io_), handler(handler_), temp_dir(std::move(temp)), limits(lim),
+        budget(lim.max_temp_bytes), acceptor(io_) {}
 
   asio::awaitable<void> accept_loop();
+  void refuse_connection(tcp::socket& socket);
   asio::awaitable<void> run_session(tcp::socket socket);
   asio::awaitable<std::optional<Exchange>> read_and_handle(Session& s, beast::flat_buffer& buffer,
-                                                          std::filesystem::path& temp);
+                                                          std::optional<TempUpload>& upload);
+  asio::awaitable<BodyRead> read_body(Session& s, beast::flat_buffer& buffer, HeadParser& head,
+                                      const BodyPolicy& policy, HttpRequest& req,
+                                      std::optional<TempUpload>& upload);
+  asio::awaitable<BodyRead> read_to_file(Session& s, beast::flat_buffer& buffer, HeadParser& head,
+                                         const BodyPolicy& policy, HttpRequest& req,
+                                         TempUpload& upload);
+  asio::awaitable<BodyRead> read_to_memory(Session& s, beast::flat_buffer& buffer, HeadParser& head,
+                                           const BodyPolicy& policy, HttpRequest& req);
+  asio::awaitable<Exchange> handle(Session& s, HttpRequest req, bool keep_alive);
+  asio::awaitable<bool> deliver(Session& s, Exchange& ex);
   asio::awaitable<bool> write(Session& s, const Exchange& ex);
   asio::awaitable<void> linger(Session& s, beast::flat_buffer& buffer);
 
   asio::io_context& io;
   HttpHandler& handler;
   std::filesystem::path temp_dir;
+  ServerLimits limits;
+  TempBudget budget;
   tcp::acceptor acceptor;
   std::list<Session*> sessions;
+  std::size_t open_connections = 0;  // counted from accept, before the session starts
+  bool refusing = false;             // at max_connections; logged once per episode
   bool stopping = false;
 };
 
-HttpServer::HttpServer(asio::io_context& io, HttpHandler& handler, std::filesystem::path temp_dir)
-    : impl_(std::make_unique<Impl>(io, handler, std::move(temp_dir))) {}
+HttpServer::HttpServer(asio::io_context& io, HttpHandler& handler, std::filesystem::path temp_dir,
+                       ServerLimits limits)
+    : impl_(std::make_unique<Impl>(io, handler, std::move(temp_dir), limits)) {}
 
 HttpServer::~HttpServer() = default;
 
@@ -125,9 +226,27 @@ asio::awaitable<void> HttpServer::Impl::accept_loop() {
       co_await pause.async_wait(use_tuple);
       continue;
     }
-    asio::co_spawn(io, run_session(std::move(socket)),
-                   [](std::exception_ptr e) { log_stray_exception(e, "HTTP session"); });
+    if (open_connections >= limits.max_connections) {
+      refuse_connection(socket);
+      continue;
+    }
+    ++open_connections;
+    asio::co_spawn(io, run_session(std::move(socket)), [this](std::exception_ptr e) {
+      --open_connections;
+      if (open_connections < limits.max_connections) refusing = false;
+      log_stray_exception(e, "HTTP session");
+    });
   }
+}
+
+// Past maxConnections a connection costs one accept and one close: nothing is read from it.
+void HttpServer::Impl::refuse_connection(tcp::socket& socket) {
+  if (!refusing)
+    spdlog::warn("{} connections open (maxConnections): closing new ones until one ends",
+                 open_connections);
+  refusing = true;
+  boost::system::error_code ignored;
+  socket.close(ignored);
 }
 
 asio::awaitable<void> HttpServer::Impl::run_session(tcp::socket socket) {
@@ -135,13 +254,11 @@ asio::awaitable<void> HttpServer::Impl::run_session(tcp::socket socket) {
   auto registered = sessions.insert(sessions.end(), &s);
   beast::flat_buffer buffer;
   while (!stopping) {
-    std::filesystem::path temp;
-    auto exchange = co_await read_and_handle(s, buffer, temp);
-    bool written = exchange && co_await write(s, *exchange);
-    if (!temp.empty()) {
-      std::error_code ec;
-      std::filesystem::remove(temp, ec);
-    }
+    std::optional<TempUpload> upload;  // removed, and its budget returned, after the response
+    auto exchange = co_await read_and_handle(s, buffer, upload);
+    if (!exchange) break;
+    const bool written = co_await deliver(s, *exchange);
+    upload.reset();
     if (written && exchange->body_unread) co_await linger(s, buffer);
     if (!written || !exchange->keep_alive) break;
   }
@@ -151,64 +268,101 @@ asio::awaitable<void> HttpServer::Impl::run_session(tcp::socket socket) {
 }
 
 // Reads one request and produces its response; nullopt when the connection should just close.
+// The handler admits the head before a single body byte is read.
 asio::awaitable<std::optional<Exchange>> HttpServer::Impl::read_and_handle(
-    Session& s, beast::flat_buffer& buffer, std::filesystem::path& temp) {
+    Session& s, beast::flat_buffer& buffer, std::optional<TempUpload>& upload) {
   s.idle = true;
   s.stream.expires_after(kIdleTimeout);
-  http::request_parser<http::empty_body> header;
-  header.header_limit(kHeaderLimit);
-  header.body_limit(boost::none);  // the policy's limit is applied below, once the target is known
-  auto [hec, hn] = co_await http::async_read_header(s.stream, buffer, header, use_tuple);
+  HeadParser head;
+  head.header_limit(kHeaderLimit);
+  head.body_limit(boost::none);  // the policy's limit is applied once the handler has chosen it
+  auto [hec, hn] = co_await http::async_read_header(s.stream, buffer, head, use_tuple);
   s.idle = false;
+  if (hec == http::error::header_limit)
+    co_return refusal(api_errc::kHeadersTooLarge,
+                      "request headers exceed " + std::to_string(kHeaderLimit) + " bytes");
   if (hec) co_return std::nullopt;
+  HttpRequest req = head_of(head);
+  if (auto st = parse_target(req); !st) co_return refusal(error_response(st.error()), !head.is_done());
+  Admission admission = handler.admit(req);
+  if (admission.refusal) co_return refusal(std::move(*admission.refusal), !head.is_done());
+  const BodyRead body = co_await read_body(s, buffer, head, admission.body, req, upload);
+  if (body.outcome != BodyRead::complete) co_return answer_for(body.outcome, admission.body);
+  co_return co_await handle(s, std::move(req), body.keep_alive && !stopping);
+}
 
-  HttpRequest req;
-  req.method = std::string(header.get().method_string());
-  req.target = std::string(header.get().target());
-  for (const auto& field : header.get()) req.headers[lowercase(field.name_string())] = field.value();
-  if (auto st = parse_target(req); !st) co_return Exchange{error_response(st.error()), false, true};
-  const BodyPolicy policy = handler.body_policy(req.method, req.target);
-  const auto too_large = [&] {
-    return Exchange{error_response(Error{std::string(errc::kPayloadTooLarge),
-                                         "request body exceeds " +
-                                             std::to_string(policy.max_bytes) + " bytes"}),
-                    false, true};
-  };
+asio::awaitable<BodyRead> HttpServer::Impl::read_body(Session& s, beast::flat_buffer& buffer,
+                                                      HeadParser& head, const BodyPolicy& policy,
+                                                      HttpRequest& req,
+                                                      std::optional<TempUpload>& upload) {
   // Beast checks Content-Length against the limit only while parsing the header: do it here.
-  if (header.content_length() && *header.content_length() > policy.max_bytes) co_return too_large();
-
-  if (beast::iequals(header.get()[http::field::expect], "100-continue")) {
+  const auto length = head.content_length();
+  if (length && *length > policy.max_bytes) co_return BodyRead{BodyRead::too_large};
+  if (policy.to_file) {
+    upload.emplace(budget, temp_dir / new_id("upload"));
+    if (length && !upload->reserve_total(*length)) co_return BodyRead{BodyRead::over_budget};
+  }
+  if (beast::iequals(head.get()[http::field::expect], "100-continue")) {
     http::response<http::empty_body> cont{http::status::continue_, 11};
     auto [cec, cn] = co_await http::async_write(s.stream, cont, use_tuple);
-    if (cec) co_return std::nullopt;
+    if (cec) co_return BodyRead{BodyRead::broken};
   }
   s.stream.expires_after(kBodyTimeout);
+  if (!policy.to_file) co_return co_await read_to_memory(s, buffer, head, policy, req);
+  const BodyRead read = co_await read_to_file(s, buffer, head, policy, req, *upload);
+  if (!upload->refused()) co_return read;
+  upload.reset();  // the partial file is removed before the answer goes out
+  co_return BodyRead{BodyRead::over_budget};
+}
+
+asio::awaitable<BodyRead> HttpServer::Impl::read_to_file(Session& s, beast::flat_buffer& buffer,
+                                                         HeadParser& head, const BodyPolicy& policy,
+                                                         HttpRequest& req, TempUpload& upload) {
+  http::request_parser<BudgetedFileBody> parser(std::move(head));
+  parser.body_limit(policy.max_bytes);
   boost::system::error_code ec;
-  bool keep_alive = false;
-  if (policy.to_file) {
-    http::request_parser<http::file_body> parser(std::move(header));
-    parser.body_limit(policy.max_bytes);
-    temp = temp_dir / new_id("upload");
-    parser.get().body().open(temp.c_str(), beast::file_mode::write_new, ec);
-    if (ec) co_return Exchange{error_response(Error{std::string(errc::kIoError), "cannot buffer upload"}), false};
-    std::tie(ec, std::ignore) = co_await http::async_read(s.stream, buffer, parser, use_tuple);
-    parser.get().body().close();
-    keep_alive = parser.get().keep_alive();
-    req.body_file = temp;
-  } else {
-    http::request_parser<http::string_body> parser(std::move(header));
-    parser.body_limit(policy.max_bytes);
-    std::tie(ec, std::ignore) = co_await http::async_read(s.stream, buffer, parser, use_tuple);
-    keep_alive = parser.get().keep_alive();
-    req.body = std::move(parser.get().body());
-  }
-  if (ec == http::error::body_limit) co_return too_large();
-  if (ec) co_return std::nullopt;
+  parser.get().body().file.open(upload.path().c_str(), beast::file_mode::write_new, ec);
+  if (ec) co_return BodyRead{BodyRead::unbufferable};
+  parser.get().body().upload = &upload;
+  std::tie(ec, std::ignore) = co_await http::async_read(s.stream, buffer, parser, use_tuple);
+  parser.get().body().file.close();
+  if (ec == http::error::body_limit) co_return BodyRead{BodyRead::too_large};
+  if (ec) co_return BodyRead{BodyRead::broken};
+  req.body_file = upload.path();
+  co_return BodyRead{BodyRead::complete, parser.get().keep_alive()};
+}
+
+asio::awaitable<BodyRead> HttpServer::Impl::read_to_memory(Session& s, beast::flat_buffer& buffer,
+                                                           HeadParser& head, const BodyPolicy& policy,
+                                                           HttpRequest& req) {
+  http::request_parser<http::string_body> parser(std::move(head));
+  parser.body_limit(policy.max_bytes);
+  auto [ec, n] = co_await http::async_read(s.stream, buffer, parser, use_tuple);
+  if (ec == http::error::body_limit) co_return BodyRead{BodyRead::too_large};
+  if (ec) co_return BodyRead{BodyRead::broken};
+  req.body = std::move(parser.get().body());
+  co_return BodyRead{BodyRead::complete, parser.get().keep_alive()};
+}
+
+asio::awaitable<Exchange> HttpServer::Impl::handle(Session& s, HttpRequest req, bool keep_alive) {
   s.stream.expires_never();
+  auto client = std::make_shared<SocketClientLink>(s.stream.socket());
+  req.client = client;
   const std::string method = req.method, path = req.path;
   HttpResponse res = co_await handler.async_handle(std::move(req));
+  client->stop_watching();
   spdlog::debug("{} {} -> {}", method, path, res.status);
-  co_return Exchange{std::move(res), keep_alive && !stopping};
+  co_return Exchange{std::move(res), keep_alive, false, std::move(client)};
+}
+
+// Writes the answer unless its client is known to have gone; an answer that does not get out runs
+// its on_undelivered.
+asio::awaitable<bool> HttpServer::Impl::deliver(Session& s, Exchange& ex) {
+  bool written = false;
+  if (!ex.response.on_undelivered || !ex.client || !ex.client->gone()) written = co_await write(s, ex);
+  if (!written && ex.response.on_undelivered) ex.response.on_undelivered();
+  if (ex.client) ex.client->detach();
+  co_return written;
 }
 
 // Closing a socket with unread input makes the kernel send RST, which can destroy the response
@@ -216,9 +370,9 @@ asio::awaitable<std::optional<Exchange>> HttpServer::Impl::read_and_handle(
 asio::awaitable<void> HttpServer::Impl::linger(Session& s, beast::flat_buffer& buffer) {
   boost::system::error_code ec;
   s.stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-  s.stream.expires_after(2s);
+  s.stream.expires_after(kLingerTime);
   std::size_t drained = 0;
-  while (!ec && drained < (64u << 20)) {
+  while (!ec && drained < kLingerBytes) {
     buffer.consume(buffer.size());
     std::size_t n = 0;
     std::tie(ec, n) = co_await s.stream.async_read_some(buffer.prepare(64 * 1024), use_tuple);
@@ -242,8 +396,7 @@ asio::awaitable<bool> HttpServer::Impl::write(Session& s, const Exchange& ex) {
     }
     spdlog::warn("cannot open {} for a response: {}", ex.response.body_file.string(), ec.message());
     // Named: g++ 12 mishandles non-trivial temporaries inside a co_await expression.
-    const Exchange unreadable{
-        error_response(Error{std::string(errc::kIoError), "artifact is unreadable"}), false};
+    const Exchange unreadable = refusal(errc::kIoError, "artifact is unreadable");
     co_return co_await write(s, unreadable);
   }
   http::response<http::string_body> res{status, 11};

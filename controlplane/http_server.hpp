@@ -1,8 +1,14 @@
 #pragma once
-// HTTP/1.1 server (Boost.Beast, C++20 coroutines) on one io_context: keep-alive, per-request body
-// limits chosen by the handler's BodyPolicy (413 past them), bodies streamed to a temp file when
-// the policy says so (removed after the response), 100-continue, idle and read timeouts.
-// All member functions must be called on the io_context's thread.
+// HTTP/1.1 server (Boost.Beast, C++20 coroutines) on one io_context: keep-alive, idle and read
+// timeouts, 100-continue. For every request the handler first admits the head (method, target,
+// headers): a refusal (e.g. 401) is answered before a single body byte is read, and the connection
+// is then closed gently. Otherwise the body is read by the handler's BodyPolicy: in memory, or
+// streamed to a temp file (removed after the response) within a budget of temporary bytes shared by
+// all requests (503 temp_space_exhausted past it); 413 past the policy's size. Headers past 16 KiB
+// are 431 headers_too_large. Connections past max_connections are closed as soon as accepted.
+// The handler sees the connection as a ClientLink; a response that cannot be written runs its
+// on_undelivered. All member functions must be called on the io_context's thread.
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -17,10 +23,16 @@ class io_context;
 
 namespace takosumi::controlplane {
 
+struct ServerLimits {
+  std::size_t max_connections = 256;
+  std::uint64_t max_temp_bytes = 2048ull << 20;
+};
+
 class HttpServer {
  public:
   // temp_dir receives streamed request bodies; handler must outlive the server.
-  HttpServer(boost::asio::io_context& io, HttpHandler& handler, std::filesystem::path temp_dir);
+  HttpServer(boost::asio::io_context& io, HttpHandler& handler, std::filesystem::path temp_dir,
+             ServerLimits limits = {});
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -63,13 +63,14 @@ int http_status_for(std::string_view code) {
       code == errc::kConnectionRevoked || code == errc::kConnectionExpired)
     return 409;
   if (code == errc::kPayloadTooLarge) return 413;
+  if (code == api_errc::kHeadersTooLarge) return 431;
   if (code == errc::kSourceFetchFailed) return 502;
-  if (code == errc::kUnavailable) return 503;
+  if (code == errc::kUnavailable || code == api_errc::kTempSpaceExhausted) return 503;
   return 500;
 }
 
 HttpResponse json_response(int status, const boost::json::value& body) {
-  return HttpResponse{status, "application/json", boost::json::serialize(body), {}};
+  return HttpResponse{status, "application/json", boost::json::serialize(body), {}, {}};
 }
 
 HttpResponse error_response(const Error& error) {

@@ -8,7 +8,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +18,18 @@
 #include "common/error.hpp"
 
 namespace takosumi::controlplane {
+
+// The connection a request arrived on, as its handler sees it: long polls use it so that they never
+// hand something out to a client that has already gone. Use on the io_context's thread only.
+class ClientLink {
+ public:
+  virtual ~ClientLink() = default;
+  // True once the peer has closed or reset the connection (FIN or RST); asks the socket each time.
+  virtual bool gone() = 0;
+  // While set, fn runs (once, on the io_context's thread) as soon as the server sees the peer close
+  // the connection; nullptr clears it. It never runs after the handler has returned.
+  virtual void on_gone(std::function<void()> fn) = 0;
+};
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", …
@@ -25,6 +39,7 @@ struct HttpRequest {
   std::map<std::string, std::string> headers;  // names lowercased
   std::string body;
   std::filesystem::path body_file;  // set instead of body when the body was streamed to a file
+  std::shared_ptr<ClientLink> client;  // set by the server; null for requests built elsewhere
 
   std::optional<std::string> header(std::string_view lowercase_name) const;
   // The token of "Authorization: Bearer <token>", if present.
@@ -36,6 +51,10 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::filesystem::path body_file;  // when set, the body is streamed from this file
+  // Runs when the server could not deliver this response (the connection failed before all of it
+  // was written, or the client had gone before the write): what the answer handed out (a claimed
+  // job) can be taken back. A response that was written may still be lost with its connection.
+  std::function<void()> on_undelivered;
 };
 
 // Splits target into path and query; invalid_argument on a malformed target.
@@ -51,13 +70,22 @@ HttpResponse error_response(const Error& error);
 // How the server reads a request body before handing the request over.
 struct BodyPolicy {
   std::size_t max_bytes = 1 << 20;
-  bool to_file = false;
+  bool to_file = false;  // streamed to a temp file (counted against the server's temp budget)
+};
+
+// What a handler decides from a request's head (method, target, headers) before the server reads a
+// single byte of its body: who may send it, and how much.
+struct Admission {
+  std::optional<HttpResponse> refusal;  // set: sent as the answer; the body is never read
+  BodyPolicy body;                      // otherwise: how the body is read
 };
 
 class HttpHandler {
  public:
   virtual ~HttpHandler() = default;
-  virtual BodyPolicy body_policy(std::string_view method, std::string_view target) const = 0;
+  // head has no body yet. Called for every request before its body is read; async_handle only
+  // ever sees requests admitted here. Must not throw.
+  virtual Admission admit(const HttpRequest& head) = 0;
   // Must not throw; failures are error responses.
   virtual boost::asio::awaitable<HttpResponse> async_handle(HttpRequest request) = 0;
 };

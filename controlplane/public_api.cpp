@@ -12,13 +12,13 @@ namespace takosumi::controlplane {
 namespace {
 
 namespace json = boost::json;
-constexpr std::size_t kMaxJsonBody = 1 << 20;
 
 // The apply request body is optional: {} or {"acceptDataLoss": true|false}.
 Result<bool> parse_accept_data_loss(const std::string& body) {
   if (body.find_first_not_of(" \t\r\n") == std::string::npos) return false;
   auto o = protocol::parse_object(body, kMaxJsonBody);
   if (!o) return std::unexpected(o.error());
+  TAKOSUMI_TRY(protocol::check_known_fields(*o, {"acceptDataLoss"}));
   return protocol::get_bool_or(*o, "acceptDataLoss", false);
 }
 
@@ -47,59 +47,49 @@ HttpResponse PublicApi::capsule_response(int status, const Capsule& capsule) {
 }
 
 void PublicApi::register_routes(Router& r) {
-  auto sync = [this, &r](const char* method, const char* pattern, auto fn) {
-    r.add(method, pattern, [this, fn](const HttpRequest& req, const RouteParams& p) {
-      if (auto st = authorize(req); !st) return error_response(st.error());
-      return fn(req, p);
-    });
-  };
-  sync("POST", "/api/v1/workspaces", [this](auto& req, auto&) { return create_workspace(req); });
-  sync("GET", "/api/v1/workspaces", [this](auto&, auto&) { return list_workspaces(); });
-  sync("GET", "/api/v1/workspaces/{}", [this](auto&, auto& p) { return get_workspace(p[0]); });
-  sync("POST", "/api/v1/workspaces/{}/capsules",
-       [this](auto& req, auto& p) { return create_capsule(req, p[0]); });
-  sync("GET", "/api/v1/workspaces/{}/capsules", [this](auto&, auto& p) { return list_capsules(p[0]); });
-  sync("GET", "/api/v1/workspaces/{}/current-state-versions",
-       [this](auto&, auto& p) { return current_state_versions(p[0]); });
-  sync("GET", "/api/v1/capsules/{}", [this](auto&, auto& p) { return get_capsule(p[0]); });
-  sync("PUT", "/api/v1/capsules/{}/policy",
-       [this](auto& req, auto& p) { return set_capsule_policy(req, p[0]); });
-  sync("GET", "/api/v1/capsules/{}/runs", [this](auto& req, auto& p) { return list_runs(req, p[0]); });
-  sync("GET", "/api/v1/capsules/{}/state-versions",
-       [this](auto& req, auto& p) { return state_versions(req, p[0]); });
-  sync("GET", "/api/v1/capsules/{}/outputs", [this](auto&, auto& p) { return outputs(p[0]); });
-  sync("GET", "/api/v1/runs/{}", [this](auto&, auto& p) { return get_run(p[0]); });
-  sync("POST", "/api/v1/runs/{}/apply", [this](auto& req, auto& p) { return apply(req, p[0]); });
-  sync("POST", "/api/v1/runs/{}/cancel", [this](auto&, auto& p) { return cancel(p[0]); });
-  sync("GET", "/api/v1/runs/{}/logs", [this](auto&, auto& p) { return logs(p[0]); });
-  sync("GET", "/api/v1/state-versions/{}", [this](auto&, auto& p) { return get_state_version(p[0]); });
-  sync("POST", "/api/v1/state-versions/{}/rollback-plan",
-       [this](auto&, auto& p) { return rollback_plan(p[0]); });
-  sync("POST", "/api/v1/capsules/{}/drift-check",
-       [this](auto&, auto& p) { return drift_check_capsule(p[0]); });
-  sync("POST", "/api/v1/workspaces/{}/drift-check",
-       [this](auto&, auto& p) { return drift_check_workspace(p[0]); });
-  sync("GET", "/api/v1/workspaces/{}/activity", [this](auto& req, auto& p) { return activity(req, p[0]); });
-  sync("POST", "/api/v1/connections", [this](auto& req, auto&) { return create_connection(req); });
-  sync("GET", "/api/v1/connections", [this](auto& req, auto&) { return list_connections(req); });
-  sync("GET", "/api/v1/connections/{}", [this](auto&, auto& p) { return get_connection(p[0]); });
-  sync("POST", "/api/v1/connections/{}/revoke",
-       [this](auto&, auto& p) { return revoke_connection(p[0]); });
-  sync("PUT", "/api/v1/capsules/{}/connections",
-       [this](auto& req, auto& p) { return set_capsule_connections(req, p[0]); });
-  sync("PUT", "/api/v1/capsules/{}/sensitive-variables",
-       [this](auto& req, auto& p) { return set_sensitive_variables(req, p[0]); });
-  using boost::asio::awaitable;
-  r.add_async("POST", "/api/v1/capsules/{}/plan",
-              [this](const HttpRequest& req, const RouteParams& p) -> awaitable<HttpResponse> {
-                if (auto st = authorize(req); !st) co_return error_response(st.error());
-                co_return co_await async_plan(p[0]);
-              });
-  r.add_async("DELETE", "/api/v1/capsules/{}",
-              [this](const HttpRequest& req, const RouteParams& p) -> awaitable<HttpResponse> {
-                if (auto st = authorize(req); !st) co_return error_response(st.error());
-                co_return co_await async_destroy(p[0]);
-              });
+  const Authenticator token = [this](const HttpRequest& head) { return authorize(head); };
+  const RouteAccess none{token, RouteBody::none};
+  const RouteAccess json_body{token, RouteBody::json};
+  r.add("POST", "/api/v1/workspaces", json_body, [this](auto& req, auto&) { return create_workspace(req); });
+  r.add("GET", "/api/v1/workspaces", none, [this](auto&, auto&) { return list_workspaces(); });
+  r.add("GET", "/api/v1/workspaces/{}", none, [this](auto&, auto& p) { return get_workspace(p[0]); });
+  r.add("POST", "/api/v1/workspaces/{}/capsules", json_body,
+        [this](auto& req, auto& p) { return create_capsule(req, p[0]); });
+  r.add("GET", "/api/v1/workspaces/{}/capsules", none, [this](auto&, auto& p) { return list_capsules(p[0]); });
+  r.add("GET", "/api/v1/workspaces/{}/current-state-versions", none,
+        [this](auto&, auto& p) { return current_state_versions(p[0]); });
+  r.add("GET", "/api/v1/capsules/{}", none, [this](auto&, auto& p) { return get_capsule(p[0]); });
+  r.add("PUT", "/api/v1/capsules/{}/policy", json_body,
+        [this](auto& req, auto& p) { return set_capsule_policy(req, p[0]); });
+  r.add("GET", "/api/v1/capsules/{}/runs", none, [this](auto& req, auto& p) { return list_runs(req, p[0]); });
+  r.add("GET", "/api/v1/capsules/{}/state-versions", none,
+        [this](auto& req, auto& p) { return state_versions(req, p[0]); });
+  r.add("GET", "/api/v1/capsules/{}/outputs", none, [this](auto&, auto& p) { return outputs(p[0]); });
+  r.add("GET", "/api/v1/runs/{}", none, [this](auto&, auto& p) { return get_run(p[0]); });
+  r.add("POST", "/api/v1/runs/{}/apply", json_body, [this](auto& req, auto& p) { return apply(req, p[0]); });
+  r.add("POST", "/api/v1/runs/{}/cancel", none, [this](auto&, auto& p) { return cancel(p[0]); });
+  r.add("GET", "/api/v1/runs/{}/logs", none, [this](auto&, auto& p) { return logs(p[0]); });
+  r.add("GET", "/api/v1/state-versions/{}", none, [this](auto&, auto& p) { return get_state_version(p[0]); });
+  r.add("POST", "/api/v1/state-versions/{}/rollback-plan", none,
+        [this](auto&, auto& p) { return rollback_plan(p[0]); });
+  r.add("POST", "/api/v1/capsules/{}/drift-check", none,
+        [this](auto&, auto& p) { return drift_check_capsule(p[0]); });
+  r.add("POST", "/api/v1/workspaces/{}/drift-check", none,
+        [this](auto&, auto& p) { return drift_check_workspace(p[0]); });
+  r.add("GET", "/api/v1/workspaces/{}/activity", none, [this](auto& req, auto& p) { return activity(req, p[0]); });
+  r.add("POST", "/api/v1/connections", json_body, [this](auto& req, auto&) { return create_connection(req); });
+  r.add("GET", "/api/v1/connections", none, [this](auto& req, auto&) { return list_connections(req); });
+  r.add("GET", "/api/v1/connections/{}", none, [this](auto&, auto& p) { return get_connection(p[0]); });
+  r.add("POST", "/api/v1/connections/{}/revoke", none,
+        [this](auto&, auto& p) { return revoke_connection(p[0]); });
+  r.add("PUT", "/api/v1/capsules/{}/connections", json_body,
+        [this](auto& req, auto& p) { return set_capsule_connections(req, p[0]); });
+  r.add("PUT", "/api/v1/capsules/{}/sensitive-variables", json_body,
+        [this](auto& req, auto& p) { return set_sensitive_variables(req, p[0]); });
+  r.add_async("POST", "/api/v1/capsules/{}/plan", none,
+              [this](const HttpRequest&, const RouteParams& p) { return async_plan(p[0]); });
+  r.add_async("DELETE", "/api/v1/capsules/{}", none,
+              [this](const HttpRequest&, const RouteParams& p) { return async_destroy(p[0]); });
 }
 
 HttpResponse PublicApi::create_workspace(const HttpRequest& req) {

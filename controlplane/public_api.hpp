@@ -1,7 +1,8 @@
 #pragma once
 // The public API under /api/v1 (Workspaces, Capsules, Runs, StateVersions, Outputs, Connections,
-// activity), guarded by the API bearer token (constant-time comparison). JSON is camelCase; errors
-// follow http_types. Resolving a Capsule's ref (libgit2) runs on the blocking-work pool.
+// activity), guarded by the API bearer token (constant-time comparison), which the router checks on
+// the request head before the body is read. Bodies are strict: an unknown field is refused by name.
+// JSON is camelCase; errors follow http_types. Resolving a Capsule's ref (libgit2) runs on the blocking-work pool.
 // StateVersion history, rollback, drift checks and destroy are in state_version_api.cpp
 // (docs/state-versions.md); Connections and a Capsule's secrets in connection_api.cpp; the
 // activity feed in activity_api.cpp. Every action is audited in its own transaction; no Run is

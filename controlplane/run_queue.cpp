@@ -306,6 +306,23 @@ Result<LeaseRenewal> RunQueue::heartbeat(std::string_view run_id, const Agent& a
   return LeaseRenewal{expires, run->cancel_requested};
 }
 
+Status RunQueue::release(std::string_view run_id, const Agent& agent, std::string_view lease_token) {
+  return in_transaction(db_, [&]() -> Status {
+    auto run = check_lease(run_id, agent, lease_token);
+    if (!run) return std::unexpected(run.error());
+    if (run->status != run_status::kRunning || run->apply_started_attempt == run->attempt ||
+        run->completed_attempt == run->attempt)
+      return lease_lost(run_id);
+    TAKOSUMI_TRY(db_.run(
+        "UPDATE runs SET status = 'queued', attempt = attempt - 1, agent_id = NULL,"
+        " lease_token_sha256 = NULL, lease_expires_at = NULL,"
+        " started_at = CASE WHEN attempt = 1 THEN NULL ELSE started_at END WHERE id = ?",
+        run->id));
+    return audit_.record(run_event(kControlPlaneActor, "run.released", *run,
+                                   {{"agentId", agent.id}, {"attempt", run->attempt}}));
+  });
+}
+
 Status RunQueue::check_plan_report(const Run& run, const protocol::RunReport& report) {
   if (report.new_state)
     return fail(errc::kInvalidArgument, "newState is only accepted from apply runs");

@@ -94,6 +94,10 @@ class RunQueue {
   // apply. invalid_argument for a Run that is not an apply; not_found for an unknown Run.
   Result<LeaseRenewal> start_apply(std::string_view run_id, const Agent& agent,
                                    std::string_view lease_token, std::int64_t attempt);
+  // Undoes a claim whose answer never reached the agent (its connection failed): the Run is queued
+  // again with the attempt it had, for any agent to claim now rather than after the lease; audited
+  // as run.released. lease_lost when the agent no longer holds that lease or has started an apply.
+  Status release(std::string_view run_id, const Agent& agent, std::string_view lease_token);
   // Audits run.fenced: `call` ("complete", "upload", "phase") of the agent was refused with
   // lease_lost; `attempt` as the call reported it, if it carried one. Its own transaction, best
   // effort (a failure is logged): the refusal is the answer either way. Unknown Runs are skipped.

@@ -486,3 +486,62 @@ TEST_F(RunQueueTest, OnlyPlansAndDestroyPlansCanBeApplied) {
 
 }  // namespace
 }  // namespace takosumi::controlplane
+
+namespace takosumi::controlplane {
+namespace {
+
+// A claim whose answer never reached its agent goes back to the queue as it was: the next agent
+// gets it at once, as the same attempt, and the lost lease is worth nothing.
+TEST_F(RunQueueTest, ReleasedClaimIsQueuedAgainWithItsAttempt) {
+  Run run = plan(capsule("one"));
+  Job lost = claim_one(agent_a_);
+  ASSERT_EQ(lost.claimed.run.attempt, 1);
+  ASSERT_TRUE(queue_.release(run.id, agent_a_, lost.claimed.lease_token));
+  Run queued = *runs_.get_run(run.id);
+  EXPECT_EQ(queued.status, "queued");
+  EXPECT_EQ(queued.attempt, 0);
+  EXPECT_FALSE(queued.agent_id);
+  EXPECT_FALSE(queued.started_at);
+
+  Job next = claim_one(agent_b_);  // no lease to sit out
+  EXPECT_EQ(next.claimed.run.id, run.id);
+  EXPECT_EQ(next.claimed.run.attempt, 1);
+  EXPECT_FALSE(queue_.heartbeat(run.id, agent_a_, lost.claimed.lease_token));
+  auto again = queue_.release(run.id, agent_a_, lost.claimed.lease_token);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, errc::kLeaseLost);
+  EXPECT_TRUE(queue_.heartbeat(run.id, agent_b_, next.claimed.lease_token));
+
+  auto events = *audit_.list(workspace_id_, 50, std::nullopt);
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events[1].action, "run.released");
+  EXPECT_EQ(events[1].detail, (json::object{{"agentId", agent_a_.id}, {"attempt", 1}}));
+}
+
+TEST_F(RunQueueTest, AReclaimedRunIsReleasedToItsEarlierAttempt) {
+  Run run = plan(capsule("one"));
+  claim_one(agent_a_);
+  clock_.advance(61);
+  Job second = claim_one(agent_b_);
+  ASSERT_EQ(second.claimed.run.attempt, 2);
+  ASSERT_TRUE(queue_.release(run.id, agent_b_, second.claimed.lease_token));
+  EXPECT_EQ(runs_.get_run(run.id)->attempt, 1);
+  EXPECT_TRUE(runs_.get_run(run.id)->started_at);
+  EXPECT_EQ(claim_one(agent_a_).claimed.run.attempt, 2);
+}
+
+// Once the agent has announced `tofu apply`, the claim was plainly delivered: never released.
+TEST_F(RunQueueTest, AnAnnouncedApplyIsNeverReleased) {
+  Capsule c = capsule("one");
+  plan(c);
+  ASSERT_TRUE(create_apply(complete_next_plan()));
+  Job apply = claim_one(agent_a_);
+  ASSERT_TRUE(queue_.start_apply(apply.claimed.run.id, agent_a_, apply.claimed.lease_token, 1));
+  auto released = queue_.release(apply.claimed.run.id, agent_a_, apply.claimed.lease_token);
+  ASSERT_FALSE(released);
+  EXPECT_EQ(released.error().code, errc::kLeaseLost);
+  EXPECT_EQ(runs_.get_run(apply.claimed.run.id)->status, "running");
+}
+
+}  // namespace
+}  // namespace takosumi::controlplane

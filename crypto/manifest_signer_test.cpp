@@ -100,6 +100,19 @@ TEST_F(ManifestTest, SignedButInvalidManifestIsInvalid) {
   expect_code(sign_raw(std::string(1024 * 1024 + 1, ' '), control_), errc::kManifestInvalid);
 }
 
+// A signed payload that readers may understand in two ways (first or last "agentId") is refused,
+// even though its signature verifies.
+TEST_F(ManifestTest, SignedManifestWithADuplicateKeyIsInvalid) {
+  const std::string text = protocol::serialize(protocol::to_json(manifest()));
+  ASSERT_EQ(text.front(), '{');
+  const std::string doubled = R"({"agentId":"agt_2",)" + text.substr(1);
+  auto r = verifier_.verify(sign_raw(doubled, control_));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, errc::kManifestInvalid);
+  EXPECT_NE(r.error().message.find("duplicate key \"agentId\""), std::string::npos)
+      << r.error().message;
+}
+
 TEST_F(ManifestTest, ExpiresAtExpiresAt) {
   auto s = sign_manifest(manifest("n", kNow + 10), control_);
   clock_.advance(10);

@@ -1,6 +1,9 @@
 #include "protocol/json_fields.hpp"
 
+#include <algorithm>
+
 #include "common/error_codes.hpp"
+#include "protocol/strict_json.hpp"
 
 namespace takosumi::protocol {
 namespace {
@@ -14,11 +17,25 @@ Result<json::object> parse_object(std::string_view text, std::size_t max_bytes) 
     return fail(errc::kPayloadTooLarge,
                 "JSON body of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
                     std::to_string(max_bytes));
-  boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
-  if (ec) return fail(errc::kInvalidArgument, "invalid JSON: " + ec.message());
-  if (!v.is_object()) return fail(errc::kInvalidArgument, "JSON body must be an object");
-  return std::move(v.as_object());
+  auto v = parse_json_strict(text);
+  if (!v) return std::unexpected(v.error());
+  if (!v->is_object()) return fail(errc::kInvalidArgument, "JSON body must be an object");
+  return std::move(v->as_object());
+}
+
+Status check_known_fields(const json::object& o, std::initializer_list<std::string_view> known,
+                          std::string_view where) {
+  for (const auto& kv : o) {
+    const std::string_view key(kv.key().data(), kv.key().size());
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    std::string list;
+    for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+    const std::string shown(key.substr(0, 128));
+    const std::string name = where.empty() ? shown : std::string(where) + "." + shown;
+    return fail(errc::kInvalidArgument, "unknown field \"" + name + "\" (known: " +
+                                            (list.empty() ? "none" : list) + ")");
+  }
+  return {};
 }
 
 Result<std::optional<std::string>> get_optional_string(const json::object& o,

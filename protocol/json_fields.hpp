@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,8 +15,16 @@ namespace takosumi::protocol {
 
 namespace json = boost::json;
 
-// Parses text bounded by max_bytes into a JSON object.
+// Parses text bounded by max_bytes into a JSON object, strictly (strict_json.hpp): a duplicate
+// key is invalid_argument naming it.
 Result<json::object> parse_object(std::string_view text, std::size_t max_bytes);
+
+// invalid_argument naming the first key of o that is not in known, prefixed with where ("source"
+// → "unknown field \"source.rev\" (known: gitUrl, ref, modulePath)"). Every request body parser
+// calls it with the list of the fields it reads, kept beside it, so a misspelt field is refused
+// instead of silently ignored.
+Status check_known_fields(const json::object& o, std::initializer_list<std::string_view> known,
+                          std::string_view where = {});
 
 Result<std::string> get_string(const json::object& o, std::string_view key,
                                std::size_t max_len = 4096);

@@ -28,6 +28,7 @@ Result<std::vector<std::string>> strings_from_json(const json::array* a, std::st
 Result<ResourceChange> change_from_json(const json::value& v) {
   if (!v.is_object()) return fail(errc::kInvalidArgument, "resourceChanges entries must be objects");
   const auto& o = v.get_object();
+  TAKOSUMI_TRY(check_known_fields(o, {"address", "type", "actions", "delete", "replace"}));
   ResourceChange c;
   auto address = get_string(o, "address", 2048);
   if (!address) return std::unexpected(address.error());
@@ -47,6 +48,7 @@ Result<ResourceChange> change_from_json(const json::value& v) {
 Result<DataLossMark> data_loss_from_json(const json::value& v) {
   if (!v.is_object()) return fail(errc::kInvalidArgument, "dataLoss entries must be objects");
   const auto& o = v.get_object();
+  TAKOSUMI_TRY(check_known_fields(o, {"address", "type", "action", "reason"}));
   auto address = get_string(o, "address", 2048);
   auto type = get_string(o, "type", 256);
   auto action = get_string(o, "action", 32);
@@ -60,6 +62,7 @@ Result<DataLossMark> data_loss_from_json(const json::value& v) {
 Result<DriftedResource> drifted_from_json(const json::value& v) {
   if (!v.is_object()) return fail(errc::kInvalidArgument, "drift resources must be objects");
   const auto& o = v.get_object();
+  TAKOSUMI_TRY(check_known_fields(o, {"address", "type", "action", "attributes"}));
   auto address = get_string(o, "address", 2048);
   auto type = get_string(o, "type", 256);
   auto action = get_optional_string(o, "action", 32);
@@ -76,6 +79,7 @@ Result<std::optional<DriftReport>> drift_from_json(const json::object& o) {
   auto d = get_optional_object(o, "drift");
   if (!d) return std::unexpected(d.error());
   if (!*d) return std::optional<DriftReport>{};
+  TAKOSUMI_TRY(check_known_fields(**d, {"status", "resources"}, "drift"));
   auto status = get_string(**d, "status", 16);
   if (!status) return std::unexpected(status.error().with_context("drift"));
   if (*status != "no_drift" && *status != "drift" && *status != "error")
@@ -112,6 +116,11 @@ Status parse_marks(const json::object& o, RunReport& r) {
 }
 
 Result<RunReport> parse(const json::object& o) {
+  TAKOSUMI_TRY(check_known_fields(
+      o, {"leaseToken", "attempt", "status", "failure", "hasChanges", "changeSummary",
+          "resourceChanges", "dataLoss", "drift", "planDigest", "planArtifactSha256",
+          "providerLockSha256", "sourceCommit", "tofuVersion", "newState", "outputs",
+          "refusedOutputs", "envNames", "phaseMillis"}));
   RunReport r;
   auto lease = get_string(o, "leaseToken", 256);
   if (!lease) return std::unexpected(lease.error());
@@ -127,6 +136,7 @@ Result<RunReport> parse(const json::object& o) {
   if (auto f = get_optional_object(o, "failure"); !f) {
     return std::unexpected(f.error());
   } else if (*f) {
+    TAKOSUMI_TRY(check_known_fields(**f, {"code", "message"}, "failure"));
     auto code = get_string(**f, "code", 64);
     auto msg = get_optional_string(**f, "message", 16 * 1024);
     if (!code) return std::unexpected(code.error());
@@ -142,6 +152,7 @@ Result<RunReport> parse(const json::object& o) {
   if (auto s = get_optional_object(o, "changeSummary"); !s) {
     return std::unexpected(s.error());
   } else if (*s) {
+    TAKOSUMI_TRY(check_known_fields(**s, {"add", "change", "destroy", "replace"}, "changeSummary"));
     for (auto [key, dst] : {std::pair{"add", &r.summary.add}, std::pair{"change", &r.summary.change},
                             std::pair{"destroy", &r.summary.destroy},
                             std::pair{"replace", &r.summary.replace}}) {
@@ -175,7 +186,9 @@ Result<RunReport> parse(const json::object& o) {
   if (auto ns = get_optional_object(o, "newState"); !ns) {
     return std::unexpected(ns.error());
   } else if (*ns) {
-    NewStateDescriptor d;
+    TAKOSUMI_TRY(check_known_fields(
+        **ns, {"artifactSha256", "plaintextSha256", "serial", "lineage", "priorGeneration"},
+        "newState"));
     auto a = get_string(**ns, "artifactSha256", 64);
     auto p = get_string(**ns, "plaintextSha256", 64);
     auto serial = get_int(**ns, "serial");
@@ -198,6 +211,7 @@ Result<RunReport> parse(const json::object& o) {
     if ((*refused)->size() > 256) return fail(errc::kInvalidArgument, "too many refusedOutputs");
     for (const auto& item : **refused) {
       if (!item.is_object()) return fail(errc::kInvalidArgument, "refusedOutputs[] must be objects");
+      TAKOSUMI_TRY(check_known_fields(item.get_object(), {"name", "reason"}, "refusedOutputs[]"));
       auto name = get_string(item.get_object(), "name", 128);
       auto reason = get_string(item.get_object(), "reason", 512);
       if (!name) return std::unexpected(name.error().with_context("refusedOutputs[]"));

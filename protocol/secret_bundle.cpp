@@ -7,6 +7,7 @@
 
 #include "common/error_codes.hpp"
 #include "protocol/credential_names.hpp"
+#include "protocol/strict_json.hpp"
 
 namespace takosumi::protocol {
 namespace {
@@ -206,12 +207,13 @@ Result<SecretBundle> parse_secret_bundle(std::string_view text) {
     json::monotonic_resource mr(scratch.data(), scratch.size());
     json::parse_options opts;
     opts.max_depth = 16;
-    boost::system::error_code ec;
-    json::value v = json::parse(json::string_view(text.data(), text.size()), ec, &mr, opts);
-    if (ec || !v.is_object()) {
+    auto v = parse_json_strict(text, opts, &mr);
+    if (!v) {
+      result = fail(errc::kManifestInvalid, "secret bundle: " + v.error().message);
+    } else if (!v->is_object()) {
       result = fail(errc::kManifestInvalid, "secret bundle is not a JSON object");
     } else {
-      auto parsed = from_json(v.get_object());
+      auto parsed = from_json(v->get_object());
       if (parsed) result = std::move(parsed);
       else result = fail(errc::kManifestInvalid, "secret bundle: " + parsed.error().message);
     }

@@ -107,6 +107,13 @@ TEST(SecretBundle, ParseErrorsAreManifestInvalidAndNeverEchoValues) {
   EXPECT_EQ(r.error().code, errc::kManifestInvalid);
   EXPECT_EQ(r.error().message.find("CANARY-VALUE-1"), std::string::npos);
   EXPECT_FALSE(parse_secret_bundle("not json"));
+  auto dup = parse_secret_bundle(R"({"connections":[],"sensitiveVariables":{"pw":"CANARY-1",)"
+                                 R"("pw":"CANARY-2"}})");
+  ASSERT_FALSE(dup);
+  EXPECT_EQ(dup.error().code, errc::kManifestInvalid);
+  EXPECT_NE(dup.error().message.find("duplicate key \"pw\" in sensitiveVariables"),
+            std::string::npos) << dup.error().message;
+  EXPECT_EQ(dup.error().message.find("CANARY"), std::string::npos);
   EXPECT_FALSE(parse_secret_bundle(std::string(kMaxSecretBundleBytes + 1, ' ')));
 }
 

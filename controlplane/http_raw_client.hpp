@@ -1,0 +1,81 @@
+#pragma once
+// Test-only: a raw client for the HTTP tests that misbehave on purpose — bodies streamed a chunk
+// at a time, heads written by hand, connections dropped or reset mid-exchange — and what it takes
+// to check that the server kept nothing on disk.
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+
+namespace takosumi::controlplane::raw {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+// Regular files under dir, recursively, with their sizes.
+inline std::map<std::string, std::uintmax_t> files_under(const std::filesystem::path& dir) {
+  std::map<std::string, std::uintmax_t> out;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_regular_file(ec)) out[it->path().string()] = it->file_size(ec);
+  return out;
+}
+
+inline std::uintmax_t bytes_under(const std::filesystem::path& dir) {
+  std::uintmax_t total = 0;
+  for (const auto& [path, size] : files_under(dir)) total += size;
+  return total;
+}
+
+inline tcp::socket connect(asio::io_context& io, std::uint16_t port) {
+  tcp::socket socket(io);
+  socket.connect({asio::ip::make_address("127.0.0.1"), port});
+  return socket;
+}
+
+struct Reply {
+  bool answered = false;  // a whole response arrived (the connection may have closed after it)
+  unsigned status = 0;
+  std::string code;  // error.code of the JSON body, if any
+};
+
+inline Reply read_reply(tcp::socket& socket, beast::flat_buffer& buffer) {
+  http::response_parser<http::string_body> parser;
+  boost::system::error_code ec;
+  http::read(socket, buffer, parser, ec);
+  if (ec) return {};
+  Reply r{true, parser.get().result_int(), {}};
+  auto body = boost::json::parse(parser.get().body(), ec);
+  if (!ec && body.is_object() && body.as_object().contains("error"))
+    r.code = boost::json::value_to<std::string>(body.at("error").at("code"));
+  return r;
+}
+
+inline Reply read_reply(tcp::socket& socket) {
+  beast::flat_buffer buffer;
+  return read_reply(socket, buffer);
+}
+
+// Writes bytes, ignoring a server that has stopped reading and closed.
+inline std::size_t write_some_bytes(tcp::socket& socket, std::string_view bytes) {
+  boost::system::error_code ec;
+  return asio::write(socket, asio::buffer(bytes.data(), bytes.size()), ec);
+}
+
+// Closes with RST instead of FIN (SO_LINGER 0), as a client that crashed or lost its host does.
+inline void reset(tcp::socket& socket) {
+  boost::system::error_code ec;
+  socket.set_option(asio::socket_base::linger(true, 0), ec);
+  socket.close(ec);
+}
+
+}  // namespace takosumi::controlplane::raw
