@@ -1,5 +1,6 @@
 #pragma once
-// The agent API under /agent/v1, exactly as docs/protocol.md specifies: register (pool token),
+// The agent API under /agent/v1, exactly as docs/protocol.md specifies: register (pool token and
+// a signed challenge, registration_challenges.hpp and crypto/registration_proof.hpp),
 // claim (long poll), heartbeat, phase, artifacts, logs, complete (agent bearer token). Artifact
 // uploads are streamed to a temp file by the server and checked on the blocking-work pool.
 // Registering, claims, apply phases, new artifacts and completions are audited as "agent:<id>",
@@ -15,6 +16,7 @@
 #include "controlplane/claim_waiters.hpp"
 #include "controlplane/keyring.hpp"
 #include "controlplane/manifest_builder.hpp"
+#include "controlplane/registration_challenges.hpp"
 #include "controlplane/router.hpp"
 #include "controlplane/run_log_store.hpp"
 #include "controlplane/run_queue.hpp"
@@ -39,6 +41,7 @@ struct AgentApiDeps {
   ClaimWaiters& waiters;
   boost::asio::thread_pool::executor_type pool;
   const std::vector<SecretBytes>& pool_tokens;
+  RegistrationChallenges& challenges;
 };
 
 // True for PUT /agent/v1/runs/{id}/artifacts/{kind}: its body is streamed to a file.
@@ -52,6 +55,11 @@ class AgentApi {
 
  private:
   Result<Agent> authenticate(const HttpRequest& req);
+  // SHA-256 (hex) of the body's poolToken when it is one of ours; unauthorized otherwise.
+  Result<std::string> known_pool_token_sha256(const boost::json::object& body) const;
+  HttpResponse register_challenge(const HttpRequest& req);
+  // The registration a body asks for, once its pool token, challenge and signature check out.
+  Result<AgentRegistration> proven_registration(const boost::json::object& body);
   HttpResponse register_agent(const HttpRequest& req);
   boost::asio::awaitable<HttpResponse> async_claim(const HttpRequest& req);
   HttpResponse heartbeat(const HttpRequest& req, const std::string& run_id);

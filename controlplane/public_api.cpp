@@ -89,6 +89,7 @@ void PublicApi::register_routes(Router& r) {
        [this](auto& req, auto& p) { return set_capsule_connections(req, p[0]); });
   sync("PUT", "/api/v1/capsules/{}/sensitive-variables",
        [this](auto& req, auto& p) { return set_sensitive_variables(req, p[0]); });
+  sync("POST", "/api/v1/agents/{}/reset-keys", [this](auto&, auto& p) { return reset_agent_keys(p[0]); });
   using boost::asio::awaitable;
   r.add_async("POST", "/api/v1/capsules/{}/plan",
               [this](const HttpRequest& req, const RouteParams& p) -> awaitable<HttpResponse> {
