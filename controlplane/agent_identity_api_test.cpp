@@ -128,6 +128,10 @@ TEST_F(AgentIdentityTest, AnOperatorResetAdmitsANewKeyAndIsAudited) {
   const std::string id = agent_id_;
   const std::string old_token = agent_token_;
   const std::string reset_path = "/api/v1/agents/" + id + "/reset-keys";
+  const auto new_key_body = [&] {
+    return registration_body(honest_claim("worker-1", other_sign_, other_box_), other_sign_);
+  };
+  expect_error(send_registration(new_key_body()), 409, "agent_key_mismatch");
   EXPECT_EQ(send(http::verb::post, reset_path, "{}", {}).status, 401u) << "needs the API token";
   EXPECT_EQ(api(http::verb::post, "/api/v1/agents/agt_unknown/reset-keys").status, 404u);
   auto reset = api(http::verb::post, reset_path);
@@ -137,8 +141,7 @@ TEST_F(AgentIdentityTest, AnOperatorResetAdmitsANewKeyAndIsAudited) {
   expect_error(send_registration(registration_body(honest_claim("worker-1", sign_, box_), sign_)),
                409, "agent_key_mismatch");
 
-  auto renewed = send_registration(
-      registration_body(honest_claim("worker-1", other_sign_, other_box_), other_sign_));
+  auto renewed = send_registration(new_key_body());
   ASSERT_EQ(renewed.status, 200u) << renewed.body;
   EXPECT_EQ(renewed.str("agentId"), id) << "the agent keeps its id and its Runs";
   EXPECT_EQ(claim_status(renewed.str("agentToken")), 200u);
