@@ -208,6 +208,10 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_claim(const HttpRequest& re
   };
   json::array jobs;
   while (free_slots > 0) {
+    // Re-checked on every pass: a token revoked while the poll waits (the agent registered again,
+    // or an operator reset its keys) gets no job, and manifests go to the current box key.
+    agent = authenticate(req);
+    if (!agent) co_return error_response(agent.error());
     auto claimed = d_.queue.claim(*agent, static_cast<int>(free_slots), build);
     if (!claimed) co_return error_response(claimed.error());
     for (const auto& job : *claimed) jobs.push_back(job_to_json(job));

@@ -32,6 +32,8 @@ class AgentIdentityTest : public HttpApiTest {
     return out;
   }
 
+  std::string doomed_plan(const std::string& workspace);
+
   void expect_error(const Reply& r, unsigned status, std::string_view code) {
     EXPECT_EQ(r.status, status) << r.body;
     EXPECT_EQ(error_code(r), code) << r.body;
@@ -155,6 +157,58 @@ TEST_F(AgentIdentityTest, AnOperatorResetAdmitsANewKeyAndIsAudited) {
   ASSERT_EQ(registrations.size(), 2u);
   EXPECT_EQ(registrations[1].first, agent_actor(id));
   EXPECT_EQ(registrations[1].second.at("keysReplaced"), json::value(true));
+}
+
+// A queued plan of a Capsule whose Connection was revoked since: the next claim pass fails it
+// (connection_revoked), which shows from outside that a poll has made its first pass.
+std::string AgentIdentityTest::doomed_plan(const std::string& workspace) {
+  auto conn = api(http::verb::post, "/api/v1/connections",
+                  json::object{{"workspaceId", workspace}, {"name", "aws"},
+                               {"provider", "registry.opentofu.org/hashicorp/aws"},
+                               {"authMode", "env"}, {"values", {{"AWS_ACCESS_KEY_ID", "AKIA"}}}});
+  EXPECT_EQ(conn.status, 201u) << conn.body;
+  json::object body{{"name", "doomed"}, {"connections", json::array{conn.str("id").c_str()}},
+                    {"source", json::object{{"gitUrl", "file:///unused"},
+                                            {"ref", std::string(40, 'c')}}}};
+  auto capsule = api(http::verb::post, "/api/v1/workspaces/" + workspace + "/capsules", body);
+  EXPECT_EQ(capsule.status, 201u) << capsule.body;
+  auto plan = api(http::verb::post, "/api/v1/capsules/" + capsule.str("id") + "/plan");
+  EXPECT_EQ(plan.status, 201u) << plan.body;
+  EXPECT_EQ(api(http::verb::post, "/api/v1/connections/" + conn.str("id") + "/revoke").status, 200u);
+  return plan.str("id");
+}
+
+TEST_F(AgentIdentityTest, AResetCutsOffALongPollAlreadyWaiting) {
+  register_agent();
+  const std::string old_token = agent_token_;
+  const std::string workspace = create_workspace();
+  const std::string doomed = doomed_plan(workspace);
+  const std::string capsule = create_capsule(workspace, "app");
+  Reply polled;
+  std::thread poll([&] {
+    polled = send(http::verb::post, "/agent/v1/claim",
+                  json::serialize(json::object{{"freeSlots", 1}, {"waitSeconds", 30}}),
+                  {{"authorization", "Bearer " + old_token}});
+  });
+  // The poll's first pass failed the doomed plan and found nothing else: it is parked now.
+  bool parked = false;
+  for (int i = 0; i < 3000 && !parked; ++i) {
+    parked = api(http::verb::get, "/api/v1/runs/" + doomed).str("status") == "failed";
+    if (!parked) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(parked);
+  ASSERT_EQ(api(http::verb::post, "/api/v1/agents/" + agent_id_ + "/reset-keys").status, 200u);
+  auto plan = api(http::verb::post, "/api/v1/capsules/" + capsule + "/plan");  // wakes the poll
+  EXPECT_EQ(plan.status, 201u) << plan.body;
+  poll.join();
+  expect_error(polled, 401, "unauthorized");
+
+  // The Run waits for the agent with its new key, sealed to its new box key.
+  sign_ = std::move(other_sign_);
+  box_ = std::move(other_box_);
+  register_agent();
+  auto [job, manifest] = claim();
+  EXPECT_EQ(manifest.run_id, plan.str("id"));
 }
 
 }  // namespace
