@@ -8,7 +8,10 @@
 
 #include "agent/retry.hpp"
 #include "agent/run_session.hpp"
+#include "common/error_codes.hpp"
 #include "common/file_io.hpp"
+#include "crypto/registration_proof.hpp"
+#include "crypto/sha256.hpp"
 
 namespace takosumi::agent {
 namespace asio = boost::asio;
@@ -60,11 +63,26 @@ asio::awaitable<void> AgentDaemon::async_wait_stop() {
   co_await stop_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
-asio::awaitable<Status> AgentDaemon::async_register() {
+// Proves possession of the signing key: a fresh challenge, signed together with everything the
+// registration claims (crypto/registration_proof.hpp).
+asio::awaitable<Result<std::string>> AgentDaemon::async_register_once() {
+  auto challenge = co_await client_.async_register_challenge(config_.pool_token);
+  if (!challenge) co_return std::unexpected(challenge.error());
+  const crypto::RegistrationClaim claim{*challenge,
+                                        config_.name,
+                                        keys_.sign.public_key,
+                                        keys_.box.public_key,
+                                        crypto::sha256_hex(config_.pool_token.reveal_as_string()),
+                                        keys_.control_signing};
   Registration reg{config_.name, TAKOSUMI_VERSION, config_.labels, config_.concurrency,
-                   keys_.box.public_key.to_base64(), keys_.sign.public_key.to_base64()};
+                   keys_.box.public_key.to_base64(), keys_.sign.public_key.to_base64(),
+                   *challenge, crypto::sign_registration(claim, keys_.sign)};
+  co_return co_await client_.async_register(reg, config_.pool_token);
+}
+
+asio::awaitable<Status> AgentDaemon::async_register() {
   for (std::uint32_t attempt = 0; !stopping_; ++attempt) {
-    auto id = co_await client_.async_register(reg, config_.pool_token);
+    auto id = co_await async_register_once();
     if (id) {
       spdlog::info("registered with {} as agent {}", config_.control_url, *id);
       auto journal = NonceJournal::open(config_.state_dir / "nonces", clock_.now_unix());
@@ -77,7 +95,10 @@ asio::awaitable<Status> AgentDaemon::async_register() {
       });
       co_return Status{};
     }
-    if (!is_retryable(id.error())) co_return std::unexpected(id.error());
+    // A challenge that was used up or expired on the way is fixed by fetching another; a refused
+    // key or signature is not, and the operator has to act (the message says how).
+    if (!is_retryable(id.error()) && id.error().code != errc::kRegistrationChallengeInvalid)
+      co_return std::unexpected(id.error());
     spdlog::warn("register: {} (retrying)", id.error().to_string());
     co_await async_wait_slot(backoff_delay(attempt, 0.5));
   }
@@ -179,7 +200,13 @@ asio::awaitable<bool> AgentDaemon::async_start() {
     co_return false;
   }
   auto registered = co_await async_register();
-  if (!registered) spdlog::error("register: {}", registered.error().to_string());
+  if (!registered) {
+    spdlog::error("register: {}", registered.error().to_string());
+    if (registered.error().code == errc::kAgentKeyMismatch)
+      spdlog::error("this agent's signing key is {} (public key {}); not retrying",
+                    (config_.state_dir / "keys/agent-sign.key").string(),
+                    keys_.sign.public_key.to_base64());
+  }
   co_return registered.has_value();
 }
 

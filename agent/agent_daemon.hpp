@@ -1,5 +1,5 @@
 #pragma once
-// The agent's main loop: register, finish or report every Run the journal holds from before a
+// The agent's main loop: register (a signed challenge proves it holds its signing key), finish or report every Run the journal holds from before a
 // crash (agent/run_recovery.hpp), then long-poll for as many jobs as there are free slots and run
 // each in its own RunSession. request_stop() (SIGTERM/SIGINT) stops claiming at once, lets the
 // running Runs finish and deliver, then async_run returns.
@@ -37,7 +37,8 @@ class AgentDaemon {
   AgentDaemon(boost::asio::any_io_executor ex, config::AgentConfig config, AgentKeys keys,
               HttpTransport& transport, const Clock& clock, SandboxProbe sandbox);
   ~AgentDaemon();
-  // Returns 0 after a graceful stop, non-zero when registration failed for good.
+  // Returns 0 after a graceful stop, non-zero when registration failed for good (a refused key or
+  // signature is logged with what the operator must do and not retried).
   boost::asio::awaitable<int> async_run();
   // `takosumi-agent recover --push`: registers, recovers every journaled Run (also those held for
   // the operator) and returns 0 when all were delivered.
@@ -45,6 +46,7 @@ class AgentDaemon {
   void request_stop();
 
  private:
+  boost::asio::awaitable<Result<std::string>> async_register_once();  // the agent id
   boost::asio::awaitable<Status> async_register();
   Status prepare_directories();
   // Directories, journal and registration; false (logged) when the agent cannot go on.

@@ -47,6 +47,23 @@ asio::awaitable<Result<HttpResponse>> ControlClient::async_call(HttpRequest req)
   co_return res;
 }
 
+asio::awaitable<Result<std::string>> ControlClient::async_register_challenge(
+    const SecretBytes& pool_token) {
+  HttpRequest req{"POST", "/agent/v1/register/challenge", {}, "{}"};
+  // In the header, so the control plane checks it before it reads the body; wiped once sent.
+  std::string& auth = req.headers["Authorization"];
+  auth = "Bearer " + std::string(pool_token.reveal_as_string());
+  auto res = co_await async_call(req);
+  std::fill(auth.begin(), auth.end(), '\0');
+  if (!res) co_return std::unexpected(res.error());
+  auto o = json_body(req, *res);
+  if (!o) co_return std::unexpected(o.error());
+  auto challenge = get_string(*o, "challenge", 128);
+  if (!challenge || challenge->empty())
+    co_return fail(errc::kProtocolError, "register challenge: answer lacks \"challenge\"");
+  co_return *challenge;
+}
+
 asio::awaitable<Result<std::string>> ControlClient::async_register(const Registration& reg,
                                                                    const SecretBytes& pool_token) {
   json::array labels;
@@ -56,7 +73,9 @@ asio::awaitable<Result<std::string>> ControlClient::async_register(const Registr
                     {"labels", std::move(labels)},
                     {"capacity", reg.capacity},
                     {"boxPublicKey", reg.box_public_key},
-                    {"signPublicKey", reg.sign_public_key}};
+                    {"signPublicKey", reg.sign_public_key},
+                    {"challenge", reg.challenge},
+                    {"signature", reg.signature}};
   HttpRequest req{"POST", "/agent/v1/register", {}, json::serialize(body)};
   // In the header, so the control plane checks it before it reads the body; our copy is wiped
   // once it is sent.

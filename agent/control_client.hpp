@@ -24,6 +24,8 @@ struct Registration {
   std::int64_t capacity = 1;
   std::string box_public_key;   // base64
   std::string sign_public_key;  // base64
+  std::string challenge;        // from async_register_challenge, used once
+  std::string signature;        // crypto::sign_registration over the claim
 };
 
 struct ClaimedJob {
@@ -48,6 +50,8 @@ class ControlClient {
  public:
   explicit ControlClient(HttpTransport& transport) : transport_(transport) {}
 
+  // A single-use registration challenge (valid for about a minute).
+  boost::asio::awaitable<Result<std::string>> async_register_challenge(const SecretBytes& pool_token);
   // Returns the agent id; keeps the agent token for later calls.
   boost::asio::awaitable<Result<std::string>> async_register(const Registration& reg,
                                                              const SecretBytes& pool_token);

@@ -8,6 +8,7 @@
 #include <deque>
 
 #include "common/error_codes.hpp"
+#include "protocol/json_fields.hpp"
 
 namespace takosumi::agent {
 namespace {
@@ -47,6 +48,28 @@ TEST(ControlClient, RegisterKeepsTokenForLaterCalls) {
   ASSERT_TRUE(jobs);
   EXPECT_TRUE(jobs->empty());
   EXPECT_EQ(t.requests[1].headers.at("Authorization"), "Bearer tok");
+}
+
+TEST(ControlClient, RegistrationFetchesAChallengeAndSendsTheSignedProof) {
+  FakeTransport t;
+  t.answers.push_back(HttpResponse{200, R"({"challenge":"c1","expiresAt":60})"});
+  t.answers.push_back(HttpResponse{200, R"({"agentId":"agt_1","agentToken":"tok"})"});
+  t.answers.push_back(HttpResponse{200, R"({"expiresAt":60})"});
+  ControlClient c(t);
+  const auto pool = SecretBytes::from_string("pool");
+  auto challenge = run(c.async_register_challenge(pool));
+  ASSERT_TRUE(challenge) << challenge.error().message;
+  EXPECT_EQ(*challenge, "c1");
+  EXPECT_EQ(t.requests[0].target, "/agent/v1/register/challenge");
+  auto id = run(c.async_register({"w", "0", {}, 1, "b", "s", *challenge, "sig"}, pool));
+  ASSERT_TRUE(id) << id.error().message;
+  auto sent = protocol::parse_object(t.requests[1].body, 1 << 20);
+  ASSERT_TRUE(sent);
+  EXPECT_EQ(sent->at("challenge"), "c1");
+  EXPECT_EQ(sent->at("signature"), "sig");
+  auto missing = run(c.async_register_challenge(pool));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, errc::kProtocolError);
 }
 
 TEST(ControlClient, ErrorBodyCodeIsKeptFor4xxAndRetryableFor5xx) {

@@ -72,4 +72,12 @@ inline constexpr std::string_view kBackendConfigDenied = "backend_config_denied"
 inline constexpr std::string_view kConnectionRevoked = "connection_revoked";
 inline constexpr std::string_view kConnectionExpired = "connection_expired";
 
+// Agent registration (docs/protocol.md "Register")
+// 401: the challenge is unknown, already used, expired or fetched with another pool token.
+inline constexpr std::string_view kRegistrationChallengeInvalid = "registration_challenge_invalid";
+// 401: the registration signature does not verify with the presented signing key.
+inline constexpr std::string_view kRegistrationSignatureInvalid = "registration_signature_invalid";
+// 409: the name is registered with another signing key and no operator reset allows a new one.
+inline constexpr std::string_view kAgentKeyMismatch = "agent_key_mismatch";
+
 }  // namespace takosumi::errc

@@ -8,6 +8,8 @@
 #include "common/error_codes.hpp"
 #include "controlplane/ids.hpp"
 #include "crypto/keys.hpp"
+#include "crypto/registration_proof.hpp"
+#include "crypto/sha256.hpp"
 #include "protocol/run_report.hpp"
 
 namespace takosumi::controlplane {
@@ -15,10 +17,16 @@ namespace {
 
 namespace json = boost::json;
 
-Result<AgentRegistration> parse_registration(const json::object& o) {
-  TAKOSUMI_TRY(protocol::check_known_fields(
-      o, {"name", "version", "labels", "capacity", "boxPublicKey", "signPublicKey"}));
+// A registration body: what the registry stores, the decoded keys and the proof of possession.
+struct RegistrationRequest {
   AgentRegistration reg;
+  crypto::SignPublicKey sign_key;
+  crypto::BoxPublicKey box_key;
+  std::string challenge;
+  std::string signature;
+};
+
+Status parse_agent_fields(const json::object& o, AgentRegistration& reg) {
   auto name = protocol::get_string(o, "name", 128);
   if (!name) return std::unexpected(name.error());
   if (name->empty()) return fail(errc::kInvalidArgument, "field \"name\" must not be empty");
@@ -41,17 +49,43 @@ Result<AgentRegistration> parse_registration(const json::object& o) {
   reg.capacity = capacity->value_or(1);
   if (reg.capacity < 1 || reg.capacity > 1024)
     return fail(errc::kInvalidArgument, "field \"capacity\" must be between 1 and 1024");
+  return {};
+}
+
+Status parse_keys_and_proof(const json::object& o, RegistrationRequest& r) {
   auto box = protocol::get_string(o, "boxPublicKey", 64);
   auto sign = protocol::get_string(o, "signPublicKey", 64);
   if (!box) return std::unexpected(box.error());
   if (!sign) return std::unexpected(sign.error());
-  if (!crypto::BoxPublicKey::from_base64(*box))
-    return fail(errc::kInvalidArgument, "boxPublicKey must be base64 of 32 bytes");
-  if (!crypto::SignPublicKey::from_base64(*sign))
-    return fail(errc::kInvalidArgument, "signPublicKey must be base64 of 32 bytes");
-  reg.box_public_key = *box;
-  reg.sign_public_key = *sign;
-  return reg;
+  auto box_key = crypto::BoxPublicKey::from_base64(*box);
+  auto sign_key = crypto::SignPublicKey::from_base64(*sign);
+  if (!box_key) return fail(errc::kInvalidArgument, "boxPublicKey must be base64 of 32 bytes");
+  if (!sign_key) return fail(errc::kInvalidArgument, "signPublicKey must be base64 of 32 bytes");
+  r.reg.box_public_key = *box;
+  r.reg.sign_public_key = *sign;
+  r.box_key = *box_key;
+  r.sign_key = *sign_key;
+  if (!o.contains("challenge") || !o.contains("signature"))
+    return fail(errc::kInvalidArgument,
+                "registration must be signed (fields \"challenge\" and \"signature\", "
+                "docs/protocol.md \"Register\"); upgrade this takosumi-agent");
+  auto challenge = protocol::get_string(o, "challenge", 128);
+  auto signature = protocol::get_string(o, "signature", 128);
+  if (!challenge) return std::unexpected(challenge.error());
+  if (!signature) return std::unexpected(signature.error());
+  r.challenge = *challenge;
+  r.signature = *signature;
+  return {};
+}
+
+Result<RegistrationRequest> parse_registration(const json::object& o) {
+  TAKOSUMI_TRY(protocol::check_known_fields(o, {"name", "version", "labels", "capacity",
+                                                "boxPublicKey", "signPublicKey", "challenge",
+                                                "signature"}));
+  RegistrationRequest r;
+  TAKOSUMI_TRY(parse_agent_fields(o, r.reg));
+  TAKOSUMI_TRY(parse_keys_and_proof(o, r));
+  return r;
 }
 
 struct ClaimRequest {
@@ -93,6 +127,8 @@ void AgentApi::register_routes(Router& r) {
     return {};
   };
   const RouteAccess json_body{agent, RouteBody::json};
+  r.add("POST", "/agent/v1/register/challenge", pool,
+        [this](auto& req, auto&) { return register_challenge(req); });
   r.add("POST", "/agent/v1/register", pool, [this](auto& req, auto&) { return register_agent(req); });
   r.add_async("POST", "/agent/v1/claim", json_body,
               [this](const HttpRequest& req, const RouteParams&) { return async_claim(req); });
@@ -118,8 +154,8 @@ Result<Agent> AgentApi::authenticate(const HttpRequest& req) {
   return d_.agents.authenticate(*token);
 }
 
-// Registration carries the pool token in the Authorization header, so it is checked before the
-// server reads the body.
+// Registration and its challenge carry the pool token in the Authorization header, so it is
+// checked before the server reads the body.
 Status AgentApi::check_pool_token(const HttpRequest& head) const {
   auto token = head.bearer_token();
   if (!token) return fail(errc::kUnauthorized, "missing pool token (Authorization: Bearer …)");
@@ -130,19 +166,52 @@ Status AgentApi::check_pool_token(const HttpRequest& head) const {
   return {};
 }
 
+// Only after check_pool_token accepted the head.
+std::string AgentApi::pool_token_sha256(const HttpRequest& head) {
+  return crypto::sha256_hex(head.bearer_token().value_or(""));
+}
+
+HttpResponse AgentApi::register_challenge(const HttpRequest& req) {
+  auto body = protocol::parse_object(req.body.empty() ? "{}" : req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  if (auto known = protocol::check_known_fields(*body, {}); !known)
+    return error_response(known.error());
+  auto issued = d_.challenges.issue(pool_token_sha256(req));
+  return json_response(200, json::object{{"challenge", issued.challenge},
+                                         {"expiresAt", issued.expires_at}});
+}
+
+// The challenge is used up before the signature is checked, so each one allows a single attempt.
+Result<AgentRegistration> AgentApi::proven_registration(const HttpRequest& req,
+                                                        const json::object& body) {
+  auto r = parse_registration(body);
+  if (!r) return std::unexpected(r.error());
+  const std::string pool = pool_token_sha256(req);
+  TAKOSUMI_TRY(d_.challenges.redeem(r->challenge, pool));
+  const crypto::RegistrationClaim claim{r->challenge, r->reg.name,  r->sign_key, r->box_key,
+                                        pool,         d_.keys.signing_key().public_key};
+  TAKOSUMI_TRY(crypto::verify_registration(claim, r->signature));
+  return std::move(r->reg);
+}
+
 HttpResponse AgentApi::register_agent(const HttpRequest& req) {
   auto body = protocol::parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
-  auto reg = parse_registration(*body);
+  auto reg = proven_registration(req, *body);
   if (!reg) return error_response(reg.error());
   auto cred = in_transaction(d_.db, [&]() -> Result<AgentCredential> {
     auto registered = d_.agents.register_agent(*reg);
     if (!registered) return registered;
     AuditEvent e{.actor = agent_actor(registered->agent_id), .action = "agent.registered"};
-    e.detail = {{"name", reg->name}, {"version", reg->version}};
+    e.detail = {{"name", reg->name}, {"version", reg->version},
+                {"keysReplaced", registered->keys_replaced}};
     TAKOSUMI_TRY(d_.audit.record(std::move(e)));
     return registered;
   });
+  // A refused key is either a lost key file or someone trying to take the name: the operator
+  // should see it without reading agent logs.
+  if (!cred && cred.error().code == errc::kAgentKeyMismatch)
+    spdlog::warn("register refused: {}", cred.error().message);
   if (!cred) return error_response(cred.error());
   return json_response(200, json::object{{"agentId", cred->agent_id},
                                          {"agentToken", cred->agent_token}});
@@ -162,8 +231,11 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_claim(const HttpRequest& re
   std::vector<Job> jobs;
   while (request->free_slots > 0) {
     // Checked right before claiming (nothing runs in between): a job never goes to a client
-    // that is known to have gone.
+    // that is known to have gone, nor to a token revoked while the poll waited (the agent
+    // registered again, or an operator reset its keys); manifests go to the current box key.
     if (client && client->gone()) break;
+    agent = authenticate(req);
+    if (!agent) co_return error_response(agent.error());
     auto claimed = d_.queue.claim(*agent, static_cast<int>(request->free_slots), build);
     if (!claimed) co_return error_response(claimed.error());
     jobs = std::move(*claimed);

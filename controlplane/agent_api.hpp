@@ -1,7 +1,8 @@
 #pragma once
-// The agent API under /agent/v1, exactly as docs/protocol.md specifies: register (pool token),
-// claim (long poll), heartbeat, phase, artifacts, logs, complete (agent bearer token), each token
-// checked on the request head before the body is read. A claim never hands a job to a client whose
+// The agent API under /agent/v1, exactly as docs/protocol.md specifies: register (pool token and
+// a signed challenge, registration_challenges.hpp and crypto/registration_proof.hpp), claim (long
+// poll), heartbeat, phase, artifacts, logs, complete (agent bearer token), each token checked on
+// the request head before the body is read. A claim never hands a job to a client whose
 // connection has gone, and takes back the jobs of an answer that could not be delivered. Artifact
 // uploads are streamed to a temp file by the server and checked on the blocking-work pool.
 // Registering, claims, apply phases, new artifacts and completions are audited as "agent:<id>",
@@ -17,6 +18,7 @@
 #include "controlplane/claim_waiters.hpp"
 #include "controlplane/keyring.hpp"
 #include "controlplane/manifest_builder.hpp"
+#include "controlplane/registration_challenges.hpp"
 #include "controlplane/router.hpp"
 #include "controlplane/run_log_store.hpp"
 #include "controlplane/run_queue.hpp"
@@ -41,6 +43,7 @@ struct AgentApiDeps {
   ClaimWaiters& waiters;
   boost::asio::thread_pool::executor_type pool;
   const std::vector<SecretBytes>& pool_tokens;
+  RegistrationChallenges& challenges;
 };
 
 class AgentApi {
@@ -52,6 +55,12 @@ class AgentApi {
  private:
   Result<Agent> authenticate(const HttpRequest& req);
   Status check_pool_token(const HttpRequest& head) const;
+  static std::string pool_token_sha256(const HttpRequest& head);
+  HttpResponse register_challenge(const HttpRequest& req);
+  // The registration a body asks for, once its challenge and signature check out (the pool token
+  // was checked on the head).
+  Result<AgentRegistration> proven_registration(const HttpRequest& req,
+                                                const boost::json::object& body);
   HttpResponse register_agent(const HttpRequest& req);
   boost::asio::awaitable<HttpResponse> async_claim(const HttpRequest& req);
   HttpResponse claim_response(const Agent& agent, const std::vector<Job>& jobs);

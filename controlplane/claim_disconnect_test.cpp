@@ -13,12 +13,9 @@ class ClaimDisconnectTest : public HttpApiTest {
   void SetUp() override {
     HttpApiTest::SetUp();
     register_agent();
-    auto ghost = send(http::verb::post, "/agent/v1/register",
-                      json::serialize(json::object{
-                          {"name", "ghost"},
-                          {"boxPublicKey", crypto::BoxKeyPair::generate().public_key.to_base64()},
-                          {"signPublicKey", crypto::SignKeyPair::generate().public_key.to_base64()}}),
-                      {{"authorization", std::string("Bearer ") + kPoolToken}});
+    const auto sign = crypto::SignKeyPair::generate();
+    const auto box = crypto::BoxKeyPair::generate();
+    auto ghost = send_registration(registration_body(honest_claim("ghost", sign, box), sign));
     ASSERT_EQ(ghost.status, 200u) << ghost.body;
     ghost_token_ = ghost.str("agentToken");
   }

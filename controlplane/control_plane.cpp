@@ -62,11 +62,12 @@ struct ControlPlane::Parts {
         audit(db, clock),
         queue(db, catalog, runs, states, connections, audit, clock, config.lease_seconds),
         manifests(catalog, runs, connections, blobs, keys, clock, config.manifest_ttl_seconds),
+        challenges(clock),
         pool(2),
         public_api({db, catalog, runs, states, logs, connections, audit, blobs, keys, git,
-                    pool.get_executor(), waiters, clock, config.api_token}),
+                    pool.get_executor(), waiters, clock, config.api_token, agents}),
         agent_api({db, agents, queue, runs, states, logs, audit, blobs, keys, manifests, waiters,
-                   pool.get_executor(), config.pool_tokens}),
+                   pool.get_executor(), config.pool_tokens, challenges}),
         service(router),
         server(io, service, config.data_dir / "tmp",
                ServerLimits{config.max_connections, config.max_temp_bytes}) {
@@ -90,6 +91,7 @@ struct ControlPlane::Parts {
   AuditLog audit;
   RunQueue queue;
   ManifestBuilder manifests;
+  RegistrationChallenges challenges;
   ClaimWaiters waiters;
   boost::asio::thread_pool pool;
   Router router{kMaxArtifactBytes};

@@ -1,6 +1,6 @@
 #pragma once
 // Test-only: the real control plane on 127.0.0.1:0 in a thread, a tiny blocking Beast client, and
-// an agent played by the test (register, claim with manifest verification, envelopes sealed to
+// an agent played by the test (signed registration, claim with manifest verification, envelopes sealed to
 // the control plane, uploads, run reports). Shared by the HTTP API tests.
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -18,6 +18,7 @@
 #include "controlplane/test_support.hpp"
 #include "crypto/envelope.hpp"
 #include "crypto/manifest_signer.hpp"
+#include "crypto/registration_proof.hpp"
 #include "crypto/sealed_box.hpp"
 #include "crypto/sha256.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -116,14 +117,47 @@ class HttpApiTest : public ::testing::Test {
     return send(verb, target, json::serialize(body), {{"authorization", "Bearer " + agent_token_}});
   }
 
+  // The control plane's signing key, as an agent pins it.
+  crypto::SignPublicKey control_signing_key() {
+    auto pinned = crypto::load_sign_public_key(dir_.path() / "data/keys/signing.pub");
+    EXPECT_TRUE(pinned) << pinned.error().to_string();
+    return pinned ? *pinned : crypto::SignPublicKey{};
+  }
+
+  std::string fetch_challenge(const std::string& pool_token = kPoolToken) {
+    auto r = send(http::verb::post, "/agent/v1/register/challenge", "{}",
+                  {{"authorization", "Bearer " + pool_token}});
+    EXPECT_EQ(r.status, 200u) << r.body;
+    return r.status == 200u ? r.str("challenge") : "";
+  }
+
+  // A registration body for name and keys, signed by signer over claim (which the caller may
+  // alter to build a forgery).
+  static json::object registration_body(const crypto::RegistrationClaim& claim,
+                                        const crypto::SignKeyPair& signer) {
+    return {{"name", claim.name}, {"version", "0.1.0"},
+            {"labels", json::array{"linux"}}, {"capacity", 2},
+            {"boxPublicKey", claim.box_public_key.to_base64()},
+            {"signPublicKey", claim.sign_public_key.to_base64()},
+            {"challenge", claim.challenge},
+            {"signature", crypto::sign_registration(claim, signer)}};
+  }
+
+  // What an honest agent signs: a fresh challenge, its name, its keys, the pool token, the
+  // control plane's key.
+  crypto::RegistrationClaim honest_claim(const std::string& name, const crypto::SignKeyPair& sign,
+                                         const crypto::BoxKeyPair& box) {
+    return {fetch_challenge(), name, sign.public_key, box.public_key,
+            crypto::sha256_hex(kPoolToken), control_signing_key()};
+  }
+
+  Reply send_registration(const json::object& body) {
+    return send(http::verb::post, "/agent/v1/register", json::serialize(body),
+                {{"authorization", std::string("Bearer ") + kPoolToken}});
+  }
+
   void register_agent() {
-    auto r = send(http::verb::post, "/agent/v1/register",
-                  json::serialize(json::object{{"name", "worker-1"},
-                                               {"version", "0.1.0"}, {"labels", json::array{"linux"}},
-                                               {"capacity", 2},
-                                               {"boxPublicKey", box_.public_key.to_base64()},
-                                               {"signPublicKey", sign_.public_key.to_base64()}}),
-                  {{"authorization", std::string("Bearer ") + kPoolToken}});
+    auto r = send_registration(registration_body(honest_claim("worker-1", sign_, box_), sign_));
     ASSERT_EQ(r.status, 200u) << r.body;
     agent_id_ = r.str("agentId");
     agent_token_ = r.str("agentToken");

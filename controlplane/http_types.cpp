@@ -55,12 +55,15 @@ int http_status_for(std::string_view code) {
       code == errc::kEnvelopeMalformed || code == errc::kEnvelopeTruncated ||
       code == errc::kEnvelopeHeaderMismatch || code == errc::kEnvelopeWrongKey)
     return 400;
-  if (code == errc::kUnauthorized) return 401;
+  if (code == errc::kUnauthorized || code == errc::kRegistrationChallengeInvalid ||
+      code == errc::kRegistrationSignatureInvalid)
+    return 401;
   if (code == errc::kForbidden) return 403;
   if (code == errc::kNotFound) return 404;
   if (code == errc::kConflict || code == errc::kLeaseLost ||
       code == api_errc::kDataLossNotAccepted || code == api_errc::kNoStateVersion ||
-      code == errc::kConnectionRevoked || code == errc::kConnectionExpired)
+      code == errc::kConnectionRevoked || code == errc::kConnectionExpired ||
+      code == errc::kAgentKeyMismatch)
     return 409;
   if (code == errc::kPayloadTooLarge) return 413;
   if (code == api_errc::kHeadersTooLarge) return 431;

@@ -7,7 +7,8 @@
 // (docs/state-versions.md); Connections and a Capsule's secrets in connection_api.cpp; the
 // activity feed in activity_api.cpp. Every action is audited in its own transaction; no Run is
 // created for a Capsule whose Connections are not all active (409 connection_revoked/expired).
-// Every Capsule answer carries what needs a person (capsule_attention.hpp).
+// Every Capsule answer carries what needs a person (capsule_attention.hpp). An operator resets an
+// agent's keys in agent_admin_api.cpp.
 #include <boost/asio/thread_pool.hpp>
 
 #include <functional>
@@ -17,6 +18,7 @@
 
 #include "common/clock.hpp"
 #include "common/secret_bytes.hpp"
+#include "controlplane/agent_registry.hpp"
 #include "controlplane/audit_log.hpp"
 #include "controlplane/blob_store.hpp"
 #include "controlplane/catalog_store.hpp"
@@ -46,6 +48,7 @@ struct PublicApiDeps {
   ClaimWaiters& waiters;
   const Clock& clock;
   const SecretBytes& api_token;
+  AgentRegistry& agents;
 };
 
 class PublicApi {
@@ -100,6 +103,9 @@ class PublicApi {
   Status check_connections(const Capsule& capsule);
   // activity_api.cpp
   HttpResponse activity(const HttpRequest& req, const std::string& workspace_id);
+  // agent_admin_api.cpp: revokes the agent's token and lets its next registration bring a new
+  // signing key (agent.keys_reset).
+  HttpResponse reset_agent_keys(const std::string& agent_id);
   // Runs `create` and records run.created (with acceptDataLoss for applies) in one transaction.
   Result<Run> create_run(const std::function<Result<Run>()>& create,
                          std::optional<bool> accept_data_loss = std::nullopt);

@@ -363,19 +363,6 @@ TEST_F(RunQueueTest, LogsPastTheCapAreDroppedButStillAcknowledged) {
   EXPECT_NE(chunks.back().text.find("log limit reached"), std::string::npos);
 }
 
-TEST_F(RunQueueTest, ReRegisteringKeepsTheAgentIdAndReplacesTheToken) {
-  auto first = agents_.register_agent({"worker", "1", {}, 1, "box", "sign-key"});
-  auto again = agents_.register_agent({"worker", "1", {}, 1, "box2", "sign-key"});
-  auto other = agents_.register_agent({"worker", "1", {}, 1, "box", "other-sign-key"});
-  ASSERT_TRUE(first && again && other);
-  EXPECT_EQ(first->agent_id, again->agent_id);
-  EXPECT_NE(first->agent_id, other->agent_id);
-  EXPECT_FALSE(agents_.authenticate(first->agent_token));
-  auto agent = agents_.authenticate(again->agent_token);
-  ASSERT_TRUE(agent);
-  EXPECT_EQ(agent->box_public_key, "box2");
-}
-
 TEST_F(RunQueueTest, RollbackPlanRunsAtTheTargetsCommitAndItsApplyRecordsRestoredFrom) {
   Capsule c = capsule("one");
   ASSERT_TRUE(runs_.create_plan(c, std::string(40, '1')));

@@ -10,7 +10,7 @@ namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 5;
+constexpr std::int64_t kSchemaVersion = 6;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -95,6 +95,7 @@ CREATE TABLE IF NOT EXISTS agents (
   capacity INTEGER NOT NULL,
   created_at INTEGER NOT NULL,
   last_seen_at INTEGER NOT NULL,
+  key_reset_at INTEGER,
   UNIQUE (name, sign_public_key));
 CREATE INDEX IF NOT EXISTS agents_by_token ON agents(token_sha256);
 )sql";
@@ -279,6 +280,16 @@ Status migrate_v4_to_v5(Database& db) {
   return with_context(migrated, "migrate schema 4 -> 5");
 }
 
+// v5 -> v6: agent identity. key_reset_at marks an operator's reset of an agent's keys; no agent
+// has one yet. Agents that share a name (a new key used to make a new agent) are kept as they are.
+Status migrate_v5_to_v6(Database& db) {
+  auto migrated = in_transaction(db, [&]() -> Status {
+    TAKOSUMI_TRY(add_column_if_missing(db, "agents", "key_reset_at", "INTEGER"));
+    return db.exec("PRAGMA user_version = 6");
+  });
+  return with_context(migrated, "migrate schema 5 -> 6");
+}
+
 Result<std::int64_t> stored_version(Database& db) {
   auto version = single_integer(db, "PRAGMA user_version");
   if (!version || *version != 0) return version;
@@ -301,6 +312,7 @@ Status create_schema(Database& db) {
   if (*version == 1 || *version == 2) TAKOSUMI_TRY(migrate_v2_to_v3(db));
   if (*version >= 1 && *version <= 3) TAKOSUMI_TRY(migrate_v3_to_v4(db));
   if (*version >= 1 && *version <= 4) TAKOSUMI_TRY(migrate_v4_to_v5(db));
+  if (*version >= 1 && *version <= 5) TAKOSUMI_TRY(migrate_v5_to_v6(db));
   const std::string sql = std::string(kTablesBeforeRuns) +
                           create_runs_sql("\nCREATE TABLE IF NOT EXISTS runs") +
                           std::string(kTablesAfterRuns) + std::string(kTablesV3) +

@@ -1,11 +1,11 @@
 // Schema creation and the in-place migrations of a first-release database (no user_version,
-// runs.type limited to plan/apply), of a version 2, a version 3 and a version 4 database over real
-// SQLite files.
+// runs.type limited to plan/apply), of a version 2, 3, 4 and 5 database over real SQLite files.
 #include "controlplane/schema.hpp"
 
 #include <gtest/gtest.h>
 
 #include "common/error_codes.hpp"
+#include "controlplane/agent_registry.hpp"
 #include "controlplane/audit_log.hpp"
 #include "controlplane/catalog_store.hpp"
 #include "controlplane/connection_store.hpp"
@@ -13,6 +13,7 @@
 #include "controlplane/schema_v2_fixture.hpp"
 #include "controlplane/schema_v3_fixture.hpp"
 #include "controlplane/schema_v4_fixture.hpp"
+#include "controlplane/schema_v5_fixture.hpp"
 #include "controlplane/state_store.hpp"
 #include "controlplane/test_support.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -164,9 +165,9 @@ INSERT INTO run_logs VALUES ('run_plan', 1, 0, 'Plan: 1 to add');
 TEST(SchemaTest, FreshDatabaseHasTheCurrentVersionAndIsIdempotent) {
   TempDir dir;
   Database db = testing::open_test_db(dir.path() / "control.db");
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
 }
 
 TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
@@ -174,7 +175,7 @@ TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v1_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
   EXPECT_EQ(single_integer(db, "PRAGMA foreign_keys"), 1);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
@@ -221,7 +222,7 @@ TEST(SchemaTest, NewerDatabaseIsRefused) {
   const auto file = dir.path() / "control.db";
   {
     Database db = testing::open_test_db(file);
-    ASSERT_TRUE(db.exec("PRAGMA user_version = 6"));
+    ASSERT_TRUE(db.exec("PRAGMA user_version = 7"));
   }
   auto db = Database::open(file);
   ASSERT_TRUE(db);
@@ -262,7 +263,7 @@ TEST(SchemaTest, VersionTwoDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v2_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
   FakeClock clock{100};
@@ -297,7 +298,7 @@ TEST(SchemaTest, VersionTwoDatabaseIsMigratedInPlace) {
   EXPECT_FALSE(db.run("UPDATE audit_events SET actor = 'y'"));
   EXPECT_FALSE(db.run("DELETE FROM audit_events"));
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
 }
 
 // A version 3 database with a Capsule that has a Connection and sensitive variables, a Run with
@@ -329,7 +330,7 @@ TEST(SchemaTest, VersionThreeDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v3_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
   FakeClock clock{100};
@@ -356,7 +357,7 @@ TEST(SchemaTest, VersionThreeDatabaseIsMigratedInPlace) {
   ASSERT_TRUE(catalog.set_policy("cap_1", policy));
   EXPECT_EQ(catalog.get_capsule("cap_1")->policy, policy);
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
   EXPECT_EQ(catalog.get_capsule("cap_1")->policy, policy);
 }
 
@@ -394,7 +395,7 @@ TEST(SchemaTest, VersionFourDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v4_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM runs"), 4);
 
@@ -432,8 +433,56 @@ TEST(SchemaTest, VersionFourDatabaseIsMigratedInPlace) {
   EXPECT_TRUE((*states.current("cap_1"))->partial);
   EXPECT_FALSE(db.run("UPDATE state_versions SET partial = 0"));
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 5);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM state_versions"), 2);
+}
+
+// A version 5 database with two agents of one name (the old rule made a new agent for a new key)
+// and a Run leased to one of them.
+void write_v5_database(const std::filesystem::path& file) {
+  auto db = Database::open(file);
+  ASSERT_TRUE(db) << db.error().to_string();
+  ASSERT_TRUE(db->exec(testing::kSchemaV5));
+  ASSERT_TRUE(db->exec(R"sql(
+INSERT INTO workspaces VALUES ('ws_1', 'demo', 1);
+INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,
+                      variables, created_at)
+  VALUES ('cap_1', 'ws_1', 'app', 'file:///repo', 'main', '', '{}', '{}', 1);
+INSERT INTO agents VALUES ('agt_1', 'worker', 'sign-1', 'box-1', 'tok', '0.1.0', '[]', 1, 1, 1);
+INSERT INTO agents VALUES ('agt_2', 'worker', 'sign-2', 'box-2', 'tok2', '0.1.0', '[]', 1, 2, 2);
+INSERT INTO runs (id, capsule_id, type, status, attempt, source_commit, agent_id,
+                  lease_token_sha256, lease_expires_at, created_at)
+  VALUES ('run_plan', 'cap_1', 'plan', 'running', 1, 'c1', 'agt_1', 'h', 99, 3);
+)sql"));
+}
+
+TEST(SchemaTest, VersionFiveDatabaseIsMigratedInPlace) {
+  TempDir dir;
+  const auto file = dir.path() / "control.db";
+  ASSERT_NO_FATAL_FAILURE(write_v5_database(file));
+  Database db = testing::open_test_db(file);  // runs create_schema
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM agents WHERE key_reset_at IS NULL"), 2);
+  FakeClock clock{100};
+  RunStore runs(db, clock);
+  EXPECT_EQ(runs.get_run("run_plan")->agent_id, "agt_1");
+
+  // Each existing agent keeps its key; the name takes no third one until an operator resets one.
+  AgentRegistry agents(db, clock);
+  EXPECT_EQ(agents.register_agent({"worker", "2", {}, 1, "box-2b", "sign-2"})->agent_id, "agt_2");
+  EXPECT_EQ(agents.register_agent({"worker", "2", {}, 1, "box-1", "sign-1"})->agent_id, "agt_1");
+  auto third = agents.register_agent({"worker", "2", {}, 1, "box-3", "sign-3"});
+  ASSERT_FALSE(third);
+  EXPECT_EQ(third.error().code, errc::kAgentKeyMismatch);
+  ASSERT_TRUE(agents.reset_keys("agt_1"));
+  auto replaced = agents.register_agent({"worker", "2", {}, 1, "box-3", "sign-3"});
+  ASSERT_TRUE(replaced) << replaced.error().to_string();
+  EXPECT_EQ(replaced->agent_id, "agt_1");
+  EXPECT_TRUE(replaced->keys_replaced);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM agents"), 2);
+  EXPECT_TRUE(create_schema(db));
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
 }
 
 }  // namespace

@@ -1,9 +1,7 @@
 // The agent refuses manifests it cannot trust before anything runs.
 #include <gtest/gtest.h>
 
-#include "crypto/keys.hpp"
 #include "tests/support/stack.hpp"
-#include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
 
 namespace takosumi::testing {
@@ -26,13 +24,17 @@ void expect_refused(Stack& stack, const std::string& expected_code) {
 }
 
 TEST(ManifestRefusal, ManifestSignedByAnotherKeyIsRefused) {
-  const TempDir dir("takosumi-otherkey-");
-  auto other = crypto::SignKeyPair::generate();
-  ASSERT_TRUE(crypto::write_public_key_file(dir / "other.pub", other.public_key.to_base64()));
-  {
-    Stack stack(StackOptions{.pinned_key_override = dir / "other.pub"});
-    expect_refused(stack, "manifest_bad_signature");
-  }
+  Stack stack;
+  // The agent registers against the key it pins; then the control plane comes back with another
+  // signing key (as a compromised or impostor control plane would), so no manifest verifies.
+  ASSERT_TRUE(eventually([&] { return stack.agent_logs().find("registered with") != std::string::npos; },
+                         std::chrono::seconds(60)))
+      << stack.agent_logs();
+  stack.stop_control(false);
+  std::filesystem::remove(stack.data_dir() / "keys/signing.key");
+  std::filesystem::remove(stack.data_dir() / "keys/signing.pub");
+  stack.start_control();
+  expect_refused(stack, "manifest_bad_signature");
 }
 
 TEST(ManifestRefusal, ExpiredManifestIsRefused) {

@@ -74,6 +74,14 @@ void Stack::kill_agent(int index) {
   a.reset();
 }
 
+int Stack::wait_agent_exit(int index, std::chrono::seconds timeout) {
+  auto& a = agents_.at(static_cast<std::size_t>(index));
+  if (!a) return -1;
+  const int status = a->wait(timeout);
+  if (status >= 0) a.reset();
+  return status;
+}
+
 pid_t Stack::agent_pid(int index) const {
   const auto& a = agents_.at(static_cast<std::size_t>(index));
   return a ? a->pid() : -1;

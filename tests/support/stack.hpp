@@ -66,6 +66,9 @@ class Stack {
   // SIGKILL, as the OOM killer or a crash would; the processes it started are left alone.
   void kill_agent(int index);
   pid_t agent_pid(int index) const;
+  // Waits for agent-<index> to exit on its own (e.g. refused registration) and forgets it; returns
+  // its exit status, or -1 (still running) after timeout.
+  int wait_agent_exit(int index, std::chrono::seconds timeout);
   std::filesystem::path agent_dir(int index) const;
   // Stops takosumi-control (SIGKILL when hard) and starts it again on the same port and data.
   void stop_control(bool hard);
