@@ -41,11 +41,18 @@ std::optional<std::string> reference_root(const ConfigValue& v) {
   return std::nullopt;
 }
 
-// What OpenTofu treats as a local path (addrs.ParseModuleSource); it does not turn backslashes
-// into separators on Linux, so ".\x" names a directory called ".\x".
+// What OpenTofu treats as a local path (addrs.ParseModuleSource).
 bool is_local_source(std::string_view s) {
   return s.starts_with("./") || s.starts_with("../") || s.starts_with(".\\") ||
          s.starts_with("..\\");
+}
+
+// OpenTofu turns every backslash of a local source into a separator before cleaning the path
+// (addrs.parseModuleSourceLocal), on every platform: ..\evil is ../evil.
+std::string local_source_path(std::string_view s) {
+  std::string out(s);
+  std::replace(out.begin(), out.end(), '\\', '/');
+  return out;
 }
 
 // OpenTofu's override files: base name "override" or ending in "_override", any config extension.
@@ -61,6 +68,21 @@ bool is_override_file(std::string_view path) {
 
 bool has_template(std::string_view s) {
   return s.find("${") != std::string_view::npos || s.find("%{") != std::string_view::npos;
+}
+
+// Data sources and ephemeral resources that run programs (docs/security.md, "Inventory"): the
+// external data source, hashicorp/local's local_command (also under another provider's name: the
+// type alone decides), and terraform_remote_state, which configures any backend, whose type may
+// be computed — kubernetes (exec), s3 (credential_process) and azurerm (az) run programs, and
+// every one reaches whatever host or file the module names. "" or a note for the message.
+std::optional<std::string> runs_programs(const std::string& type, const std::set<std::string>& providers) {
+  const bool external_provider = std::any_of(providers.begin(), providers.end(), [](const auto& a) {
+    return a.ends_with("/hashicorp/external");
+  });
+  if (type == "external" || external_provider) return "";
+  if (type == "local_command") return " (runs a command)";
+  if (type == "terraform_remote_state") return " (configures a backend, which can run programs)";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -156,7 +178,8 @@ void ModuleFacts::add_resource(const ConfigBlock& block, const std::string& file
   auto local_name = provider_argument(block, file);
   if (!local_name) local_name = implied_local_name(type);
   used_.push_back(*local_name);
-  if (mode == "data") data_.push_back({type, *local_name, at(file, block.line) + ": " + address});
+  if (mode == "data" || mode == "ephemeral")
+    data_.push_back({type, *local_name, at(file, block.line) + ": " + address});
   add_provisioners(block, file, address);
 }
 
@@ -205,7 +228,8 @@ void ModuleFacts::check_module_source(const ConfigBlock& block, const std::strin
     if (!where_.post_init) scan_.remote_modules_pending = true;
     return;
   }
-  std::string dir = (fs::path(where_.dir) / source).lexically_normal().generic_string();
+  std::string dir =
+      (fs::path(where_.dir) / local_source_path(source)).lexically_normal().generic_string();
   while (!dir.empty() && dir.back() == '/') dir.pop_back();
   if (dir == ".") dir.clear();
   calls_.push_back({where + " source \"" + source.substr(0, 256) + "\"", std::move(dir)});
@@ -231,17 +255,8 @@ void ModuleFacts::finish() {
   for (const auto& [name, addresses] : required_) add(addresses);
   for (const auto& name : used_) add(resolve(name));
   for (const auto& d : data_) {
-    const auto addresses = resolve(d.local_name);
-    const bool external =
-        d.type == "external" || std::any_of(addresses.begin(), addresses.end(), [](const auto& a) {
-          return a.ends_with("/hashicorp/external");
-        });
-    if (external) scan_.external_data.push_back(d.description);
-    // terraform_remote_state configures any backend, whose type may be computed: kubernetes
-    // (exec), s3 (credential_process) and azurerm (az) run programs, and every one reaches
-    // whatever host or file the module names.
-    if (d.type == "terraform_remote_state")
-      scan_.external_data.push_back(d.description + " (configures a backend, which can run programs)");
+    if (auto why = runs_programs(d.type, resolve(d.local_name)))
+      scan_.external_data.push_back(d.description + *why);
   }
 }
 

@@ -100,6 +100,11 @@ void ModuleTree::walk(const Visit& at, std::vector<fs::path>& ancestors) {
   listed_.insert(at.dir);
   auto names = list(checkout_ / at.phys);
   if (!names) return incomplete((at.dir.empty() ? "." : at.dir) + ": could not read: " + names.error());
+  if ((entries_ += names->size()) > kMaxModuleEntries) {
+    incomplete("more than " + std::to_string(kMaxModuleEntries) + " directory entries");
+    stopped_ = true;
+    return;
+  }
   ancestors.push_back(at.phys);
   ModuleDirFiles files{at.dir, {}};
   std::vector<Visit> subdirs;

@@ -15,6 +15,9 @@ namespace takosumi::runner {
 
 inline constexpr std::size_t kMaxModuleFiles = 10000;
 inline constexpr std::size_t kMaxModuleDirs = 10000;
+// Directory entries looked at in all: links may show one directory under many names, and each
+// name is listed again, so the directory count alone does not bound the work.
+inline constexpr std::size_t kMaxModuleEntries = 100000;
 inline constexpr int kMaxModuleDirDepth = 64;
 
 // The agent's own override file in the working directory (forcing the local backend). A .tofu
@@ -37,7 +40,8 @@ struct ModuleDirFiles {
 // dangling or escaping one makes the listing incomplete; one that resolves is followed like the
 // file or directory it leads to (a link back to a directory being walked is not walked again).
 // Also incomplete: other special files with configuration names, unreadable directories and the
-// limits (kMaxModuleFiles files, kMaxModuleDirs directories, kMaxModuleDirDepth levels).
+// limits (kMaxModuleFiles files, kMaxModuleDirs directories, kMaxModuleEntries entries,
+// kMaxModuleDirDepth levels).
 // Plugin binaries OpenTofu would look for in a module (terraform-provider-*, -provisioner-*,
 // -credentials-* files and terraform.d directories) are listed apart.
 class ModuleTree {
@@ -84,6 +88,7 @@ class ModuleTree {
   std::vector<ModuleDirFiles> new_;
   std::size_t files_ = 0;
   std::size_t dirs_ = 0;
+  std::size_t entries_ = 0;
   bool stopped_ = false;
   std::string incomplete_reason_;
   std::vector<std::string> plugin_files_;

@@ -15,14 +15,20 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::size_t kMaxConfigFile = 4 * 1024 * 1024;
+// All files read by one scan together: links can show one large file under many names.
+constexpr std::size_t kMaxScanBytes = 64 * 1024 * 1024;
 
-Result<ConfigBody> read_config(const fs::path& path) {
+// bytes_left is what the scan may still read; a file past it fails with limit_exceeded.
+Result<ConfigBody> read_config(const fs::path& path, std::size_t& bytes_left) {
   std::error_code ec;
   const auto size = fs::file_size(path, ec);
   if (ec) return fail(errc::kIoError, "could not read: " + ec.message());
   if (size > kMaxConfigFile)
     return fail(errc::kPayloadTooLarge,
                 "file too large (" + std::to_string(size) + " bytes, the limit is 4 MiB)");
+  if (size > bytes_left)
+    return fail(errc::kLimitExceeded, "the scan read more than 64 MiB of configuration files");
+  bytes_left -= size;
   auto text = read_file(path, kMaxConfigFile);
   if (!text) return fail(text.error().code, "could not read: " + text.error().message);
   if (path.filename().string().ends_with(".json")) return parse_tf_json(*text);
@@ -78,7 +84,7 @@ void mark_incomplete(ModuleScan& scan, const std::string& reason) {
 
 // Reads one directory's files into scan; returns its local module calls.
 std::vector<LocalModuleCall> scan_directory(const ModuleTree& tree, const ModuleDirFiles& dir,
-                                            ModuleScan& scan) {
+                                            std::size_t& bytes_left, ModuleScan& scan) {
   ModuleFacts facts({dir.dir, tree.post_init()}, scan);
   for (const auto& name : dir.names) {
     if (dir.dir.empty() && name == kAgentOverrideFile) continue;
@@ -86,7 +92,7 @@ std::vector<LocalModuleCall> scan_directory(const ModuleTree& tree, const Module
     scan.files.push_back(file);
     // Through the working directory, as OpenTofu opens it; every link on the way was resolved
     // inside the checkout by the listing.
-    auto body = read_config(tree.working_dir() / file);
+    auto body = read_config(tree.working_dir() / file, bytes_left);
     if (!body) {
       mark_incomplete(scan, file + ": " + body.error().message);
       continue;
@@ -103,10 +109,12 @@ Result<ModuleScan> scan_module(const fs::path& checkout, const fs::path& working
   ModuleTree tree(normal_directory(checkout), normal_directory(working_dir));
   TAKOSUMI_TRY(tree.start());
   ModuleScan scan;
+  std::size_t bytes_left = kMaxScanBytes;
   // Each round reads what the last one listed and lists what its local module calls name.
   for (auto dirs = tree.take_new(); !dirs.empty(); dirs = tree.take_new())
     for (const auto& dir : dirs)
-      for (const auto& call : scan_directory(tree, dir, scan)) tree.add_call(call.where, call.dir);
+      for (const auto& call : scan_directory(tree, dir, bytes_left, scan))
+        tree.add_call(call.where, call.dir);
   if (!tree.incomplete_reason().empty()) mark_incomplete(scan, tree.incomplete_reason());
   scan.plugin_files = tree.plugin_files();
   std::sort(scan.files.begin(), scan.files.end());
@@ -142,7 +150,7 @@ Status check_module_policy(const ModuleScan& scan, const protocol::RunPolicy& po
   if (!scan.external_data.empty() && !policy.allow_external_data)
     return fail(errc::kExternalDataDenied,
                 first_of(scan.external_data) +
-                    ": reading data through a program (the external data source) or a backend "
+                    ": reading data through a program (the external data source, local_command) or a backend "
                     "(terraform_remote_state) can run any program, and the Run's policy does not "
                     "allow it; set allowExternalData to true in the Capsule policy and in the "
                     "agent pool policy to allow it");
@@ -162,6 +170,10 @@ Status check_module_policy(const ModuleScan& scan, const protocol::RunPolicy& po
                         "is refused");
   }
   return {};
+}
+
+bool provider_allowed(const std::string& address, const protocol::RunPolicy& policy) {
+  return check_provider(address, policy, "").has_value();
 }
 
 Status check_locked_providers(const std::set<std::string>& locked,

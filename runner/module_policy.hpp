@@ -58,6 +58,10 @@ Result<ModuleScan> scan_module(const std::filesystem::path& dir);
 // the provider or file and line, and how to allow it.
 Status check_module_policy(const ModuleScan& scan, const protocol::RunPolicy& policy);
 
+// Whether the Run's policy lets the provider at this fully qualified, lower-case address run
+// (the rules of check_module_policy, without the message).
+bool provider_allowed(const std::string& address, const protocol::RunPolicy& policy);
+
 // After init: every provider the lock file selected (read_locked_providers) passes the same
 // provider rules, else provider_policy_denied.
 Status check_locked_providers(const std::set<std::string>& locked,

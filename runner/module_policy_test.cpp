@@ -521,6 +521,50 @@ TEST(ModuleScan, FindsBackendOverridesPluginFilesAndRemoteState) {
   EXPECT_EQ(refused.error().code, errc::kExternalDataDenied);
 }
 
+// OpenTofu turns a local source's backslashes into separators: ..\evil is ../evil, not a
+// directory named "..\evil".
+TEST(ModuleScan, BackslashesInALocalSourceAreSeparators) {
+  TempDir repo("policy-");
+  write(repo / "app/main.tf", "module \"m\" {\n  source = \"..\\\\evil\"\n}\n");
+  write(repo / "app/..\\evil/main.tf", "# a decoy only the literal name reaches\n");
+  write(repo / "evil/main.tf", "resource \"null_resource\" \"e\" {\n"
+                               "  provisioner \"local-exec\" { command = \"x\" }\n}\n");
+  auto scan = scan_module(repo.path(), repo / "app");
+  ASSERT_TRUE(scan) << scan.error().to_string();
+  EXPECT_EQ(scan->provisioners, (List{"../evil/main.tf:2: local-exec in null_resource.e"}));
+}
+
+TEST(ModuleScan, LocalCommandRunsAProgramLikeExternalData) {
+  auto scan = scan_text("data \"local_command\" \"d\" {\n  command = \"x\"\n}\n"
+                        "ephemeral \"local_command\" \"e\" {\n  command = \"x\"\n}\n");
+  EXPECT_TRUE(scan.complete) << scan.incomplete_reason;
+  EXPECT_EQ(scan.external_data, (List{"main.tf:1: data.local_command.d (runs a command)",
+                                      "main.tf:4: ephemeral.local_command.e (runs a command)"}));
+  auto refused = check_module_policy(scan, protocol::RunPolicy{});
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, errc::kExternalDataDenied);
+}
+
+// Links show one directory or file under many names; the work stays bounded all the same.
+TEST(ModuleScan, LinksCannotMultiplyTheWork) {
+  TempDir many("policy-");
+  fs::create_directories(many / "data");
+  for (int i = 0; i < 2000; ++i) std::ofstream(many / "data" / ("f" + std::to_string(i) + ".txt"));
+  for (int i = 0; i < 60; ++i) fs::create_symlink("data", many / ("l" + std::to_string(i)));
+  write(many / "main.tf", "");
+  auto entries = scan_of(many);
+  EXPECT_FALSE(entries.complete);
+  EXPECT_TRUE(has_text(entries.incomplete_reason, "more than 100000 directory entries"))
+      << entries.incomplete_reason;
+
+  TempDir big("policy-");
+  write(big / "big.txt", "# " + std::string(4 * 1024 * 1024 - 16, 'x') + "\n");
+  for (int i = 0; i < 20; ++i) fs::create_symlink("big.txt", big / ("b" + std::to_string(i) + ".tf"));
+  auto bytes = scan_of(big);
+  EXPECT_FALSE(bytes.complete);
+  EXPECT_TRUE(has_text(bytes.incomplete_reason, "the scan read more than 64 MiB")) << bytes.incomplete_reason;
+}
+
 TEST(ModuleScan, LimitsDepthAndFileCount) {
   TempDir deep("policy-");
   fs::path p = deep.path();

@@ -8,6 +8,7 @@
 
 #include "runner/boost_process_launcher.hpp"
 #include "runner/test_support.hpp"
+#include "runner/state_file.hpp"
 #include "runner/tofu_cli.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -182,6 +183,43 @@ resource "local_file" "f" {
   auto third = analyze_plan(*json);
   ASSERT_TRUE(third);
   EXPECT_FALSE(third->has_changes);
+}
+
+// The agent publishes Outputs from the new state instead of running `tofu output -json`: both must
+// say the same, sensitive flags and types included.
+TEST_F(RealPlanAnalysis, StateOutputsAreWhatTofuOutputPrints) {
+  write_config(R"(
+resource "terraform_data" "d" { input = { a = 1 } }
+output "text"   { value = "hello" }
+output "number" { value = 42.5 }
+output "flag"   { value = true }
+output "list"   { value = ["a", "b"] }
+output "map"    { value = { k = "v", n = 1 } }
+output "object" { value = terraform_data.d.output }
+output "secret" {
+  value     = "hidden-value"
+  sensitive = true
+}
+output "nothing" { value = null }
+)");
+  const auto plan = ws_->plan_file();
+  ASSERT_TRUE(run(tofu_->async_init()));
+  ASSERT_TRUE(run(tofu_->async_plan(plan)));
+  ASSERT_TRUE(run(tofu_->async_apply(plan)));
+  const auto printed = tmp_.path() / "output.json";
+  const std::string cmd = "cd '" + module_.string() + "' && TF_CLI_CONFIG_FILE='" +
+                          ws_->cli_config().string() + "' '" + TAKOSUMI_TEST_TOFU +
+                          "' output -json > '" + printed.string() + "'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  auto read_json = [](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    return boost::json::parse(std::string((std::istreambuf_iterator<char>(in)), {}));
+  };
+  const auto expected = read_json(printed);
+  const auto state = read_json(module_ / "terraform.tfstate");
+  EXPECT_EQ(boost::json::value(state_outputs(state.as_object())), expected)
+      << boost::json::serialize(state_outputs(state.as_object())) << "\n" << boost::json::serialize(expected);
+  EXPECT_TRUE(expected.as_object().at("secret").as_object().at("sensitive").as_bool());
 }
 
 }  // namespace

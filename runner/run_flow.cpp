@@ -20,6 +20,7 @@
 #include "runner/drift_analysis.hpp"
 #include "runner/git_source.hpp"
 #include "runner/installed_providers.hpp"
+#include "runner/mirror_view.hpp"
 #include "runner/credential_check.hpp"
 #include "runner/module_policy.hpp"
 #include "runner/output_filter.hpp"
@@ -63,15 +64,17 @@ Result<boost::json::object> parse_plan_json(std::string_view text, SecretSet& se
   return std::move(doc->as_object());
 }
 
-// The sensitive values of a state file (the prior one, or the one an apply left) join the Run's
-// secrets.
-Status collect_state_file_secrets(const fs::path& state, std::string_view what, SecretSet& secrets) {
+// A state file (the prior one, or the one an apply left), parsed; its sensitive values join the
+// Run's secrets.
+Result<boost::json::object> read_state_document(const fs::path& state, std::string_view what,
+                                                SecretSet& secrets) {
   auto text = read_file(state, kMaxStateJson);
   if (!text) return std::unexpected(text.error());
   auto doc = parse_json_text(*text, what);
   if (!doc) return std::unexpected(doc.error());
   collect_state_secrets(*doc, secrets);
-  return {};
+  if (!doc->is_object()) return fail(errc::kStateIntegrityFailed, std::string(what) + " is not an object");
+  return std::move(doc->as_object());
 }
 
 // The failure codes a Run may end with; anything else is wrapped under a fallback.
@@ -233,7 +236,7 @@ asio::awaitable<Status> RunFlow::async_restore_inputs() {
     // The prior state's sensitive values may show up in this Run's output (an error message
     // quoting an attribute): they are redacted like the Run's own secrets.
     auto collected = co_await async_blocking(blocking_, [this] {
-      return collect_state_file_secrets(module_dir_ / kStateFile, "the prior state", secrets_);
+      return read_state_document(module_dir_ / kStateFile, "the prior state", secrets_);
     });
     if (!collected)
       co_return std::unexpected(as_run_failure(collected.error(), errc::kStateIntegrityFailed));
@@ -274,21 +277,26 @@ Result<TofuOptions> RunFlow::tofu_options() const {
   options.sandbox = *settings_.sandbox;
   options.sandbox->network = options.sandbox->network && !offline;
   options.sandbox->read_only.push_back(settings_.tofu_binary);
-  options.sandbox->read_only.push_back(settings_.provider_mirror);
+  // Only the providers the policy allows exist in the sandbox: a program that starts another tofu
+  // (an allowed provider's exec setting, or external data where allowed) cannot reach the others.
+  auto providers = visible_provider_dirs(settings_.provider_mirror, policy_);
+  if (!providers) return std::unexpected(providers.error());
+  for (const auto& dir : *providers) options.sandbox->read_only.push_back(dir);
   // The supervisor's lock tells a restarted agent whether tofu still runs: the module must not be
   // able to remove or replace it. The agent directory holds what tofu reads but must not change.
   options.sandbox->protected_paths = {workspace_->root() / "capture", workspace_->credentials(),
                                       workspace_->lock_file(), workspace_->agent_dir()};
-  auto confine = confine_options(options.sandbox->network);
+  auto confine = confine_options(options.sandbox->network, *providers);
   if (!confine) return std::unexpected(confine.error());
   options.sandbox->confine = std::move(*confine);
   return options;
 }
 
-// The exec allowlist of this Run: tofu and the mirror's providers; the interpreters of
+// The exec allowlist of this Run: tofu and the providers the Run may see; the interpreters of
 // sandbox.execAllow (and the dynamic loader they need) only when the policy lets the module run
 // programs at all. See docs/security.md "Exec allowlist".
-Result<std::optional<SandboxOptions::Confine>> RunFlow::confine_options(bool network) const {
+Result<std::optional<SandboxOptions::Confine>> RunFlow::confine_options(
+    bool network, const std::vector<fs::path>& providers) const {
   if (!settings_.exec_control) return std::optional<SandboxOptions::Confine>{};
   const ExecControl& control = *settings_.exec_control;
   if (control.landlock.abi == 0) {
@@ -300,7 +308,8 @@ Result<std::optional<SandboxOptions::Confine>> RunFlow::confine_options(bool net
            control.landlock.unavailable);
   }
   ConfineArguments args;
-  args.exec = {settings_.tofu_binary.string(), settings_.provider_mirror.string()};
+  args.exec = {settings_.tofu_binary.string()};
+  for (const auto& dir : providers) args.exec.push_back(dir.string());
   if (policy_.allow_provisioners || policy_.allow_external_data) {
     for (const auto& path : control.allow) args.exec.push_back(path.string());
     args.loader = !control.allow.empty();
@@ -556,12 +565,14 @@ asio::awaitable<Status> RunFlow::async_seal_new_state() {
   std::error_code size_ec;
   const auto state_bytes = fs::file_size(state, size_ec);
   const auto started = Clock::now();
-  // Values the apply created (generated passwords, keys) are secrets from now on.
-  auto collected = co_await async_blocking(blocking_, [&] {
-    return collect_state_file_secrets(state, "the new state", secrets_);
+  // Read once: values the apply created (generated passwords, keys) are secrets from now on, and
+  // the Outputs come from here too.
+  auto identity = co_await async_blocking(blocking_, [&]() -> Result<StateIdentity> {
+    auto doc = read_state_document(state, "the new state", secrets_);
+    if (!doc) return std::unexpected(doc.error());
+    new_state_outputs_ = state_outputs(*doc);
+    return state_identity(*doc);
   });
-  if (!collected) spdlog::warn("run {}: new state: {}", manifest_.run_id, collected.error().to_string());
-  auto identity = co_await async_blocking(blocking_, [&] { return read_state_identity(state); });
   if (!identity) co_return std::unexpected(as_run_failure(identity.error(), errc::kStateIntegrityFailed));
   new_state_empty_ = identity->empty;
   const auto& prior = manifest_.prior_state;
@@ -586,15 +597,11 @@ asio::awaitable<Status> RunFlow::async_seal_new_state() {
   co_return Status{};
 }
 
+// From the new state (no `tofu output`: it would read the module's files again, which the apply
+// may have written, and cost a tofu start).
 asio::awaitable<Status> RunFlow::async_publish_outputs() {
-  const auto started = Clock::now();
-  auto text = co_await tofu_->async_output_json();
-  record("output", started);
-  if (!text) co_return std::unexpected(text.error());
-  auto doc = parse_json_text(*text, "tofu output -json");
-  if (!doc) co_return std::unexpected(doc.error());
-  collect_output_secrets(*doc, secrets_);
-  auto filtered = filter_outputs(*text, manifest_.output_allowlist);
+  collect_output_secrets(new_state_outputs_, secrets_);
+  auto filtered = filter_outputs(boost::json::serialize(new_state_outputs_), manifest_.output_allowlist);
   if (!filtered) co_return std::unexpected(filtered.error());
   for (const auto& warning : filtered->warnings) notice("warning: " + warning);
   report_.outputs = std::move(filtered->outputs);

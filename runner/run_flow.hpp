@@ -52,7 +52,8 @@ class RunFlow {
   boost::asio::awaitable<Status> async_freeze(const std::filesystem::path& written,
                                               const std::filesystem::path& frozen);
   boost::asio::awaitable<Status> async_limit_processes();
-  Result<std::optional<SandboxOptions::Confine>> confine_options(bool network) const;
+  Result<std::optional<SandboxOptions::Confine>> confine_options(
+      bool network, const std::vector<std::filesystem::path>& providers) const;
   Status refuse_credential_outputs();
   void remember_bundle_secrets();
   void remember(std::string_view what, std::string_view value);
@@ -81,6 +82,7 @@ class RunFlow {
   std::optional<RunCredentials> credentials_;
   std::set<std::string> locked_providers_;  // from the lock file, read once after init
   bool new_state_empty_ = false;  // the sealed state holds no resources and no outputs
+  boost::json::object new_state_outputs_;  // `tofu output -json`'s shape (state_outputs)
 };
 
 }  // namespace takosumi::runner

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include <boost/json/object.hpp>
+
 #include "common/error.hpp"
 
 namespace takosumi::runner {
@@ -23,5 +25,12 @@ inline constexpr std::size_t kMaxStateBytes = 256 * 1024 * 1024;
 // state_integrity_failed when the text is not a version 4 state.
 Result<StateIdentity> read_state_identity(const std::filesystem::path& path);
 Result<StateIdentity> parse_state_identity(std::string_view text);
+Result<StateIdentity> state_identity(const boost::json::object& state);
+
+// The root module's outputs of a state, in the shape of `tofu output -json`: name → {sensitive,
+// type, value}. OpenTofu writes "sensitive" into the state only when true; here it is always
+// there. Reading them from the state spares a tofu command after the apply, and that command
+// would read the module's configuration files again (an apply may have written them).
+boost::json::object state_outputs(const boost::json::object& state);
 
 }  // namespace takosumi::runner

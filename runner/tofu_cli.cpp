@@ -21,7 +21,6 @@ constexpr std::size_t kMaxLine = 64 * 1024;
 constexpr std::size_t kMaxDiagnosticLines = 12;
 constexpr std::size_t kMaxDiagnosticLine = 300;
 constexpr std::size_t kMaxVersionJson = 64 * 1024;
-constexpr std::size_t kMaxOutputJson = 16 * 1024 * 1024;
 
 // An HCL quoted string: escapes quotes, backslashes and template sequences.
 std::string hcl_quote(std::string_view s) {
@@ -227,11 +226,6 @@ asio::awaitable<Status> TofuCli::async_apply(const std::filesystem::path& plan_f
   if (!done) co_return std::unexpected(done.error());
   if (done->exit_code != 0) co_return std::unexpected(failure(errc::kApplyFailed, "apply", done->exit_code));
   co_return Status{};
-}
-
-asio::awaitable<Result<std::string>> TofuCli::async_output_json() {
-  std::vector<std::string> args{"output", "-json", "-no-color"};
-  co_return co_await async_capture("output", std::move(args), kMaxOutputJson);
 }
 
 }  // namespace takosumi::runner

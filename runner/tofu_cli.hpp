@@ -82,7 +82,6 @@ class TofuCli {
                                                   PlanMode mode = PlanMode::normal);
   boost::asio::awaitable<Result<std::string>> async_show_json(const std::filesystem::path& plan_file);
   boost::asio::awaitable<Status> async_apply(const std::filesystem::path& plan_file);  // apply_failed
-  boost::asio::awaitable<Result<std::string>> async_output_json();
 
  private:
   struct Finished {

@@ -68,30 +68,30 @@ TEST(ModuleScan, AnEncryptionBlockIsRefusedBeforeInitWhateverThePolicy) {
   EXPECT_FALSE(fs::exists(marker)) << "the key provider's program ran";
 }
 
-// The scan never sees a file an allowed provider writes during the apply; the `tofu output` that
-// follows builds the encryption from it. Only the kernel stands between it and the program.
-TEST(ModuleScan, AnEncryptionConfigWrittenDuringTheApplyCannotRunItsProgram) {
-  auto module = [](const fs::path& marker) {
-    return "resource \"local_file\" \"config\" {\n"
-           "  filename = \"${path.module}/written.tf\"\n"
-           "  content  = <<-EOT\n    terraform {\n" + encryption_block(marker) + "    }\n  EOT\n}\n";
-  };
+// The scan never sees a file an allowed provider writes during the apply. No tofu command runs in
+// the module's directory after the apply (the Outputs come from the new state), so such a file is
+// never read — here even with a policy that lets /bin/sh execute.
+TEST(ModuleScan, AnEncryptionConfigWrittenDuringTheApplyIsNeverRead) {
   Stack stack;
   const fs::path marker = stack.real_world() / "written.marker";
+  const std::string module = "resource \"local_file\" \"config\" {\n"
+                             "  filename = \"${path.module}/written.tf\"\n"
+                             "  content  = <<-EOT\n    terraform {\n" + encryption_block(marker) +
+                             "    }\n  EOT\n}\noutput \"kept\" {\n  value = \"yes\"\n}\n";
   TestGitRepo repo(stack.root() / "repo");
-  repo.commit({{"main.tf", module(marker)}});
-  const auto applied = plan_and_apply(stack, capsule_of(stack, repo, ""));
+  repo.commit({{"main.tf", module}});
+  const auto capsule = stack.create_capsule_from(json::object{
+      {"name", "written"},
+      {"source", json::object{{"gitUrl", repo.url()}, {"ref", "main"}, {"modulePath", ""}}},
+      {"outputAllowlist", json::object{{"kept", json::object{{"from", "kept"}, {"type", "string"}}}}},
+      {"policy", kPermissive}});
+  const auto applied = plan_and_apply(stack, capsule);
+  EXPECT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied) << run_logs(stack, applied);
   EXPECT_NE(run_logs(stack, applied).find("local_file.config: Creation complete"), std::string::npos)
       << run_logs(stack, applied);
-  EXPECT_FALSE(fs::exists(marker)) << "the key provider's program ran: " << json::serialize(applied);
-
-  // Control: where the policy lets modules run programs, /bin/sh may execute and the same
-  // configuration runs it. Without this the assertion above could pass for another reason.
-  const fs::path control = stack.real_world() / "control.marker";
-  TestGitRepo allowed(stack.root() / "allowed");
-  allowed.commit({{"main.tf", module(control)}});
-  plan_and_apply(stack, capsule_of(stack, allowed, "", kPermissive));
-  EXPECT_TRUE(fs::exists(control)) << "the control's program did not run: " << stack.agent_logs();
+  EXPECT_FALSE(fs::exists(marker)) << "the key provider's program ran";
+  const auto outputs = stack.api().get("/api/v1/capsules/" + capsule + "/outputs").body;
+  EXPECT_NE(outputs.find("\"yes\""), std::string::npos) << outputs;
 }
 
 // A later override file would replace the agent's local backend; and a module's
@@ -192,6 +192,57 @@ TEST(ModuleScan, AMonorepoModuleCallingSharedModulesRunsUnderTheDefaultPolicy) {
   EXPECT_TRUE(refused_before_init(stack, evil, "provisioner_denied",
                                   "../../modules/tool/main.tf:11: local-exec in null_resource.probe"));
   EXPECT_FALSE(fs::exists(marker));
+}
+
+// OpenTofu reads ..\tool as ../tool; a directory literally named "..\tool" is only a decoy.
+TEST(ModuleScan, ABackslashSourceCannotHideACalledModule) {
+  Stack stack;
+  const fs::path marker = stack.real_world() / "backslash.marker";
+  const auto plan = plan_files(
+      stack, {{"app/main.tf", "module \"m\" {\n  source = \"..\\\\tool\"\n}\n"},
+              {"app/..\\tool/main.tf", "# decoy\n"},
+              {"tool/main.tf", provisioner_module("touch " + marker.string())}},
+      {}, "app");
+  EXPECT_TRUE(refused_before_init(stack, plan, "provisioner_denied",
+                                  "../tool/main.tf:11: local-exec in null_resource.probe"));
+  EXPECT_FALSE(fs::exists(marker));
+}
+
+TEST(ModuleScan, LocalCommandIsRefusedLikeExternalData) {
+  Stack stack;
+  const fs::path marker = stack.real_world() / "local-command.marker";
+  const auto plan = plan_files(
+      stack, {{"main.tf", "data \"local_command\" \"c\" {\n  command   = \"/usr/bin/touch\"\n"
+                          "  arguments = [\"" + marker.string() + "\"]\n}\n"}});
+  EXPECT_TRUE(refused_before_init(stack, plan, "external_data_denied",
+                                  "main.tf:1: data.local_command.c (runs a command)"));
+  EXPECT_FALSE(fs::exists(marker));
+}
+
+// tofu itself may always execute, so a program the module may start can start another tofu. It
+// sees only the providers the Run's policy allows.
+TEST(ModuleScan, ANestedTofuCannotReachAProviderThePolicyDenies) {
+  auto module = [](const fs::path& marker) {
+    const std::string nested = "terraform {\n  required_providers {\n    random = { source = \"hashicorp/random\" }\n  }\n}\n";
+    return "data \"local_command\" \"nested\" {\n  command   = \"/bin/sh\"\n"
+           "  arguments = [\"-c\", <<-EOT\n"
+           "    mkdir -p n && printf '%s' '" + nested + "' > n/main.tf && \\\n"
+           "    '" + std::string(TAKOSUMI_TEST_TOFU) + "' -chdir=n init -input=false && touch " +
+           marker.string() + "\n    EOT\n  ]\n  allow_non_zero_exit_code = true\n}\n";
+  };
+  Stack stack;
+  const fs::path denied = stack.real_world() / "denied.marker";
+  json::object policy{{"allowExternalData", true},
+                      {"deniedProviders", json::array{"registry.opentofu.org/hashicorp/random"}}};
+  const auto plan = plan_files(stack, {{"main.tf", module(denied)}}, policy);
+  EXPECT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << run_logs(stack, plan);
+  EXPECT_FALSE(fs::exists(denied)) << "the nested tofu installed a denied provider";
+
+  // Control: without the deny list the same nested init finds the provider.
+  const fs::path allowed = stack.real_world() / "allowed.marker";
+  const auto control = plan_files(stack, {{"main.tf", module(allowed)}}, json::object{{"allowExternalData", true}});
+  EXPECT_EQ(str(control, "status"), "succeeded") << json::serialize(control) << run_logs(stack, control);
+  EXPECT_TRUE(fs::exists(allowed)) << run_logs(stack, control);
 }
 
 }  // namespace
