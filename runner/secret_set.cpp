@@ -119,6 +119,24 @@ void for_each_line_form(std::string_view value, const EachForm& each) {
   }
 }
 
+// The whitespace-free words of at least kMinLineVariant bytes in the lines of value, PEM armour
+// lines left out: "Bearer <jwt>", a passphrase with a long word. Their pieces are not ordinary
+// words, and half of one split off by a partial-line flush must still be caught.
+void for_each_long_word(std::string_view value, const std::function<void(std::string_view)>& each) {
+  constexpr std::string_view kSpace = " \t\n\r\v\f";
+  for (std::size_t start = 0; start < value.size();) {
+    const auto end = std::min(value.find('\n', start), value.size());
+    const auto line = value.substr(start, end - start);
+    start = end + 1;
+    if (is_pem_armor(line)) continue;
+    for (auto at = line.find_first_not_of(kSpace); at != std::string_view::npos;) {
+      const auto stop = std::min(line.find_first_of(kSpace, at), line.size());
+      if (stop - at >= kMinLineVariant) each(line.substr(at, stop - at));
+      at = line.find_first_not_of(kSpace, stop);
+    }
+  }
+}
+
 // Every form SecretSet::add stores besides the value itself.
 void for_each_variant(std::string_view value, const EachForm& each) {
   for (const bool html_safe : {false, true}) {
@@ -135,15 +153,16 @@ void for_each_variant(std::string_view value, const EachForm& each) {
 bool SecretSet::add(std::string_view value) {
   if (value.size() < kMinRedactedLength) return false;
   std::unique_lock lock(mutex_);
-  // Pieces of prose are ordinary words: a value with whitespace has no windows, and neither have
-  // its JSON and percent forms, which spell the same words ("BEGIN+RSA+PRIVATE+KEY"). Its
-  // encodings and its whitespace-free lines (a PEM body) do.
+  // Pieces of prose are ordinary words: a value with whitespace has windows only for its long
+  // words, and its JSON and percent forms, which spell the same words ("BEGIN+RSA+PRIVATE+KEY"),
+  // have none. Its encodings and its whitespace-free lines (a PEM body) do.
   const bool prose = has_whitespace(value);
   bool stored_any = store(value, SecretForm::value, !prose);
   for_each_variant(value, [&](SecretForm form, std::string_view variant) {
     const bool opaque = form == SecretForm::base64 || form == SecretForm::hex || form == SecretForm::line;
     stored_any |= store(variant, form, (opaque || !prose) && !has_whitespace(variant));
   });
+  if (prose) for_each_long_word(value, [&](std::string_view word) { windows_.add(word); });
   if (stored_any) ++values_;
   return true;
 }

@@ -8,9 +8,10 @@
 // What redaction replaces (redact, redact_prefix): every occurrence of a stored string, and every
 // run of text covered by 8-byte pieces ("windows") of a stored string — a piece of a secret split
 // off by a partial-line flush or a chunk boundary. Windows are indexed for a value without
-// whitespace and all its forms, and for the encodings and whitespace-free lines of one with
-// whitespace (pieces of prose would be ordinary words). Overlapping matches merge into
-// one; each line of a merged match becomes one kRedactionMarker, so line counts never change.
+// whitespace and all its forms; for a value with whitespace, for its encodings and for its
+// whitespace-free words of at least 16 bytes ("Bearer <jwt>", a PEM body line; pieces of short
+// words would be ordinary words). Overlapping matches merge into one; each line of a merged match
+// becomes one kRedactionMarker, so line counts never change.
 // What an Output check finds (contains_secret, find_form): whole stored strings only — a value
 // that merely shares 8 bytes with a secret is not refused.
 #include <array>
@@ -50,7 +51,8 @@ class SecretSet {
   // `tofu show -json`), the form with CRLF line ends turned to LF, for a multi-line value every
   // line of at least 16 bytes (tofu prints multi-line strings as indented heredocs) except PEM
   // "-----BEGIN …"/"-----END …" lines, and the encodings of runner/secret_encodings.hpp. Windows
-  // are indexed as said above, up to WindowIndex::kMaxWindows for the set (see windows_capped). Returns false, storing nothing, for a value shorter than
+  // are indexed as said above (PEM armour lines never), up to WindowIndex::kMaxWindows for the set
+  // (see windows_capped). Returns false, storing nothing, for a value shorter than
   // kMinRedactedLength; true otherwise (duplicates too).
   bool add(std::string_view value);
 

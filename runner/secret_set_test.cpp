@@ -177,11 +177,23 @@ TEST(SecretSet, PiecesAndExactMatchesMergeAndKeepLineCounts) {
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), std::count(text.begin(), text.end(), '\n'));
 }
 
-TEST(SecretSet, PiecesOfValuesWithWhitespaceAreNotIndexed) {
+TEST(SecretSet, PiecesOfShortWordsAreNotIndexed) {
   SecretSet set;
   ASSERT_TRUE(set.add("correct horse battery staple"));
   EXPECT_EQ(set.redact("the battery is low"), "the battery is low");
   EXPECT_EQ(set.redact("say correct horse battery staple"), "say [REDACTED]");
+}
+
+TEST(SecretSet, PiecesOfLongWordsOfAValueWithWhitespaceAreIndexed) {
+  SecretSet set;
+  ASSERT_TRUE(set.add("Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI0MiJ9.Zm9vYmFyYmF6"));
+  EXPECT_EQ(set.redact("got eyJhbGciOiJIUzI1NiJ9.eyJz"), "got [REDACTED]");
+  EXPECT_EQ(set.redact("Bearer tokens"), "Bearer tokens");  // "Bearer" is a short word
+  // PEM armour is a format, not a secret: "CERTIFICATE-----" is no piece of one.
+  SecretSet pem;
+  ASSERT_TRUE(pem.add("-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ2xhdWRl\n"
+                      "-----END CERTIFICATE-----\n"));
+  EXPECT_EQ(pem.redact("-----BEGIN CERTIFICATE-----"), "-----BEGIN CERTIFICATE-----");
 }
 
 // value inside a larger base64 blob, after `before` bytes and followed by more: every character

@@ -69,6 +69,40 @@ TEST(StreamRedactor, TwoPartialLinesAsTofuPrintsThem) {
   }
 }
 
+// value printed in two writes, split `split` bytes into it, as tofu prints them: two lines with its
+// prefix. Every chunk boundary is tried; neither line may carry 8 bytes of the word split.
+void expect_split_word_redacted(std::string_view value, std::size_t split, std::string_view word,
+                                std::string_view first, std::string_view second) {
+  const std::string prefix = "null_resource.x (local-exec): ";
+  const std::string text = prefix + std::string(value.substr(0, split)) + "\n" + prefix +
+                           std::string(value.substr(split)) + "\n";
+  for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+    SecretSet secrets;
+    ASSERT_TRUE(secrets.add(value));
+    std::string out;
+    StreamRedactor redactor(&secrets, [&](std::string_view bytes) { out.append(bytes); });
+    redactor.feed(std::string_view(text).substr(0, cut));
+    redactor.feed(std::string_view(text).substr(cut));
+    redactor.flush();
+    EXPECT_EQ(out, prefix + std::string(first) + "\n" + prefix + std::string(second) + "\n")
+        << "cut at " << cut;
+    for (std::size_t at = 0; at + 8 <= word.size(); ++at)
+      EXPECT_EQ(out.find(word.substr(at, 8)), std::string::npos) << word.substr(at, 8);
+  }
+}
+
+TEST(StreamRedactor, APassphraseWithSpacesSplitIntoTwoPartialLines) {
+  const std::string_view value = "plover xyzzy-Quux-7741-frobozz plugh";
+  expect_split_word_redacted(value, 20, value.substr(7, 23), "plover [REDACTED]",
+                             "[REDACTED] plugh");
+}
+
+TEST(StreamRedactor, ABearerTokenSplitIntoTwoPartialLines) {
+  const std::string_view jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJydW4tNDIifQ.c2lnbmF0dXJlLWJ5dGVz";
+  const std::string value = "Bearer " + std::string(jwt);
+  expect_split_word_redacted(value, 30, jwt, "Bearer [REDACTED]", "[REDACTED]");
+}
+
 TEST(StreamRedactor, PassesCompleteLinesOnAtOnce) {
   Redacted r;
   r.redactor.feed("plain output\nZq8dF3kP0w is half a secret\n");
