@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runner/redacted_lines.hpp"
+#include "runner/redaction.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -44,6 +45,30 @@ TEST(StreamRedactor, ASecretSplitAtAnyChunkBoundaryIsReplacedWhole) {
       EXPECT_EQ(r.through({t.substr(0, i), t.substr(i, j - i), t.substr(j)}), expected)
           << "split at " << i << " and " << j;
     }
+}
+
+// Strings longer than kComparedPrefix are matched by their hash and held on their first bytes: the
+// stream still gives what redacting the whole text at once gives, wherever the chunks end.
+TEST(StreamRedactor, LongSecretsAreReplacedWholeWhereverTheChunksEnd) {
+  std::string prose;  // short words: no pieces, only whole matches
+  for (int i = 0; prose.size() < 2 * kComparedPrefix; ++i) prose += "w" + std::to_string(i) + " ";
+  const std::string token = "tok-" + std::string(kComparedPrefix, 'q') + "-7f3a9c";
+  SecretSet secrets;
+  ASSERT_TRUE(secrets.add(prose + "end"));
+  ASSERT_TRUE(secrets.add(token));
+  const std::string text = "a " + prose + "end\nb " + prose + "enx\nc " + token + " d " +
+                           prose.substr(0, 100) + "\n" + prose + "end";
+  const auto whole = secrets.redact(text);
+  ASSERT_EQ(whole, "a [REDACTED]\nb " + prose + "enx\nc [REDACTED] d " + prose.substr(0, 100) +
+                       "\n[REDACTED]");
+  for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+    std::string out;
+    StreamRedactor redactor(&secrets, [&](std::string_view bytes) { out.append(bytes); });
+    redactor.feed(std::string_view(text).substr(0, cut));
+    redactor.feed(std::string_view(text).substr(cut));
+    redactor.flush();
+    EXPECT_EQ(out, whole) << "cut at " << cut;
+  }
 }
 
 TEST(StreamRedactor, OneByteAtATime) {
@@ -126,6 +151,29 @@ TEST(StreamRedactor, WithoutSecretsBytesPassStraightOn) {
   StreamRedactor redactor(nullptr, [&](std::string_view bytes) { out.append(bytes); });
   redactor.feed("partial");
   EXPECT_EQ(out, "partial");
+}
+
+// The attack on the agent's io thread: a long sensitive output, then 1 MiB of text that agrees
+// with it until it differs, through both layers a Run's log passes. The work is counted
+// (SecretSet::work: bytes compared and hashed), not timed; comparing whole strings at every held
+// position costs some 10^5 per byte here.
+TEST(RedactedLines, CraftedOutputCostsBoundedWorkPerByteThroughBothLayers) {
+  constexpr std::uint64_t kBoundPerByte = 4096;
+  auto secrets = std::make_shared<SecretSet>();
+  ASSERT_TRUE(secrets->add(std::string(32 * 1024, 'A') + " x"));
+  const std::string text = std::string(std::size_t{1} << 20, 'A') + "C\n";
+  std::vector<std::string> lines;
+  LogRedactor log(secrets, [&](std::string_view line) { lines.emplace_back(line); });
+  RedactedLines stream(secrets.get(), 64 * 1024, [&](std::string_view line) { log(line); });
+  for (std::size_t at = 0; at < text.size(); at += 16 * 1024)
+    stream.feed(std::string_view(text).substr(at, 16 * 1024));
+  stream.finish();
+  log.flush();
+  // The "A"s are pieces of the secret: markers, and one line, since markers are shorter.
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_TRUE(lines[0].starts_with("[REDACTED]") && lines[0].ends_with("]C"));
+  EXPECT_EQ(lines[0].find("AAAAAAAA"), std::string::npos);
+  EXPECT_LE(secrets->work(), kBoundPerByte * text.size());
 }
 
 TEST(RedactedLines, ASecretAcrossTheLongLineCutIsReplacedWhole) {
