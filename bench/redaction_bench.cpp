@@ -1,11 +1,15 @@
 // Throughput of the Run's redaction on ordinary log text: 10 MiB of tofu-like output through the
 // byte-stream redactor in pipe-sized chunks, with 100 secrets (and their encodings and 8-byte
-// windows) in the set. Run: build with -DTAKOSUMI_BUILD_BENCH=ON, then bench/redaction_bench.
+// windows) in the set; and the cost of output crafted against a long stored string, through both
+// layers a Run's log passes. Run: build with -DTAKOSUMI_BUILD_BENCH=ON, then bench/redaction_bench.
 #include <benchmark/benchmark.h>
 
+#include <memory>
 #include <random>
 #include <string>
 
+#include "runner/redacted_lines.hpp"
+#include "runner/redaction.hpp"
 #include "runner/secret_set.hpp"
 #include "runner/stream_redactor.hpp"
 
@@ -52,6 +56,38 @@ void BM_StreamRedactor(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
 }
 BENCHMARK(BM_StreamRedactor)->Arg(0)->Arg(100)->Unit(benchmark::kMillisecond);
+
+// A module plants a long sensitive output and prints text that agrees with it for as long as
+// possible before it differs: "A"×n + " x" stored, "A…AC" printed (state.range(1) == 0); or prose
+// without any 16-byte word, "ab "×n stored and "ab ab … C" printed (== 1). 1 MiB of it goes
+// through the per-stream redactor and then the Run's LogRedactor, as tofu's output does.
+void BM_CraftedAgainstALongSecret(benchmark::State& state) {
+  const auto length = static_cast<std::size_t>(state.range(0));
+  const bool prose = state.range(1) == 1;
+  const std::string unit = prose ? "ab " : "A";
+  auto secrets = std::make_shared<SecretSet>();
+  std::string secret;
+  while (secret.size() < length) secret += unit;
+  secrets->add(secret + (prose ? "x" : " x"));
+  std::string text;
+  while (text.size() < (1u << 20)) text += unit;
+  text += "C\n";
+  std::size_t lines = 0;
+  for (auto _ : state) {
+    LogRedactor log(secrets, [&](std::string_view) { ++lines; });
+    RedactedLines stream(secrets.get(), 64 * 1024, [&](std::string_view line) { log(line); });
+    for (std::size_t at = 0; at < text.size(); at += kChunk)
+      stream.feed(std::string_view(text).substr(at, kChunk));
+    stream.finish();
+    log.flush();
+  }
+  benchmark::DoNotOptimize(lines);
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * text.size()));
+}
+BENCHMARK(BM_CraftedAgainstALongSecret)
+    ->Args({4 << 10, 0})->Args({32 << 10, 0})->Args({200 << 10, 0})
+    ->Args({4 << 10, 1})->Args({32 << 10, 1})->Args({200 << 10, 1})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -119,6 +119,24 @@ void for_each_line_form(std::string_view value, const EachForm& each) {
   }
 }
 
+// The whitespace-free words of at least kMinLineVariant bytes in the lines of value, PEM armour
+// lines left out: "Bearer <jwt>", a passphrase with a long word. Their pieces are not ordinary
+// words, and half of one split off by a partial-line flush must still be caught.
+void for_each_long_word(std::string_view value, const std::function<void(std::string_view)>& each) {
+  constexpr std::string_view kSpace = " \t\n\r\v\f";
+  for (std::size_t start = 0; start < value.size();) {
+    const auto end = std::min(value.find('\n', start), value.size());
+    const auto line = value.substr(start, end - start);
+    start = end + 1;
+    if (is_pem_armor(line)) continue;
+    for (auto at = line.find_first_not_of(kSpace); at != std::string_view::npos;) {
+      const auto stop = std::min(line.find_first_of(kSpace, at), line.size());
+      if (stop - at >= kMinLineVariant) each(line.substr(at, stop - at));
+      at = line.find_first_not_of(kSpace, stop);
+    }
+  }
+}
+
 // Every form SecretSet::add stores besides the value itself.
 void for_each_variant(std::string_view value, const EachForm& each) {
   for (const bool html_safe : {false, true}) {
@@ -130,20 +148,58 @@ void for_each_variant(std::string_view value, const EachForm& each) {
   for_each_encoding(value, each);
 }
 
+// A HashDigest kept in zeroing memory, and read back.
+SecretBytes pack(const HashDigest& digest) {
+  SecretBytes out(2 * sizeof(std::uint64_t));
+  std::memcpy(out.data(), &digest.hash, sizeof digest.hash);
+  std::memcpy(out.data() + sizeof digest.hash, &digest.power, sizeof digest.power);
+  return out;
+}
+
+HashDigest unpack(const SecretBytes& packed) {
+  HashDigest digest;
+  std::memcpy(&digest.hash, packed.data(), sizeof digest.hash);
+  std::memcpy(&digest.power, packed.data() + sizeof digest.hash, sizeof digest.power);
+  return digest;
+}
+
 }  // namespace
+
+// One pass over a text. The text's hashes are computed only when a stored string longer than
+// kComparedPrefix agrees with it on those bytes; the work is added to the set's total at the end.
+struct SecretSet::Scan {
+  Scan(const SecretSet& set, std::string_view text) : set(set), text(text) {}
+  ~Scan() { set.work_.fetch_add(work, std::memory_order_relaxed); }
+  Scan(const Scan&) = delete;
+  Scan& operator=(const Scan&) = delete;
+
+  const TextHashes& hashes() {
+    if (!text_hashes) {
+      text_hashes.emplace(set.hash_, text);
+      work += text.size();
+    }
+    return *text_hashes;
+  }
+
+  const SecretSet& set;
+  std::string_view text;
+  std::optional<TextHashes> text_hashes;
+  std::uint64_t work = 0;
+};
 
 bool SecretSet::add(std::string_view value) {
   if (value.size() < kMinRedactedLength) return false;
   std::unique_lock lock(mutex_);
-  // Pieces of prose are ordinary words: a value with whitespace has no windows, and neither have
-  // its JSON and percent forms, which spell the same words ("BEGIN+RSA+PRIVATE+KEY"). Its
-  // encodings and its whitespace-free lines (a PEM body) do.
+  // Pieces of prose are ordinary words: a value with whitespace has windows only for its long
+  // words, and its JSON and percent forms, which spell the same words ("BEGIN+RSA+PRIVATE+KEY"),
+  // have none. Its encodings and its whitespace-free lines (a PEM body) do.
   const bool prose = has_whitespace(value);
   bool stored_any = store(value, SecretForm::value, !prose);
   for_each_variant(value, [&](SecretForm form, std::string_view variant) {
     const bool opaque = form == SecretForm::base64 || form == SecretForm::hex || form == SecretForm::line;
     stored_any |= store(variant, form, (opaque || !prose) && !has_whitespace(variant));
   });
+  if (prose) for_each_long_word(value, [&](std::string_view word) { windows_.add(word); });
   if (stored_any) ++values_;
   return true;
 }
@@ -167,23 +223,26 @@ bool SecretSet::windows_capped() const {
 
 std::string SecretSet::redact(std::string_view text) const {
   std::shared_lock lock(mutex_);
-  return render(text, matches(text), text.size());
+  Scan scan(*this, text);
+  return render(text, matches(scan), text.size());
 }
 
 bool SecretSet::contains_secret(std::string_view text) const { return find_form(text).has_value(); }
 
 std::optional<SecretForm> SecretSet::find_form(std::string_view text) const {
   std::shared_lock lock(mutex_);
+  Scan scan(*this, text);
   for (std::size_t i = 0; i < text.size(); ++i)
     if (may_begin_at(text, i))
-      if (const auto index = longest_at(text, i)) return forms_[*index];
+      if (const auto index = longest_at(scan, i)) return strings_[*index].form;
   return std::nullopt;
 }
 
 PrefixRedaction SecretSet::redact_prefix(std::string_view text) const {
   std::shared_lock lock(mutex_);
-  const auto spans = matches(text);
-  const auto hold = hold_from(text, spans);
+  Scan scan(*this, text);
+  const auto spans = matches(scan);
+  const auto hold = hold_from(scan, spans);
   return PrefixRedaction{render(text, spans, hold), hold};
 }
 
@@ -197,7 +256,7 @@ bool SecretSet::may_begin_at(std::string_view text, std::size_t at) const {
 
 // Every position is tried (not only those after the previous match), so a secret beginning
 // inside another one is covered too; the union is what is replaced.
-std::vector<SecretSet::Span> SecretSet::matches(std::string_view text) const {
+std::vector<SecretSet::Span> SecretSet::matches(Scan& scan) const {
   std::vector<Span> spans;
   const auto cover = [&](std::size_t begin, std::size_t end) {
     if (!spans.empty() && begin < spans.back().end)
@@ -205,33 +264,47 @@ std::vector<SecretSet::Span> SecretSet::matches(std::string_view text) const {
     else
       spans.push_back(Span{begin, end});
   };
+  const auto text = scan.text;
   const std::size_t n = text.size();
   const std::size_t last_window = windows_.empty() || n < WindowIndex::kWindow ? 0 : n - WindowIndex::kWindow + 1;
   for (std::size_t i = 0; i < n; ++i) {
     if (may_begin_at(text, i))
-      if (const auto index = longest_at(text, i)) cover(i, i + strings_[*index].size());
+      if (const auto index = longest_at(scan, i)) cover(i, i + strings_[*index].text.size());
     if (i < last_window && windows_.contains_at(text, i)) cover(i, i + WindowIndex::kWindow);
   }
   return spans;
 }
 
-std::optional<std::uint32_t> SecretSet::longest_at(std::string_view text, std::size_t at) const {
-  const auto& bucket = by_first_byte_[static_cast<unsigned char>(text[at])];
-  const std::size_t rest = text.size() - at;
+std::optional<std::uint32_t> SecretSet::longest_at(Scan& scan, std::size_t at) const {
+  const auto& bucket = by_first_byte_[static_cast<unsigned char>(scan.text[at])];
+  const std::size_t rest = scan.text.size() - at;
   if (bucket.empty() || rest < kMinRedactedLength) return std::nullopt;
-  for (const auto index : bucket) {
-    const auto s = strings_[index].reveal_as_string();
-    if (s.size() <= rest && std::memcmp(text.data() + at, s.data(), s.size()) == 0) return index;
-  }
+  for (const auto index : bucket)
+    if (strings_[index].text.size() <= rest && equal_at(scan, at, strings_[index])) return index;
   return std::nullopt;
 }
 
-std::size_t SecretSet::hold_from(std::string_view text, const std::vector<Span>& spans) const {
-  const std::size_t n = text.size();
-  std::size_t hold = n - windows_.open_tail(text);
+// Byte by byte on at most kComparedPrefix bytes, so crafted text that agrees with a long secret
+// until its last byte costs no more than any other; past them the keyed hash decides in O(1). Once
+// the text's hashes exist, the hash alone decides (a collision only redacts more).
+bool SecretSet::equal_at(Scan& scan, std::size_t at, const Stored& stored) const {
+  const auto s = stored.text.reveal_as_string();
+  if (s.size() <= kComparedPrefix || !scan.text_hashes) {
+    const auto head = std::min(s.size(), kComparedPrefix);
+    scan.work += head;
+    if (std::memcmp(scan.text.data() + at, s.data(), head) != 0) return false;
+    if (s.size() == head) return true;
+  }
+  ++scan.work;
+  return scan.hashes().equals(at, s.size(), unpack(stored.digest));
+}
+
+std::size_t SecretSet::hold_from(Scan& scan, const std::vector<Span>& spans) const {
+  const std::size_t n = scan.text.size();
+  std::size_t hold = n - windows_.open_tail(scan.text);
   const std::size_t reach = max_length_ > 0 ? std::min(n, max_length_ - 1) : 0;
   for (std::size_t i = n - reach; i < hold; ++i)
-    if (starts_a_stored_string(text.substr(i))) {
+    if (starts_a_stored_string(scan, i)) {
       hold = i;
       break;
     }
@@ -241,13 +314,18 @@ std::size_t SecretSet::hold_from(std::string_view text, const std::vector<Span>&
   return hold;
 }
 
-// rest is a proper prefix of a stored string: a secret that may continue in text not seen yet.
-bool SecretSet::starts_a_stored_string(std::string_view rest) const {
+// text[at...] may be the start of a secret that continues in text not seen yet: it is shorter
+// than a stored string and agrees with it (on at most kComparedPrefix bytes: holding more than
+// needed is safe, comparing more would make crafted text cost the length of the secret).
+bool SecretSet::starts_a_stored_string(Scan& scan, std::size_t at) const {
+  const auto rest = scan.text.substr(at);
   if (rest.size() >= 2 && !first_pairs_[pair_of(rest, 0)]) return false;
+  const auto head = std::min(rest.size(), kComparedPrefix);
   for (const auto index : by_first_byte_[static_cast<unsigned char>(rest.front())]) {
-    const auto s = strings_[index].reveal_as_string();
+    const auto s = strings_[index].text.reveal_as_string();
     if (s.size() <= rest.size()) return false;  // longest first: no longer one follows
-    if (s.starts_with(rest)) return true;
+    scan.work += head;
+    if (std::memcmp(s.data(), rest.data(), head) == 0) return true;
   }
   return false;
 }
@@ -255,18 +333,18 @@ bool SecretSet::starts_a_stored_string(std::string_view rest) const {
 bool SecretSet::stored(std::string_view variant) const {
   const auto& bucket = by_first_byte_[static_cast<unsigned char>(variant.front())];
   return std::any_of(bucket.begin(), bucket.end(), [&](std::uint32_t index) {
-    return strings_[index].reveal_as_string() == variant;
+    return strings_[index].text.reveal_as_string() == variant;
   });
 }
 
 bool SecretSet::store(std::string_view variant, SecretForm form, bool windows) {
   if (variant.size() < kMinRedactedLength || stored(variant)) return false;
   const auto index = static_cast<std::uint32_t>(strings_.size());
-  strings_.push_back(SecretBytes::from_string(variant));
-  forms_.push_back(form);
+  strings_.push_back(Stored{SecretBytes::from_string(variant), form,
+                            variant.size() > kComparedPrefix ? pack(hash_.digest(variant)) : SecretBytes()});
   auto& bucket = by_first_byte_[static_cast<unsigned char>(variant.front())];
   const auto at = std::find_if(bucket.begin(), bucket.end(), [&](std::uint32_t other) {
-    return strings_[other].size() < variant.size();
+    return strings_[other].text.size() < variant.size();
   });
   bucket.insert(at, index);
   first_pairs_.set(pair_of(variant, 0));

@@ -177,11 +177,23 @@ TEST(SecretSet, PiecesAndExactMatchesMergeAndKeepLineCounts) {
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), std::count(text.begin(), text.end(), '\n'));
 }
 
-TEST(SecretSet, PiecesOfValuesWithWhitespaceAreNotIndexed) {
+TEST(SecretSet, PiecesOfShortWordsAreNotIndexed) {
   SecretSet set;
   ASSERT_TRUE(set.add("correct horse battery staple"));
   EXPECT_EQ(set.redact("the battery is low"), "the battery is low");
   EXPECT_EQ(set.redact("say correct horse battery staple"), "say [REDACTED]");
+}
+
+TEST(SecretSet, PiecesOfLongWordsOfAValueWithWhitespaceAreIndexed) {
+  SecretSet set;
+  ASSERT_TRUE(set.add("Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI0MiJ9.Zm9vYmFyYmF6"));
+  EXPECT_EQ(set.redact("got eyJhbGciOiJIUzI1NiJ9.eyJz"), "got [REDACTED]");
+  EXPECT_EQ(set.redact("Bearer tokens"), "Bearer tokens");  // "Bearer" is a short word
+  // PEM armour is a format, not a secret: "CERTIFICATE-----" is no piece of one.
+  SecretSet pem;
+  ASSERT_TRUE(pem.add("-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ2xhdWRl\n"
+                      "-----END CERTIFICATE-----\n"));
+  EXPECT_EQ(pem.redact("-----BEGIN CERTIFICATE-----"), "-----BEGIN CERTIFICATE-----");
 }
 
 // value inside a larger base64 blob, after `before` bytes and followed by more: every character
@@ -241,6 +253,50 @@ TEST(SecretSet, PiecesOfAnEncodingAreRedactedToo) {
   // A base64 dump wrapped over two lines.
   const auto out = set.redact(encoded.substr(0, 14) + "\n" + encoded.substr(14) + "\n");
   EXPECT_EQ(out, "[REDACTED]\n[REDACTED]\n");
+}
+
+TEST(SecretSet, AStringLongerThanTheComparedPrefixMatchesOnlyWhole) {
+  SecretSet set;
+  std::string secret;  // short words: no pieces
+  for (int i = 0; secret.size() < 3 * kComparedPrefix; ++i) secret += "w" + std::to_string(i) + " ";
+  ASSERT_TRUE(set.add(secret + "end"));
+  EXPECT_EQ(set.redact("<" + secret + "end>"), "<[REDACTED]>");
+  EXPECT_EQ(set.find_form("<" + secret + "end>"), SecretForm::value);
+  // Equal on the compared bytes and in length, different in the last byte ("!" begins no piece).
+  EXPECT_EQ(set.redact("<" + secret + "en!>"), "<" + secret + "en!>");
+  EXPECT_FALSE(set.contains_secret(secret + "en!"));
+  // A stream holds what could still become the secret, and releases it once it cannot.
+  EXPECT_EQ(set.redact_prefix("x: " + secret + "en").consumed, 3u);
+  EXPECT_EQ(set.redact_prefix("x: " + secret + "en!").consumed, secret.size() + 6);
+}
+
+// A module plants a long stored string and prints text that agrees with it for as long as possible
+// before it differs. What a scan compares must not grow with the length of the secret: counted
+// through SecretSet::work() (bytes compared and hashed), never timed.
+TEST(SecretSet, WorkPerByteDoesNotGrowWithTheSecretOrWithCraftedText) {
+  // Well above one pass over crafted text (3 stored strings begin with the same byte, each
+  // compared on at most 64 bytes, plus one hash per byte), far below comparing whole strings.
+  constexpr std::uint64_t kBound = 1024;
+  for (const std::string unit : {"A", "ab "}) {
+    for (const std::size_t length : {std::size_t{4} << 10, std::size_t{32} << 10}) {
+      SCOPED_TRACE("unit '" + unit + "', length " + std::to_string(length));
+      SecretSet set;
+      std::string secret;
+      while (secret.size() < length) secret += unit;
+      const std::string stored = secret + "x y";
+      ASSERT_TRUE(set.add(stored));
+      std::string text;
+      while (text.size() < (std::size_t{256} << 10)) text += unit;
+      text += "C";
+      EXPECT_EQ(set.redact(text).size() < text.size(), unit == "A");  // "A"s are pieces
+      // "A"s are pieces: held whole; prose is held from where it agrees with the secret.
+      const auto part = set.redact_prefix(text);
+      if (unit == "A") EXPECT_EQ(part.consumed, 0u);
+      else EXPECT_LT(text.size() - part.consumed, stored.size());
+      EXPECT_FALSE(set.find_form(text).has_value());
+      EXPECT_LE(set.work(), 3 * kBound * text.size());
+    }
+  }
 }
 
 TEST(SecretSet, TheWindowIndexIsCapped) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runner/redacted_lines.hpp"
+#include "runner/redaction.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -46,6 +47,30 @@ TEST(StreamRedactor, ASecretSplitAtAnyChunkBoundaryIsReplacedWhole) {
     }
 }
 
+// Strings longer than kComparedPrefix are matched by their hash and held on their first bytes: the
+// stream still gives what redacting the whole text at once gives, wherever the chunks end.
+TEST(StreamRedactor, LongSecretsAreReplacedWholeWhereverTheChunksEnd) {
+  std::string prose;  // short words: no pieces, only whole matches
+  for (int i = 0; prose.size() < 2 * kComparedPrefix; ++i) prose += "w" + std::to_string(i) + " ";
+  const std::string token = "tok-" + std::string(kComparedPrefix, 'q') + "-7f3a9c";
+  SecretSet secrets;
+  ASSERT_TRUE(secrets.add(prose + "end"));
+  ASSERT_TRUE(secrets.add(token));
+  const std::string text = "a " + prose + "end\nb " + prose + "enx\nc " + token + " d " +
+                           prose.substr(0, 100) + "\n" + prose + "end";
+  const auto whole = secrets.redact(text);
+  ASSERT_EQ(whole, "a [REDACTED]\nb " + prose + "enx\nc [REDACTED] d " + prose.substr(0, 100) +
+                       "\n[REDACTED]");
+  for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+    std::string out;
+    StreamRedactor redactor(&secrets, [&](std::string_view bytes) { out.append(bytes); });
+    redactor.feed(std::string_view(text).substr(0, cut));
+    redactor.feed(std::string_view(text).substr(cut));
+    redactor.flush();
+    EXPECT_EQ(out, whole) << "cut at " << cut;
+  }
+}
+
 TEST(StreamRedactor, OneByteAtATime) {
   const std::string text = "a " + std::string(kSecret) + "\nb " + std::string(kSecret) + "c\n";
   Redacted r;
@@ -67,6 +92,40 @@ TEST(StreamRedactor, TwoPartialLinesAsTofuPrintsThem) {
     EXPECT_EQ(out, prefix + "[REDACTED]\n" + prefix + "[REDACTED]\n") << "cut at " << cut;
     EXPECT_TRUE(pieces_in(out).empty());
   }
+}
+
+// value printed in two writes, split `split` bytes into it, as tofu prints them: two lines with its
+// prefix. Every chunk boundary is tried; neither line may carry 8 bytes of the word split.
+void expect_split_word_redacted(std::string_view value, std::size_t split, std::string_view word,
+                                std::string_view first, std::string_view second) {
+  const std::string prefix = "null_resource.x (local-exec): ";
+  const std::string text = prefix + std::string(value.substr(0, split)) + "\n" + prefix +
+                           std::string(value.substr(split)) + "\n";
+  for (std::size_t cut = 0; cut <= text.size(); ++cut) {
+    SecretSet secrets;
+    ASSERT_TRUE(secrets.add(value));
+    std::string out;
+    StreamRedactor redactor(&secrets, [&](std::string_view bytes) { out.append(bytes); });
+    redactor.feed(std::string_view(text).substr(0, cut));
+    redactor.feed(std::string_view(text).substr(cut));
+    redactor.flush();
+    EXPECT_EQ(out, prefix + std::string(first) + "\n" + prefix + std::string(second) + "\n")
+        << "cut at " << cut;
+    for (std::size_t at = 0; at + 8 <= word.size(); ++at)
+      EXPECT_EQ(out.find(word.substr(at, 8)), std::string::npos) << word.substr(at, 8);
+  }
+}
+
+TEST(StreamRedactor, APassphraseWithSpacesSplitIntoTwoPartialLines) {
+  const std::string_view value = "plover xyzzy-Quux-7741-frobozz plugh";
+  expect_split_word_redacted(value, 20, value.substr(7, 23), "plover [REDACTED]",
+                             "[REDACTED] plugh");
+}
+
+TEST(StreamRedactor, ABearerTokenSplitIntoTwoPartialLines) {
+  const std::string_view jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJydW4tNDIifQ.c2lnbmF0dXJlLWJ5dGVz";
+  const std::string value = "Bearer " + std::string(jwt);
+  expect_split_word_redacted(value, 30, jwt, "Bearer [REDACTED]", "[REDACTED]");
 }
 
 TEST(StreamRedactor, PassesCompleteLinesOnAtOnce) {
@@ -92,6 +151,29 @@ TEST(StreamRedactor, WithoutSecretsBytesPassStraightOn) {
   StreamRedactor redactor(nullptr, [&](std::string_view bytes) { out.append(bytes); });
   redactor.feed("partial");
   EXPECT_EQ(out, "partial");
+}
+
+// The attack on the agent's io thread: a long sensitive output, then 1 MiB of text that agrees
+// with it until it differs, through both layers a Run's log passes. The work is counted
+// (SecretSet::work: bytes compared and hashed), not timed; comparing whole strings at every held
+// position costs some 10^5 per byte here.
+TEST(RedactedLines, CraftedOutputCostsBoundedWorkPerByteThroughBothLayers) {
+  constexpr std::uint64_t kBoundPerByte = 4096;
+  auto secrets = std::make_shared<SecretSet>();
+  ASSERT_TRUE(secrets->add(std::string(32 * 1024, 'A') + " x"));
+  const std::string text = std::string(std::size_t{1} << 20, 'A') + "C\n";
+  std::vector<std::string> lines;
+  LogRedactor log(secrets, [&](std::string_view line) { lines.emplace_back(line); });
+  RedactedLines stream(secrets.get(), 64 * 1024, [&](std::string_view line) { log(line); });
+  for (std::size_t at = 0; at < text.size(); at += 16 * 1024)
+    stream.feed(std::string_view(text).substr(at, 16 * 1024));
+  stream.finish();
+  log.flush();
+  // The "A"s are pieces of the secret: markers, and one line, since markers are shorter.
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_TRUE(lines[0].starts_with("[REDACTED]") && lines[0].ends_with("]C"));
+  EXPECT_EQ(lines[0].find("AAAAAAAA"), std::string::npos);
+  EXPECT_LE(secrets->work(), kBoundPerByte * text.size());
 }
 
 TEST(RedactedLines, ASecretAcrossTheLongLineCutIsReplacedWhole) {
