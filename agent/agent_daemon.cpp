@@ -202,8 +202,11 @@ asio::awaitable<bool> AgentDaemon::async_start() {
   auto registered = co_await async_register();
   if (!registered) {
     spdlog::error("register: {}", registered.error().to_string());
+    // The operator's reset names the key to admit: give the exact body to send.
     if (registered.error().code == errc::kAgentKeyMismatch)
-      spdlog::error("this agent's signing key is {} (public key {}); not retrying",
+      spdlog::error("this agent's signing key ({}) is not admitted; to admit it, an operator "
+                    "sends POST /api/v1/agents/<agentId>/reset-keys with the body "
+                    "{{\"signPublicKey\": \"{}\"}}; not retrying",
                     (config_.state_dir / "keys/agent-sign.key").string(),
                     keys_.sign.public_key.to_base64());
   }

@@ -24,10 +24,12 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: takosumi-agent --config <agent.yaml> [--check-config]\n"
+    "usage: takosumi-agent --config <agent.yaml> [--check-config | --print-public-key]\n"
     "       takosumi-agent --config <agent.yaml> recover [--push | --discard RUN_ID]\n"
     "  --config FILE     agent configuration (docs/configuration.md)\n"
     "  --check-config    load and validate the configuration and keys, then exit\n"
+    "  --print-public-key  print this agent's public signing key (base64; created if there is\n"
+    "                    none yet, as on start) for an operator's reset-keys, then exit\n"
     "  recover           show the Runs the journal and the spool hold (docs/operations.md)\n"
     "    --push          deliver them now, also those held for the operator (agent stopped)\n"
     "    --discard ID    forget one Run's journal entry and spool (agent stopped)\n"
@@ -36,6 +38,7 @@ constexpr const char* kUsage =
 struct Args {
   std::string config;
   bool check_only = false;
+  bool print_public_key = false;
   bool recover = false;
   bool push = false;
   std::string discard;
@@ -48,6 +51,8 @@ bool parse_args(int argc, char** argv, Args& args) {
       args.config = argv[++i];
     } else if (a == "--check-config") {
       args.check_only = true;
+    } else if (a == "--print-public-key") {
+      args.print_public_key = true;
     } else if (a == "recover") {
       args.recover = true;
     } else if (a == "--push" && args.recover) {
@@ -61,7 +66,8 @@ bool parse_args(int argc, char** argv, Args& args) {
       return false;
     }
   }
-  return !args.config.empty() && !(args.push && !args.discard.empty());
+  const int modes = int(args.check_only) + int(args.print_public_key) + int(args.recover);
+  return !args.config.empty() && !(args.push && !args.discard.empty()) && modes <= 1;
 }
 
 // A helper program installed next to takosumi-agent unless the configuration names it (key).
@@ -115,6 +121,23 @@ int run_recover(const Args& args, const takosumi::config::AgentConfig& config) {
   return 0;
 }
 
+// The key the agent registers with, as an operator's reset-keys names it. Creates the key file if
+// there is none, as the daemon does on start (run it as the agent's user).
+int print_public_key(const takosumi::config::AgentConfig& c) {
+  const auto keys_dir = c.state_dir / "keys";
+  if (auto s = takosumi::ensure_directory(keys_dir, 0700); !s) {
+    spdlog::error("{}", s.error().to_string());
+    return 2;
+  }
+  auto sign = takosumi::crypto::load_or_create_sign_key(keys_dir / "agent-sign.key");
+  if (!sign) {
+    spdlog::error("{}", sign.error().to_string());
+    return 2;
+  }
+  std::cout << sign->public_key.to_base64() << "\n";
+  return 0;
+}
+
 takosumi::Result<takosumi::agent::AgentKeys> load_keys(const takosumi::config::AgentConfig& c) {
   namespace crypto = takosumi::crypto;
   auto keys_dir = c.state_dir / "keys";
@@ -155,6 +178,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   spdlog::set_level(spdlog::level::from_str(config->log_level));
+  if (args.print_public_key) return print_public_key(*config);
   auto keys = load_keys(*config);
   if (!keys) {
     spdlog::error("{}", keys.error().to_string());

@@ -62,7 +62,8 @@ Status parse_keys_and_proof(const json::object& o, RegistrationRequest& r) {
   if (!box_key) return fail(errc::kInvalidArgument, "boxPublicKey must be base64 of 32 bytes");
   if (!sign_key) return fail(errc::kInvalidArgument, "signPublicKey must be base64 of 32 bytes");
   r.reg.box_public_key = *box;
-  r.reg.sign_public_key = *sign;
+  // Canonical base64: compared as text with the key on record and the one an operator's reset names.
+  r.reg.sign_public_key = sign_key->to_base64();
   r.box_key = *box_key;
   r.sign_key = *sign_key;
   if (!o.contains("challenge") || !o.contains("signature"))

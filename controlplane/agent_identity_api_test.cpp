@@ -1,7 +1,7 @@
 // Registration proves possession of the agent's signing key, over the real control plane on
 // loopback: a public key alone, a replayed or expired challenge, or a signature made for another
 // name or control plane registers nothing; the agent itself re-registers (a restart) and keeps its
-// id; a new key for a name needs an operator's reset, which is audited.
+// id; a new key for a name needs an operator's reset that names the key, which is audited.
 #include "controlplane/audit_log.hpp"
 #include "controlplane/http_api_fixture.hpp"
 #include "controlplane/registration_challenges.hpp"
@@ -125,20 +125,26 @@ TEST_F(AgentIdentityTest, ChallengesNeedThePoolTokenAndRegistrationsASignature) 
   EXPECT_NE(r.body.find("upgrade"), std::string::npos) << r.body;
 }
 
-TEST_F(AgentIdentityTest, AnOperatorResetAdmitsANewKeyAndIsAudited) {
+TEST_F(AgentIdentityTest, AnOperatorResetAdmitsTheKeyItNamesAndIsAudited) {
   register_agent();
   const std::string id = agent_id_;
   const std::string old_token = agent_token_;
   const std::string reset_path = "/api/v1/agents/" + id + "/reset-keys";
+  const json::object reset_body{{"signPublicKey", other_sign_.public_key.to_base64()}};
   const auto new_key_body = [&] {
     return registration_body(honest_claim("worker-1", other_sign_, other_box_), other_sign_);
   };
-  expect_error(send_registration(new_key_body()), 409, "agent_key_mismatch");
-  EXPECT_EQ(send(http::verb::post, reset_path, "{}", {}).status, 401u) << "needs the API token";
-  EXPECT_EQ(api(http::verb::post, "/api/v1/agents/agt_unknown/reset-keys").status, 404u);
-  auto reset = api(http::verb::post, reset_path);
+  auto refused = send_registration(new_key_body());
+  expect_error(refused, 409, "agent_key_mismatch");
+  EXPECT_NE(refused.body.find(other_sign_.public_key.to_base64()), std::string::npos)
+      << "the refusal names the key to admit: " << refused.body;
+  EXPECT_EQ(send(http::verb::post, reset_path, json::serialize(reset_body), {}).status, 401u)
+      << "needs the API token";
+  EXPECT_EQ(api(http::verb::post, "/api/v1/agents/agt_unknown/reset-keys", reset_body).status, 404u);
+  auto reset = api(http::verb::post, reset_path, reset_body);
   ASSERT_EQ(reset.status, 200u) << reset.body;
   EXPECT_EQ(reset.str("agentId"), id);
+  EXPECT_EQ(reset.str("signPublicKey"), other_sign_.public_key.to_base64());
   EXPECT_EQ(claim_status(old_token), 401u) << "a reset signs the old key's holder out";
   expect_error(send_registration(registration_body(honest_claim("worker-1", sign_, box_), sign_)),
                409, "agent_key_mismatch");
@@ -153,10 +159,50 @@ TEST_F(AgentIdentityTest, AnOperatorResetAdmitsANewKeyAndIsAudited) {
   EXPECT_EQ(resets[0].first, api_actor(kApiToken));
   EXPECT_EQ(resets[0].second.at("agentId"), json::value(id));
   EXPECT_EQ(resets[0].second.at("signPublicKey"), json::value(sign_.public_key.to_base64()));
+  EXPECT_EQ(resets[0].second.at("newSignPublicKey"),
+            json::value(other_sign_.public_key.to_base64()));
   auto registrations = audit("agent.registered");
   ASSERT_EQ(registrations.size(), 2u);
   EXPECT_EQ(registrations[1].first, agent_actor(id));
   EXPECT_EQ(registrations[1].second.at("keysReplaced"), json::value(true));
+}
+
+// The pool token is shared by every agent host: after a reset, whoever holds it and registers
+// first with its own key must not become the agent.
+TEST_F(AgentIdentityTest, AfterAResetAPoolTokenHolderWithAnotherKeyIsRefused) {
+  register_agent();
+  const auto intended = crypto::SignKeyPair::generate();
+  ASSERT_EQ(api(http::verb::post, "/api/v1/agents/" + agent_id_ + "/reset-keys",
+                json::object{{"signPublicKey", intended.public_key.to_base64()}})
+                .status,
+            200u);
+  auto taken = send_registration(
+      registration_body(honest_claim("worker-1", other_sign_, other_box_), other_sign_));
+  expect_error(taken, 409, "agent_key_mismatch");
+  EXPECT_NE(taken.body.find(intended.public_key.to_base64()), std::string::npos) << taken.body;
+  auto renewed =
+      send_registration(registration_body(honest_claim("worker-1", intended, box_), intended));
+  ASSERT_EQ(renewed.status, 200u) << renewed.body;
+  EXPECT_EQ(renewed.str("agentId"), agent_id_);
+  EXPECT_EQ(audit("agent.registered").size(), 2u) << "the refused registration left no trace";
+}
+
+TEST_F(AgentIdentityTest, AResetNamesTheNewKeyInAStrictBody) {
+  register_agent();
+  const std::string reset_path = "/api/v1/agents/" + agent_id_ + "/reset-keys";
+  const std::string key = other_sign_.public_key.to_base64();
+  const std::vector<std::string> bodies{
+       std::string("{}"), std::string(""), R"({"signPublicKey": "not base64!"})",
+        R"({"signPublicKey": ")" + std::string(60, 'A') + R"("})",
+        R"({"signPublicKey": ")" + key + R"(", "force": true})",
+        R"({"signPublicKey": ")" + key + R"(", "signPublicKey": ")" + key + R"("})"};
+  for (const auto& body : bodies) {
+    auto r = send(http::verb::post, reset_path, body,
+                  {{"authorization", std::string("Bearer ") + kApiToken}});
+    expect_error(r, 400, "invalid_argument");
+  }
+  EXPECT_EQ(claim_status(agent_token_), 200u) << "a refused reset changes nothing";
+  EXPECT_TRUE(audit("agent.keys_reset").empty());
 }
 
 // A queued plan of a Capsule whose Connection was revoked since: the next claim pass fails it
@@ -197,7 +243,10 @@ TEST_F(AgentIdentityTest, AResetCutsOffALongPollAlreadyWaiting) {
     if (!parked) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_TRUE(parked);
-  ASSERT_EQ(api(http::verb::post, "/api/v1/agents/" + agent_id_ + "/reset-keys").status, 200u);
+  ASSERT_EQ(api(http::verb::post, "/api/v1/agents/" + agent_id_ + "/reset-keys",
+                json::object{{"signPublicKey", other_sign_.public_key.to_base64()}})
+                .status,
+            200u);
   auto plan = api(http::verb::post, "/api/v1/capsules/" + capsule + "/plan");  // wakes the poll
   EXPECT_EQ(plan.status, 201u) << plan.body;
   poll.join();

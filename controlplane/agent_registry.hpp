@@ -2,7 +2,8 @@
 // Registered agents and their bearer tokens (only SHA-256 of a token is stored). A name belongs to
 // one agent and that agent to its signing key: registering again with the key on record keeps the
 // agent id and replaces the token; another key is refused until an operator resets the agent's
-// keys (docs/security.md "Agent identity"). Proving possession of the key is the caller's job.
+// keys naming the new key (docs/security.md "Agent identity"). Proving possession of the key is
+// the caller's job. Signing keys are compared as canonical base64 text.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -36,14 +37,15 @@ class AgentRegistry {
 
   // The caller has verified that the registrant holds reg.sign_public_key. A new name makes a new
   // agent. For a known name: the agent with that signing key gets a fresh token, and its box key,
-  // version, labels and capacity are replaced; after reset_keys() the agent takes the first new
-  // signing key presented (the reset key itself is refused). Anything else: agent_key_mismatch,
-  // with a message saying what the operator can do.
+  // version, labels and capacity are replaced; after reset_keys() only the key the reset named is
+  // taken (same agent id), and the reset is used up. Anything else: agent_key_mismatch, with a
+  // message saying what the operator can do.
   Result<AgentCredential> register_agent(const AgentRegistration& reg);
   // The operator's explicit action for a lost or compromised agent key: revokes the agent's token
-  // at once and lets the next registration under its name bring a new signing key (same agent
-  // id). Returns the agent as it was; not_found for an unknown id.
-  Result<Agent> reset_keys(std::string_view agent_id);
+  // at once and lets the next registration under its name in with exactly new_sign_public_key
+  // (canonical base64, validated by the caller). Returns the agent as it was; not_found for an
+  // unknown id; conflict when another agent of the same name already holds that key.
+  Result<Agent> reset_keys(std::string_view agent_id, std::string_view new_sign_public_key);
   // unauthorized for an unknown token.
   Result<Agent> authenticate(std::string_view token);
 
@@ -52,6 +54,7 @@ class AgentRegistry {
     std::string id;
     std::string sign_public_key;
     bool reset = false;
+    std::string awaited_key;  // a pending reset's key; empty for a v6 reset that named none
   };
   Result<std::vector<NamedAgent>> agents_named(std::string_view name);
   Result<AgentCredential> insert(const AgentRegistration& reg);

@@ -1,5 +1,5 @@
 // Agent names and signing keys over a real SQLite file: a name keeps its agent and its key; a new
-// key needs an operator's reset first.
+// key needs an operator's reset that names it first.
 #include "controlplane/agent_registry.hpp"
 
 #include <gtest/gtest.h>
@@ -52,30 +52,47 @@ TEST_F(AgentRegistryTest, AnotherKeyForTheNameIsRefusedAndChangesNothing) {
   EXPECT_EQ(agent->sign_public_key, "sign-key");
 }
 
-TEST_F(AgentRegistryTest, ResetRevokesTheTokenAndAdmitsOneNewKey) {
+TEST_F(AgentRegistryTest, ResetRevokesTheTokenAndAdmitsOnlyTheKeyItNames) {
   auto first = agents_.register_agent(registration("sign-key"));
   ASSERT_TRUE(first);
-  auto reset = agents_.reset_keys(first->agent_id);
+  auto reset = agents_.reset_keys(first->agent_id, "new-sign-key");
   ASSERT_TRUE(reset) << reset.error().to_string();
   EXPECT_EQ(reset->name, "worker");
   EXPECT_FALSE(agents_.authenticate(first->agent_token)) << "the old token is revoked at once";
-  auto old_key = agents_.register_agent(registration("sign-key"));
-  ASSERT_FALSE(old_key) << "a reset key is no longer accepted";
-  EXPECT_EQ(old_key.error().code, errc::kAgentKeyMismatch);
+  // Whoever holds the pool token comes first does not matter: only the named key gets in.
+  for (const char* key : {"sign-key", "attacker-sign-key"}) {
+    auto refused = agents_.register_agent(registration(key, "attacker-box"));
+    ASSERT_FALSE(refused) << key;
+    EXPECT_EQ(refused.error().code, errc::kAgentKeyMismatch);
+    EXPECT_NE(refused.error().message.find("admits only the signing key new-sign-key"),
+              std::string::npos) << refused.error().message;
+  }
 
   auto renewed = agents_.register_agent(registration("new-sign-key", "new-box"));
   ASSERT_TRUE(renewed) << renewed.error().to_string();
   EXPECT_EQ(renewed->agent_id, first->agent_id);
   EXPECT_TRUE(renewed->keys_replaced);
-  EXPECT_EQ(agents_.authenticate(renewed->agent_token)->sign_public_key, "new-sign-key");
+  EXPECT_EQ(agents_.authenticate(renewed->agent_token)->box_public_key, "new-box");
   // The reset is used up: the new key is the one on record, any other is refused again.
   EXPECT_FALSE(agents_.register_agent(registration("third-sign-key")));
   EXPECT_FALSE(agents_.register_agent(registration("sign-key")));
-  EXPECT_TRUE(agents_.register_agent(registration("new-sign-key")));
+  auto again = agents_.register_agent(registration("new-sign-key"));
+  ASSERT_TRUE(again);
+  EXPECT_FALSE(again->keys_replaced);
+}
+
+TEST_F(AgentRegistryTest, AResetMayNameTheKeyOnRecordToRevokeOnlyTheToken) {
+  auto first = agents_.register_agent(registration("sign-key"));
+  ASSERT_TRUE(agents_.reset_keys(first->agent_id, "sign-key"));
+  EXPECT_FALSE(agents_.authenticate(first->agent_token));
+  auto back = agents_.register_agent(registration("sign-key"));
+  ASSERT_TRUE(back) << back.error().to_string();
+  EXPECT_EQ(back->agent_id, first->agent_id);
+  EXPECT_FALSE(back->keys_replaced);
 }
 
 TEST_F(AgentRegistryTest, ResettingAnUnknownAgentIsNotFound) {
-  auto reset = agents_.reset_keys("agt_missing");
+  auto reset = agents_.reset_keys("agt_missing", "new-sign-key");
   ASSERT_FALSE(reset);
   EXPECT_EQ(reset.error().code, errc::kNotFound);
 }

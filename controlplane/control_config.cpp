@@ -82,10 +82,16 @@ Status load_pool_tokens(const YAML::Node& root, const std::filesystem::path& bas
 Status load_limits(const YAML::Node& root, ControlConfig& cfg) {
   auto connections = config::yaml_int(root, "maxConnections", "", 256, 8, 65536);
   if (!connections) return std::unexpected(connections.error());
+  auto per_client = config::yaml_int(root, "maxConnectionsPerClient", "", 64, 1, 65536);
+  if (!per_client) return std::unexpected(per_client.error());
+  auto header_timeout = config::yaml_int(root, "headerTimeoutSeconds", "", 10, 1, 300);
+  if (!header_timeout) return std::unexpected(header_timeout.error());
   // At least one artifact (256 MiB) must fit, or no upload could ever succeed.
   auto temp_mib = config::yaml_int(root, "maxTempMiB", "", 2048, 256, 1 << 20);
   if (!temp_mib) return std::unexpected(temp_mib.error());
   cfg.max_connections = static_cast<std::size_t>(*connections);
+  cfg.max_connections_per_client = static_cast<std::size_t>(*per_client);
+  cfg.header_timeout_seconds = *header_timeout;
   cfg.max_temp_bytes = static_cast<std::uint64_t>(*temp_mib) << 20;
   return {};
 }
@@ -98,7 +104,8 @@ Result<ControlConfig> parse_control_config(const YAML::Node& root,
   TAKOSUMI_TRY(config::yaml_known_keys(
       root,
       {"listenAddress", "port", "dataDir", "apiTokenFile", "poolTokens", "poolTokenFile",
-       "leaseSeconds", "manifestTtlSeconds", "maxConnections", "maxTempMiB"},
+       "leaseSeconds", "manifestTtlSeconds", "maxConnections", "maxConnectionsPerClient",
+       "headerTimeoutSeconds", "maxTempMiB"},
       ""));
   if (!root || !root.IsMap()) return fail(errc::kConfigInvalid, "the document must be a mapping");
   ControlConfig cfg;

@@ -5,8 +5,11 @@
 //   from env TAKOSUMI_DEPLOY_CONTROL_TOKEN first, else this file), poolTokens (list) and/or
 //   poolTokenFile (one token per line, '#' comments), leaseSeconds (60), manifestTtlSeconds
 //   (900; 0 makes every manifest expire at once, for tests of the agent's refusal),
-//   maxConnections (256: connections open at once; more are closed as soon as accepted),
-//   maxTempMiB (2048: request bodies streamed to <dataDir>/tmp at once, across all requests).
+//   maxConnections (256: connections open at once), maxConnectionsPerClient (64: from one IP
+//   address; past either, the oldest unauthenticated connection still waiting for headers is
+//   closed for the new one, else the new one is closed), headerTimeoutSeconds (10: for a
+//   request's headers to arrive), maxTempMiB (2048: request bodies streamed to <dataDir>/tmp at
+//   once, across all requests).
 // Errors are config_invalid and name the key; unknown keys are refused.
 #include <yaml-cpp/yaml.h>
 
@@ -32,6 +35,8 @@ struct ControlConfig {
   std::int64_t lease_seconds = 60;
   std::int64_t manifest_ttl_seconds = 900;
   std::size_t max_connections = 256;
+  std::size_t max_connections_per_client = 64;
+  std::int64_t header_timeout_seconds = 10;
   std::uint64_t max_temp_bytes = 2048ull << 20;
 };
 

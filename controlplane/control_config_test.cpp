@@ -36,14 +36,23 @@ TEST(ControlConfig, AppliesDefaults) {
   EXPECT_EQ(r->lease_seconds, 60);
   EXPECT_EQ(r->manifest_ttl_seconds, 900);
   EXPECT_EQ(r->max_connections, 256u);
+  EXPECT_EQ(r->max_connections_per_client, 64u);
+  EXPECT_EQ(r->header_timeout_seconds, 10);
   EXPECT_EQ(r->max_temp_bytes, 2048ull << 20);
 }
 
 TEST(ControlConfig, ReadsAndChecksTheLimits) {
-  auto r = parse("dataDir: d\npoolTokens: [p]\nmaxConnections: 32\nmaxTempMiB: 512\n");
+  auto r = parse("dataDir: d\npoolTokens: [p]\nmaxConnections: 32\nmaxTempMiB: 512\n"
+                 "maxConnectionsPerClient: 4\nheaderTimeoutSeconds: 3\n");
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(r->max_connections, 32u);
+  EXPECT_EQ(r->max_connections_per_client, 4u);
+  EXPECT_EQ(r->header_timeout_seconds, 3);
   EXPECT_EQ(r->max_temp_bytes, 512ull << 20);
+  expect_config_error("dataDir: d\npoolTokens: [p]\nmaxConnectionsPerClient: 0\n",
+                      "maxConnectionsPerClient must be between 1 and 65536");
+  expect_config_error("dataDir: d\npoolTokens: [p]\nheaderTimeoutSeconds: 0\n",
+                      "headerTimeoutSeconds must be between 1 and 300");
   expect_config_error("dataDir: d\npoolTokens: [p]\nmaxConnections: 0\n",
                       "maxConnections must be between 8 and 65536");
   expect_config_error("dataDir: d\npoolTokens: [p]\nmaxTempMiB: 100\n",

@@ -23,7 +23,7 @@ namespace takosumi::controlplane {
 namespace {
 
 // Routes every request through the router (which admits it by its route's access), except the
-// health check, which anyone may call.
+// health check, which anyone may call (unauthenticated: its connection closes after the answer).
 class ControlService final : public HttpHandler {
  public:
   explicit ControlService(const Router& router) : router_(router) {}
@@ -70,7 +70,9 @@ struct ControlPlane::Parts {
                    pool.get_executor(), config.pool_tokens, challenges}),
         service(router),
         server(io, service, config.data_dir / "tmp",
-               ServerLimits{config.max_connections, config.max_temp_bytes}) {
+               ServerLimits{config.max_connections, config.max_connections_per_client,
+                            std::chrono::seconds(config.header_timeout_seconds),
+                            config.max_temp_bytes}) {
     public_api.register_routes(router);
     agent_api.register_routes(router);
   }

@@ -42,13 +42,14 @@ TEST_F(HttpApiTest, OversizedJsonIs413) {
   EXPECT_EQ(r.obj().at("error").at("code"), "payload_too_large");
 }
 
-TEST_F(HttpApiTest, KeepsConnectionsAlive) {
+TEST_F(HttpApiTest, KeepsAuthenticatedConnectionsAlive) {
   asio::io_context io;
   asio::ip::tcp::socket socket(io);
   socket.connect({asio::ip::make_address("127.0.0.1"), port_});
   beast::flat_buffer buffer;
   for (int i = 0; i < 3; ++i) {
-    http::write(socket, make_request(http::verb::get, "/healthz", {}, {}));
+    http::write(socket, make_request(http::verb::get, "/api/v1/workspaces", {},
+                                     {{"authorization", std::string("Bearer ") + kApiToken}}));
     EXPECT_EQ(read_reply(socket, buffer).status, 200u);
   }
 }

@@ -1,6 +1,8 @@
 // What a client can cost the control plane before and after it authenticates, over real loopback
 // sockets: no unauthenticated body byte is stored, oversized headers get 431 with the error JSON,
-// connections past maxConnections are closed, and bodies streamed to disk share maxTempMiB.
+// connections without a credential give up their slots to those with one (maxConnections,
+// maxConnectionsPerClient, headerTimeoutSeconds, one answer per unauthenticated connection), and
+// bodies streamed to disk share maxTempMiB.
 #include <chrono>
 #include <thread>
 
@@ -89,19 +91,37 @@ TEST_F(HttpApiTest, OversizedHeadersAre431WithTheErrorJson) {
   EXPECT_EQ(r.code, "headers_too_large");
 }
 
-class ConnectionLimitTest : public HttpApiTest {
- protected:
-  void configure(ControlConfig& cfg) override { cfg.max_connections = 4; }
-};
+// An authenticated request (the API token); keep-alive, so the connection stays open after it.
+http::request<http::string_body> operator_request() {
+  return make_request(http::verb::get, "/api/v1/workspaces", {},
+                      {{"authorization", std::string("Bearer ") + kApiToken}});
+}
 
-// Sends a health check on socket; true when it is answered 200.
-bool served(tcp::socket& socket) {
+// Sends req on socket; true when it is answered 200.
+bool served(tcp::socket& socket, const http::request<http::string_body>& req = operator_request()) {
   boost::system::error_code ec;
-  http::write(socket, make_request(http::verb::get, "/healthz", {}, {}), ec);
+  http::write(socket, req, ec);
   return !ec && raw::read_reply(socket).status == 200u;
 }
 
-TEST_F(ConnectionLimitTest, ConnectionsPastTheLimitAreClosedUntilOneEnds) {
+// The first bytes of a request whose headers never end, as a client dripping them would send.
+constexpr std::string_view kUnfinishedHead = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+
+// Header timeouts long enough that only the connection limits close a connection in these tests.
+class ConnectionLimitTest : public HttpApiTest {
+ protected:
+  void configure(ControlConfig& cfg) override {
+    cfg.max_connections = 4;
+    cfg.header_timeout_seconds = 300;
+  }
+  http::request<http::string_body> claim_request() {
+    return make_request(http::verb::post, "/agent/v1/claim",
+                        json::serialize(json::object{{"freeSlots", 0}, {"waitSeconds", 0}}),
+                        {{"authorization", "Bearer " + agent_token_}});
+  }
+};
+
+TEST_F(ConnectionLimitTest, AuthenticatedConnectionsPastTheLimitAreClosedUntilOneEnds) {
   asio::io_context io;
   std::vector<tcp::socket> open;
   for (int i = 0; i < 4; ++i) {
@@ -123,6 +143,96 @@ TEST_F(ConnectionLimitTest, ConnectionsPastTheLimitAreClosedUntilOneEnds) {
     if (!s.is_open()) continue;
     EXPECT_TRUE(served(s));
   }
+}
+
+TEST_F(ConnectionLimitTest, IdleAndSlowUnauthenticatedClientsDoNotLockOutAnAgent) {
+  register_agent();
+  asio::io_context io;
+  tcp::socket kept = raw::connect(io, port_);
+  ASSERT_TRUE(served(kept, claim_request())) << "the agent holds a keep-alive connection";
+  // Ten connections without a credential, more than the four slots: silent ones and ones whose
+  // headers never end.
+  std::vector<tcp::socket> holders;
+  for (int i = 0; i < 10; ++i) {
+    holders.push_back(raw::connect(io, port_));
+    if (i % 2 == 1) raw::write_some_bytes(holders.back(), kUnfinishedHead);
+  }
+  tcp::socket fresh = raw::connect(io, port_);
+  EXPECT_TRUE(served(fresh, claim_request())) << "a new connection of the agent gets in";
+  EXPECT_TRUE(served(kept, claim_request())) << "and the one it kept is still open";
+  // The oldest holders made room: the server closed them.
+  EXPECT_TRUE(raw::closed_by_server(holders[0])) << "silent";
+  EXPECT_TRUE(raw::closed_by_server(holders[1])) << "dripping headers";
+}
+
+class PerClientLimitTest : public HttpApiTest {
+ protected:
+  void configure(ControlConfig& cfg) override {
+    cfg.max_connections_per_client = 3;
+    cfg.header_timeout_seconds = 300;
+  }
+};
+
+TEST_F(PerClientLimitTest, OneAddressHoldsAtMostItsShare) {
+  asio::io_context io;
+  std::vector<tcp::socket> a;
+  for (int i = 0; i < 3; ++i) {
+    a.push_back(raw::connect(io, port_, "127.0.0.1"));
+    ASSERT_TRUE(served(a.back())) << "connection " << i;
+  }
+  tcp::socket a_extra = raw::connect(io, port_, "127.0.0.1");
+  EXPECT_FALSE(served(a_extra)) << "a fourth from 127.0.0.1 is closed";
+  tcp::socket b = raw::connect(io, port_, "127.0.0.2");
+  EXPECT_TRUE(served(b)) << "another address still gets in";
+  for (auto& s : a) EXPECT_TRUE(served(s)) << "the three keep their slots";
+
+  // At its limit with connections that never authenticated, an address's own oldest one makes
+  // room for its next: its unauthenticated connections cannot shut out its agent.
+  std::vector<tcp::socket> idle;
+  for (int i = 0; i < 3; ++i) idle.push_back(raw::connect(io, port_, "127.0.0.3"));
+  tcp::socket agent = raw::connect(io, port_, "127.0.0.3");
+  EXPECT_TRUE(served(agent));
+  EXPECT_TRUE(raw::closed_by_server(idle[0]));
+}
+
+// A client that sends no credential gets one answer per connection.
+TEST_F(HttpApiTest, OnlyAnAuthenticatedRequestKeepsItsConnection) {
+  const std::vector<std::pair<std::string, Headers>> unauthenticated{
+      {"/healthz", {}},
+      {"/api/v1/workspaces", {{"authorization", "Bearer wrong"}}},
+      {"/api/v1/nothing", {}}};
+  asio::io_context io;
+  for (const auto& [target, headers] : unauthenticated) {
+    tcp::socket socket = raw::connect(io, port_);
+    http::write(socket, make_request(http::verb::get, target, {}, headers));
+    beast::flat_buffer buffer;
+    http::response_parser<http::string_body> answer;
+    http::read(socket, buffer, answer);
+    EXPECT_FALSE(answer.get().keep_alive()) << target << " answered with Connection: close";
+    EXPECT_TRUE(raw::closed_by_server(socket)) << target;
+  }
+  tcp::socket socket = raw::connect(io, port_);
+  EXPECT_TRUE(served(socket));
+  EXPECT_TRUE(served(socket)) << "an authenticated connection stays open";
+}
+
+class HeaderTimeoutTest : public HttpApiTest {
+ protected:
+  void configure(ControlConfig& cfg) override { cfg.header_timeout_seconds = 1; }
+};
+
+TEST_F(HeaderTimeoutTest, HeadersThatDoNotArriveCloseTheConnectionButIdleKeepAliveDoesNot) {
+  asio::io_context io;
+  tcp::socket kept = raw::connect(io, port_);
+  ASSERT_TRUE(served(kept));
+  tcp::socket silent = raw::connect(io, port_);
+  tcp::socket dripping = raw::connect(io, port_);
+  raw::write_some_bytes(dripping, kUnfinishedHead);
+  EXPECT_TRUE(raw::closed_by_server(silent));
+  EXPECT_TRUE(raw::closed_by_server(dripping));
+  // Between two requests a keep-alive connection has the idle timeout, not the header timeout:
+  // a header timeout started for `kept` before those two began theirs, and they have run out.
+  EXPECT_TRUE(served(kept));
 }
 
 class TempBudgetTest : public HttpApiTest {

@@ -7,7 +7,11 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
+#include <poll.h>
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -36,10 +40,25 @@ inline std::uintmax_t bytes_under(const std::filesystem::path& dir) {
   return total;
 }
 
-inline tcp::socket connect(asio::io_context& io, std::uint16_t port) {
+// Connects to 127.0.0.1:port from source (any address of 127.0.0.0/8 is this host's loopback, so
+// a test can play several clients).
+inline tcp::socket connect(asio::io_context& io, std::uint16_t port,
+                           const char* source = "127.0.0.1") {
   tcp::socket socket(io);
+  socket.open(tcp::v4());
+  socket.bind({asio::ip::make_address(source), 0});
   socket.connect({asio::ip::make_address("127.0.0.1"), port});
   return socket;
+}
+
+// True once the server has closed the connection (EOF or reset) with nothing more to read. guard
+// only keeps a broken server from hanging the test; it is not a timing expectation.
+inline bool closed_by_server(tcp::socket& socket,
+                             std::chrono::seconds guard = std::chrono::seconds(60)) {
+  pollfd p{socket.native_handle(), POLLIN, 0};
+  if (::poll(&p, 1, static_cast<int>(guard.count() * 1000)) <= 0) return false;
+  char c = 0;
+  return ::recv(socket.native_handle(), &c, 1, 0) <= 0;
 }
 
 struct Reply {

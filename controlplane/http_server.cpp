@@ -5,12 +5,14 @@
 #include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <list>
 #include <optional>
 
 #include "common/error_codes.hpp"
 #include "controlplane/api_error_codes.hpp"
+#include "controlplane/connection_slots.hpp"
 #include "controlplane/ids.hpp"
 #include "controlplane/socket_client_link.hpp"
 #include "controlplane/temp_budget.hpp"
@@ -24,6 +26,8 @@ namespace http = beast::http;
 using asio::ip::tcp;
 using namespace std::chrono_literals;
 
+// How long a keep-alive connection may wait for its next request to begin; the headers then have
+// ServerLimits::header_timeout.
 constexpr auto kIdleTimeout = 75s;
 constexpr auto kBodyTimeout = 300s;
 constexpr auto kWriteTimeout = 300s;
@@ -89,8 +93,9 @@ struct BudgetedFileBody {
 };
 
 struct Session {
+  ConnectionSlots::Id id;
   beast::tcp_stream stream;
-  bool idle = true;
+  bool answered_before = false;  // a request was answered on this connection
 };
 
 struct Exchange {
@@ -144,11 +149,15 @@ HttpRequest head_of(const HeadParser& parser) {
 struct HttpServer::Impl {
   Impl(asio::io_context& io_, HttpHandler& handler_, std::filesystem::path temp, ServerLimits lim)
       : io(io_), handler(handler_), temp_dir(std::move(temp)), limits(lim),
-        budget(lim.max_temp_bytes), acceptor(io_) {}
+        budget(lim.max_temp_bytes), acceptor(io_),
+        slots({lim.max_connections, lim.max_connections_per_client}) {}
 
   asio::awaitable<void> accept_loop();
-  void refuse_connection(tcp::socket& socket);
-  asio::awaitable<void> run_session(tcp::socket socket);
+  void admit_connection(tcp::socket socket);
+  void evict(ConnectionSlots::Id id);
+  void warn_pressed(const ConnectionSlots::Grant& grant, const std::string& client);
+  asio::awaitable<void> run_session(ConnectionSlots::Id id, tcp::socket socket);
+  asio::awaitable<bool> await_request_start(Session& s, beast::flat_buffer& buffer);
   asio::awaitable<std::optional<Exchange>> read_and_handle(Session& s, beast::flat_buffer& buffer,
                                                           std::optional<TempUpload>& upload);
   asio::awaitable<BodyRead> read_body(Session& s, beast::flat_buffer& buffer, HeadParser& head,
@@ -170,9 +179,9 @@ struct HttpServer::Impl {
   ServerLimits limits;
   TempBudget budget;
   tcp::acceptor acceptor;
+  ConnectionSlots slots;  // taken at accept, before the session starts
   std::list<Session*> sessions;
-  std::size_t open_connections = 0;  // counted from accept, before the session starts
-  bool refusing = false;             // at max_connections; logged once per episode
+  bool pressed = false;  // a limit evicted or refused; logged once until a connection gets in freely
   bool stopping = false;
 };
 
@@ -212,7 +221,7 @@ void HttpServer::stop() {
   boost::system::error_code ec;
   impl_->acceptor.close(ec);
   for (Session* s : impl_->sessions)
-    if (s->idle) s->stream.socket().close(ec);
+    if (impl_->slots.waiting(s->id)) s->stream.socket().close(ec);
 }
 
 asio::awaitable<void> HttpServer::Impl::accept_loop() {
@@ -226,37 +235,66 @@ asio::awaitable<void> HttpServer::Impl::accept_loop() {
       co_await pause.async_wait(use_tuple);
       continue;
     }
-    if (open_connections >= limits.max_connections) {
-      refuse_connection(socket);
-      continue;
-    }
-    ++open_connections;
-    asio::co_spawn(io, run_session(std::move(socket)), [this](std::exception_ptr e) {
-      --open_connections;
-      if (open_connections < limits.max_connections) refusing = false;
-      log_stray_exception(e, "HTTP session");
-    });
+    admit_connection(std::move(socket));
   }
 }
 
-// Past maxConnections a connection costs one accept and one close: nothing is read from it.
-void HttpServer::Impl::refuse_connection(tcp::socket& socket) {
-  if (!refusing)
-    spdlog::warn("{} connections open (maxConnections): closing new ones until one ends",
-                 open_connections);
-  refusing = true;
-  boost::system::error_code ignored;
-  socket.close(ignored);
+// A refused connection costs one accept and one close: nothing is read from it.
+void HttpServer::Impl::admit_connection(tcp::socket socket) {
+  boost::system::error_code ec;
+  const auto peer = socket.remote_endpoint(ec);
+  // A peer that reset before the accept has no address any more, but its request may still be
+  // read (and its handler learn that it has gone): it goes on under the empty address.
+  const std::string client = ec ? std::string() : peer.address().to_string();
+  const ConnectionSlots::Grant grant = slots.admit(client);
+  if (grant.evicted) evict(*grant.evicted);
+  warn_pressed(grant, client);
+  if (!grant.id) {
+    socket.close(ec);
+    return;
+  }
+  const ConnectionSlots::Id id = *grant.id;
+  asio::co_spawn(io, run_session(id, std::move(socket)), [this, id](std::exception_ptr e) {
+    slots.release(id);
+    log_stray_exception(e, "HTTP session");
+  });
 }
 
-asio::awaitable<void> HttpServer::Impl::run_session(tcp::socket socket) {
-  Session s{beast::tcp_stream(std::move(socket))};
+// The evicted session is waiting for headers: closing its socket ends its read, then the session.
+void HttpServer::Impl::evict(ConnectionSlots::Id id) {
+  auto s = std::ranges::find(sessions, id, &Session::id);
+  boost::system::error_code ignored;
+  if (s != sessions.end()) (*s)->stream.socket().close(ignored);
+}
+
+void HttpServer::Impl::warn_pressed(const ConnectionSlots::Grant& grant, const std::string& client) {
+  const bool freely = grant.id && !grant.evicted;
+  if (freely || pressed) {
+    pressed = !freely;
+    return;
+  }
+  pressed = true;
+  if (grant.refused == ConnectionSlots::Refusal::per_client)
+    spdlog::warn("{} holds {} connections (maxConnectionsPerClient), all authenticated or busy: "
+                 "closing its new ones until one ends", client, slots.open_from(client));
+  else if (grant.refused == ConnectionSlots::Refusal::total)
+    spdlog::warn("{} connections open (maxConnections), all authenticated or busy: closing new "
+                 "ones until one ends", slots.open());
+  else
+    spdlog::warn("connection limit reached (maxConnections or maxConnectionsPerClient for {}): "
+                 "closing the oldest unauthenticated idle connections for new ones", client);
+}
+
+asio::awaitable<void> HttpServer::Impl::run_session(ConnectionSlots::Id id, tcp::socket socket) {
+  if (!slots.waiting(id)) co_return;  // evicted before it started: the socket closes here
+  Session s{id, beast::tcp_stream(std::move(socket))};
   auto registered = sessions.insert(sessions.end(), &s);
   beast::flat_buffer buffer;
   while (!stopping) {
     std::optional<TempUpload> upload;  // removed, and its budget returned, after the response
     auto exchange = co_await read_and_handle(s, buffer, upload);
     if (!exchange) break;
+    s.answered_before = true;
     const bool written = co_await deliver(s, *exchange);
     upload.reset();
     if (written && exchange->body_unread) co_await linger(s, buffer);
@@ -267,17 +305,29 @@ asio::awaitable<void> HttpServer::Impl::run_session(tcp::socket socket) {
   s.stream.socket().shutdown(tcp::socket::shutdown_send, ec);
 }
 
+// Between requests on a keep-alive connection: waits up to kIdleTimeout for the next request's
+// first byte. A new connection has no such grace: its header timeout runs from the start.
+asio::awaitable<bool> HttpServer::Impl::await_request_start(Session& s, beast::flat_buffer& buffer) {
+  if (!s.answered_before || buffer.size() > 0) co_return true;
+  s.stream.expires_after(kIdleTimeout);
+  auto [ec, n] = co_await s.stream.async_read_some(buffer.prepare(4096), use_tuple);
+  buffer.commit(n);
+  co_return !ec;
+}
+
 // Reads one request and produces its response; nullopt when the connection should just close.
 // The handler admits the head before a single body byte is read.
 asio::awaitable<std::optional<Exchange>> HttpServer::Impl::read_and_handle(
     Session& s, beast::flat_buffer& buffer, std::optional<TempUpload>& upload) {
-  s.idle = true;
-  s.stream.expires_after(kIdleTimeout);
+  slots.set_waiting(s.id, true);
+  if (!co_await await_request_start(s, buffer)) co_return std::nullopt;
+  s.stream.expires_after(limits.header_timeout);
   HeadParser head;
   head.header_limit(kHeaderLimit);
   head.body_limit(boost::none);  // the policy's limit is applied once the handler has chosen it
   auto [hec, hn] = co_await http::async_read_header(s.stream, buffer, head, use_tuple);
-  s.idle = false;
+  slots.set_waiting(s.id, false);
+  if (!s.stream.socket().is_open()) co_return std::nullopt;  // evicted while its read completed
   if (hec == http::error::header_limit)
     co_return refusal(api_errc::kHeadersTooLarge,
                       "request headers exceed " + std::to_string(kHeaderLimit) + " bytes");
@@ -286,9 +336,12 @@ asio::awaitable<std::optional<Exchange>> HttpServer::Impl::read_and_handle(
   if (auto st = parse_target(req); !st) co_return refusal(error_response(st.error()), !head.is_done());
   Admission admission = handler.admit(req);
   if (admission.refusal) co_return refusal(std::move(*admission.refusal), !head.is_done());
+  if (admission.authenticated) slots.set_authenticated(s.id);
   const BodyRead body = co_await read_body(s, buffer, head, admission.body, req, upload);
   if (body.outcome != BodyRead::complete) co_return answer_for(body.outcome, admission.body);
-  co_return co_await handle(s, std::move(req), body.keep_alive && !stopping);
+  // Only a credential keeps a connection open (a health check does not).
+  const bool keep_alive = body.keep_alive && admission.authenticated && !stopping;
+  co_return co_await handle(s, std::move(req), keep_alive);
 }
 
 asio::awaitable<BodyRead> HttpServer::Impl::read_body(Session& s, beast::flat_buffer& buffer,

@@ -5,9 +5,16 @@
 // is then closed gently. Otherwise the body is read by the handler's BodyPolicy: in memory, or
 // streamed to a temp file (removed after the response) within a budget of temporary bytes shared by
 // all requests (503 temp_space_exhausted past it); 413 past the policy's size. Headers past 16 KiB
-// are 431 headers_too_large. Connections past max_connections are closed as soon as accepted.
-// The handler sees the connection as a ClientLink; a response that cannot be written runs its
+// are 431 headers_too_large.
+// Connections: a request's headers must arrive within header_timeout (from the connection's
+// start, or from the first byte of a later request; a keep-alive connection may sit idle up to
+// 75 s between requests). A request that was not authenticated (the handler's Admission says so:
+// refusals, 404, health checks) closes its connection after the answer. Slots are shared as
+// ConnectionSlots says: past max_connections or max_connections_per_client, the oldest connection
+// that never authenticated and waits for headers is closed for the new one; with none, the new
+// one is closed as soon as accepted. The handler sees the connection as a ClientLink; a response that cannot be written runs its
 // on_undelivered. All member functions must be called on the io_context's thread.
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -25,6 +32,8 @@ namespace takosumi::controlplane {
 
 struct ServerLimits {
   std::size_t max_connections = 256;
+  std::size_t max_connections_per_client = 64;  // by the peer's IP address
+  std::chrono::seconds header_timeout{10};
   std::uint64_t max_temp_bytes = 2048ull << 20;
 };
 

@@ -74,10 +74,13 @@ struct BodyPolicy {
 };
 
 // What a handler decides from a request's head (method, target, headers) before the server reads a
-// single byte of its body: who may send it, and how much.
+// single byte of its body: who may send it, and how much. A request admitted without credentials
+// (a health check) leaves authenticated false: the server closes its connection after the answer,
+// as after every refusal, so that holding a connection open takes a credential.
 struct Admission {
   std::optional<HttpResponse> refusal;  // set: sent as the answer; the body is never read
   BodyPolicy body;                      // otherwise: how the body is read
+  bool authenticated = false;           // the request carried a credential the route accepts
 };
 
 class HttpHandler {

@@ -86,8 +86,8 @@ void PublicApi::register_routes(Router& r) {
         [this](auto& req, auto& p) { return set_capsule_connections(req, p[0]); });
   r.add("PUT", "/api/v1/capsules/{}/sensitive-variables", json_body,
         [this](auto& req, auto& p) { return set_sensitive_variables(req, p[0]); });
-  r.add("POST", "/api/v1/agents/{}/reset-keys", none,
-        [this](auto&, auto& p) { return reset_agent_keys(p[0]); });
+  r.add("POST", "/api/v1/agents/{}/reset-keys", json_body,
+        [this](auto& req, auto& p) { return reset_agent_keys(req, p[0]); });
   r.add_async("POST", "/api/v1/capsules/{}/plan", none,
               [this](const HttpRequest&, const RouteParams& p) { return async_plan(p[0]); });
   r.add_async("DELETE", "/api/v1/capsules/{}", none,

@@ -103,9 +103,9 @@ class PublicApi {
   Status check_connections(const Capsule& capsule);
   // activity_api.cpp
   HttpResponse activity(const HttpRequest& req, const std::string& workspace_id);
-  // agent_admin_api.cpp: revokes the agent's token and lets its next registration bring a new
-  // signing key (agent.keys_reset).
-  HttpResponse reset_agent_keys(const std::string& agent_id);
+  // agent_admin_api.cpp: revokes the agent's token and lets its next registration in with the
+  // signing key the body names, {"signPublicKey": "<base64>"}, and no other (agent.keys_reset).
+  HttpResponse reset_agent_keys(const HttpRequest& req, const std::string& agent_id);
   // Runs `create` and records run.created (with acceptDataLoss for applies) in one transaction.
   Result<Run> create_run(const std::function<Result<Run>()>& create,
                          std::optional<bool> accept_data_loss = std::nullopt);

@@ -77,9 +77,9 @@ Admission Router::admit(const HttpRequest& head) const {
   if (auto ok = (*route)->access.authenticate(head); !ok)
     return Admission{error_response(ok.error()), {}};
   switch ((*route)->access.body) {
-    case RouteBody::none: return Admission{std::nullopt, BodyPolicy{kMaxEmptyBody, false}};
-    case RouteBody::json: return Admission{std::nullopt, BodyPolicy{kMaxJsonBody, false}};
-    case RouteBody::file: return Admission{std::nullopt, BodyPolicy{max_file_bytes_, true}};
+    case RouteBody::none: return Admission{std::nullopt, BodyPolicy{kMaxEmptyBody, false}, true};
+    case RouteBody::json: return Admission{std::nullopt, BodyPolicy{kMaxJsonBody, false}, true};
+    case RouteBody::file: return Admission{std::nullopt, BodyPolicy{max_file_bytes_, true}, true};
   }
   return Admission{error_response(Error{std::string(errc::kInternal), "internal error"}), {}};
 }

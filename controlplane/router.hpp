@@ -43,7 +43,7 @@ class Router {
   void add_async(std::string method, std::string_view pattern, RouteAccess access,
                  AsyncRouteHandler handler);
   // The route's decision on a request head: 404 for no route, the authenticator's refusal (401),
-  // or the body policy of the route.
+  // or the body policy of the route (authenticated: every route has an authenticator).
   Admission admit(const HttpRequest& head) const;
   // req must have been admitted (HttpHandler's contract): authentication is not repeated here.
   boost::asio::awaitable<HttpResponse> async_dispatch(const HttpRequest& req) const;

@@ -10,7 +10,7 @@ namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 6;
+constexpr std::int64_t kSchemaVersion = 7;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -96,6 +96,7 @@ CREATE TABLE IF NOT EXISTS agents (
   created_at INTEGER NOT NULL,
   last_seen_at INTEGER NOT NULL,
   key_reset_at INTEGER,
+  reset_sign_public_key TEXT,
   UNIQUE (name, sign_public_key));
 CREATE INDEX IF NOT EXISTS agents_by_token ON agents(token_sha256);
 )sql";
@@ -290,6 +291,16 @@ Status migrate_v5_to_v6(Database& db) {
   return with_context(migrated, "migrate schema 5 -> 6");
 }
 
+// v6 -> v7: an operator's reset names the signing key the agent may come back with. A reset that
+// is pending from v6 named none, so it admits no key until the operator resets again with one.
+Status migrate_v6_to_v7(Database& db) {
+  auto migrated = in_transaction(db, [&]() -> Status {
+    TAKOSUMI_TRY(add_column_if_missing(db, "agents", "reset_sign_public_key", "TEXT"));
+    return db.exec("PRAGMA user_version = 7");
+  });
+  return with_context(migrated, "migrate schema 6 -> 7");
+}
+
 Result<std::int64_t> stored_version(Database& db) {
   auto version = single_integer(db, "PRAGMA user_version");
   if (!version || *version != 0) return version;
@@ -313,6 +324,7 @@ Status create_schema(Database& db) {
   if (*version >= 1 && *version <= 3) TAKOSUMI_TRY(migrate_v3_to_v4(db));
   if (*version >= 1 && *version <= 4) TAKOSUMI_TRY(migrate_v4_to_v5(db));
   if (*version >= 1 && *version <= 5) TAKOSUMI_TRY(migrate_v5_to_v6(db));
+  if (*version >= 1 && *version <= 6) TAKOSUMI_TRY(migrate_v6_to_v7(db));
   const std::string sql = std::string(kTablesBeforeRuns) +
                           create_runs_sql("\nCREATE TABLE IF NOT EXISTS runs") +
                           std::string(kTablesAfterRuns) + std::string(kTablesV3) +

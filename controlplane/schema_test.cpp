@@ -1,5 +1,5 @@
 // Schema creation and the in-place migrations of a first-release database (no user_version,
-// runs.type limited to plan/apply), of a version 2, 3, 4 and 5 database over real SQLite files.
+// runs.type limited to plan/apply), of a version 2 to 6 database over real SQLite files.
 #include "controlplane/schema.hpp"
 
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include "controlplane/schema_v3_fixture.hpp"
 #include "controlplane/schema_v4_fixture.hpp"
 #include "controlplane/schema_v5_fixture.hpp"
+#include "controlplane/schema_v6_fixture.hpp"
 #include "controlplane/state_store.hpp"
 #include "controlplane/test_support.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -165,9 +166,9 @@ INSERT INTO run_logs VALUES ('run_plan', 1, 0, 'Plan: 1 to add');
 TEST(SchemaTest, FreshDatabaseHasTheCurrentVersionAndIsIdempotent) {
   TempDir dir;
   Database db = testing::open_test_db(dir.path() / "control.db");
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
 }
 
 TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
@@ -175,7 +176,7 @@ TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v1_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
   EXPECT_EQ(single_integer(db, "PRAGMA foreign_keys"), 1);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
@@ -222,7 +223,7 @@ TEST(SchemaTest, NewerDatabaseIsRefused) {
   const auto file = dir.path() / "control.db";
   {
     Database db = testing::open_test_db(file);
-    ASSERT_TRUE(db.exec("PRAGMA user_version = 7"));
+    ASSERT_TRUE(db.exec("PRAGMA user_version = 8"));
   }
   auto db = Database::open(file);
   ASSERT_TRUE(db);
@@ -263,7 +264,7 @@ TEST(SchemaTest, VersionTwoDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v2_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
   FakeClock clock{100};
@@ -298,7 +299,7 @@ TEST(SchemaTest, VersionTwoDatabaseIsMigratedInPlace) {
   EXPECT_FALSE(db.run("UPDATE audit_events SET actor = 'y'"));
   EXPECT_FALSE(db.run("DELETE FROM audit_events"));
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
 }
 
 // A version 3 database with a Capsule that has a Connection and sensitive variables, a Run with
@@ -330,7 +331,7 @@ TEST(SchemaTest, VersionThreeDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v3_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
   FakeClock clock{100};
@@ -357,7 +358,7 @@ TEST(SchemaTest, VersionThreeDatabaseIsMigratedInPlace) {
   ASSERT_TRUE(catalog.set_policy("cap_1", policy));
   EXPECT_EQ(catalog.get_capsule("cap_1")->policy, policy);
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
   EXPECT_EQ(catalog.get_capsule("cap_1")->policy, policy);
 }
 
@@ -395,7 +396,7 @@ TEST(SchemaTest, VersionFourDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v4_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM runs"), 4);
 
@@ -433,7 +434,7 @@ TEST(SchemaTest, VersionFourDatabaseIsMigratedInPlace) {
   EXPECT_TRUE((*states.current("cap_1"))->partial);
   EXPECT_FALSE(db.run("UPDATE state_versions SET partial = 0"));
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM state_versions"), 2);
 }
 
@@ -461,7 +462,7 @@ TEST(SchemaTest, VersionFiveDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v5_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM agents WHERE key_reset_at IS NULL"), 2);
   FakeClock clock{100};
@@ -475,14 +476,68 @@ TEST(SchemaTest, VersionFiveDatabaseIsMigratedInPlace) {
   auto third = agents.register_agent({"worker", "2", {}, 1, "box-3", "sign-3"});
   ASSERT_FALSE(third);
   EXPECT_EQ(third.error().code, errc::kAgentKeyMismatch);
-  ASSERT_TRUE(agents.reset_keys("agt_1"));
+  auto taken = agents.reset_keys("agt_1", "sign-2");
+  ASSERT_FALSE(taken) << "agt_2 of the same name holds sign-2";
+  EXPECT_EQ(taken.error().code, errc::kConflict);
+  ASSERT_TRUE(agents.reset_keys("agt_1", "sign-3"));
   auto replaced = agents.register_agent({"worker", "2", {}, 1, "box-3", "sign-3"});
   ASSERT_TRUE(replaced) << replaced.error().to_string();
   EXPECT_EQ(replaced->agent_id, "agt_1");
   EXPECT_TRUE(replaced->keys_replaced);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM agents"), 2);
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 6);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
+}
+
+// A version 6 database with an agent whose keys an operator reset (a v6 reset names no key) and
+// one in good standing, and a Run leased to the reset one.
+void write_v6_database(const std::filesystem::path& file) {
+  auto db = Database::open(file);
+  ASSERT_TRUE(db) << db.error().to_string();
+  ASSERT_TRUE(db->exec(testing::kSchemaV6));
+  ASSERT_TRUE(db->exec(R"sql(
+INSERT INTO workspaces VALUES ('ws_1', 'demo', 1);
+INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,
+                      variables, created_at)
+  VALUES ('cap_1', 'ws_1', 'app', 'file:///repo', 'main', '', '{}', '{}', 1);
+INSERT INTO agents VALUES ('agt_1', 'worker', 'sign-1', 'box-1', '', '0.1.0', '[]', 1, 1, 1, 5);
+INSERT INTO agents VALUES ('agt_2', 'builder', 'sign-2', 'box-2', 'tok2', '0.1.0', '[]', 1, 2, 2,
+                           NULL);
+INSERT INTO runs (id, capsule_id, type, status, attempt, source_commit, agent_id,
+                  lease_token_sha256, lease_expires_at, created_at)
+  VALUES ('run_plan', 'cap_1', 'plan', 'running', 1, 'c1', 'agt_1', 'h', 99, 3);
+)sql"));
+}
+
+TEST(SchemaTest, VersionSixDatabaseIsMigratedInPlace) {
+  TempDir dir;
+  const auto file = dir.path() / "control.db";
+  ASSERT_NO_FATAL_FAILURE(write_v6_database(file));
+  Database db = testing::open_test_db(file);  // runs create_schema
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM agents WHERE reset_sign_public_key IS NULL"), 2);
+  FakeClock clock{100};
+  RunStore runs(db, clock);
+  EXPECT_EQ(runs.get_run("run_plan")->agent_id, "agt_1");
+
+  // The v6 reset named no key: it admits none, not even the first to come, until an operator
+  // resets again naming one.
+  AgentRegistry agents(db, clock);
+  auto first_comer = agents.register_agent({"worker", "2", {}, 1, "box-x", "sign-x"});
+  ASSERT_FALSE(first_comer);
+  EXPECT_EQ(first_comer.error().code, errc::kAgentKeyMismatch);
+  EXPECT_NE(first_comer.error().message.find("named no key"), std::string::npos)
+      << first_comer.error().message;
+  EXPECT_EQ(agents.register_agent({"builder", "2", {}, 1, "box-2", "sign-2"})->agent_id, "agt_2");
+  ASSERT_TRUE(agents.reset_keys("agt_1", "sign-3"));
+  EXPECT_FALSE(agents.register_agent({"worker", "2", {}, 1, "box-x", "sign-x"}));
+  auto renewed = agents.register_agent({"worker", "2", {}, 1, "box-3", "sign-3"});
+  ASSERT_TRUE(renewed) << renewed.error().to_string();
+  EXPECT_EQ(renewed->agent_id, "agt_1");
+  EXPECT_TRUE(renewed->keys_replaced);
+  EXPECT_TRUE(create_schema(db));
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
 }
 
 }  // namespace

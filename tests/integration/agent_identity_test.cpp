@@ -1,6 +1,7 @@
 // A real agent proves its key when it registers: a restarted agent with its key keeps its id; an
 // agent whose key changed is refused, says what the operator must do and exits instead of
-// looping; after the operator's reset it registers under the same id and runs Runs; an agent
+// looping, logging the body of the reset that admits its key; after the operator's reset naming
+// that key (printed by --print-public-key) it registers under the same id and runs Runs; an agent
 // pinning another control plane's key cannot register.
 #include <gtest/gtest.h>
 
@@ -23,6 +24,19 @@ std::vector<std::string> registered_ids(const Stack& stack) {
   for (std::sregex_iterator it(log.begin(), log.end(), registered), end; it != end; ++it)
     ids.push_back((*it)[1]);
   return ids;
+}
+
+// What `takosumi-agent --config agent.yaml --print-public-key` prints for agent-0, trimmed.
+std::string print_public_key(const Stack& stack) {
+  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  const auto out = stack.agent_dir(0) / "print-public-key.out";
+  ChildProcess printer({(bin / "agent/takosumi-agent").string(), "--config",
+                        (stack.agent_dir(0) / "agent.yaml").string(), "--print-public-key"},
+                       {}, out);
+  EXPECT_EQ(printer.wait(std::chrono::seconds(60)), 0) << read_text(out);
+  std::string text = read_text(out);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
 }
 
 bool wait_registrations(const Stack& stack, std::size_t n) {
@@ -49,7 +63,13 @@ TEST(AgentIdentity, ANewKeyIsRefusedUntilAnOperatorResetsTheAgent) {
   EXPECT_NE(log.find("/api/v1/agents/" + id + "/reset-keys"), std::string::npos) << log;
   EXPECT_EQ(registered_ids(stack).size(), 2u);
 
-  auto reset = stack.api().post("/api/v1/agents/" + id + "/reset-keys", json::object{});
+  // The operator reads the new key off the agent without starting it, and finds the same key, in
+  // the body to send, in the agent's log.
+  const std::string key = print_public_key(stack);
+  ASSERT_EQ(key.size(), 44u) << key;
+  EXPECT_NE(log.find("{\"signPublicKey\": \"" + key + "\"}"), std::string::npos) << log;
+  auto reset = stack.api().post("/api/v1/agents/" + id + "/reset-keys",
+                                json::object{{"signPublicKey", key}});
   ASSERT_EQ(reset.status, 200u) << reset.body;
   stack.start_agent(0);
   ASSERT_TRUE(wait_registrations(stack, 3)) << stack.agent_logs();
