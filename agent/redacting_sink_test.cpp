@@ -27,8 +27,8 @@ struct CapturedLogger {
   }
 };
 
-std::shared_ptr<runner::SecretSet> set_of(std::string_view value) {
-  auto set = std::make_shared<runner::SecretSet>();
+std::shared_ptr<redaction::SecretSet> set_of(std::string_view value) {
+  auto set = std::make_shared<redaction::SecretSet>();
   EXPECT_TRUE(set->add(value));
   return set;
 }

@@ -7,7 +7,7 @@
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "protocol/json_fields.hpp"
-#include "runner/run_workspace.hpp"
+#include "runner/state/run_workspace.hpp"
 
 namespace takosumi::agent {
 namespace {

@@ -17,9 +17,9 @@
 #include "common/file_io.hpp"
 #include "protocol/job_manifest.hpp"
 #include "protocol/json_fields.hpp"
-#include "runner/blocking.hpp"
-#include "runner/run_workspace.hpp"
-#include "runner/state_checkpoint.hpp"
+#include "common/offload.hpp"
+#include "runner/state/run_workspace.hpp"
+#include "runner/state/state_checkpoint.hpp"
 
 namespace takosumi::agent {
 namespace {
@@ -30,7 +30,7 @@ using Clock = std::chrono::steady_clock;
 
 enum class LockState { free, held };
 
-// The supervisor holds the workspace lock while tofu runs (runner/supervise.hpp).
+// The supervisor holds the workspace lock while tofu runs (supervise/supervise.hpp).
 LockState probe_lock(const fs::path& lock_file) {
   const int fd = ::open(lock_file.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0) return LockState::free;
@@ -100,7 +100,7 @@ asio::awaitable<Result<Delivery>> async_rebuild(const RecoveryContext& ctx, cons
   std::optional<runner::RecoveredState> state;
   if (e.phase != RunPhase::claimed) {
     const fs::path outbox = ctx.spool.dir(e.run_id, e.attempt);
-    auto found = co_await runner::async_blocking(ctx.blocking, [&] {
+    auto found = co_await async_offload(ctx.blocking.get_executor(), [&] {
       return runner::recover_newest_state(ctx.work_root, outbox, m);
     });
     if (!found) co_return std::unexpected(found.error());

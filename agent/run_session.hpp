@@ -59,7 +59,7 @@ class RunSession {
   bool lease_lost_ = false;
   std::optional<boost::asio::steady_timer> heartbeat_timer_;
   // Every secret of this Run; registered so the agent's own log lines are redacted with it too.
-  std::shared_ptr<runner::SecretSet> secret_set_ = std::make_shared<runner::SecretSet>();
+  std::shared_ptr<redaction::SecretSet> secret_set_ = std::make_shared<redaction::SecretSet>();
   SecretRegistration secret_registration_{secret_set_};
 };
 

@@ -4,13 +4,13 @@
 
 #include "common/error_codes.hpp"
 #include "crypto/sha256.hpp"
-#include "runner/confine/elf_interpreter.hpp"
+#include "confine/elf_interpreter.hpp"
 
 namespace takosumi::agent {
 
 SandboxProbe probe_sandbox(const config::AgentConfig& config, bool prepare) {
   SandboxProbe probe;
-  probe.landlock = runner::probe_landlock();
+  probe.landlock = confine::probe_landlock();
   // One agent installation, one state directory: its Run cgroups are its own.
   const auto instance = crypto::sha256_hex(std::filesystem::absolute(config.state_dir).string()).substr(0, 16);
   auto cgroups = runner::PidsCgroups::open(prepare, "agent-" + instance);
@@ -28,7 +28,7 @@ std::vector<std::string> describe_sandbox(const SandboxProbe& probe, const confi
   std::vector<std::string> out;
   const auto& ll = probe.landlock;
   out.push_back(ll.abi > 0 ? "exec allowlist: Landlock ABI " + std::to_string(ll.abi) + " (" +
-                                 runner::describe_landlock(ll.abi, c.sandbox.tcp_connect_ports.has_value()) + ")"
+                                 confine::describe_landlock(ll.abi, c.sandbox.tcp_connect_ports.has_value()) + ")"
                            : "exec allowlist: unavailable: " + ll.unavailable +
                                  (c.sandbox.exec_control_required ? "; Runs fail (sandbox.execControl: required)"
                                                                   : "; Runs warn (sandbox.execControl: best-effort)"));
@@ -49,7 +49,7 @@ std::vector<std::string> describe_sandbox(const SandboxProbe& probe, const confi
 
 Status check_tofu_binary(const SandboxProbe& probe, const config::AgentConfig& c) {
   if (!c.sandbox.enabled || (probe.landlock.abi == 0 && !c.sandbox.exec_control_required)) return {};
-  auto interpreter = runner::elf_interpreter(c.tofu_binary.string());
+  auto interpreter = confine::elf_interpreter(c.tofu_binary.string());
   if (!interpreter) return fail(errc::kConfigInvalid, "tofu.binary: " + interpreter.error());
   if (*interpreter)
     return fail(errc::kConfigInvalid,

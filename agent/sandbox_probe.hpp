@@ -8,13 +8,13 @@
 
 #include "common/error.hpp"
 #include "config/agent_config.hpp"
-#include "runner/confine/landlock.hpp"
-#include "runner/pids_cgroup.hpp"
+#include "confine/landlock.hpp"
+#include "runner/tofu/pids_cgroup.hpp"
 
 namespace takosumi::agent {
 
 struct SandboxProbe {
-  runner::LandlockSupport landlock;
+  confine::LandlockSupport landlock;
   std::optional<runner::PidsCgroups> cgroups;
   std::string cgroups_unavailable;  // why there is none
 };

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "runner/pattern_redactor.hpp"
+#include "redaction/pattern_redactor.hpp"
 
 namespace takosumi::agent {
 
@@ -12,13 +12,13 @@ SecretRegistry& SecretRegistry::instance() {
   return *registry;
 }
 
-void SecretRegistry::add(std::shared_ptr<const runner::SecretSet> set) {
+void SecretRegistry::add(std::shared_ptr<const redaction::SecretSet> set) {
   if (!set) return;
   std::lock_guard lock(mutex_);
   sets_.push_back(std::move(set));
 }
 
-void SecretRegistry::remove(const runner::SecretSet* set) {
+void SecretRegistry::remove(const redaction::SecretSet* set) {
   std::lock_guard lock(mutex_);
   const auto it = std::find_if(sets_.begin(), sets_.end(),
                                [&](const auto& registered) { return registered.get() == set; });
@@ -26,7 +26,7 @@ void SecretRegistry::remove(const runner::SecretSet* set) {
 }
 
 std::string SecretRegistry::redact(std::string_view text) const {
-  std::vector<std::shared_ptr<const runner::SecretSet>> sets;
+  std::vector<std::shared_ptr<const redaction::SecretSet>> sets;
   {
     // A snapshot, so that redaction (the slow part) does not hold up registration.
     std::lock_guard lock(mutex_);
@@ -34,10 +34,10 @@ std::string SecretRegistry::redact(std::string_view text) const {
   }
   std::string out(text);
   for (const auto& set : sets) out = set->redact(out);
-  return runner::redact_patterns(out);
+  return redaction::redact_patterns(out);
 }
 
-SecretRegistration::SecretRegistration(std::shared_ptr<const runner::SecretSet> set,
+SecretRegistration::SecretRegistration(std::shared_ptr<const redaction::SecretSet> set,
                                        SecretRegistry& registry)
     : registry_(&registry), set_(set.get()) {
   registry_->add(std::move(set));

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runner/secret_set.hpp"
+#include "redaction/secret_set.hpp"
 
 namespace takosumi::agent {
 
@@ -22,21 +22,21 @@ class SecretRegistry {
   static SecretRegistry& instance();
 
   // A set added n times stays registered until removed n times. Sets are read, never changed.
-  void add(std::shared_ptr<const runner::SecretSet> set);
-  void remove(const runner::SecretSet* set);
+  void add(std::shared_ptr<const redaction::SecretSet> set);
+  void remove(const redaction::SecretSet* set);
 
   // Every registered set's exact values, then the credential patterns.
   std::string redact(std::string_view text) const;
 
  private:
   mutable std::mutex mutex_;
-  std::vector<std::shared_ptr<const runner::SecretSet>> sets_;
+  std::vector<std::shared_ptr<const redaction::SecretSet>> sets_;
 };
 
-// Keeps a Run's SecretSet registered for as long as it lives. Move-only.
+// Keeps a Run's redaction::SecretSet registered for as long as it lives. Move-only.
 class SecretRegistration {
  public:
-  explicit SecretRegistration(std::shared_ptr<const runner::SecretSet> set,
+  explicit SecretRegistration(std::shared_ptr<const redaction::SecretSet> set,
                               SecretRegistry& registry = SecretRegistry::instance());
   ~SecretRegistration();
   SecretRegistration(SecretRegistration&& other) noexcept;
@@ -48,7 +48,7 @@ class SecretRegistration {
   void release() noexcept;
 
   SecretRegistry* registry_;
-  const runner::SecretSet* set_;
+  const redaction::SecretSet* set_;
 };
 
 }  // namespace takosumi::agent

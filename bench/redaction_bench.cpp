@@ -8,10 +8,10 @@
 #include <random>
 #include <string>
 
-#include "runner/redacted_lines.hpp"
-#include "runner/redaction.hpp"
-#include "runner/secret_set.hpp"
-#include "runner/stream_redactor.hpp"
+#include "redaction/redacted_lines.hpp"
+#include "redaction/redaction.hpp"
+#include "redaction/secret_set.hpp"
+#include "redaction/stream_redactor.hpp"
 
 namespace {
 
@@ -42,12 +42,12 @@ std::string log_text(std::mt19937_64& rng) {
 
 void BM_StreamRedactor(benchmark::State& state) {
   std::mt19937_64 rng(42);
-  SecretSet secrets;
+  redaction::SecretSet secrets;
   for (int i = 0; i < state.range(0); ++i) secrets.add(random_token(rng, 32));
   const std::string text = log_text(rng);
   std::size_t out_bytes = 0;
   for (auto _ : state) {
-    StreamRedactor redactor(&secrets, [&](std::string_view bytes) { out_bytes += bytes.size(); });
+    redaction::StreamRedactor redactor(&secrets, [&](std::string_view bytes) { out_bytes += bytes.size(); });
     for (std::size_t at = 0; at < text.size(); at += kChunk)
       redactor.feed(std::string_view(text).substr(at, kChunk));
     redactor.flush();
@@ -60,12 +60,12 @@ BENCHMARK(BM_StreamRedactor)->Arg(0)->Arg(100)->Unit(benchmark::kMillisecond);
 // A module plants a long sensitive output and prints text that agrees with it for as long as
 // possible before it differs: "A"×n + " x" stored, "A…AC" printed (state.range(1) == 0); or prose
 // without any 16-byte word, "ab "×n stored and "ab ab … C" printed (== 1). 1 MiB of it goes
-// through the per-stream redactor and then the Run's LogRedactor, as tofu's output does.
+// through the per-stream redactor and then the Run's redaction::LogRedactor, as tofu's output does.
 void BM_CraftedAgainstALongSecret(benchmark::State& state) {
   const auto length = static_cast<std::size_t>(state.range(0));
   const bool prose = state.range(1) == 1;
   const std::string unit = prose ? "ab " : "A";
-  auto secrets = std::make_shared<SecretSet>();
+  auto secrets = std::make_shared<redaction::SecretSet>();
   std::string secret;
   while (secret.size() < length) secret += unit;
   secrets->add(secret + (prose ? "x" : " x"));
@@ -74,8 +74,8 @@ void BM_CraftedAgainstALongSecret(benchmark::State& state) {
   text += "C\n";
   std::size_t lines = 0;
   for (auto _ : state) {
-    LogRedactor log(secrets, [&](std::string_view) { ++lines; });
-    RedactedLines stream(secrets.get(), 64 * 1024, [&](std::string_view line) { log(line); });
+    redaction::LogRedactor log(secrets, [&](std::string_view) { ++lines; });
+    redaction::RedactedLines stream(secrets.get(), 64 * 1024, [&](std::string_view line) { log(line); });
     for (std::size_t at = 0; at < text.size(); at += kChunk)
       stream.feed(std::string_view(text).substr(at, kChunk));
     stream.finish();

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "common/error_codes.hpp"
-#include "controlplane/test_support.hpp"
+#include "controlplane/testing/test_support.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace takosumi::controlplane {

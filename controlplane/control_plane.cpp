@@ -13,11 +13,11 @@
 #include <optional>
 
 #include "common/file_io.hpp"
-#include "controlplane/agent_api.hpp"
-#include "controlplane/agent_registry.hpp"
-#include "controlplane/http_server.hpp"
-#include "controlplane/public_api.hpp"
-#include "controlplane/schema.hpp"
+#include "controlplane/api/agent_api.hpp"
+#include "controlplane/store/agent_registry.hpp"
+#include "controlplane/http/http_server.hpp"
+#include "controlplane/api/public_api.hpp"
+#include "controlplane/store/schema.hpp"
 
 namespace takosumi::controlplane {
 namespace {

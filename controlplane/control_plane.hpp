@@ -10,7 +10,7 @@
 #include "common/clock.hpp"
 #include "common/error.hpp"
 #include "controlplane/control_config.hpp"
-#include "controlplane/keyring.hpp"
+#include "controlplane/store/keyring.hpp"
 
 namespace takosumi::controlplane {
 

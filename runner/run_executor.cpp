@@ -5,9 +5,9 @@
 #include <exception>
 
 #include "common/error_codes.hpp"
-#include "runner/boost_process_launcher.hpp"
-#include "runner/redaction.hpp"
-#include "runner/report_redaction.hpp"
+#include "runner/tofu/boost_process_launcher.hpp"
+#include "redaction/redaction.hpp"
+#include "redaction/report_redaction.hpp"
 #include "runner/run_flow.hpp"
 
 namespace takosumi::runner {
@@ -26,12 +26,12 @@ RunExecutor::~RunExecutor() = default;
 
 void RunExecutor::cancel() { cancel_.request(); }
 
-boost::asio::awaitable<RunOutcome> RunExecutor::async_run(RunInputs inputs, LogSink log) {
+boost::asio::awaitable<RunOutcome> RunExecutor::async_run(RunInputs inputs, redaction::LogSink log) {
   RunOutcome outcome;
-  if (!inputs.secret_set) inputs.secret_set = std::make_shared<SecretSet>();
+  if (!inputs.secret_set) inputs.secret_set = std::make_shared<redaction::SecretSet>();
   // A chatty module must not fill the control plane: past the budget the log is cut (the Run
   // itself goes on — stopping an apply for its verbosity would do more harm).
-  LogSink budgeted = [left = settings_.max_log_bytes, cut = false,
+  redaction::LogSink budgeted = [left = settings_.max_log_bytes, cut = false,
                       log = std::move(log)](std::string_view line) mutable {
     if (cut || !log) return;
     if (line.size() + 1 > left) {
@@ -45,8 +45,8 @@ boost::asio::awaitable<RunOutcome> RunExecutor::async_run(RunInputs inputs, LogS
   // Every line, the runner's own notices included, passes the redactor before `log` sees it
   // (tofu's output was redacted on its bytes already; this second pass catches values spanning
   // lines, the runner's notices and credential shapes).
-  auto redactor = std::make_shared<LogRedactor>(inputs.secret_set, std::move(budgeted));
-  LogSink redacted = [redactor](std::string_view line) { (*redactor)(line); };
+  auto redactor = std::make_shared<redaction::LogRedactor>(inputs.secret_set, std::move(budgeted));
+  redaction::LogSink redacted = [redactor](std::string_view line) { (*redactor)(line); };
   RunFlow flow(blocking_, settings_, *launcher_, cancel_, inputs, std::move(redacted), outcome);
   Status result;
   try {
@@ -61,7 +61,7 @@ boost::asio::awaitable<RunOutcome> RunExecutor::async_run(RunInputs inputs, LogS
     spdlog::error("run {}: bug: exception while finishing: {}", inputs.manifest.run_id, e.what());
   }
   redactor->flush();
-  redact_report(outcome.report, *inputs.secret_set);
+  redaction::redact_report(outcome.report, *inputs.secret_set);
   co_return outcome;
 }
 

@@ -21,12 +21,12 @@
 #include "protocol/run_policy.hpp"
 #include "protocol/secret_bundle.hpp"
 #include "protocol/run_report.hpp"
-#include "runner/cancel_signal.hpp"
-#include "runner/log_sink.hpp"
-#include "runner/pids_cgroup.hpp"
-#include "runner/process_launcher.hpp"
-#include "runner/sandbox.hpp"
-#include "runner/secret_set.hpp"
+#include "runner/tofu/cancel_signal.hpp"
+#include "redaction/log_sink.hpp"
+#include "runner/tofu/pids_cgroup.hpp"
+#include "runner/tofu/process_launcher.hpp"
+#include "runner/tofu/sandbox.hpp"
+#include "redaction/secret_set.hpp"
 
 namespace takosumi::runner {
 
@@ -39,7 +39,7 @@ struct RunnerSettings {
   std::chrono::seconds tofu_timeout{1800};  // wall clock for all tofu commands of one Run
   std::chrono::seconds kill_grace{30};      // after SIGINT, before SIGKILL
   // Resource type globs whose delete or replace is marked data_loss on plans and destroy plans;
-  // empty means default_data_loss_patterns() (runner/data_loss.hpp).
+  // empty means default_data_loss_patterns() (runner/plan/data_loss.hpp).
   std::vector<std::string> data_loss_patterns;
   // Every tofu command runs in this sandbox; the tofu binary and the mirror are added read-only,
   // the network follows the Run's effective policy. Unset: unsandboxed, with a warning per Run.
@@ -75,7 +75,7 @@ struct RunInputs {
   // Every value the Run must never let out. The caller may share it (the agent redacts its own
   // logs with it); the Run adds the bundle's values and every sensitive value it meets in the
   // prior state, the plan and the outputs. Created by async_run when null.
-  std::shared_ptr<SecretSet> secret_set;
+  std::shared_ptr<redaction::SecretSet> secret_set;
   // Awaited right before `tofu apply` starts, when everything else is ready. An error stops the
   // Run there with that error and nothing is applied: the agent uses it to record the phase and to
   // tell the control plane first, which refuses a stale lease (fencing).
@@ -109,8 +109,8 @@ class RunExecutor {
   // Runs once per executor. Never throws: every failure is a report with status "failed" and a
   // stable failure_code; failure messages name the step and end with tofu's last diagnostics,
   // never state content. Every line given to `log` and every text in the report has passed
-  // through redaction (runner/redaction.hpp) with the Run's secret set.
-  boost::asio::awaitable<RunOutcome> async_run(RunInputs inputs, LogSink log);
+  // through redaction (redaction/redaction.hpp) with the Run's secret set.
+  boost::asio::awaitable<RunOutcome> async_run(RunInputs inputs, redaction::LogSink log);
 
   // Call on the io executor. Interrupts the running tofu (SIGINT to tofu itself, SIGKILL after
   // kill_grace) and starts nothing more; the Run ends with failure_code "cancelled" (an apply

@@ -15,21 +15,21 @@
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "crypto/sha256.hpp"
-#include "runner/blocking.hpp"
-#include "runner/data_loss.hpp"
-#include "runner/drift_analysis.hpp"
-#include "runner/git_source.hpp"
-#include "runner/installed_providers.hpp"
-#include "runner/mirror_view.hpp"
-#include "runner/credential_check.hpp"
-#include "runner/module_policy.hpp"
-#include "runner/output_filter.hpp"
-#include "runner/plan_analysis.hpp"
-#include "runner/provider_lock.hpp"
-#include "runner/run_artifacts.hpp"
-#include "runner/sensitive_values.hpp"
-#include "runner/state_checkpoint.hpp"
-#include "runner/state_file.hpp"
+#include "common/offload.hpp"
+#include "runner/plan/data_loss.hpp"
+#include "runner/plan/drift_analysis.hpp"
+#include "runner/source/git_source.hpp"
+#include "runner/policy/installed_providers.hpp"
+#include "runner/policy/mirror_view.hpp"
+#include "redaction/credential_check.hpp"
+#include "runner/policy/module_policy.hpp"
+#include "runner/plan/output_filter.hpp"
+#include "runner/plan/plan_analysis.hpp"
+#include "runner/policy/provider_lock.hpp"
+#include "runner/state/run_artifacts.hpp"
+#include "redaction/sensitive_values.hpp"
+#include "runner/state/state_checkpoint.hpp"
+#include "runner/state/state_file.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -56,23 +56,23 @@ Result<boost::json::value> parse_json_text(std::string_view text, std::string_vi
 
 // tofu show -json, parsed once: its sensitive values join the Run's secrets and the object goes on
 // to the analysis.
-Result<boost::json::object> parse_plan_json(std::string_view text, SecretSet& secrets) {
+Result<boost::json::object> parse_plan_json(std::string_view text, redaction::SecretSet& secrets) {
   auto doc = parse_json_text(text, "tofu show -json");
   if (!doc) return std::unexpected(doc.error());
   if (!doc->is_object()) return fail(errc::kOpentofuFailed, "tofu show -json is not an object");
-  collect_plan_secrets(*doc, secrets);
+  redaction::collect_plan_secrets(*doc, secrets);
   return std::move(doc->as_object());
 }
 
 // A state file (the prior one, or the one an apply left), parsed; its sensitive values join the
 // Run's secrets.
 Result<boost::json::object> read_state_document(const fs::path& state, std::string_view what,
-                                                SecretSet& secrets) {
+                                                redaction::SecretSet& secrets) {
   auto text = read_file(state, kMaxStateJson);
   if (!text) return std::unexpected(text.error());
   auto doc = parse_json_text(*text, what);
   if (!doc) return std::unexpected(doc.error());
-  collect_state_secrets(*doc, secrets);
+  redaction::collect_state_secrets(*doc, secrets);
   if (!doc->is_object()) return fail(errc::kStateIntegrityFailed, std::string(what) + " is not an object");
   return std::move(doc->as_object());
 }
@@ -104,7 +104,7 @@ std::unexpected<Error> workspace_error(const Error& e, std::string_view what) {
 }  // namespace
 
 RunFlow::RunFlow(asio::thread_pool& blocking, const RunnerSettings& settings,
-                 ProcessLauncher& launcher, CancelSignal& cancel, RunInputs& inputs, LogSink log,
+                 ProcessLauncher& launcher, CancelSignal& cancel, RunInputs& inputs, redaction::LogSink log,
                  RunOutcome& outcome)
     : blocking_(blocking),
       settings_(settings),
@@ -127,7 +127,7 @@ RunFlow::~RunFlow() {
 void RunFlow::remember(std::string_view what, std::string_view value) {
   if (value.empty() || secrets_.add(value)) return;
   // Too short to replace everywhere it occurs without destroying the log (docs/security.md).
-  notice(std::string(what) + " is shorter than " + std::to_string(kMinRedactedLength) +
+  notice(std::string(what) + " is shorter than " + std::to_string(redaction::kMinRedactedLength) +
          " bytes: it is not redacted by exact value");
 }
 
@@ -208,7 +208,7 @@ asio::awaitable<Status> RunFlow::async_checkout() {
 // the first scan could not see.
 asio::awaitable<Status> RunFlow::async_check_module_policy() {
   const auto started = Clock::now();
-  auto scan = co_await async_blocking(blocking_, [this] {
+  auto scan = co_await async_offload(blocking_.get_executor(), [this] {
     return scan_module(workspace_->source(), module_dir_);
   });
   record("policy", started);
@@ -228,21 +228,21 @@ Status RunFlow::scrub_source() const {
 asio::awaitable<Status> RunFlow::async_restore_inputs() {
   const auto started = Clock::now();
   if (manifest_.prior_state) {
-    auto restored = co_await async_blocking(blocking_, [this] {
+    auto restored = co_await async_offload(blocking_.get_executor(), [this] {
       return restore_prior_state(*inputs_.prior_state_envelope, inputs_.prior_state_dek, manifest_,
                                  module_dir_ / kStateFile);
     });
     if (!restored) co_return restored;
     // The prior state's sensitive values may show up in this Run's output (an error message
     // quoting an attribute): they are redacted like the Run's own secrets.
-    auto collected = co_await async_blocking(blocking_, [this] {
+    auto collected = co_await async_offload(blocking_.get_executor(), [this] {
       return read_state_document(module_dir_ / kStateFile, "the prior state", secrets_);
     });
     if (!collected)
       co_return std::unexpected(as_run_failure(collected.error(), errc::kStateIntegrityFailed));
   }
   if (manifest_.type == protocol::RunType::apply) {
-    auto restored = co_await async_blocking(blocking_, [this] {
+    auto restored = co_await async_offload(blocking_.get_executor(), [this] {
       return restore_saved_plan(*inputs_.plan_envelope, inputs_.plan_dek, manifest_,
                                 workspace_->frozen_plan());
     });
@@ -307,7 +307,7 @@ Result<std::optional<SandboxOptions::Confine>> RunFlow::confine_options(
     notice("warning: the exec allowlist is not enforced (sandbox.execControl: best-effort): " +
            control.landlock.unavailable);
   }
-  ConfineArguments args;
+  confine::ConfineArguments args;
   args.exec = {settings_.tofu_binary.string()};
   for (const auto& dir : providers) args.exec.push_back(dir.string());
   if (policy_.allow_provisioners || policy_.allow_external_data) {
@@ -363,7 +363,7 @@ asio::awaitable<Status> RunFlow::async_init() {
 // directory, which the sandbox sees read-only.
 asio::awaitable<Status> RunFlow::async_freeze(const fs::path& written, const fs::path& frozen) {
   const auto started = Clock::now();
-  auto copied = co_await async_blocking(blocking_, [&] {
+  auto copied = co_await async_offload(blocking_.get_executor(), [&] {
     return workspace_->freeze(written, frozen, settings_.max_state_bytes);
   });
   record("freeze", started);
@@ -382,7 +382,7 @@ asio::awaitable<Status> RunFlow::async_limit_processes() {
     co_return Status{};
   }
   const std::string name = manifest_.run_id + "-" + std::to_string(manifest_.attempt);
-  auto created = co_await async_blocking(blocking_, [&]() -> Status {
+  auto created = co_await async_offload(blocking_.get_executor(), [&]() -> Status {
     auto cgroup = settings_.pids_cgroups->create(name, settings_.max_processes);
     if (!cgroup) return std::unexpected(cgroup.error());
     cgroup_.emplace(std::move(*cgroup));
@@ -407,7 +407,7 @@ asio::awaitable<Status> RunFlow::async_prepare_credentials() {
 asio::awaitable<Status> RunFlow::async_collect_plan_secrets(const fs::path& plan_file) {
   auto shown = co_await tofu_->async_show_json(plan_file);
   if (!shown) co_return std::unexpected(shown.error());
-  co_return co_await async_blocking(blocking_, [&]() -> Status {
+  co_return co_await async_offload(blocking_.get_executor(), [&]() -> Status {
     auto doc = parse_plan_json(*shown, secrets_);
     if (!doc) return std::unexpected(doc.error());
     return {};
@@ -426,7 +426,7 @@ asio::awaitable<Status> RunFlow::async_plan() {
   started = Clock::now();
   auto shown = co_await tofu_->async_show_json(workspace_->frozen_plan());
   if (!shown) co_return std::unexpected(shown.error());
-  auto analysis = co_await async_blocking(blocking_, [&]() -> Result<PlanAnalysis> {
+  auto analysis = co_await async_offload(blocking_.get_executor(), [&]() -> Result<PlanAnalysis> {
     auto doc = parse_plan_json(*shown, secrets_);
     if (!doc) return std::unexpected(doc.error());
     return analyze_plan(*doc);
@@ -440,7 +440,7 @@ asio::awaitable<Status> RunFlow::async_plan() {
   report_.has_changes = analysis->has_changes || *changed;
   if (!report_.has_changes) co_return Status{};
   started = Clock::now();
-  auto sealed = co_await async_blocking(blocking_, [this] {
+  auto sealed = co_await async_offload(blocking_.get_executor(), [this] {
     return seal_plan(workspace_->frozen_plan(), settings_.outbox, manifest_);
   });
   record("encrypt", started);
@@ -496,7 +496,7 @@ asio::awaitable<Status> RunFlow::async_apply() {
 // another state file, or the last checkpoint — is kept instead, so what the apply created is not
 // forgotten with the workspace.
 asio::awaitable<void> RunFlow::async_keep_newest_state(const Error& why) {
-  auto kept = co_await async_blocking(blocking_, [this] {
+  auto kept = co_await async_offload(blocking_.get_executor(), [this] {
     return recover_newest_state(settings_.work_root, settings_.outbox, manifest_);
   });
   if (!kept || !*kept) co_return;
@@ -522,7 +522,7 @@ asio::awaitable<void> RunFlow::async_checkpoint_loop(StateCheckpointer& checkpoi
     wake.expires_after(settings_.checkpoint_interval);
     co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
     if (!applying) break;
-    auto taken = co_await async_blocking(blocking_, [&checkpointer] { return checkpointer.checkpoint(); });
+    auto taken = co_await async_offload(blocking_.get_executor(), [&checkpointer] { return checkpointer.checkpoint(); });
     if (!taken && !warned) {
       warned = true;
       spdlog::warn("run {}: state checkpoint: {}", manifest_.run_id, taken.error().to_string());
@@ -543,7 +543,7 @@ asio::awaitable<Status> RunFlow::async_drift_check() {
   auto shown = co_await tofu_->async_show_json(frozen);
   if (!shown) co_return std::unexpected(shown.error());
   // Exit code 2 also comes from output changes alone: only resource_drift decides.
-  auto drift = co_await async_blocking(blocking_, [&]() -> Result<protocol::DriftReport> {
+  auto drift = co_await async_offload(blocking_.get_executor(), [&]() -> Result<protocol::DriftReport> {
     auto doc = parse_plan_json(*shown, secrets_);
     if (!doc) return std::unexpected(doc.error());
     return analyze_drift(*doc);
@@ -567,7 +567,7 @@ asio::awaitable<Status> RunFlow::async_seal_new_state() {
   const auto started = Clock::now();
   // Read once: values the apply created (generated passwords, keys) are secrets from now on, and
   // the Outputs come from here too.
-  auto identity = co_await async_blocking(blocking_, [&]() -> Result<StateIdentity> {
+  auto identity = co_await async_offload(blocking_.get_executor(), [&]() -> Result<StateIdentity> {
     auto doc = read_state_document(state, "the new state", secrets_);
     if (!doc) return std::unexpected(doc.error());
     new_state_outputs_ = state_outputs(*doc);
@@ -578,7 +578,7 @@ asio::awaitable<Status> RunFlow::async_seal_new_state() {
   const auto& prior = manifest_.prior_state;
   if (prior && prior->serial == identity->serial && prior->lineage == identity->lineage)
     co_return Status{};  // unchanged: no new StateVersion
-  auto sealed = co_await async_blocking(blocking_, [&] {
+  auto sealed = co_await async_offload(blocking_.get_executor(), [&] {
     return seal_state(state, settings_.outbox, manifest_, *identity);
   });
   record("encrypt", started);
@@ -600,7 +600,7 @@ asio::awaitable<Status> RunFlow::async_seal_new_state() {
 // From the new state (no `tofu output`: it would read the module's files again, which the apply
 // may have written, and cost a tofu start).
 asio::awaitable<Status> RunFlow::async_publish_outputs() {
-  collect_output_secrets(new_state_outputs_, secrets_);
+  redaction::collect_output_secrets(new_state_outputs_, secrets_);
   auto filtered = filter_outputs(boost::json::serialize(new_state_outputs_), manifest_.output_allowlist);
   if (!filtered) co_return std::unexpected(filtered.error());
   for (const auto& warning : filtered->warnings) notice("warning: " + warning);
@@ -614,7 +614,7 @@ Status RunFlow::refuse_credential_outputs() {
   std::vector<std::string> required;
   for (auto it = report_.outputs.begin(); it != report_.outputs.end();) {
     const std::string name(it->key());
-    auto reason = credential_reason(it->value(), secrets_);
+    auto reason = redaction::credential_reason(it->value(), secrets_);
     if (!reason) {
       ++it;
       continue;
@@ -651,9 +651,9 @@ asio::awaitable<void> RunFlow::async_finish(const Status& result) {
       spdlog::error("run {}: credentials: {}", manifest_.run_id, wiped.error().to_string());
     credentials_.reset();
   }
-  if (cgroup_) co_await async_blocking(blocking_, [this] { cgroup_.reset(); });
+  if (cgroup_) co_await async_offload(blocking_.get_executor(), [this] { cgroup_.reset(); });
   if (!workspace_) co_return;
-  auto wiped = co_await async_blocking(blocking_, [this] { return workspace_->wipe(); });
+  auto wiped = co_await async_offload(blocking_.get_executor(), [this] { return workspace_->wipe(); });
   if (!wiped) spdlog::error("run {}: {}", manifest_.run_id, wiped.error().to_string());
   workspace_.reset();
 }

@@ -10,11 +10,11 @@
 #include <optional>
 #include <string_view>
 
-#include "runner/run_credentials.hpp"
+#include "runner/state/run_credentials.hpp"
 #include "runner/run_executor.hpp"
-#include "runner/run_workspace.hpp"
-#include "runner/state_checkpoint.hpp"
-#include "runner/tofu_cli.hpp"
+#include "runner/state/run_workspace.hpp"
+#include "runner/state/state_checkpoint.hpp"
+#include "runner/tofu/tofu_cli.hpp"
 
 namespace takosumi::runner {
 
@@ -22,7 +22,7 @@ class RunFlow {
  public:
   // Everything referenced must outlive the flow; outcome is filled in as the steps go.
   RunFlow(boost::asio::thread_pool& blocking, const RunnerSettings& settings,
-          ProcessLauncher& launcher, CancelSignal& cancel, RunInputs& inputs, LogSink log,
+          ProcessLauncher& launcher, CancelSignal& cancel, RunInputs& inputs, redaction::LogSink log,
           RunOutcome& outcome);
   RunFlow(const RunFlow&) = delete;
   RunFlow& operator=(const RunFlow&) = delete;
@@ -69,7 +69,7 @@ class RunFlow {
   CancelSignal& cancel_;
   RunInputs& inputs_;
   const protocol::JobManifest& manifest_;
-  LogSink log_;
+  redaction::LogSink log_;
   RunOutcome& outcome_;
   protocol::RunReport& report_;
   std::chrono::steady_clock::time_point deadline_;
@@ -77,7 +77,7 @@ class RunFlow {
   std::optional<RunCgroup> cgroup_;  // the Run's pids cgroup, when there is one
   std::filesystem::path module_dir_;
   std::optional<TofuCli> tofu_;
-  SecretSet& secrets_;
+  redaction::SecretSet& secrets_;
   protocol::RunPolicy policy_;  // the pool's and the manifest's, combined
   std::optional<RunCredentials> credentials_;
   std::set<std::string> locked_providers_;  // from the lock file, read once after init

@@ -1,0 +1,152 @@
+// takosumi-confine on its own: its command line, and the real program under the real kernel
+// (Landlock and seccomp; no bubblewrap needed for either).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "confine/confine_arguments.hpp"
+#include "confine/elf_interpreter.hpp"
+#include "confine/landlock.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace takosumi::confine {
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+// Runs takosumi-confine with args, output captured through a file.
+Outcome confine(const ConfineArguments& args, const takosumi::testing::TempDir& dir) {
+  std::vector<std::string> argv{TAKOSUMI_TEST_CONFINE};
+  for (auto& a : format_confine_arguments(args)) argv.push_back(std::move(a));
+  std::vector<char*> cargv;
+  for (auto& a : argv) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  const auto out = dir / "confine.out";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::FILE* f = std::freopen(out.c_str(), "w", stdout);
+    if (f == nullptr || ::dup2(STDOUT_FILENO, STDERR_FILENO) < 0) ::_exit(99);
+    ::execv(cargv[0], cargv.data());
+    ::_exit(98);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  std::ifstream in(out);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, std::string((std::istreambuf_iterator<char>(in)), {})};
+}
+
+ConfineArguments shell(std::vector<std::string> exec, bool loader, const std::string& script) {
+  ConfineArguments a;
+  a.exec = std::move(exec);
+  a.loader = loader;
+  a.command = {"/usr/bin/dash", "-c", script};
+  return a;
+}
+
+TEST(ConfineArguments, FormatThenParseGivesTheSameArguments) {
+  ConfineArguments a;
+  a.exec = {"/opt/tofu", "/mirror"};
+  a.loader = true;
+  a.tcp_connect_ports = std::vector<std::uint16_t>{443, 8443};
+  a.max_processes = 512;
+  a.landlock_required = false;
+  a.command = {"/opt/tofu", "plan", "--", "-x"};
+  auto parsed = parse_confine_arguments(format_confine_arguments(a));
+  ASSERT_TRUE(parsed) << parsed.error();
+  EXPECT_EQ(parsed->exec, a.exec);
+  EXPECT_TRUE(parsed->loader);
+  EXPECT_EQ(parsed->tcp_connect_ports, a.tcp_connect_ports);
+  EXPECT_EQ(parsed->max_processes, 512u);
+  EXPECT_FALSE(parsed->landlock_required);
+  EXPECT_EQ(parsed->command, a.command);
+
+  ConfineArguments none;
+  none.tcp_connect_ports.emplace();  // connect nowhere: not the same as "any"
+  none.command = {"/bin/true"};
+  auto reparsed = parse_confine_arguments(format_confine_arguments(none));
+  ASSERT_TRUE(reparsed) << reparsed.error();
+  ASSERT_TRUE(reparsed->tcp_connect_ports);
+  EXPECT_TRUE(reparsed->tcp_connect_ports->empty());
+}
+
+TEST(ConfineArguments, MalformedCommandLinesAreRefusedWithTheReason) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+      {{"--", "/bin/true"}, "--landlock is required"},
+      {{"--landlock", "sometimes", "--", "/bin/true"}, "--landlock"},
+      {{"--landlock", "required", "--", "true"}, "absolute path"},
+      {{"--landlock", "required", "--exec", "bin", "--", "/bin/true"}, "absolute path"},
+      {{"--landlock", "required", "--tcp-connect-only", "--tcp-connect", "70000", "--", "/bin/true"}, "1 to 65535"},
+      {{"--landlock", "required", "--tcp-connect", "80", "--", "/bin/true"}, "--tcp-connect"},
+      {{"--landlock", "required", "--loader", "--loader", "--", "/bin/true"}, "repeated"},
+      {{"--landlock", "required"}, "\"--\""},
+      {{"--landlock", "required", "--"}, "missing"}};
+  for (const auto& [argv, reason] : cases) {
+    auto parsed = parse_confine_arguments(argv);
+    ASSERT_FALSE(parsed) << argv.front();
+    EXPECT_NE(parsed.error().find(reason), std::string::npos) << parsed.error();
+  }
+}
+
+TEST(Landlock, TheKernelOffersAnAbiWithExecuteRights) {
+  const auto support = probe_landlock();
+  EXPECT_GE(support.abi, 1) << support.unavailable;
+}
+
+TEST(Confine, OnlyListedProgramsExecuteAndTheDynamicLoaderOnlyWhenAsked) {
+  takosumi::testing::TempDir dir;
+  // dash is allowed but is a dynamic program: without the loader it cannot start.
+  auto no_loader = confine(shell({"/usr/bin/dash"}, false, "echo started"), dir);
+  EXPECT_EQ(no_loader.exit_code, 127) << no_loader.output;
+  EXPECT_NE(no_loader.output.find("takosumi-confine: exec /usr/bin/dash: Permission denied"),
+            std::string::npos) << no_loader.output;
+  auto with_loader = confine(shell({"/usr/bin/dash"}, true, "echo started; /usr/bin/true"), dir);
+  EXPECT_NE(with_loader.output.find("started"), std::string::npos) << with_loader.output;
+  EXPECT_NE(with_loader.exit_code, 0) << "true is not on the list, yet it ran";
+  auto unlisted = confine(shell({"/usr/bin/true"}, true, "echo started"), dir);
+  EXPECT_EQ(unlisted.exit_code, 127) << unlisted.output;
+}
+
+TEST(Confine, ACopyOfAnAllowedBinaryInAWritableDirectoryCannotExecute) {
+  takosumi::testing::TempDir dir;
+  const auto copy = (dir / "true").string();
+  auto run = confine(shell({"/usr/bin"}, true,
+                           "cp /usr/bin/true " + copy + " && chmod +x " + copy + " && /usr/bin/true && "
+                           "echo original-ran && " + copy + "; echo copy-exit=$?"),
+                     dir);
+  EXPECT_NE(run.output.find("original-ran"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("Permission denied"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("copy-exit=126"), std::string::npos) << run.output;
+}
+
+TEST(Confine, TheSeccompFilterRefusesNewNamespaces) {
+  takosumi::testing::TempDir dir;
+  auto run = confine(shell({"/usr/bin"}, true, "unshare -U true; echo unshare-exit=$?"), dir);
+  EXPECT_NE(run.output.find("Operation not permitted"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("unshare-exit=1"), std::string::npos) << run.output;
+}
+
+TEST(ElfInterpreter, NamesTheLoaderOfDynamicProgramsOnly) {
+  auto dash = elf_interpreter("/usr/bin/dash");
+  ASSERT_TRUE(dash) << dash.error();
+  ASSERT_TRUE(*dash);
+  EXPECT_NE((*dash)->find("ld-linux"), std::string::npos) << **dash;
+  auto tofu = elf_interpreter(TAKOSUMI_TEST_TOFU);
+  ASSERT_TRUE(tofu) << tofu.error();
+  EXPECT_FALSE(*tofu) << "tofu is statically linked";
+  takosumi::testing::TempDir dir;
+  std::ofstream(dir / "script") << "#!/bin/sh\necho hi\n";
+  auto script = elf_interpreter((dir / "script").string());
+  ASSERT_TRUE(script) << script.error();
+  EXPECT_FALSE(*script);
+  EXPECT_FALSE(elf_interpreter((dir / "missing").string()));
+}
+
+}  // namespace
+}  // namespace takosumi::confine

@@ -1,0 +1,80 @@
+#pragma once
+// The agent API under /agent/v1, exactly as docs/protocol.md specifies: register (pool token and
+// a signed challenge, registration_challenges.hpp and crypto/registration_proof.hpp), claim (long
+// poll), heartbeat, phase, artifacts, logs, complete (agent bearer token), each token checked on
+// the request head before the body is read. A claim never hands a job to a client whose
+// connection has gone, and takes back the jobs of an answer that could not be delivered. Artifact
+// uploads are streamed to a temp file by the server and checked on the blocking-work pool.
+// Registering, claims, apply phases, new artifacts and completions are audited as "agent:<id>",
+// and so are completions, uploads and phase calls refused with lease_lost (run.fenced).
+#include <boost/asio/thread_pool.hpp>
+
+#include <vector>
+
+#include "common/secret_bytes.hpp"
+#include "controlplane/store/agent_registry.hpp"
+#include "controlplane/store/audit_log.hpp"
+#include "controlplane/store/blob_store.hpp"
+#include "controlplane/runs/claim_waiters.hpp"
+#include "controlplane/store/keyring.hpp"
+#include "controlplane/runs/manifest_builder.hpp"
+#include "controlplane/api/registration_challenges.hpp"
+#include "controlplane/http/router.hpp"
+#include "controlplane/store/run_log_store.hpp"
+#include "controlplane/runs/run_queue.hpp"
+#include "controlplane/store/state_store.hpp"
+
+namespace takosumi::controlplane {
+
+inline constexpr std::size_t kMaxArtifactBytes = 256ull * 1024 * 1024;
+inline constexpr int kMaxClaimWaitSeconds = 30;
+
+struct AgentApiDeps {
+  Database& db;
+  AgentRegistry& agents;
+  RunQueue& queue;
+  RunStore& runs;
+  StateStore& states;
+  RunLogStore& logs;
+  AuditLog& audit;
+  const BlobStore& blobs;
+  const Keyring& keys;
+  ManifestBuilder& manifests;
+  ClaimWaiters& waiters;
+  boost::asio::thread_pool::executor_type pool;
+  const std::vector<SecretBytes>& pool_tokens;
+  RegistrationChallenges& challenges;
+};
+
+class AgentApi {
+ public:
+  explicit AgentApi(AgentApiDeps deps) : d_(deps) {}
+  // Routes capture `this`: the AgentApi must outlive the router.
+  void register_routes(Router& router);
+
+ private:
+  Result<Agent> authenticate(const HttpRequest& req);
+  Status check_pool_token(const HttpRequest& head) const;
+  static std::string pool_token_sha256(const HttpRequest& head);
+  HttpResponse register_challenge(const HttpRequest& req);
+  // The registration a body asks for, once its challenge and signature check out (the pool token
+  // was checked on the head).
+  Result<AgentRegistration> proven_registration(const HttpRequest& req,
+                                                const boost::json::object& body);
+  HttpResponse register_agent(const HttpRequest& req);
+  boost::asio::awaitable<HttpResponse> async_claim(const HttpRequest& req);
+  HttpResponse claim_response(const Agent& agent, const std::vector<Job>& jobs);
+  HttpResponse heartbeat(const HttpRequest& req, const std::string& run_id);
+  HttpResponse phase(const HttpRequest& req, const std::string& run_id);
+  HttpResponse append_log(const HttpRequest& req, const std::string& run_id);
+  HttpResponse complete(const HttpRequest& req, const std::string& run_id);
+  // artifact_api.cpp
+  HttpResponse download(const HttpRequest& req, const std::string& run_id, const std::string& kind);
+  boost::asio::awaitable<HttpResponse> async_upload(const HttpRequest& req,
+                                                    const std::string& run_id,
+                                                    const std::string& kind);
+
+  AgentApiDeps d_;
+};
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,182 @@
+// PublicApi: StateVersion history, rollback plans, drift checks and destroy
+// (docs/state-versions.md). Every operation here only creates Runs or reads history: a
+// StateVersion is appended by the apply of a plan, never here.
+#include "common/error_codes.hpp"
+#include "protocol/api_error_codes.hpp"
+#include "controlplane/api/api_json.hpp"
+#include "controlplane/api/page_cursor.hpp"
+#include "controlplane/api/public_api.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+namespace json = boost::json;
+
+json::object skipped_capsule(const Capsule& c, const Error& why) {
+  return {{"capsuleId", c.id}, {"capsuleName", c.name}, {"reason", why.message}};
+}
+
+bool is_connection_refusal(const Error& e) {
+  return e.code == errc::kConnectionRevoked || e.code == errc::kConnectionExpired;
+}
+
+}  // namespace
+
+HttpResponse PublicApi::state_versions(const HttpRequest& req, const std::string& capsule_id) {
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  auto limit = query_int(req, "limit", 50, 1, 100);
+  if (!limit) return error_response(limit.error());
+  std::optional<std::int64_t> before;
+  if (auto it = req.query.find("cursor"); it != req.query.end() && !it->second.empty()) {
+    auto position = decode_cursor(it->second, "the state versions of capsule " + capsule_id);
+    if (!position) return error_response(position.error());
+    before = *position;
+  }
+  // One row past the page tells whether another page exists.
+  auto list = d_.states.list(capsule_id, static_cast<int>(*limit) + 1, before);
+  if (!list) return error_response(list.error());
+  json::value next = nullptr;
+  if (static_cast<std::int64_t>(list->size()) > *limit) {
+    list->pop_back();
+    next = encode_cursor("the state versions of capsule " + capsule_id, list->back().generation);
+  }
+  return json_response(200, json::object{{"capsuleId", capsule_id},
+                                         {"stateVersions", to_json_array(*list)},
+                                         {"nextCursor", next}});
+}
+
+HttpResponse PublicApi::get_state_version(const std::string& id) {
+  auto sv = d_.states.get(id);
+  if (!sv) return error_response(sv.error());
+  return json_response(200, to_json(*sv));
+}
+
+HttpResponse PublicApi::current_state_versions(const std::string& workspace_id) {
+  auto capsules = d_.catalog.list_capsules(workspace_id);
+  if (!capsules) return error_response(capsules.error());
+  json::array out;
+  for (const auto& c : *capsules) {
+    auto sv = d_.states.current(c.id);
+    if (!sv) return error_response(sv.error());
+    json::value v = nullptr;
+    if (*sv) v = to_json(**sv);
+    out.push_back(json::object{{"capsuleId", c.id},
+                               {"capsuleName", c.name},
+                               {"destroyed", c.destroyed_at.has_value()},
+                               {"stateVersion", v}});
+  }
+  return json_response(200, json::object{{"workspaceId", workspace_id}, {"capsules", std::move(out)}});
+}
+
+HttpResponse PublicApi::rollback_plan(const std::string& state_version_id) {
+  auto target = d_.states.get(state_version_id);
+  if (!target) return error_response(target.error());
+  auto capsule = d_.catalog.get_capsule(target->capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  if (auto usable = check_connections(*capsule); !usable) return error_response(usable.error());
+  auto destroyed = d_.runs.is_destroy_result(*target);
+  if (!destroyed) return error_response(destroyed.error());
+  auto run = create_run([&] { return d_.runs.create_rollback_plan(*capsule, *target, *destroyed); });
+  if (!run) return error_response(run.error());
+  d_.waiters.notify_all();
+  return json_response(201, to_json(*run));
+}
+
+Result<StateVersion> PublicApi::drift_pin(const Capsule& capsule) {
+  auto current = d_.states.current(capsule.id);
+  if (!current) return std::unexpected(current.error());
+  if (!*current)
+    return fail(api_errc::kNoStateVersion,
+                "capsule " + capsule.id + " has no StateVersion yet, so there is nothing to compare"
+                " with the real resources; plan and apply it first");
+  if (capsule.destroyed_at)
+    return fail(api_errc::kNoStateVersion,
+                "capsule " + capsule.id + " was destroyed: its current StateVersion (generation " +
+                    std::to_string((*current)->generation) +
+                    ") holds no resources, so there is nothing to check; plan and apply to use it again");
+  return std::move(**current);
+}
+
+HttpResponse PublicApi::drift_check_capsule(const std::string& capsule_id) {
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  auto pinned = drift_pin(*capsule);
+  if (!pinned) return error_response(pinned.error());
+  if (auto usable = check_connections(*capsule); !usable) return error_response(usable.error());
+  auto run = create_run([&]() -> Result<Run> {
+    auto runs = d_.runs.create_drift_checks({{*capsule, std::move(*pinned)}});
+    if (!runs) return std::unexpected(runs.error());
+    return std::move(runs->front());
+  });
+  if (!run) return error_response(run.error());
+  d_.waiters.notify_all();
+  return json_response(201, to_json(*run));
+}
+
+HttpResponse PublicApi::drift_check_workspace(const std::string& workspace_id) {
+  auto capsules = d_.catalog.list_capsules(workspace_id);
+  if (!capsules) return error_response(capsules.error());
+  std::vector<RunStore::DriftTarget> targets;
+  json::array skipped;
+  std::optional<Error> refused;  // the first Capsule skipped for its Connections
+  for (const auto& c : *capsules) {
+    auto pinned = drift_pin(c);
+    Status usable = pinned ? check_connections(c) : Status{};
+    if (pinned && usable) {
+      targets.push_back({c, std::move(*pinned)});
+    } else if (!usable && is_connection_refusal(usable.error())) {
+      skipped.push_back(skipped_capsule(c, usable.error()));
+      if (!refused) refused = usable.error();
+    } else if (!pinned && pinned.error().code == api_errc::kNoStateVersion) {
+      skipped.push_back(skipped_capsule(c, pinned.error()));
+    } else {
+      return error_response(pinned ? usable.error() : pinned.error());
+    }
+  }
+  if (targets.empty() && refused) return error_response(*refused);
+  if (targets.empty())
+    return error_response(Error{std::string(api_errc::kNoStateVersion),
+                                "no capsule of workspace " + workspace_id +
+                                    " has a StateVersion to check (" +
+                                    std::to_string(capsules->size()) +
+                                    " capsules); plan and apply a capsule first"});
+  auto runs = in_transaction(d_.db, [&]() -> Result<std::vector<Run>> {
+    auto created = d_.runs.create_drift_checks(targets);
+    if (!created) return created;
+    for (const auto& run : *created)
+      TAKOSUMI_TRY(d_.audit.record(run_event(actor_, "run.created", run,
+                                             {{"type", protocol::to_string(run.type)}})));
+    return created;
+  });
+  if (!runs) return error_response(runs.error());
+  d_.waiters.notify_all();
+  return json_response(201, json::object{{"workspaceId", workspace_id},
+                                         {"runs", to_json_array(*runs)},
+                                         {"skipped", std::move(skipped)}});
+}
+
+boost::asio::awaitable<HttpResponse> PublicApi::async_destroy(const std::string& capsule_id) {
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) co_return error_response(capsule.error());
+  auto current = d_.states.current(capsule_id);
+  if (!current) co_return error_response(current.error());
+  if (!*current)
+    co_return error_response(Error{std::string(api_errc::kNoStateVersion),
+                                   "capsule " + capsule_id + " has no StateVersion: nothing was"
+                                   " ever applied, so there is nothing to destroy"});
+  if (capsule->destroyed_at)
+    co_return error_response(Error{std::string(errc::kConflict),
+                                   "capsule " + capsule_id + " is already destroyed (generation " +
+                                       std::to_string((*current)->generation) +
+                                       " is empty); to use it again, plan and apply"});
+  if (auto usable = check_connections(*capsule); !usable) co_return error_response(usable.error());
+  auto commit = co_await async_resolve_head(*capsule);
+  if (!commit) co_return error_response(commit.error());
+  auto run = create_run([&] { return d_.runs.create_destroy_plan(*capsule, *commit); });
+  if (!run) co_return error_response(run.error());
+  d_.waiters.notify_all();
+  co_return json_response(201, to_json(*run));
+}
+
+}  // namespace takosumi::controlplane

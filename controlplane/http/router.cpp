@@ -1,0 +1,103 @@
+#include "controlplane/http/router.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <exception>
+
+#include "common/error_codes.hpp"
+#include "protocol/json_fields.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+constexpr std::size_t kMaxEmptyBody = 1024;
+
+// A route without fields: nothing, or an empty JSON object.
+Status check_no_fields(const std::string& body) {
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos) return {};
+  auto o = protocol::parse_object(body, kMaxEmptyBody);
+  if (!o) return std::unexpected(o.error());
+  return protocol::check_known_fields(*o, {});
+}
+
+}  // namespace
+
+std::vector<std::string> split_path(std::string_view path) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < path.size()) {
+    auto end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    if (end > start) out.emplace_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+void Router::add(std::string method, std::string_view pattern, RouteAccess access,
+                 SyncRouteHandler handler) {
+  routes_.push_back(
+      Route{std::move(method), split_path(pattern), std::move(access), std::move(handler)});
+}
+
+void Router::add_async(std::string method, std::string_view pattern, RouteAccess access,
+                       AsyncRouteHandler handler) {
+  routes_.push_back(
+      Route{std::move(method), split_path(pattern), std::move(access), std::move(handler)});
+}
+
+Result<const Router::Route*> Router::match(const HttpRequest& req, RouteParams& params) const {
+  const auto segments = split_path(req.path);
+  bool path_known = false;
+  for (const auto& route : routes_) {
+    if (route.segments.size() != segments.size()) continue;
+    RouteParams found;
+    bool ok = true;
+    for (std::size_t i = 0; ok && i < segments.size(); ++i) {
+      if (route.segments[i] == "{}")
+        found.push_back(segments[i]);
+      else
+        ok = route.segments[i] == segments[i];
+    }
+    if (!ok) continue;
+    path_known = true;
+    if (route.method != req.method) continue;
+    params = std::move(found);
+    return &route;
+  }
+  const std::string what = path_known ? "method " + req.method + " is not supported for "
+                                      : "no such endpoint: " + req.method + " ";
+  return fail(errc::kNotFound, what + req.path);
+}
+
+Admission Router::admit(const HttpRequest& head) const {
+  RouteParams params;
+  auto route = match(head, params);
+  if (!route) return Admission{error_response(route.error()), {}};
+  if (auto ok = (*route)->access.authenticate(head); !ok)
+    return Admission{error_response(ok.error()), {}};
+  switch ((*route)->access.body) {
+    case RouteBody::none: return Admission{std::nullopt, BodyPolicy{kMaxEmptyBody, false}, true};
+    case RouteBody::json: return Admission{std::nullopt, BodyPolicy{kMaxJsonBody, false}, true};
+    case RouteBody::file: return Admission{std::nullopt, BodyPolicy{max_file_bytes_, true}, true};
+  }
+  return Admission{error_response(Error{std::string(errc::kInternal), "internal error"}), {}};
+}
+
+boost::asio::awaitable<HttpResponse> Router::async_dispatch(const HttpRequest& req) const {
+  RouteParams params;
+  auto route = match(req, params);
+  if (!route) co_return error_response(route.error());
+  if ((*route)->access.body == RouteBody::none)
+    if (auto empty = check_no_fields(req.body); !empty) co_return error_response(empty.error());
+  try {
+    if (const auto* sync = std::get_if<SyncRouteHandler>(&(*route)->handler))
+      co_return (*sync)(req, params);
+    co_return co_await std::get<AsyncRouteHandler>((*route)->handler)(req, params);
+  } catch (const std::exception& e) {
+    spdlog::error("bug: handler for {} {} threw: {}", req.method, req.path, e.what());
+  }
+  co_return error_response(Error{std::string(errc::kInternal), "internal error"});
+}
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,41 @@
+#include "controlplane/runs/artifact_check.hpp"
+
+#include <system_error>
+
+#include "common/error_codes.hpp"
+#include "crypto/envelope.hpp"
+#include "crypto/sha256.hpp"
+
+namespace takosumi::controlplane {
+
+Result<StoredArtifact> check_and_store_upload(const std::filesystem::path& temp,
+                                              std::string_view claimed_sha256,
+                                              std::string_view kind, std::string_view capsule_id,
+                                              const Keyring& keys, const BlobStore& blobs) {
+  if (!is_sha256_hex(claimed_sha256))
+    return fail(errc::kInvalidArgument, "X-Takosumi-Sha256 must be 64 lowercase hex characters");
+  auto actual = crypto::sha256_file_hex(temp);
+  if (!actual) return std::unexpected(actual.error());
+  if (*actual != claimed_sha256)
+    return fail(errc::kInvalidArgument, "body sha256 " + *actual +
+                                            " does not match X-Takosumi-Sha256 " +
+                                            std::string(claimed_sha256));
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(temp, ec);
+  if (ec) return fail(errc::kIoError, "stat " + temp.string() + ": " + ec.message());
+  auto prefix = crypto::read_envelope_prefix(temp);
+  if (!prefix) return std::unexpected(prefix.error());
+  if (prefix->header.kind != kind)
+    return fail(errc::kInvalidArgument, "envelope kind \"" + prefix->header.kind +
+                                            "\" does not match artifact kind \"" +
+                                            std::string(kind) + "\"");
+  if (prefix->header.capsule_id != capsule_id)
+    return fail(errc::kInvalidArgument, "envelope belongs to capsule \"" +
+                                            prefix->header.capsule_id + "\", not " +
+                                            std::string(capsule_id));
+  TAKOSUMI_TRY(keys.check_dek(*prefix));
+  TAKOSUMI_TRY(blobs.adopt(temp, *actual));
+  return StoredArtifact{*actual, static_cast<std::int64_t>(size)};
+}
+
+}  // namespace takosumi::controlplane

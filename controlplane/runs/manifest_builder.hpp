@@ -1,0 +1,54 @@
+#pragma once
+// Builds and signs the job manifest for a claimed Run (docs/protocol.md "Job manifest"). DEKs of
+// the prior StateVersion and of the saved plan are opened with the storage key and re-sealed to
+// the claiming agent; the envelopes' payloads are never read.
+// The Capsule's Connection values and sensitive variables are opened with the storage key, put into
+// a SecretBundle and sealed to the claiming agent ("secrets"); the plaintext exists only in
+// SecretBytes while the manifest is built.
+// Errors: state_integrity_failed when a needed blob is missing; conflict when an apply's plan was
+// made against a generation that is no longer current; connection_revoked / connection_expired
+// when an assigned Connection is no longer active; crypto errors from re-sealing.
+#include <cstdint>
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "controlplane/store/blob_store.hpp"
+#include "controlplane/store/catalog_store.hpp"
+#include "controlplane/store/connection_store.hpp"
+#include "controlplane/store/keyring.hpp"
+#include "controlplane/runs/run_queue.hpp"
+#include "controlplane/store/run_store.hpp"
+#include "crypto/manifest_signer.hpp"
+
+namespace takosumi::controlplane {
+
+class ManifestBuilder {
+ public:
+  ManifestBuilder(CatalogStore& catalog, RunStore& runs, ConnectionStore& connections,
+                  const BlobStore& blobs, const Keyring& keys, const Clock& clock,
+                  std::int64_t ttl_seconds)
+      : catalog_(catalog), runs_(runs), connections_(connections), blobs_(blobs), keys_(keys),
+        clock_(clock), ttl_seconds_(ttl_seconds) {}
+
+  Result<protocol::JobManifest> build(const ClaimedRun& claimed, const Agent& agent);
+  Result<crypto::SignedManifest> build_signed(const ClaimedRun& claimed, const Agent& agent);
+
+ private:
+  Result<std::string> reseal(std::string_view sha256, std::string_view what,
+                             const crypto::BoxPublicKey& to);
+  Status add_saved_plan(const ClaimedRun& claimed, const crypto::BoxPublicKey& to,
+                        protocol::JobManifest& m);
+  Result<protocol::SecretBundle> open_secrets(const Capsule& capsule);
+  Status add_secrets(const Capsule& capsule, const crypto::BoxPublicKey& to,
+                     protocol::JobManifest& m);
+
+  CatalogStore& catalog_;
+  RunStore& runs_;
+  ConnectionStore& connections_;
+  const BlobStore& blobs_;
+  const Keyring& keys_;
+  const Clock& clock_;
+  std::int64_t ttl_seconds_;
+};
+
+}  // namespace takosumi::controlplane

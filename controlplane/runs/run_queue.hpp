@@ -1,0 +1,150 @@
+#pragma once
+// The Run queue and its leases: claim, heartbeat, lease checks and completion with fencing.
+// Every transition is one SQLite transaction, so a crash leaves either the old or the new state.
+// Time comes from the Clock (FakeClock in tests). Lease failures are lease_lost; a completion
+// whose newState does not start from the Capsule's current generation is conflict and stores
+// nothing. Only apply Runs may report a newState (a drift_check's is invalid_argument) and only
+// they change Outputs. A drift_check is dispatched only while its pinned StateVersion is current;
+// otherwise it fails with state_version_superseded. A Run whose Capsule has a revoked or expired
+// Connection is never dispatched: it fails with connection_revoked / connection_expired. Every
+// transition writes its audit events in the same transaction.
+// Crash safety: an apply's agent announces `tofu apply` (start_apply) while its lease is live.
+// From then on the Run is never claimed again: once its lease expires it is stranded
+// (Run::stranded) and holds its Capsule until its agent reports with the old lease token or
+// someone cancels it.
+// A newState from an apply that did not succeed is kept as a partial StateVersion.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "controlplane/store/audit_log.hpp"
+#include "controlplane/store/catalog_store.hpp"
+#include "controlplane/store/connection_store.hpp"
+#include "controlplane/store/model.hpp"
+#include "controlplane/store/run_store.hpp"
+#include "controlplane/store/sqlite_db.hpp"
+#include "controlplane/store/state_store.hpp"
+#include "crypto/manifest_signer.hpp"
+#include "protocol/run_report.hpp"
+
+namespace takosumi::controlplane {
+
+// After this many expired leases a Run fails with lease_lost instead of being claimed again.
+inline constexpr std::int64_t kMaxAttempts = 5;
+
+struct ClaimedRun {
+  Run run;  // as updated by the claim: running, attempt incremented
+  std::string lease_token;
+  std::int64_t lease_expires_at = 0;
+  std::optional<StateVersion> prior_state;
+};
+
+struct Job {
+  ClaimedRun claimed;
+  crypto::SignedManifest manifest;
+};
+
+struct LeaseRenewal {
+  std::int64_t lease_expires_at = 0;
+  bool cancel_requested = false;
+};
+
+// Builds the signed manifest for a claimed Run, inside the claim's transaction. An error fails
+// that Run with the error's code (e.g. the prior state blob is missing) and the claim goes on.
+using ManifestFactory = std::function<Result<crypto::SignedManifest>(const ClaimedRun&)>;
+
+class RunQueue {
+ public:
+  RunQueue(Database& db, CatalogStore& catalog, RunStore& runs, StateStore& states,
+           ConnectionStore& connections, AuditLog& audit, const Clock& clock,
+           std::int64_t lease_seconds)
+      : db_(db),
+        catalog_(catalog),
+        runs_(runs),
+        states_(states),
+        connections_(connections),
+        audit_(audit),
+        clock_(clock),
+        lease_seconds_(lease_seconds) {}
+
+  // Claims up to max_jobs Runs, oldest first: queued ones and running ones whose lease expired,
+  // except stranded applies (a cancelled one ends as cancelled instead). At most one Run per
+  // Capsule holds a live lease at a time, and a stranded apply holds its Capsule as a lease does.
+  Result<std::vector<Job>> claim(const Agent& agent, int max_jobs, const ManifestFactory& build);
+  Result<LeaseRenewal> heartbeat(std::string_view run_id, const Agent& agent,
+                                 std::string_view lease_token);
+  // The Run, when agent holds its current lease (expired but not yet re-claimed still counts).
+  Result<Run> check_lease(std::string_view run_id, const Agent& agent,
+                          std::string_view lease_token);
+  // check_lease, and also the agent of a stranded apply that was cancelled while it was away: it
+  // may still upload the state the apply changed (complete() keeps it as a partial StateVersion).
+  Result<Run> check_upload_lease(std::string_view run_id, const Agent& agent,
+                                 std::string_view lease_token);
+  // Applies a run report. Idempotent per (run, attempt). A refusal with lease_lost is audited as
+  // run.fenced.
+  Status complete(std::string_view run_id, const Agent& agent, const protocol::RunReport& report);
+  // The agent is about to run `tofu apply` for `attempt`: records it (run.apply_started) and renews
+  // the lease. Needs the current lease, unexpired unless this attempt already announced it (so a
+  // retry is idempotent); otherwise lease_lost (audited as run.fenced) and the agent must not
+  // apply. invalid_argument for a Run that is not an apply; not_found for an unknown Run.
+  Result<LeaseRenewal> start_apply(std::string_view run_id, const Agent& agent,
+                                   std::string_view lease_token, std::int64_t attempt);
+  // Undoes a claim whose answer never reached the agent (its connection failed): the Run is queued
+  // again with the attempt it had, for any agent to claim now rather than after the lease; audited
+  // as run.released. lease_lost when the agent no longer holds that lease or has started an apply.
+  Status release(std::string_view run_id, const Agent& agent, std::string_view lease_token);
+  // Audits run.fenced: `call` ("complete", "upload", "phase") of the agent was refused with
+  // lease_lost; `attempt` as the call reported it, if it carried one. Its own transaction, best
+  // effort (a failure is logged): the refusal is the answer either way. Unknown Runs are skipped.
+  void record_fenced(std::string_view run_id, const Agent& agent,
+                     std::optional<std::int64_t> attempt, std::string_view call);
+
+ private:
+  Result<std::optional<Run>> next_candidate(std::int64_t now);
+  struct ClaimStep {
+    bool exhausted = false;
+    std::optional<Job> job;
+  };
+  Result<ClaimStep> claim_one(const Agent& agent, const ManifestFactory& build);
+  Status store_late_state(const Run& run, const Agent& agent, const protocol::RunReport& report,
+                          Transaction& tx);
+  Status complete_in_transaction(std::string_view run_id, const Agent& agent,
+                                 const protocol::RunReport& report);
+  Result<LeaseRenewal> start_apply_in_transaction(std::string_view run_id, const Agent& agent,
+                                                  std::string_view lease_token,
+                                                  std::int64_t attempt);
+  // Ends the Run with `why` and records run.finished by `actor`.
+  Status fail_run(const Run& run, std::string_view status, const Error& why, std::string_view actor);
+  // Fails the Run (run.refused) when its Capsule has a revoked or expired Connection.
+  Result<bool> refuse_for_connections(const Run& run, const Agent& agent);
+  Result<ClaimStep> dispatch(const Run& run, const Agent& agent, std::optional<StateVersion> prior,
+                             const ManifestFactory& build);
+  Status record_finished(const Run& run, std::string_view actor, std::string_view status,
+                         const std::optional<std::string>& failure_code);
+  Result<std::optional<StateVersion>> store_new_state(const Run& run,
+                                                      const protocol::RunReport& report);
+  Status store_outputs(const Run& run, const protocol::RunReport& report,
+                       const std::optional<StateVersion>& created);
+  Status finish(const Run& run, const protocol::RunReport& report,
+                const std::optional<StateVersion>& created);
+  Status check_plan_report(const Run& run, const protocol::RunReport& report);
+  Status check_report_for_type(const Run& run, const protocol::RunReport& report);
+  Status mark_destroyed(const Run& run, const protocol::RunReport& report,
+                        const std::optional<StateVersion>& created);
+
+  Database& db_;
+  CatalogStore& catalog_;
+  RunStore& runs_;
+  StateStore& states_;
+  ConnectionStore& connections_;
+  AuditLog& audit_;
+  const Clock& clock_;
+  std::int64_t lease_seconds_;
+};
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,82 @@
+#include "controlplane/store/audit_log.hpp"
+
+#include <limits>
+
+#include "crypto/random_ids.hpp"
+#include "protocol/json_fields.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+AuditEvent event_from_row(const Statement& s) {
+  AuditEvent e;
+  e.id = s.integer(0);
+  e.at = s.integer(1);
+  e.actor = s.text(2);
+  e.action = s.text(3);
+  e.workspace_id = s.optional_text(4);
+  e.capsule_id = s.optional_text(5);
+  e.run_id = s.optional_text(6);
+  e.connection_id = s.optional_text(7);
+  // Written by record() below; an unreadable detail is shown empty rather than hiding the event.
+  if (auto detail = protocol::parse_object(s.text(8), 1 << 20)) e.detail = std::move(*detail);
+  return e;
+}
+
+}  // namespace
+
+std::string api_actor(std::string_view api_token) {
+  return "api:" + crypto::token_sha256(api_token).substr(0, 12);
+}
+
+std::string agent_actor(std::string_view agent_id) { return "agent:" + std::string(agent_id); }
+
+AuditEvent run_event(std::string_view actor, std::string_view action, const Run& run,
+                     boost::json::object detail) {
+  AuditEvent e;
+  e.actor = std::string(actor);
+  e.action = std::string(action);
+  e.workspace_id = run.workspace_id;
+  e.capsule_id = run.capsule_id;
+  e.run_id = run.id;
+  e.detail = std::move(detail);
+  return e;
+}
+
+AuditEvent capsule_event(std::string_view actor, std::string_view action, const Capsule& capsule,
+                         boost::json::object detail) {
+  AuditEvent e;
+  e.actor = std::string(actor);
+  e.action = std::string(action);
+  e.workspace_id = capsule.workspace_id;
+  e.capsule_id = capsule.id;
+  e.detail = std::move(detail);
+  return e;
+}
+
+Status AuditLog::record(AuditEvent e) {
+  return with_context(
+      db_.run("INSERT INTO audit_events (at, actor, action, workspace_id, capsule_id, run_id,"
+              " connection_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+              clock_.now_unix(), e.actor, e.action, e.workspace_id, e.capsule_id, e.run_id,
+              e.connection_id, protocol::serialize(e.detail)),
+      "audit " + e.action);
+}
+
+Result<std::vector<AuditEvent>> AuditLog::list(std::string_view workspace_id, int limit,
+                                               std::optional<std::int64_t> before) {
+  auto s = db_.query(
+      "SELECT id, at, actor, action, workspace_id, capsule_id, run_id, connection_id, detail"
+      " FROM audit_events WHERE workspace_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+      workspace_id, before.value_or(std::numeric_limits<std::int64_t>::max()), limit);
+  if (!s) return std::unexpected(s.error());
+  std::vector<AuditEvent> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return out;
+    out.push_back(event_from_row(*s));
+  }
+}
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,238 @@
+#include "controlplane/store/capsule_spec.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "common/error_codes.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+constexpr std::size_t kMaxEntries = 256;
+constexpr std::size_t kMaxVariableValue = 64 * 1024;
+
+bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool is_alpha_(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// OpenTofu identifiers (variables, outputs): letter or underscore, then letters, digits, _ and -.
+bool is_tofu_identifier(std::string_view s) {
+  if (s.empty() || s.size() > 128 || !is_alpha_(s.front())) return false;
+  return std::ranges::all_of(s, [](char c) { return is_alpha_(c) || is_digit(c) || c == '-'; });
+}
+
+bool has_space_or_control(std::string_view s) {
+  return std::ranges::any_of(s, [](char c) {
+    auto u = static_cast<unsigned char>(c);
+    return u <= 0x20 || u == 0x7f;
+  });
+}
+
+std::unexpected<Error> invalid(std::string message) {
+  return fail(errc::kInvalidArgument, std::move(message));
+}
+
+Result<CapsuleSource> parse_source(const json::object& body) {
+  auto source = protocol::get_object(body, "source");
+  if (!source) return std::unexpected(source.error());
+  const json::object& s = **source;
+  TAKOSUMI_TRY(protocol::check_known_fields(s, {"gitUrl", "ref", "modulePath"}, "source"));
+  auto url = protocol::get_string(s, "gitUrl", 2048);
+  if (!url) return std::unexpected(url.error().with_context("source"));
+  if (url->empty() || has_space_or_control(*url))
+    return invalid("source.gitUrl must be a non-empty URL without spaces");
+  auto ref = protocol::get_optional_string(s, "ref", 256);
+  if (!ref) return std::unexpected(ref.error().with_context("source"));
+  std::string ref_value = ref->value_or("HEAD");
+  if (ref_value.empty() || ref_value.front() == '-' || has_space_or_control(ref_value))
+    return invalid("source.ref must be a branch, tag, HEAD or a 40-hex commit");
+  auto module = protocol::get_optional_string(s, "modulePath", 1024);
+  if (!module) return std::unexpected(module.error().with_context("source"));
+  std::string module_path = module->value_or("");
+  if (auto st = validate_module_path(module_path); !st)
+    return std::unexpected(st.error().with_context("source.modulePath"));
+  return CapsuleSource{*url, ref_value, module_path};
+}
+
+// run_policy_from_json names a field in its own words ("network must …", "field \"network\" must
+// …", "allowedProviders: …"); the API names it from the request's root: "policy.network must …".
+Error policy_field_error(const Error& e, std::string_view key) {
+  std::string_view rest = e.message;
+  const std::string quoted = "field \"" + std::string(key) + "\"";
+  if (rest.starts_with(quoted))
+    rest.remove_prefix(quoted.size());
+  else if (rest.starts_with(key))
+    rest.remove_prefix(key.size());
+  else
+    return e.with_context("policy." + std::string(key));
+  return Error{e.code, "policy." + std::string(key) + std::string(rest)};
+}
+
+Result<std::string> parse_name(const json::object& body) {
+  auto name = protocol::get_string(body, "name", 256);
+  if (!name) return name;
+  if (!is_valid_name(*name))
+    return invalid("name \"" + *name + "\" must match ^[a-z0-9][a-z0-9_-]{0,62}$");
+  return name;
+}
+
+}  // namespace
+
+bool is_valid_name(std::string_view name) {
+  if (name.empty() || name.size() > 63 || !is_lower_alnum(name.front())) return false;
+  return std::ranges::all_of(name, [](char c) { return is_lower_alnum(c) || c == '_' || c == '-'; });
+}
+
+bool is_valid_output_name(std::string_view name) {
+  if (name.empty() || name.size() > 128 || !is_alpha_(name.front())) return false;
+  return std::ranges::all_of(name, [](char c) { return is_alpha_(c) || is_digit(c); });
+}
+
+Status validate_module_path(std::string_view path) {
+  if (path.empty() || path == ".") return {};
+  if (path.front() == '/') return invalid("must be relative to the repository root");
+  if (path.find('\\') != std::string_view::npos || has_space_or_control(path))
+    return invalid("must not contain backslashes, spaces or control characters");
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    auto end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    if (path.substr(start, end - start) == "..") return invalid("must not contain \"..\"");
+    start = end + 1;
+  }
+  return {};
+}
+
+Result<std::string> parse_workspace_request(const json::object& body) {
+  TAKOSUMI_TRY(protocol::check_known_fields(body, {"name"}));
+  return parse_name(body);
+}
+
+Result<OutputAllowlist> allowlist_from_json(const json::object& o) {
+  OutputAllowlist out;
+  if (o.size() > kMaxEntries) return invalid("outputAllowlist has more than 256 entries");
+  for (const auto& kv : o) {
+    const std::string name(kv.key());
+    const std::string field = "outputAllowlist." + name;
+    if (!is_valid_output_name(name))
+      return invalid("outputAllowlist: public name \"" + name +
+                     "\" must match ^[A-Za-z_][A-Za-z0-9_]*$");
+    if (!kv.value().is_object()) return invalid(field + " must be an object");
+    const auto& e = kv.value().get_object();
+    TAKOSUMI_TRY(protocol::check_known_fields(e, {"from", "type", "required"}, field));
+    auto from = protocol::get_string(e, "from", 128);
+    if (!from) return std::unexpected(from.error().with_context(field));
+    if (!is_tofu_identifier(*from))
+      return invalid(field + ".from \"" + *from + "\" is not an OpenTofu output name");
+    auto type = protocol::get_optional_string(e, "type", 32);
+    if (!type) return std::unexpected(type.error().with_context(field));
+    std::string t = type->value_or("any");
+    if (t != "string" && t != "number" && t != "bool" && t != "any")
+      return invalid(field + ".type \"" + t + "\" must be one of string, number, bool, any");
+    auto required = protocol::get_bool_or(e, "required", false);
+    if (!required) return std::unexpected(required.error().with_context(field));
+    out.emplace(name, protocol::OutputMapping{*from, t, *required});
+  }
+  return out;
+}
+
+Result<std::map<std::string, std::string>> variables_from_json(const json::object& o) {
+  std::map<std::string, std::string> out;
+  if (o.size() > kMaxEntries) return invalid("variables has more than 256 entries");
+  for (const auto& kv : o) {
+    const std::string name(kv.key());
+    if (!is_tofu_identifier(name))
+      return invalid("variables: \"" + name + "\" is not an OpenTofu variable name");
+    if (!kv.value().is_string() || kv.value().get_string().size() > kMaxVariableValue)
+      return invalid("variables." + name + " must be a string of at most 64 KiB");
+    out.emplace(name, std::string(kv.value().get_string()));
+  }
+  return out;
+}
+
+Result<protocol::RunPolicy> parse_policy(const json::object& o) {
+  TAKOSUMI_TRY(protocol::check_known_fields(
+      o, {"allowedProviders", "deniedProviders", "allowProvisioners", "allowExternalData", "network"},
+      "policy"));
+  // Field by field first, so that an error knows which field it is about.
+  for (const auto& kv : o) {
+    const std::string key(kv.key());
+    auto alone = protocol::run_policy_from_json(json::object{{key, kv.value()}});
+    if (!alone) return std::unexpected(policy_field_error(alone.error(), key));
+  }
+  return protocol::run_policy_from_json(o);
+}
+
+Result<CapsuleRequest> parse_capsule_request(const json::object& body) {
+  // connections and sensitiveVariables are read by connection_spec.hpp (PublicApi::capsule_secrets).
+  TAKOSUMI_TRY(protocol::check_known_fields(body, {"name", "source", "outputAllowlist", "variables",
+                                                   "policy", "connections", "sensitiveVariables"}));
+  CapsuleRequest req;
+  auto name = parse_name(body);
+  if (!name) return std::unexpected(name.error());
+  req.name = std::move(*name);
+  auto source = parse_source(body);
+  if (!source) return std::unexpected(source.error());
+  req.source = std::move(*source);
+  auto allow = protocol::get_optional_object(body, "outputAllowlist");
+  if (!allow) return std::unexpected(allow.error());
+  if (*allow) {
+    auto parsed = allowlist_from_json(**allow);
+    if (!parsed) return std::unexpected(parsed.error());
+    req.output_allowlist = std::move(*parsed);
+  }
+  auto vars = protocol::get_optional_object(body, "variables");
+  if (!vars) return std::unexpected(vars.error());
+  if (*vars) {
+    auto parsed = variables_from_json(**vars);
+    if (!parsed) return std::unexpected(parsed.error());
+    req.variables = std::move(*parsed);
+  }
+  auto policy = protocol::get_optional_object(body, "policy");
+  if (!policy) return std::unexpected(policy.error());
+  if (*policy) {
+    auto parsed = parse_policy(**policy);
+    if (!parsed) return std::unexpected(parsed.error());
+    req.policy = std::move(*parsed);
+  }
+  return req;
+}
+
+json::object allowlist_to_json(const OutputAllowlist& allowlist) {
+  json::object o;
+  for (const auto& [name, m] : allowlist)
+    o[name] = json::object{{"from", m.from}, {"type", m.type}, {"required", m.required}};
+  return o;
+}
+
+json::object variables_to_json(const std::map<std::string, std::string>& variables) {
+  json::object o;
+  for (const auto& [k, v] : variables) o[k] = v;
+  return o;
+}
+
+}  // namespace takosumi::controlplane
+
+namespace takosumi::controlplane {
+namespace {
+
+bool type_matches(const json::value& v, std::string_view type) {
+  if (type == "string") return v.is_string();
+  if (type == "number") return v.is_number();
+  if (type == "bool") return v.is_bool();
+  return type == "any";
+}
+
+}  // namespace
+
+json::object filter_outputs(const json::object& values, const OutputAllowlist& allowlist) {
+  json::object out;
+  for (const auto& kv : values) {
+    auto it = allowlist.find(std::string(kv.key()));
+    if (it != allowlist.end() && type_matches(kv.value(), it->second.type))
+      out[kv.key()] = kv.value();
+  }
+  return out;
+}
+
+}  // namespace takosumi::controlplane

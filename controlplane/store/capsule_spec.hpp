@@ -1,0 +1,51 @@
+#pragma once
+// Validation of what users send to create Workspaces and Capsules. Pure functions; every error is
+// invalid_argument with a message naming the offending field ("outputAllowlist.url.type: …").
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+#include "controlplane/store/model.hpp"
+#include "protocol/json_fields.hpp"
+#include "protocol/run_policy.hpp"
+
+namespace takosumi::controlplane {
+
+namespace json = boost::json;
+
+// ^[a-z0-9][a-z0-9_-]{0,62}$ — Workspace and Capsule names.
+bool is_valid_name(std::string_view name);
+// ^[A-Za-z_][A-Za-z0-9_]*$ (≤ 128) — public Output names.
+bool is_valid_output_name(std::string_view name);
+// Relative, no "..", no backslash or control characters; "" and "." mean the repository root.
+Status validate_module_path(std::string_view path);
+
+struct CapsuleRequest {
+  std::string name;
+  CapsuleSource source;
+  OutputAllowlist output_allowlist;
+  std::map<std::string, std::string> variables;
+  protocol::RunPolicy policy;  // the default policy when the request has none
+};
+
+Result<std::string> parse_workspace_request(const json::object& body);
+Result<CapsuleRequest> parse_capsule_request(const json::object& body);
+// A Capsule's "policy" object (also the body of PUT /capsules/{id}/policy). Unknown fields are
+// refused, so a misspelt deny list is not silently dropped; errors name "policy.<field>".
+Result<protocol::RunPolicy> parse_policy(const json::object& o);
+
+// Allowlist and variables travel as camelCase JSON; stored in SQLite in the same form.
+json::object allowlist_to_json(const OutputAllowlist& allowlist);
+Result<OutputAllowlist> allowlist_from_json(const json::object& o);
+json::object variables_to_json(const std::map<std::string, std::string>& variables);
+Result<std::map<std::string, std::string>> variables_from_json(const json::object& o);
+
+}  // namespace takosumi::controlplane
+
+namespace takosumi::controlplane {
+
+// Keeps only values whose public name is in the allowlist and whose JSON type matches the
+// mapping's type ("any" accepts everything); everything else is dropped.
+json::object filter_outputs(const json::object& values, const OutputAllowlist& allowlist);
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,169 @@
+#include "controlplane/store/capsule_spec.hpp"
+
+#include <gtest/gtest.h>
+
+#include "common/error_codes.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+json::object capsule_body() {
+  return json::object{
+      {"name", "web-app"},
+      {"source", json::object{{"gitUrl", "file:///srv/repo"}, {"ref", "main"}, {"modulePath", "infra/app"}}},
+      {"outputAllowlist",
+       json::object{{"url", json::object{{"from", "app_url"}, {"type", "string"}, {"required", true}}},
+                    {"port", json::object{{"from", "port"}, {"type", "number"}}}}},
+      {"variables", json::object{{"greeting", "hello"}}}};
+}
+
+// Applies a mutation and expects parse_capsule_request to fail naming `fragment`.
+void expect_invalid(void (*mutate)(json::object&), const std::string& fragment) {
+  auto body = capsule_body();
+  mutate(body);
+  auto r = parse_capsule_request(body);
+  ASSERT_FALSE(r) << "accepted: " << json::serialize(body);
+  EXPECT_EQ(r.error().code, errc::kInvalidArgument);
+  EXPECT_NE(r.error().message.find(fragment), std::string::npos) << r.error().message;
+}
+
+TEST(CapsuleSpec, NamesFollowThePattern) {
+  for (const char* ok : {"a", "web", "web-app_2", "0abc"}) EXPECT_TRUE(is_valid_name(ok)) << ok;
+  EXPECT_TRUE(is_valid_name(std::string(63, 'a')));
+  for (const char* bad : {"", "Web", "-web", "_web", "web app", "wéb", "web.app"})
+    EXPECT_FALSE(is_valid_name(bad)) << bad;
+  EXPECT_FALSE(is_valid_name(std::string(64, 'a')));
+}
+
+TEST(CapsuleSpec, OutputNamesFollowThePattern) {
+  for (const char* ok : {"url", "_x", "Url2", "A_B"}) EXPECT_TRUE(is_valid_output_name(ok)) << ok;
+  for (const char* bad : {"", "1url", "a-b", "a.b", "a b"}) EXPECT_FALSE(is_valid_output_name(bad)) << bad;
+}
+
+TEST(CapsuleSpec, ParsesAValidRequest) {
+  auto r = parse_capsule_request(capsule_body());
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->name, "web-app");
+  EXPECT_EQ(r->source.module_path, "infra/app");
+  ASSERT_EQ(r->output_allowlist.size(), 2u);
+  EXPECT_EQ(r->output_allowlist.at("url").from, "app_url");
+  EXPECT_TRUE(r->output_allowlist.at("url").required);
+  EXPECT_EQ(r->output_allowlist.at("port").type, "number");
+  EXPECT_FALSE(r->output_allowlist.at("port").required);
+  EXPECT_EQ(r->variables.at("greeting"), "hello");
+}
+
+TEST(CapsuleSpec, DefaultsRefToHeadAndModulePathToRoot) {
+  json::object body{{"name", "a"}, {"source", json::object{{"gitUrl", "https://example.com/r.git"}}}};
+  auto r = parse_capsule_request(body);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->source.ref, "HEAD");
+  EXPECT_EQ(r->source.module_path, "");
+  EXPECT_TRUE(r->output_allowlist.empty());
+}
+
+TEST(CapsuleSpec, RejectsBadNames) {
+  expect_invalid([](json::object& b) { b["name"] = "Web_App"; }, "name \"Web_App\"");
+  expect_invalid([](json::object& b) { b.erase("name"); }, "\"name\" is required");
+}
+
+TEST(CapsuleSpec, RejectsBadSources) {
+  expect_invalid([](json::object& b) { b.erase("source"); }, "\"source\" is required");
+  expect_invalid([](json::object& b) { b["source"].as_object()["gitUrl"] = ""; }, "source.gitUrl");
+  expect_invalid([](json::object& b) { b["source"].as_object()["ref"] = "--upload-pack=x"; }, "source.ref");
+  expect_invalid([](json::object& b) { b["source"].as_object()["modulePath"] = "../up"; }, "source.modulePath");
+  expect_invalid([](json::object& b) { b["source"].as_object()["modulePath"] = "a/../../b"; }, "\"..\"");
+  expect_invalid([](json::object& b) { b["source"].as_object()["modulePath"] = "/etc"; }, "relative");
+}
+
+TEST(CapsuleSpec, RejectsBadAllowlists) {
+  expect_invalid([](json::object& b) { b["outputAllowlist"] = json::object{{"1url", json::object{{"from", "x"}}}}; },
+                 "public name \"1url\"");
+  expect_invalid([](json::object& b) { b["outputAllowlist"] = json::object{{"db-url", json::object{{"from", "x"}}}}; },
+                 "public name \"db-url\"");
+  expect_invalid([](json::object& b) { b["outputAllowlist"] = json::object{{"url", json::object{{"type", "string"}}}}; },
+                 "outputAllowlist.url");
+  expect_invalid([](json::object& b) {
+    b["outputAllowlist"] = json::object{{"url", json::object{{"from", "x"}, {"type", "integer"}}}};
+  }, "outputAllowlist.url.type \"integer\"");
+  expect_invalid([](json::object& b) { b["outputAllowlist"] = json::object{{"url", "app_url"}}; },
+                 "outputAllowlist.url must be an object");
+  expect_invalid([](json::object& b) { b["outputAllowlist"] = json::array{}; }, "\"outputAllowlist\" must be an object");
+}
+
+TEST(CapsuleSpec, RejectsBadVariables) {
+  expect_invalid([](json::object& b) { b["variables"] = json::object{{"n", 3}}; }, "variables.n");
+  expect_invalid([](json::object& b) { b["variables"] = json::object{{"1x", "v"}}; }, "\"1x\"");
+}
+
+TEST(CapsuleSpec, PolicyIsOptionalAndParsed) {
+  auto none = parse_capsule_request(capsule_body());
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->policy, protocol::RunPolicy{}) << "nothing allowed beyond providers";
+
+  const std::string null_provider = "registry.opentofu.org/hashicorp/null";
+  auto body = capsule_body();
+  body["policy"] = json::object{{"allowedProviders", json::array{null_provider}},
+                                {"allowProvisioners", true}, {"network", "none"}};
+  auto r = parse_capsule_request(body);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->policy.allowed_providers, std::vector<std::string>{null_provider});
+  EXPECT_TRUE(r->policy.allow_provisioners);
+  EXPECT_FALSE(r->policy.allow_external_data);
+  EXPECT_EQ(r->policy.network, protocol::NetworkMode::none);
+}
+
+// Each policy is tried inside a Capsule request and directly, as the body of PUT …/policy.
+void expect_invalid_policy(const json::value& policy, const std::string& fragment) {
+  auto body = capsule_body();
+  body["policy"] = policy;
+  auto r = parse_capsule_request(body);
+  ASSERT_FALSE(r) << "accepted: " << json::serialize(policy);
+  EXPECT_EQ(r.error().code, errc::kInvalidArgument);
+  EXPECT_NE(r.error().message.find(fragment), std::string::npos) << r.error().message;
+  if (!policy.is_object()) return;
+  auto direct = parse_policy(policy.get_object());
+  ASSERT_FALSE(direct);
+  EXPECT_EQ(direct.error().message, r.error().message);
+}
+
+TEST(CapsuleSpec, RejectsBadPoliciesNamingTheField) {
+  expect_invalid_policy(json::object{{"allowedProviders", json::array{"hashicorp/aws"}}},
+                        "policy.allowedProviders: each entry must be a fully qualified");
+  expect_invalid_policy(json::object{{"deniedProviders", "aws"}},
+                        "policy.deniedProviders must be an array");
+  expect_invalid_policy(json::object{{"network", "host"}},
+                        "policy.network must be \"default\" or \"none\"");
+  expect_invalid_policy(json::object{{"network", 1}}, "policy.network must be a string");
+  expect_invalid_policy(json::object{{"allowExternalData", "yes"}},
+                        "policy.allowExternalData must be true or false");
+  expect_invalid_policy(json::object{{"deniedProvider", json::array{}}},
+                        "unknown field \"policy.deniedProvider\"");
+  expect_invalid_policy(json::array{}, "\"policy\" must be an object");
+}
+
+TEST(CapsuleSpec, AllowlistRoundTripsThroughJson) {
+  auto r = parse_capsule_request(capsule_body());
+  ASSERT_TRUE(r);
+  auto back = allowlist_from_json(allowlist_to_json(r->output_allowlist));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->at("url").from, "app_url");
+  EXPECT_EQ(back->at("port").type, "number");
+}
+
+TEST(CapsuleSpec, FilterOutputsKeepsOnlyMappedNamesOfTheRightType) {
+  OutputAllowlist allow{{"url", {"app_url", "string", true}},
+                        {"port", {"port", "number", false}},
+                        {"anything", {"x", "any", false}}};
+  json::object values{{"url", "https://x"}, {"port", "8080"}, {"anything", json::array{1, 2}},
+                      {"password", "hunter2"}};
+  auto out = filter_outputs(values, allow);
+  EXPECT_EQ(out.size(), 2u);
+  EXPECT_EQ(out.at("url"), "https://x");
+  EXPECT_TRUE(out.contains("anything"));
+  EXPECT_FALSE(out.contains("password"));
+  EXPECT_FALSE(out.contains("port"));  // declared number, sent a string
+}
+
+}  // namespace
+}  // namespace takosumi::controlplane

@@ -1,0 +1,207 @@
+#include "controlplane/store/catalog_store.hpp"
+
+#include "common/error_codes.hpp"
+#include "crypto/random_ids.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+constexpr std::string_view kCapsuleColumns =
+    "id, workspace_id, name, git_url, ref, module_path, output_allowlist, variables, created_at,"
+    " destroyed_at, sensitive_variable_names, policy";
+
+Workspace workspace_from_row(const Statement& s) {
+  return Workspace{s.text(0), s.text(1), s.integer(2)};
+}
+
+Result<Capsule> capsule_from_row(const Statement& s) {
+  Capsule c;
+  c.id = s.text(0);
+  c.workspace_id = s.text(1);
+  c.name = s.text(2);
+  c.source = CapsuleSource{s.text(3), s.text(4), s.text(5)};
+  c.created_at = s.integer(8);
+  if (!s.is_null(9)) c.destroyed_at = s.integer(9);
+  auto allow = protocol::parse_object(s.text(6), 1 << 20);
+  auto vars = protocol::parse_object(s.text(7), 1 << 20);
+  auto policy = protocol::parse_object(s.text(11), 1 << 20);
+  boost::system::error_code ec;
+  auto sensitive = boost::json::parse(s.text(10), ec);
+  if (!allow || !vars || !policy || ec || !sensitive.is_array())
+    return fail(errc::kInternal, "capsule " + c.id + ": stored JSON is corrupt");
+  for (const auto& name : sensitive.get_array())
+    if (name.is_string()) c.sensitive_variable_names.emplace_back(name.get_string());
+  auto allowlist = allowlist_from_json(*allow);
+  auto variables = variables_from_json(*vars);
+  auto run_policy = protocol::run_policy_from_json(*policy);
+  if (!allowlist) return std::unexpected(allowlist.error().with_context("capsule " + c.id));
+  if (!variables) return std::unexpected(variables.error().with_context("capsule " + c.id));
+  if (!run_policy)
+    return std::unexpected(run_policy.error().with_context("capsule " + c.id + ": policy"));
+  c.output_allowlist = std::move(*allowlist);
+  c.variables = std::move(*variables);
+  c.policy = std::move(*run_policy);
+  return c;
+}
+
+std::string names_json(const std::vector<std::string>& names) {
+  boost::json::array out;
+  for (const auto& n : names) out.emplace_back(n);
+  return protocol::serialize(out);
+}
+
+}  // namespace
+
+Result<Workspace> CatalogStore::create_workspace(const std::string& name) {
+  Workspace ws{crypto::new_id("ws"), name, clock_.now_unix()};
+  auto st = db_.run("INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)", ws.id, ws.name,
+                    ws.created_at);
+  if (!st && st.error().code == errc::kConflict)
+    return fail(errc::kConflict, "workspace \"" + name + "\" already exists");
+  if (!st) return std::unexpected(st.error());
+  return ws;
+}
+
+Result<Workspace> CatalogStore::get_workspace(std::string_view id) {
+  auto s = db_.query("SELECT id, name, created_at FROM workspaces WHERE id = ?", id);
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return fail(errc::kNotFound, "workspace " + std::string(id) + " not found");
+  return workspace_from_row(*s);
+}
+
+Result<std::vector<Workspace>> CatalogStore::list_workspaces() {
+  auto s = db_.query("SELECT id, name, created_at FROM workspaces ORDER BY created_at, rowid");
+  if (!s) return std::unexpected(s.error());
+  std::vector<Workspace> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return out;
+    out.push_back(workspace_from_row(*s));
+  }
+}
+
+Result<Capsule> CatalogStore::create_capsule(std::string_view workspace_id,
+                                             const CapsuleRequest& req,
+                                             const CapsuleSecretsRecord& secrets) {
+  TAKOSUMI_TRY(get_workspace(workspace_id));
+  Capsule c{crypto::new_id("cap"), std::string(workspace_id), req.name, req.source, req.output_allowlist,
+            req.variables, clock_.now_unix()};
+  c.connection_ids = secrets.connection_ids;
+  c.sensitive_variable_names = secrets.sensitive_variable_names;
+  c.policy = req.policy;
+  return in_transaction(db_, [&]() -> Result<Capsule> {
+    auto st = db_.run(
+        "INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,"
+        " variables, created_at, sensitive_variable_names, sealed_sensitive_variables, policy)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        c.id, c.workspace_id, c.name, c.source.git_url, c.source.ref, c.source.module_path,
+        protocol::serialize(allowlist_to_json(c.output_allowlist)),
+        protocol::serialize(variables_to_json(c.variables)), c.created_at,
+        names_json(c.sensitive_variable_names), secrets.sealed_sensitive_variables,
+        protocol::serialize(protocol::to_json(c.policy)));
+    if (!st && st.error().code == errc::kConflict)
+      return fail(errc::kConflict, "capsule \"" + req.name + "\" already exists in this workspace");
+    if (!st) return std::unexpected(st.error());
+    TAKOSUMI_TRY(insert_connections(c.id, c.connection_ids));
+    return c;
+  });
+}
+
+Status CatalogStore::insert_connections(std::string_view capsule_id,
+                                        const std::vector<std::string>& ids) {
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    TAKOSUMI_TRY(db_.run(
+        "INSERT INTO capsule_connections (capsule_id, connection_id, position) VALUES (?, ?, ?)",
+        capsule_id, ids[i], static_cast<std::int64_t>(i)));
+  return {};
+}
+
+Status CatalogStore::set_connections(std::string_view capsule_id,
+                                     const std::vector<std::string>& ids) {
+  TAKOSUMI_TRY(get_capsule(capsule_id));
+  return in_transaction(db_, [&]() -> Status {
+    TAKOSUMI_TRY(db_.run("DELETE FROM capsule_connections WHERE capsule_id = ?", capsule_id));
+    return insert_connections(capsule_id, ids);
+  });
+}
+
+Status CatalogStore::set_sensitive_variables(std::string_view capsule_id,
+                                             const std::vector<std::string>& names,
+                                             const std::optional<std::string>& sealed) {
+  TAKOSUMI_TRY(get_capsule(capsule_id));
+  return db_.run(
+      "UPDATE capsules SET sensitive_variable_names = ?, sealed_sensitive_variables = ?"
+      " WHERE id = ?",
+      names_json(names), sealed, capsule_id);
+}
+
+Status CatalogStore::set_policy(std::string_view capsule_id, const protocol::RunPolicy& policy) {
+  TAKOSUMI_TRY(get_capsule(capsule_id));
+  return db_.run("UPDATE capsules SET policy = ? WHERE id = ?",
+                 protocol::serialize(protocol::to_json(policy)), capsule_id);
+}
+
+Result<std::optional<std::string>> CatalogStore::sealed_sensitive_variables(
+    std::string_view capsule_id) {
+  auto s = db_.query("SELECT sealed_sensitive_variables FROM capsules WHERE id = ?", capsule_id);
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return fail(errc::kNotFound, "capsule " + std::string(capsule_id) + " not found");
+  return s->optional_text(0);
+}
+
+Result<Capsule> CatalogStore::with_connections(Result<Capsule> capsule) {
+  if (!capsule) return capsule;
+  auto s = db_.query(
+      "SELECT connection_id FROM capsule_connections WHERE capsule_id = ? ORDER BY position",
+      capsule->id);
+  if (!s) return std::unexpected(s.error());
+  for (;;) {
+    auto row = s->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return capsule;
+    capsule->connection_ids.push_back(s->text(0));
+  }
+}
+
+Result<Capsule> CatalogStore::get_capsule(std::string_view id) {
+  auto s = db_.query("SELECT " + std::string(kCapsuleColumns) + " FROM capsules WHERE id = ?", id);
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return fail(errc::kNotFound, "capsule " + std::string(id) + " not found");
+  return with_connections(capsule_from_row(*s));
+}
+
+Status CatalogStore::set_destroyed(std::string_view capsule_id, std::optional<std::int64_t> at) {
+  return db_.run("UPDATE capsules SET destroyed_at = ? WHERE id = ?", at, capsule_id);
+}
+
+Result<std::vector<Capsule>> CatalogStore::list_capsules(std::string_view workspace_id) {
+  TAKOSUMI_TRY(get_workspace(workspace_id));
+  auto s = db_.query("SELECT " + std::string(kCapsuleColumns) +
+                         " FROM capsules WHERE workspace_id = ? ORDER BY created_at, rowid",
+                     workspace_id);
+  if (!s) return std::unexpected(s.error());
+  std::vector<Capsule> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) break;
+    auto c = capsule_from_row(*s);
+    if (!c) return std::unexpected(c.error());
+    out.push_back(std::move(*c));
+  }
+  for (auto& c : out) {
+    auto loaded = with_connections(std::move(c));
+    if (!loaded) return std::unexpected(loaded.error());
+    c = std::move(*loaded);
+  }
+  return out;
+}
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,59 @@
+#pragma once
+// Workspaces and Capsules in SQLite. Errors: not_found for unknown ids, conflict for a duplicate
+// name (Workspace names are global, Capsule names unique within their Workspace).
+// A Capsule's Connection assignment and sensitive variables are stored as given: the caller checks
+// the assignment rules (connection_spec.hpp) and seals the values (secret_storage.hpp) first.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "controlplane/store/capsule_spec.hpp"
+#include "controlplane/store/model.hpp"
+#include "controlplane/store/sqlite_db.hpp"
+
+namespace takosumi::controlplane {
+
+// What a Capsule keeps of its secrets: Connection ids in order, and its sensitive variables'
+// names beside their sealed values (nullopt when it has none).
+struct CapsuleSecretsRecord {
+  std::vector<std::string> connection_ids;
+  std::vector<std::string> sensitive_variable_names;
+  std::optional<std::string> sealed_sensitive_variables;
+};
+
+class CatalogStore {
+ public:
+  CatalogStore(Database& db, const Clock& clock) : db_(db), clock_(clock) {}
+
+  Result<Workspace> create_workspace(const std::string& name);
+  Result<Workspace> get_workspace(std::string_view id);
+  Result<std::vector<Workspace>> list_workspaces();
+
+  Result<Capsule> create_capsule(std::string_view workspace_id, const CapsuleRequest& req,
+                                 const CapsuleSecretsRecord& secrets = {});
+  Result<Capsule> get_capsule(std::string_view id);
+  Result<std::vector<Capsule>> list_capsules(std::string_view workspace_id);
+  // Marks the Capsule destroyed at `at` (a destroy's apply succeeded) or not (nullopt).
+  Status set_destroyed(std::string_view capsule_id, std::optional<std::int64_t> at);
+  // Replaces the Capsule's Connection assignment.
+  Status set_connections(std::string_view capsule_id, const std::vector<std::string>& ids);
+  // Replaces the Capsule's sensitive variables (names and sealed values together).
+  Status set_sensitive_variables(std::string_view capsule_id, const std::vector<std::string>& names,
+                                 const std::optional<std::string>& sealed);
+  Result<std::optional<std::string>> sealed_sensitive_variables(std::string_view capsule_id);
+  // Replaces the Capsule's Run policy.
+  Status set_policy(std::string_view capsule_id, const protocol::RunPolicy& policy);
+
+ private:
+  Result<Capsule> with_connections(Result<Capsule> capsule);
+  Status insert_connections(std::string_view capsule_id, const std::vector<std::string>& ids);
+
+  Database& db_;
+  const Clock& clock_;
+};
+
+}  // namespace takosumi::controlplane

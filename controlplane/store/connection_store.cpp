@@ -1,0 +1,145 @@
+#include "controlplane/store/connection_store.hpp"
+
+#include "common/error_codes.hpp"
+#include "crypto/random_ids.hpp"
+#include "controlplane/store/secret_storage.hpp"
+#include "protocol/json_fields.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+namespace json = boost::json;
+
+constexpr std::string_view kSelect =
+    "SELECT id, workspace_id, name, provider, auth_mode, credential_names, created_at, expires_at,"
+    " revoked_at FROM connections";
+
+std::optional<std::int64_t> optional_int(const Statement& s, int col) {
+  if (s.is_null(col)) return std::nullopt;
+  return s.integer(col);
+}
+
+Result<Connection> connection_from_row(const Statement& s) {
+  Connection c;
+  c.id = s.text(0);
+  c.workspace_id = s.text(1);
+  c.name = s.text(2);
+  c.provider = s.text(3);
+  c.auth_mode = protocol::auth_mode_from_string(s.text(4)).value_or(protocol::AuthMode::env);
+  c.created_at = s.integer(6);
+  c.expires_at = optional_int(s, 7);
+  c.revoked_at = optional_int(s, 8);
+  boost::system::error_code ec;
+  json::value names = json::parse(s.text(5), ec);
+  if (ec || !names.is_array())
+    return fail(errc::kInternal, "connection " + c.id + ": stored credential names are corrupt");
+  for (const auto& n : names.get_array())
+    if (n.is_string()) c.credential_names.emplace_back(n.get_string());
+  return c;
+}
+
+json::array names_json(const SecretMap& values) {
+  json::array out;
+  for (const auto& [name, value] : values) out.emplace_back(name);  // std::map: sorted
+  return out;
+}
+
+}  // namespace
+
+Result<Connection> ConnectionStore::create(ConnectionRequest req) {
+  Connection c;
+  c.id = crypto::new_id("conn");
+  c.workspace_id = req.workspace_id;
+  c.name = req.name;
+  c.provider = req.provider;
+  c.auth_mode = req.auth_mode;
+  c.created_at = clock_.now_unix();
+  c.expires_at = req.expires_at;
+  for (const auto& [name, value] : req.values) c.credential_names.push_back(name);
+  const std::string names = protocol::serialize(names_json(req.values));
+  protocol::SecretBundle bundle;
+  bundle.connections.push_back({c.id, c.name, c.provider, c.auth_mode, std::move(req.values)});
+  auto sealed = seal_for_storage(bundle, keys_);
+  if (!sealed) return std::unexpected(sealed.error());
+  auto st = db_.run(
+      "INSERT INTO connections (id, workspace_id, name, provider, auth_mode, credential_names,"
+      " sealed_values, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      c.id, c.workspace_id, c.name, c.provider, protocol::to_string(c.auth_mode), names, *sealed,
+      c.created_at, c.expires_at);
+  if (!st && st.error().code == errc::kConflict)
+    return fail(errc::kConflict, "connection \"" + c.name + "\" already exists in this workspace");
+  if (!st) return std::unexpected(st.error());
+  return c;
+}
+
+Result<Connection> ConnectionStore::get(std::string_view id) {
+  auto s = db_.query(std::string(kSelect) + " WHERE id = ?", id);
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return fail(errc::kNotFound, "connection " + std::string(id) + " not found");
+  return connection_from_row(*s);
+}
+
+Result<std::vector<Connection>> ConnectionStore::list(std::string_view workspace_id) {
+  auto s = db_.query(std::string(kSelect) + " WHERE workspace_id = ? ORDER BY created_at, rowid",
+                     workspace_id);
+  if (!s) return std::unexpected(s.error());
+  std::vector<Connection> out;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return out;
+    auto c = connection_from_row(*s);
+    if (!c) return std::unexpected(c.error());
+    out.push_back(std::move(*c));
+  }
+}
+
+Result<std::vector<Connection>> ConnectionStore::get_many(const std::vector<std::string>& ids) {
+  std::vector<Connection> out;
+  for (const auto& id : ids) {
+    auto c = get(id);
+    if (!c) return std::unexpected(c.error());
+    out.push_back(std::move(*c));
+  }
+  return out;
+}
+
+Result<Connection> ConnectionStore::revoke(std::string_view id) {
+  TAKOSUMI_TRY(get(id));
+  TAKOSUMI_TRY(db_.run("UPDATE connections SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                       clock_.now_unix(), id));
+  return get(id);
+}
+
+Result<std::optional<ConnectionRefusal>> ConnectionStore::first_unusable(const Capsule& capsule) {
+  auto connections = get_many(capsule.connection_ids);
+  if (!connections) return std::unexpected(connections.error());
+  const std::int64_t now = clock_.now_unix();
+  for (const auto& c : *connections) {
+    auto why = connection_unusable(c, now);
+    if (!why) continue;
+    why->message += "; assign an active Connection to capsule " + capsule.id +
+                    " (PUT /api/v1/capsules/" + capsule.id + "/connections)";
+    return std::optional<ConnectionRefusal>(ConnectionRefusal{c.id, std::move(*why)});
+  }
+  return std::optional<ConnectionRefusal>{};
+}
+
+Result<protocol::ConnectionSecret> ConnectionStore::open(const Connection& connection) {
+  auto s = db_.query("SELECT sealed_values FROM connections WHERE id = ?", connection.id);
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return fail(errc::kNotFound, "connection " + connection.id + " not found");
+  auto bundle = open_from_storage(s->text(0), keys_);
+  if (!bundle) return std::unexpected(bundle.error().with_context("connection " + connection.id));
+  // The sealed text carries its Connection's id: a sealed value copied onto another row is refused.
+  if (bundle->connections.size() != 1 || bundle->connections.front().id != connection.id)
+    return fail(errc::kStateIntegrityFailed,
+                "connection " + connection.id + ": the sealed values belong to another Connection");
+  return std::move(bundle->connections.front());
+}
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,257 @@
+#include "controlplane/store/run_store.hpp"
+
+#include "common/error_codes.hpp"
+#include "crypto/random_ids.hpp"
+
+namespace takosumi::controlplane {
+
+const std::string_view kRunSelect =
+    "r.id, r.capsule_id, c.workspace_id, r.type, r.status, r.attempt, r.source_commit,"
+    " r.planned_by, r.plan_digest, r.plan_artifact_sha256, r.has_changes, r.change_summary,"
+    " r.resource_changes, r.failure_code, r.failure_message, r.state_version_id, r.tofu_version,"
+    " r.provider_lock_sha256, r.env_names, r.phase_millis, r.cancel_requested, r.agent_id,"
+    " r.lease_token_sha256, r.lease_expires_at, r.prior_state_version_id, r.prior_generation,"
+    " r.completed_attempt, r.created_at, r.started_at, r.finished_at,"
+    " r.restores_state_version_id, r.data_loss, r.data_loss_accepted, r.drift, r.refused_outputs,"
+    " r.apply_started_attempt FROM runs r JOIN capsules c ON c.id = r.capsule_id";
+
+namespace {
+
+std::optional<std::int64_t> optional_int(const Statement& s, int col) {
+  if (s.is_null(col)) return std::nullopt;
+  return s.integer(col);
+}
+
+Result<std::vector<Run>> collect_runs(Statement& s) {
+  std::vector<Run> out;
+  for (;;) {
+    auto row = s.step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) return out;
+    out.push_back(run_from_row(s));
+  }
+}
+
+}  // namespace
+
+Run run_from_row(const Statement& s) {
+  Run r;
+  r.id = s.text(0);
+  r.capsule_id = s.text(1);
+  r.workspace_id = s.text(2);
+  r.type = protocol::run_type_from_string(s.text(3)).value_or(protocol::RunType::plan);
+  r.status = s.text(4);
+  r.attempt = s.integer(5);
+  r.source_commit = s.text(6);
+  r.planned_by = s.optional_text(7);
+  r.plan_digest = s.optional_text(8);
+  r.plan_artifact_sha256 = s.optional_text(9);
+  r.has_changes = s.integer(10) != 0;
+  r.change_summary_json = s.optional_text(11);
+  r.resource_changes_json = s.optional_text(12);
+  r.failure_code = s.optional_text(13);
+  r.failure_message = s.optional_text(14);
+  r.state_version_id = s.optional_text(15);
+  r.tofu_version = s.optional_text(16);
+  r.provider_lock_sha256 = s.optional_text(17);
+  r.env_names_json = s.optional_text(18);
+  r.phase_millis_json = s.optional_text(19);
+  r.cancel_requested = s.integer(20) != 0;
+  r.agent_id = s.optional_text(21);
+  r.lease_token_sha256 = s.optional_text(22);
+  r.lease_expires_at = optional_int(s, 23);
+  r.prior_state_version_id = s.optional_text(24);
+  r.prior_generation = optional_int(s, 25);
+  r.completed_attempt = s.integer(26);
+  r.created_at = s.integer(27);
+  r.started_at = optional_int(s, 28);
+  r.finished_at = optional_int(s, 29);
+  r.restores_state_version_id = s.optional_text(30);
+  r.data_loss_json = s.optional_text(31);
+  r.data_loss_accepted = s.integer(32) != 0;
+  r.drift_json = s.optional_text(33);
+  r.refused_outputs_json = s.optional_text(34);
+  r.apply_started_attempt = optional_int(s, 35);
+  return r;
+}
+
+Status check_can_apply(const Run& plan, std::int64_t current_generation, bool plan_artifact_stored,
+                       bool apply_exists) {
+  const std::string what = "run " + plan.id;
+  if (plan.type == protocol::RunType::drift_check)
+    return fail(errc::kConflict, what + " is a drift_check: drift checks are read-only and can never"
+                                        " be applied; to change the real resources, plan"
+                                        " (POST /api/v1/capsules/" + plan.capsule_id +
+                                        "/plan) and apply that plan");
+  if (plan.type != protocol::RunType::plan && plan.type != protocol::RunType::destroy_plan)
+    return fail(errc::kConflict, what + " is an apply run; only plan and destroy_plan runs can be applied");
+  if (plan.status != run_status::kSucceeded)
+    return fail(errc::kConflict, what + " has status " + plan.status + "; only a succeeded plan can be applied");
+  if (!plan.has_changes) return fail(errc::kConflict, what + " has no changes to apply");
+  if (!plan.plan_artifact_sha256 || !plan.plan_digest || !plan_artifact_stored)
+    return fail(errc::kConflict, what + " has no stored plan artifact");
+  if (apply_exists) return fail(errc::kConflict, "an apply was already created for " + what);
+  if (plan.prior_generation.value_or(0) != current_generation)
+    return fail(errc::kConflict, what + " was planned against generation " +
+                                     std::to_string(plan.prior_generation.value_or(0)) +
+                                     " but the capsule is at generation " +
+                                     std::to_string(current_generation) + "; plan again");
+  return {};
+}
+
+Result<Run> RunStore::insert(Run run) {
+  run.id = crypto::new_id("run");
+  run.status = std::string(run_status::kQueued);
+  run.created_at = clock_.now_unix();
+  TAKOSUMI_TRY(db_.run(
+      "INSERT INTO runs (id, capsule_id, type, status, source_commit, planned_by, plan_digest,"
+      " plan_artifact_sha256, prior_state_version_id, prior_generation, restores_state_version_id,"
+      " data_loss, data_loss_accepted, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      run.id, run.capsule_id, protocol::to_string(run.type), run.status, run.source_commit,
+      run.planned_by, run.plan_digest, run.plan_artifact_sha256, run.prior_state_version_id,
+      run.prior_generation, run.restores_state_version_id, run.data_loss_json,
+      run.data_loss_accepted, run.created_at));
+  return run;
+}
+
+namespace {
+
+Run new_run(const Capsule& capsule, protocol::RunType type, std::string source_commit) {
+  Run run;
+  run.capsule_id = capsule.id;
+  run.workspace_id = capsule.workspace_id;
+  run.type = type;
+  run.source_commit = std::move(source_commit);
+  return run;
+}
+
+}  // namespace
+
+Result<Run> RunStore::create_plan(const Capsule& capsule, const std::string& source_commit) {
+  return insert(new_run(capsule, protocol::RunType::plan, source_commit));
+}
+
+Result<Run> RunStore::create_destroy_plan(const Capsule& capsule, const std::string& source_commit) {
+  return insert(new_run(capsule, protocol::RunType::destroy_plan, source_commit));
+}
+
+Result<Run> RunStore::create_rollback_plan(const Capsule& capsule, const StateVersion& target,
+                                           bool target_is_destroyed) {
+  if (target.capsule_id != capsule.id)
+    return fail(errc::kInvalidArgument, "state version " + target.id + " belongs to capsule " +
+                                            target.capsule_id + ", not " + capsule.id);
+  auto type = target_is_destroyed ? protocol::RunType::destroy_plan : protocol::RunType::plan;
+  Run run = new_run(capsule, type, target.source_commit);
+  run.restores_state_version_id = target.id;
+  return insert(std::move(run));
+}
+
+Result<std::vector<Run>> RunStore::create_drift_checks(const std::vector<DriftTarget>& targets) {
+  Transaction tx(db_);
+  TAKOSUMI_TRY(tx.begun());
+  std::vector<Run> out;
+  for (const auto& [capsule, pinned] : targets) {
+    Run run = new_run(capsule, protocol::RunType::drift_check, pinned.source_commit);
+    run.prior_state_version_id = pinned.id;
+    run.prior_generation = pinned.generation;
+    auto created = insert(std::move(run));
+    if (!created) return std::unexpected(created.error());
+    out.push_back(std::move(*created));
+  }
+  TAKOSUMI_TRY(tx.commit());
+  return out;
+}
+
+Result<Run> RunStore::create_apply(const Run& plan, bool data_loss_accepted) {
+  Run run;
+  run.capsule_id = plan.capsule_id;
+  run.workspace_id = plan.workspace_id;
+  run.type = protocol::RunType::apply;
+  run.source_commit = plan.source_commit;
+  run.planned_by = plan.id;
+  run.plan_digest = plan.plan_digest;
+  run.plan_artifact_sha256 = plan.plan_artifact_sha256;
+  run.restores_state_version_id = plan.restores_state_version_id;
+  run.data_loss_json = plan.data_loss_json;
+  run.data_loss_accepted = data_loss_accepted;
+  auto created = insert(std::move(run));
+  if (!created && created.error().code == errc::kConflict)
+    return fail(errc::kConflict, "an apply was already created for run " + plan.id);
+  return created;
+}
+
+Result<Run> RunStore::get_run(std::string_view id) {
+  auto s = db_.query("SELECT " + std::string(kRunSelect) + " WHERE r.id = ?", id);
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return fail(errc::kNotFound, "run " + std::string(id) + " not found");
+  return run_from_row(*s);
+}
+
+Result<std::vector<Run>> RunStore::list_runs(std::string_view capsule_id, int limit) {
+  auto s = db_.query("SELECT " + std::string(kRunSelect) +
+                         " WHERE r.capsule_id = ? ORDER BY r.rowid DESC LIMIT ?",
+                     capsule_id, limit);
+  if (!s) return std::unexpected(s.error());
+  return collect_runs(*s);
+}
+
+Result<std::vector<Run>> RunStore::list_running(std::string_view capsule_id) {
+  auto s = db_.query("SELECT " + std::string(kRunSelect) +
+                         " WHERE r.capsule_id = ? AND r.status = 'running' ORDER BY r.rowid",
+                     capsule_id);
+  if (!s) return std::unexpected(s.error());
+  return collect_runs(*s);
+}
+
+Result<bool> RunStore::is_destroy_result(const StateVersion& sv) {
+  auto s = db_.query(
+      "SELECT 1 FROM runs a JOIN runs p ON p.id = a.planned_by"
+      " WHERE a.id = ? AND a.status = 'succeeded' AND p.type = 'destroy_plan'",
+      sv.created_by_run_id);
+  if (!s) return std::unexpected(s.error());
+  return s->step();
+}
+
+Result<bool> RunStore::apply_exists_for(std::string_view plan_run_id) {
+  auto s = db_.query("SELECT 1 FROM runs WHERE planned_by = ?", plan_run_id);
+  if (!s) return std::unexpected(s.error());
+  return s->step();
+}
+
+Result<Run> RunStore::cancel(std::string_view id) {
+  auto run = get_run(id);
+  if (!run) return run;
+  if (run->finished())
+    return fail(errc::kConflict, "run " + run->id + " already finished with status " + run->status);
+  if (run->status == run_status::kQueued) {
+    TAKOSUMI_TRY(db_.run(
+        "UPDATE runs SET status = 'cancelled', cancel_requested = 1, failure_code = ?,"
+        " failure_message = 'cancelled before it started', finished_at = ?"
+        " WHERE id = ? AND status = 'queued'",
+        errc::kCancelled, clock_.now_unix(), run->id));
+  } else {
+    TAKOSUMI_TRY(db_.run("UPDATE runs SET cancel_requested = 1 WHERE id = ?", run->id));
+  }
+  return get_run(id);
+}
+
+Result<bool> RunStore::record_artifact(std::string_view run_id, std::string_view kind,
+                                       std::string_view sha256, std::int64_t size) {
+  TAKOSUMI_TRY(db_.run(
+      "INSERT OR IGNORE INTO artifacts (run_id, kind, sha256, size, created_at)"
+      " VALUES (?, ?, ?, ?, ?)",
+      run_id, kind, sha256, size, clock_.now_unix()));
+  return db_.changes() > 0;
+}
+
+Result<bool> RunStore::has_artifact(std::string_view run_id, std::string_view kind,
+                                    std::string_view sha256) {
+  auto s = db_.query("SELECT 1 FROM artifacts WHERE run_id = ? AND kind = ? AND sha256 = ?",
+                     run_id, kind, sha256);
+  if (!s) return std::unexpected(s.error());
+  return s->step();
+}
+
+}  // namespace takosumi::controlplane

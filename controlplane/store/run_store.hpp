@@ -1,0 +1,73 @@
+#pragma once
+// Runs and their artifact index in SQLite: creating Runs of every type, reading them, and
+// cancelling. The lease-driven transitions (claim, heartbeat, complete) live in RunQueue.
+// Errors: not_found for unknown ids; conflict for a transition the Run's state forbids.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "controlplane/store/model.hpp"
+#include "controlplane/store/sqlite_db.hpp"
+
+namespace takosumi::controlplane {
+
+// Why a Run cannot be applied, or success: only a succeeded plan or destroy_plan with changes and
+// a stored plan, made against the current generation, never applied before. A drift_check never.
+// Pure; `current_generation` is the Capsule's. Data-loss acceptance is checked apart (data_loss.hpp).
+Status check_can_apply(const Run& plan, std::int64_t current_generation, bool plan_artifact_stored,
+                       bool apply_exists);
+
+class RunStore {
+ public:
+  RunStore(Database& db, const Clock& clock) : db_(db), clock_(clock) {}
+
+  // A plan (`tofu plan`) against the Capsule's current state at claim time.
+  Result<Run> create_plan(const Capsule& capsule, const std::string& source_commit);
+  // A destroy_plan (`tofu plan -destroy`) against the current state at claim time.
+  Result<Run> create_destroy_plan(const Capsule& capsule, const std::string& source_commit);
+  // A rollback: an ordinary plan at the target's source commit against the current state, carrying
+  // restoresStateVersionId. A target that a destroy produced is returned to by a destroy_plan.
+  Result<Run> create_rollback_plan(const Capsule& capsule, const StateVersion& target,
+                                   bool target_is_destroyed);
+  // Read-only drift_check Runs, each pinned to the given StateVersion and its commit; all or none.
+  struct DriftTarget {
+    Capsule capsule;
+    StateVersion pinned;
+  };
+  Result<std::vector<Run>> create_drift_checks(const std::vector<DriftTarget>& targets);
+  // Creates the apply Run for a plan or destroy_plan Run; callers check check_can_apply and the
+  // data-loss rule first. The apply carries the plan's dataLoss marks, restoresStateVersionId and
+  // whether the marks were accepted. A second apply for the same plan is refused by the schema.
+  Result<Run> create_apply(const Run& plan, bool data_loss_accepted = false);
+  Result<Run> get_run(std::string_view id);
+  Result<std::vector<Run>> list_runs(std::string_view capsule_id, int limit);
+  // The Capsule's running Runs, oldest first (live leases, expired ones and stranded applies).
+  Result<std::vector<Run>> list_running(std::string_view capsule_id);
+  Result<bool> apply_exists_for(std::string_view plan_run_id);
+  // True when sv was stored by the successful apply of a destroy_plan (its state is empty).
+  Result<bool> is_destroy_result(const StateVersion& sv);
+  // queued → cancelled at once; running → cancelRequested; finished → conflict.
+  Result<Run> cancel(std::string_view id);
+
+  // True when the artifact is new to the Run's index; recording it again changes nothing.
+  Result<bool> record_artifact(std::string_view run_id, std::string_view kind,
+                               std::string_view sha256, std::int64_t size);
+  Result<bool> has_artifact(std::string_view run_id, std::string_view kind,
+                            std::string_view sha256);
+
+ private:
+  Result<Run> insert(Run run);
+
+  Database& db_;
+  const Clock& clock_;
+};
+
+// Columns selected by run_from_row, for other stores reading Runs: "SELECT <kRunSelect> WHERE …".
+extern const std::string_view kRunSelect;
+Run run_from_row(const Statement& s);
+
+}  // namespace takosumi::controlplane

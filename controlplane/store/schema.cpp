@@ -1,0 +1,335 @@
+#include "controlplane/store/schema.hpp"
+
+#include <cstdint>
+#include <string>
+
+#include "common/error_codes.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+// PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
+// release (version 1), which had no user_version; create_schema migrates it.
+constexpr std::int64_t kSchemaVersion = 7;
+
+// The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
+// a prefix.
+constexpr std::string_view kRunsColumns = R"sql(
+  id TEXT PRIMARY KEY,
+  capsule_id TEXT NOT NULL REFERENCES capsules(id),
+  type TEXT NOT NULL CHECK (type IN ('plan', 'apply', 'destroy_plan', 'drift_check')),
+  status TEXT NOT NULL
+    CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
+  attempt INTEGER NOT NULL DEFAULT 0,
+  source_commit TEXT NOT NULL,
+  planned_by TEXT REFERENCES runs(id),
+  plan_digest TEXT,
+  plan_artifact_sha256 TEXT,
+  has_changes INTEGER NOT NULL DEFAULT 0,
+  change_summary TEXT,
+  resource_changes TEXT,
+  failure_code TEXT,
+  failure_message TEXT,
+  state_version_id TEXT,
+  tofu_version TEXT,
+  provider_lock_sha256 TEXT,
+  env_names TEXT,
+  phase_millis TEXT,
+  cancel_requested INTEGER NOT NULL DEFAULT 0,
+  agent_id TEXT REFERENCES agents(id),
+  lease_token_sha256 TEXT,
+  lease_expires_at INTEGER,
+  prior_state_version_id TEXT,
+  prior_generation INTEGER,
+  completed_attempt INTEGER NOT NULL DEFAULT 0,
+  log_bytes INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  started_at INTEGER,
+  finished_at INTEGER,
+  restores_state_version_id TEXT REFERENCES state_versions(id),
+  data_loss TEXT,
+  data_loss_accepted INTEGER NOT NULL DEFAULT 0,
+  drift TEXT,
+  refused_outputs TEXT,
+  apply_started_attempt INTEGER
+)sql";
+
+constexpr std::string_view kRunsColumnsV1 =
+    "id, capsule_id, type, status, attempt, source_commit, planned_by, plan_digest,"
+    " plan_artifact_sha256, has_changes, change_summary, resource_changes, failure_code,"
+    " failure_message, state_version_id, tofu_version, provider_lock_sha256, env_names,"
+    " phase_millis, cancel_requested, agent_id, lease_token_sha256, lease_expires_at,"
+    " prior_state_version_id, prior_generation, completed_attempt, log_bytes, created_at,"
+    " started_at, finished_at";
+
+constexpr std::string_view kTablesBeforeRuns = R"sql(
+CREATE TABLE IF NOT EXISTS workspaces (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  created_at INTEGER NOT NULL);
+
+CREATE TABLE IF NOT EXISTS capsules (
+  id TEXT PRIMARY KEY,
+  workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+  name TEXT NOT NULL,
+  git_url TEXT NOT NULL,
+  ref TEXT NOT NULL,
+  module_path TEXT NOT NULL,
+  output_allowlist TEXT NOT NULL,
+  variables TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  destroyed_at INTEGER,
+  sensitive_variable_names TEXT NOT NULL DEFAULT '[]',
+  sealed_sensitive_variables TEXT,
+  policy TEXT NOT NULL DEFAULT '{}',
+  UNIQUE (workspace_id, name));
+
+CREATE TABLE IF NOT EXISTS agents (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  sign_public_key TEXT NOT NULL,
+  box_public_key TEXT NOT NULL,
+  token_sha256 TEXT NOT NULL,
+  version TEXT NOT NULL,
+  labels TEXT NOT NULL,
+  capacity INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  last_seen_at INTEGER NOT NULL,
+  key_reset_at INTEGER,
+  reset_sign_public_key TEXT,
+  UNIQUE (name, sign_public_key));
+CREATE INDEX IF NOT EXISTS agents_by_token ON agents(token_sha256);
+)sql";
+
+constexpr std::string_view kTablesAfterRuns = R"sql(
+CREATE UNIQUE INDEX IF NOT EXISTS runs_one_apply_per_plan ON runs(planned_by)
+  WHERE planned_by IS NOT NULL;
+CREATE INDEX IF NOT EXISTS runs_by_status ON runs(status);
+CREATE INDEX IF NOT EXISTS runs_by_capsule ON runs(capsule_id);
+
+CREATE TABLE IF NOT EXISTS state_versions (
+  id TEXT PRIMARY KEY,
+  capsule_id TEXT NOT NULL REFERENCES capsules(id),
+  generation INTEGER NOT NULL CHECK (generation >= 1),
+  created_by_run_id TEXT NOT NULL REFERENCES runs(id),
+  source_commit TEXT NOT NULL,
+  serial INTEGER NOT NULL,
+  lineage TEXT NOT NULL,
+  plaintext_sha256 TEXT NOT NULL,
+  ciphertext_sha256 TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  restored_from TEXT REFERENCES state_versions(id),
+  partial INTEGER NOT NULL DEFAULT 0,
+  UNIQUE (capsule_id, generation));
+CREATE TRIGGER IF NOT EXISTS state_versions_no_update BEFORE UPDATE ON state_versions
+  BEGIN SELECT RAISE(ABORT, 'state versions are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS state_versions_no_delete BEFORE DELETE ON state_versions
+  BEGIN SELECT RAISE(ABORT, 'state versions are append-only'); END;
+
+CREATE TABLE IF NOT EXISTS capsule_outputs (
+  capsule_id TEXT PRIMARY KEY REFERENCES capsules(id),
+  state_version_id TEXT REFERENCES state_versions(id),
+  generation INTEGER NOT NULL,
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  outputs TEXT NOT NULL,
+  updated_at INTEGER NOT NULL);
+
+CREATE TABLE IF NOT EXISTS artifacts (
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  kind TEXT NOT NULL CHECK (kind IN ('state', 'plan')),
+  sha256 TEXT NOT NULL,
+  size INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (run_id, kind, sha256));
+
+CREATE TABLE IF NOT EXISTS run_logs (
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  attempt INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  text TEXT NOT NULL,
+  PRIMARY KEY (run_id, attempt, seq));
+)sql";
+
+// Tables new in version 3: Connections (values only sealed to the storage key), their assignment
+// to Capsules, and the append-only audit trail.
+constexpr std::string_view kTablesV3 = R"sql(
+CREATE TABLE IF NOT EXISTS connections (
+  id TEXT PRIMARY KEY,
+  workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+  name TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  auth_mode TEXT NOT NULL CHECK (auth_mode IN ('env', 'files')),
+  credential_names TEXT NOT NULL,
+  sealed_values TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER,
+  revoked_at INTEGER,
+  UNIQUE (workspace_id, name));
+
+CREATE TABLE IF NOT EXISTS capsule_connections (
+  capsule_id TEXT NOT NULL REFERENCES capsules(id),
+  connection_id TEXT NOT NULL REFERENCES connections(id),
+  position INTEGER NOT NULL,
+  PRIMARY KEY (capsule_id, connection_id));
+CREATE INDEX IF NOT EXISTS capsule_connections_by_connection ON capsule_connections(connection_id);
+
+CREATE TABLE IF NOT EXISTS audit_events (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at INTEGER NOT NULL,
+  actor TEXT NOT NULL,
+  action TEXT NOT NULL,
+  workspace_id TEXT,
+  capsule_id TEXT,
+  run_id TEXT,
+  connection_id TEXT,
+  detail TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS audit_events_by_workspace ON audit_events(workspace_id, id);
+CREATE TRIGGER IF NOT EXISTS audit_events_no_update BEFORE UPDATE ON audit_events
+  BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS audit_events_no_delete BEFORE DELETE ON audit_events
+  BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
+)sql";
+
+std::string create_runs_sql(std::string_view prefix) {
+  return std::string(prefix) + " (" + std::string(kRunsColumns) + ");";
+}
+
+Result<std::int64_t> single_integer(Database& db, std::string_view sql) {
+  auto s = db.query(sql);
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  return *row ? s->integer(0) : 0;
+}
+
+Result<bool> has_column(Database& db, std::string_view table, std::string_view column) {
+  auto s = db.query("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", table, column);
+  if (!s) return std::unexpected(s.error());
+  return s->step();
+}
+
+Status add_column_if_missing(Database& db, std::string_view table, std::string_view column,
+                             std::string_view definition) {
+  auto present = has_column(db, table, column);
+  if (!present) return std::unexpected(present.error());
+  if (*present) return {};
+  return db.exec("ALTER TABLE " + std::string(table) + " ADD COLUMN " + std::string(column) + " " +
+                 std::string(definition));
+}
+
+// v1 → v2 in one transaction: new nullable columns on capsules and state_versions (ALTER TABLE
+// ADD COLUMN), and `runs` rebuilt because its CHECK on `type` must admit the new Run types
+// (SQLite cannot alter a CHECK). Foreign keys are off during the rebuild, as SQLite's
+// documented table-rebuild procedure requires, and checked before the commit.
+Status migrate_v1_to_v2(Database& db) {
+  TAKOSUMI_TRY(db.exec("PRAGMA foreign_keys=OFF"));
+  Status migrated = [&]() -> Status {
+    Transaction tx(db);
+    TAKOSUMI_TRY(tx.begun());
+    TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "destroyed_at", "INTEGER"));
+    TAKOSUMI_TRY(add_column_if_missing(db, "state_versions", "restored_from",
+                                       "TEXT REFERENCES state_versions(id)"));
+    TAKOSUMI_TRY(db.exec("DROP TABLE IF EXISTS runs_v2;" + create_runs_sql("CREATE TABLE runs_v2")));
+    TAKOSUMI_TRY(db.exec("INSERT INTO runs_v2 (" + std::string(kRunsColumnsV1) + ") SELECT " +
+                         std::string(kRunsColumnsV1) + " FROM runs"));
+    TAKOSUMI_TRY(db.exec("DROP TABLE runs; ALTER TABLE runs_v2 RENAME TO runs;"));
+    auto broken = single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check");
+    if (!broken) return std::unexpected(broken.error());
+    if (*broken != 0)
+      return fail(errc::kInternal, std::to_string(*broken) + " foreign key violations after migration");
+    TAKOSUMI_TRY(db.exec("PRAGMA user_version = 2"));
+    return tx.commit();
+  }();
+  auto restored = db.exec("PRAGMA foreign_keys=ON");
+  if (!migrated) return std::unexpected(migrated.error().with_context("migrate schema 1 -> 2"));
+  return restored;
+}
+
+// v2 → v3 in one transaction: only additions (nullable or defaulted columns, new tables), so no
+// table needs rebuilding and every existing row keeps its meaning.
+Status migrate_v2_to_v3(Database& db) {
+  auto migrated = in_transaction(db, [&]() -> Status {
+    TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "sensitive_variable_names",
+                                       "TEXT NOT NULL DEFAULT '[]'"));
+    TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "sealed_sensitive_variables", "TEXT"));
+    TAKOSUMI_TRY(add_column_if_missing(db, "runs", "refused_outputs", "TEXT"));
+    TAKOSUMI_TRY(db.exec(kTablesV3));
+    return db.exec("PRAGMA user_version = 3");
+  });
+  return with_context(migrated, "migrate schema 2 -> 3");
+}
+
+// v3 → v4: the Capsule's Run policy. Existing Capsules read '{}', the default policy (no provider
+// lists; provisioners and external data not allowed), as a Capsule created without one does.
+Status migrate_v3_to_v4(Database& db) {
+  auto migrated = in_transaction(db, [&]() -> Status {
+    TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "policy", "TEXT NOT NULL DEFAULT '{}'"));
+    return db.exec("PRAGMA user_version = 4");
+  });
+  return with_context(migrated, "migrate schema 3 -> 4");
+}
+
+// v4 -> v5: crash safety. Existing StateVersions all came from succeeded applies (a failed apply
+// stored none before v5), so partial defaults to 0; no Run has announced its apply phase yet.
+Status migrate_v4_to_v5(Database& db) {
+  auto migrated = in_transaction(db, [&]() -> Status {
+    TAKOSUMI_TRY(
+        add_column_if_missing(db, "state_versions", "partial", "INTEGER NOT NULL DEFAULT 0"));
+    TAKOSUMI_TRY(add_column_if_missing(db, "runs", "apply_started_attempt", "INTEGER"));
+    return db.exec("PRAGMA user_version = 5");
+  });
+  return with_context(migrated, "migrate schema 4 -> 5");
+}
+
+// v5 -> v6: agent identity. key_reset_at marks an operator's reset of an agent's keys; no agent
+// has one yet. Agents that share a name (a new key used to make a new agent) are kept as they are.
+Status migrate_v5_to_v6(Database& db) {
+  auto migrated = in_transaction(db, [&]() -> Status {
+    TAKOSUMI_TRY(add_column_if_missing(db, "agents", "key_reset_at", "INTEGER"));
+    return db.exec("PRAGMA user_version = 6");
+  });
+  return with_context(migrated, "migrate schema 5 -> 6");
+}
+
+// v6 -> v7: an operator's reset names the signing key the agent may come back with. A reset that
+// is pending from v6 named none, so it admits no key until the operator resets again with one.
+Status migrate_v6_to_v7(Database& db) {
+  auto migrated = in_transaction(db, [&]() -> Status {
+    TAKOSUMI_TRY(add_column_if_missing(db, "agents", "reset_sign_public_key", "TEXT"));
+    return db.exec("PRAGMA user_version = 7");
+  });
+  return with_context(migrated, "migrate schema 6 -> 7");
+}
+
+Result<std::int64_t> stored_version(Database& db) {
+  auto version = single_integer(db, "PRAGMA user_version");
+  if (!version || *version != 0) return version;
+  auto tables = single_integer(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'");
+  if (!tables) return std::unexpected(tables.error());
+  return *tables > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+Status create_schema(Database& db) {
+  auto version = stored_version(db);
+  if (!version) return std::unexpected(version.error().with_context("create schema"));
+  if (*version > kSchemaVersion)
+    return fail(errc::kConfigInvalid,
+                "create schema: the database has schema version " + std::to_string(*version) +
+                    " but this takosumi-control knows only up to " + std::to_string(kSchemaVersion) +
+                    "; run a newer takosumi-control on this data directory");
+  if (*version == 1) TAKOSUMI_TRY(migrate_v1_to_v2(db));
+  if (*version == 1 || *version == 2) TAKOSUMI_TRY(migrate_v2_to_v3(db));
+  if (*version >= 1 && *version <= 3) TAKOSUMI_TRY(migrate_v3_to_v4(db));
+  if (*version >= 1 && *version <= 4) TAKOSUMI_TRY(migrate_v4_to_v5(db));
+  if (*version >= 1 && *version <= 5) TAKOSUMI_TRY(migrate_v5_to_v6(db));
+  if (*version >= 1 && *version <= 6) TAKOSUMI_TRY(migrate_v6_to_v7(db));
+  const std::string sql = std::string(kTablesBeforeRuns) +
+                          create_runs_sql("\nCREATE TABLE IF NOT EXISTS runs") +
+                          std::string(kTablesAfterRuns) + std::string(kTablesV3) +
+                          "PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";";
+  return with_context(db.exec(sql), "create schema");
+}
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,52 @@
+// Transactions over a real SQLite file: a Transaction inside another is a savepoint, so an inner
+// failure undoes only the inner work and the outer one decides about the rest.
+#include "controlplane/store/sqlite_db.hpp"
+
+#include <gtest/gtest.h>
+
+#include "common/error_codes.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+std::int64_t count(Database& db) {
+  auto s = db.query("SELECT count(*) FROM t");
+  return s && *s->step() ? s->integer(0) : -1;
+}
+
+class SqliteDbTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(db_.exec("CREATE TABLE t (v INTEGER)")); }
+
+  takosumi::testing::TempDir dir_;
+  Database db_ = std::move(*Database::open(dir_.path() / "t.db"));
+};
+
+TEST_F(SqliteDbTest, NestedFailureRollsBackOnlyTheInnerWork) {
+  auto outer = in_transaction(db_, [&]() -> Status {
+    TAKOSUMI_TRY(db_.run("INSERT INTO t VALUES (1)"));
+    auto inner = in_transaction(db_, [&]() -> Status {
+      TAKOSUMI_TRY(db_.run("INSERT INTO t VALUES (2)"));
+      return fail(errc::kConflict, "inner refused");
+    });
+    EXPECT_FALSE(inner);
+    EXPECT_TRUE(db_.in_transaction());
+    return {};
+  });
+  ASSERT_TRUE(outer) << outer.error().to_string();
+  EXPECT_FALSE(db_.in_transaction());
+  EXPECT_EQ(count(db_), 1);
+}
+
+TEST_F(SqliteDbTest, OuterFailureRollsBackCommittedInnerWork) {
+  auto outer = in_transaction(db_, [&]() -> Status {
+    TAKOSUMI_TRY(in_transaction(db_, [&] { return db_.run("INSERT INTO t VALUES (1)"); }));
+    return fail(errc::kInternal, "outer refused");
+  });
+  EXPECT_FALSE(outer);
+  EXPECT_EQ(count(db_), 0);
+}
+
+}  // namespace
+}  // namespace takosumi::controlplane

@@ -1,0 +1,19 @@
+#pragma once
+// Test-only helpers for the control plane's unit tests: a fresh SQLite file with the schema.
+#include <filesystem>
+#include <stdexcept>
+#include <utility>
+
+#include "controlplane/store/schema.hpp"
+#include "controlplane/store/sqlite_db.hpp"
+
+namespace takosumi::controlplane::testing {
+
+inline Database open_test_db(const std::filesystem::path& file) {
+  auto db = Database::open(file);
+  if (!db) throw std::runtime_error(db.error().to_string());
+  if (auto st = create_schema(*db); !st) throw std::runtime_error(st.error().to_string());
+  return std::move(*db);
+}
+
+}  // namespace takosumi::controlplane::testing

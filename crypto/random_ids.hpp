@@ -1,0 +1,18 @@
+#pragma once
+// Random identifiers and bearer tokens (libsodium randombytes), and how tokens are kept: only
+// their SHA-256 is stored, and secrets from the outside are compared in constant time.
+#include <string>
+#include <string_view>
+
+namespace takosumi::crypto {
+
+// "<prefix>_<32 hex>", e.g. new_id("ws") → "ws_9f…".
+std::string new_id(std::string_view prefix);
+// 256-bit random token as 64 hex characters.
+std::string new_token();
+// Lowercase hex SHA-256 of a token; what the database stores.
+std::string token_sha256(std::string_view token);
+// Constant-time equality of two secrets of any length (compares their SHA-256 digests).
+bool secrets_equal(std::string_view a, std::string_view b);
+
+}  // namespace takosumi::crypto

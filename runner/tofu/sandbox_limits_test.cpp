@@ -1,0 +1,111 @@
+// What the runner checks and sets up around the sandbox: the providers tofu installed, and the
+// Run's pids cgroup (real cgroups: the suite runs as root on a host with a writable pids
+// hierarchy, as CI does).
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "common/error_codes.hpp"
+#include "runner/policy/installed_providers.hpp"
+#include "runner/tofu/pids_cgroup.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+namespace fs = std::filesystem;
+using takosumi::testing::TempDir;
+
+const fs::path kMirror = TAKOSUMI_TEST_PROVIDER_MIRROR;
+const fs::path kNull = "registry.opentofu.org/hashicorp/null/3.3.1";
+
+fs::path platform_entry(const TempDir& module) {
+  const auto dir = module.path() / ".terraform/providers" / kNull;
+  fs::create_directories(dir);
+  std::ofstream(dir / "linux_amd64.lock");  // tofu's own lock file, not a provider
+  return dir / "linux_amd64";
+}
+
+TEST(InstalledProviders, LinksIntoTheMirrorToStaticProvidersPass) {
+  TempDir module;
+  fs::create_directory_symlink(kMirror / kNull / "linux_amd64", platform_entry(module));
+  EXPECT_TRUE(check_installed_providers(module.path(), kMirror));
+  TempDir empty;
+  EXPECT_TRUE(check_installed_providers(empty.path(), kMirror)) << "no providers: nothing to check";
+}
+
+TEST(InstalledProviders, AProviderUnpackedIntoTheWorkspaceIsRefused) {
+  TempDir module;
+  fs::create_directories(platform_entry(module));
+  auto checked = check_installed_providers(module.path(), kMirror);
+  ASSERT_FALSE(checked);
+  EXPECT_EQ(checked.error().code, errc::kSandboxFailed);
+  EXPECT_NE(checked.error().message.find("unpacked into the Run's workspace"), std::string::npos)
+      << checked.error().message;
+}
+
+TEST(InstalledProviders, ALinkOutOfTheMirrorOrToADynamicProviderIsRefused) {
+  TempDir module, elsewhere;
+  fs::create_directory_symlink(elsewhere.path(), platform_entry(module));
+  auto outside = check_installed_providers(module.path(), kMirror);
+  ASSERT_FALSE(outside);
+  EXPECT_NE(outside.error().message.find("does not lead into the mirror"), std::string::npos);
+
+  TempDir mirror, module2;
+  fs::create_directories(mirror.path() / kNull / "linux_amd64");
+  fs::copy_file("/usr/bin/true", mirror.path() / kNull / "linux_amd64/terraform-provider-null_v3.3.1");
+  fs::create_directory_symlink(mirror.path() / kNull / "linux_amd64", platform_entry(module2));
+  auto dynamic = check_installed_providers(module2.path(), mirror.path());
+  ASSERT_FALSE(dynamic);
+  EXPECT_NE(dynamic.error().message.find("dynamically linked"), std::string::npos)
+      << dynamic.error().message;
+}
+
+// Runs sh -c script as a member of cgroup, output to out; returns its exit status.
+int run_in(const RunCgroup& cgroup, const std::string& script, const fs::path& out) {
+  const int procs = ::open(cgroup.procs_file().c_str(), O_WRONLY | O_CLOEXEC);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::write(procs, "0", 1) != 1) ::_exit(97);
+    const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+    ::execl("/bin/sh", "sh", "-c", script.c_str(), nullptr);
+    ::_exit(98);
+  }
+  ::close(procs);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+TEST(PidsCgroups, ARunsCgroupCapsItsTasksAndItsEndKillsWhatIsLeft) {
+  auto cgroups = PidsCgroups::open(true, "unit-test-" + std::to_string(::getpid()));
+  ASSERT_TRUE(cgroups) << cgroups.error().message;
+  TempDir dir;
+  fs::path path;
+  {
+    auto cgroup = cgroups->create("run_test-1", 12);
+    ASSERT_TRUE(cgroup) << cgroup.error().message;
+    path = cgroup->path();
+    run_in(*cgroup, "i=0; while [ $i -lt 40 ]; do sleep 3175 & i=$((i+1)); done; echo all-forked",
+           dir / "out");
+    std::ifstream in(dir / "out");
+    const std::string out((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_NE(out.find("Cannot fork"), std::string::npos) << out;
+    EXPECT_EQ(out.find("all-forked"), std::string::npos) << out;
+    std::ifstream current(path / "pids.current");
+    int tasks = 0;
+    current >> tasks;
+    EXPECT_GT(tasks, 0) << "the sleeps left behind are still members";
+  }
+  EXPECT_FALSE(fs::exists(path)) << "the cgroup outlived its Run";
+  cgroups->remove_stale();
+  ::rmdir(path.parent_path().c_str());
+}
+
+}  // namespace
+}  // namespace takosumi::runner

@@ -1,0 +1,231 @@
+#include "runner/tofu/tofu_cli.hpp"
+
+#include <algorithm>
+
+#include "common/error_codes.hpp"
+#include "common/file_io.hpp"
+#include "protocol/json_fields.hpp"
+#include "runner/policy/module_files.hpp"
+#include "runner/tofu/output_log_filter.hpp"
+#include "redaction/redacted_lines.hpp"
+#include "redaction/redaction.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+// Longer lines reach the log in pieces, so memory stays bounded whatever tofu prints.
+constexpr std::size_t kMaxLine = 64 * 1024;
+constexpr std::size_t kMaxDiagnosticLines = 12;
+constexpr std::size_t kMaxDiagnosticLine = 300;
+constexpr std::size_t kMaxVersionJson = 64 * 1024;
+
+// An HCL quoted string: escapes quotes, backslashes and template sequences.
+std::string hcl_quote(std::string_view s) {
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == '"' || c == '\\') out += '\\';
+    if ((c == '$' || c == '%') && i + 1 < s.size() && s[i + 1] == '{') out += c;
+    out += c;
+  }
+  return out + "\"";
+}
+
+// A diagnostic line without the box drawing tofu puts around diagnostics.
+std::string_view strip_decoration(std::string_view line) {
+  for (std::string_view prefix : {"\u2577", "\u2575", "\u2502"})
+    if (line.starts_with(prefix)) line.remove_prefix(prefix.size());
+  while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+  return line;
+}
+
+}  // namespace
+
+TofuCli::TofuCli(ProcessLauncher& launcher, CancelSignal& cancel, TofuOptions options,
+                 const RunWorkspace& workspace, std::filesystem::path module_dir, redaction::LogSink log)
+    : launcher_(launcher), cancel_(cancel), options_(std::move(options)), workspace_(workspace),
+      module_dir_(std::move(module_dir)), log_(std::move(log)) {}
+
+Status TofuCli::write_cli_config() const {
+  const std::string text = "provider_installation {\n  filesystem_mirror {\n    path = " +
+                           hcl_quote(options_.provider_mirror.string()) + "\n  }\n}\n";
+  return write_file_atomic(workspace_.cli_config(), text, 0600);
+}
+
+// The module directory is writable in the sandbox: these are written as the agent's own files
+// before every command (whatever an earlier command left there), never through a module's link.
+Status TofuCli::write_agent_files() const {
+  TAKOSUMI_TRY(workspace_.write_in_source(module_dir_ / std::string(kAgentOverrideFile),
+                                          "terraform {\n  backend \"local\" {\n    path = "
+                                          "\"terraform.tfstate\"\n  }\n}\n"));
+  if (!variables_) return {};
+  json::object o;
+  for (const auto& [name, value] : *variables_) o[name] = value;
+  return workspace_.write_in_source(module_dir_ / "takosumi.auto.tfvars.json", protocol::serialize(o));
+}
+
+std::vector<std::string> TofuCli::environment() const {
+  return {"PATH=/usr/local/bin:/usr/bin:/bin",
+          "HOME=" + workspace_.home().string(),
+          "TMPDIR=" + workspace_.tmp().string(),
+          "TF_IN_AUTOMATION=1",
+          "TF_INPUT=0",
+          "TF_CLI_CONFIG_FILE=" + workspace_.cli_config().string(),
+          "CHECKPOINT_DISABLE=1"};
+}
+
+std::vector<std::string> TofuCli::environment_names() {
+  return {"PATH", "HOME", "TMPDIR", "TF_IN_AUTOMATION", "TF_INPUT", "TF_CLI_CONFIG_FILE",
+          "CHECKPOINT_DISABLE"};
+}
+
+void TofuCli::remember_diagnostic(std::string_view line) {
+  line = strip_decoration(line);
+  if (line.empty()) return;
+  std::string redacted =
+      options_.secrets ? redaction::redact_text(*options_.secrets, line) : redaction::redact_patterns(line);
+  redacted.resize(std::min(redacted.size(), kMaxDiagnosticLine));
+  diagnostics_.push_back(std::move(redacted));
+  if (diagnostics_.size() > kMaxDiagnosticLines) diagnostics_.pop_front();
+}
+
+void TofuCli::note_stderr_line(std::string_view line) {
+  remember_diagnostic(line);
+  if (options_.sandbox && sandbox_error_.empty() && is_sandbox_error_line(line))
+    sandbox_error_ = diagnostics_.empty() ? std::string("bwrap: (no detail)") : diagnostics_.back();
+}
+
+Error TofuCli::failure(std::string_view code, std::string_view command, int exit_code) const {
+  return with_diagnostics(code, "tofu " + std::string(command) + " failed (exit " +
+                                    std::to_string(exit_code) + ")");
+}
+
+Error TofuCli::with_diagnostics(std::string_view code, std::string message) const {
+  if (!diagnostics_.empty()) message += ":";
+  for (const auto& d : diagnostics_) message += (&d == &diagnostics_.front() ? " " : " | ") + d;
+  return Error{std::string(code), std::move(message)};
+}
+
+asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
+    std::string_view command, std::vector<std::string> args,
+    std::optional<std::filesystem::path> capture) {
+  diagnostics_.clear();
+  const std::string name = "tofu " + std::string(command);
+  if (cancel_.requested()) co_return fail(errc::kCancelled, name + " not started: the Run was cancelled");
+  if (auto written = write_agent_files(); !written)
+    co_return fail(errc::kWorkspaceFailed, name + ": " + written.error().message);
+  ProcessSpec spec;
+  spec.program = options_.binary;
+  spec.args = std::move(args);
+  spec.env = environment();
+  if (credentials_ && (command == "plan" || command == "apply")) {
+    auto extra = command == "plan" ? credentials_->plan_environment()
+                                   : credentials_->apply_environment();
+    spec.env.insert(spec.env.end(), std::make_move_iterator(extra.begin()),
+                    std::make_move_iterator(extra.end()));
+  }
+  spec.cwd = module_dir_;
+  spec.timeout = std::max(std::chrono::milliseconds(0),
+                          std::chrono::duration_cast<std::chrono::milliseconds>(
+                              options_.deadline - std::chrono::steady_clock::now()));
+  spec.kill_grace = options_.kill_grace;
+  spec.stdout_file = std::move(capture);
+  spec.limits = options_.limits;
+  spec.cgroup_procs = options_.cgroup_procs;
+  sandbox_error_.clear();
+  if (options_.sandbox)
+    if (auto wrapped = wrap_in_sandbox(*options_.sandbox, workspace_.root(), spec); !wrapped)
+      co_return std::unexpected(wrapped.error().with_context(name));
+  if (options_.supervisor)
+    spec.supervisor = SupervisorSpec{*options_.supervisor, options_.lock_file};
+  // Per stream: redacted on the bytes, then cut into lines for the diagnostics, the sandbox's
+  // complaint and the log.
+  OutputLogFilter filtered(log_);
+  redaction::RedactedLines out(options_.secrets, kMaxLine, [&](std::string_view line) { filtered(line); });
+  redaction::RedactedLines err(options_.secrets, kMaxLine, [&](std::string_view line) {
+    note_stderr_line(line);
+    filtered(line);
+  });
+  OutputSink sink = [&](OutputStream stream, std::string_view bytes) {
+    (stream == OutputStream::err ? err : out).feed(bytes);
+  };
+  auto exit = co_await launcher_.async_run(std::move(spec), std::move(sink), cancel_);
+  out.finish();
+  err.finish();
+  if (!exit) co_return std::unexpected(exit.error().with_context(name));
+  if (!sandbox_error_.empty() && exit->exit_code != 0)
+    co_return fail(errc::kSandboxFailed, name + " could not start in the sandbox: " + sandbox_error_);
+  if (exit->cancelled) co_return std::unexpected(with_diagnostics(errc::kCancelled, name + " was cancelled"));
+  if (exit->timed_out)
+    co_return std::unexpected(with_diagnostics(errc::kTimedOut, name + " ran past the Run's time limit"));
+  co_return Finished{exit->exit_code};
+}
+
+asio::awaitable<Result<std::string>> TofuCli::async_capture(std::string_view command,
+                                                            std::vector<std::string> args,
+                                                            std::size_t max_bytes) {
+  const auto file = workspace_.capture(std::string(command) + ".json");
+  auto done = co_await async_invoke(command, std::move(args), file);
+  if (!done) co_return std::unexpected(done.error());
+  if (done->exit_code != 0) co_return std::unexpected(failure(errc::kOpentofuFailed, command, done->exit_code));
+  std::error_code ec;
+  if (const auto size = std::filesystem::file_size(file, ec); !ec && size > max_bytes)
+    co_return fail(errc::kLimitExceeded, "tofu " + std::string(command) + " wrote " +
+                                             std::to_string(size) + " bytes, more than the limit of " +
+                                             std::to_string(max_bytes) +
+                                             " (limits.maxPlanJsonBytes for plans)");
+  auto text = read_file(file, max_bytes);
+  if (!text) co_return std::unexpected(text.error().with_context("tofu " + std::string(command)));
+  co_return std::move(*text);
+}
+
+asio::awaitable<Result<std::string>> TofuCli::async_version() {
+  std::vector<std::string> args{"version", "-json"};
+  auto text = co_await async_capture("version", std::move(args), kMaxVersionJson);
+  if (!text) co_return std::unexpected(text.error());
+  auto doc = protocol::parse_object(*text, kMaxVersionJson);
+  if (!doc) co_return fail(errc::kOpentofuFailed, "tofu version: " + doc.error().message);
+  auto version = protocol::get_string(*doc, "terraform_version", 64);
+  if (!version) co_return fail(errc::kOpentofuFailed, "tofu version: " + version.error().message);
+  co_return std::move(*version);
+}
+
+asio::awaitable<Status> TofuCli::async_init() {
+  std::vector<std::string> args{"init", "-input=false", "-no-color"};
+  auto done = co_await async_invoke("init", std::move(args), std::nullopt);
+  if (!done) co_return std::unexpected(done.error());
+  if (done->exit_code != 0) co_return std::unexpected(failure(errc::kOpentofuInitFailed, "init", done->exit_code));
+  co_return Status{};
+}
+
+asio::awaitable<Result<bool>> TofuCli::async_plan(const std::filesystem::path& plan_file,
+                                                  PlanMode mode) {
+  std::vector<std::string> args{"plan", "-input=false", "-no-color",
+                                "-out=" + plan_file.string(), "-detailed-exitcode"};
+  if (mode == PlanMode::destroy) args.emplace_back("-destroy");
+  // A drift check must not block, or be blocked by, a Run that holds the state.
+  if (mode == PlanMode::refresh_only) args.insert(args.end(), {"-refresh-only", "-lock=false"});
+  auto done = co_await async_invoke("plan", std::move(args), std::nullopt);
+  if (!done) co_return std::unexpected(done.error());
+  if (done->exit_code == 0 || done->exit_code == 2) co_return done->exit_code == 2;
+  co_return std::unexpected(failure(errc::kOpentofuPlanFailed, "plan", done->exit_code));
+}
+
+asio::awaitable<Result<std::string>> TofuCli::async_show_json(const std::filesystem::path& plan_file) {
+  std::vector<std::string> args{"show", "-json", "-no-color", plan_file.string()};
+  co_return co_await async_capture("show", std::move(args), options_.max_show_json);
+}
+
+asio::awaitable<Status> TofuCli::async_apply(const std::filesystem::path& plan_file) {
+  std::vector<std::string> args{"apply", "-input=false", "-no-color", plan_file.string()};
+  auto done = co_await async_invoke("apply", std::move(args), std::nullopt);
+  if (!done) co_return std::unexpected(done.error());
+  if (done->exit_code != 0) co_return std::unexpected(failure(errc::kApplyFailed, "apply", done->exit_code));
+  co_return Status{};
+}
+
+}  // namespace takosumi::runner

@@ -1,0 +1,118 @@
+#pragma once
+// The OpenTofu command line for one Run: the CLI config (filesystem mirror only, so no network),
+// the allowlisted environment, and one async_ function per command. Every command's output goes
+// to the log redacted and line by line, except the data commands (version/show/output -json) whose stdout is
+// captured to a workspace file: plan JSON and output JSON carry sensitive values in plaintext.
+// Failures name the command and end with tofu's last diagnostic lines. A cancel request or the
+// Run's deadline interrupts the running command (cancelled / timed_out).
+#include <boost/asio/awaitable.hpp>
+
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/error.hpp"
+#include "runner/tofu/cancel_signal.hpp"
+#include "redaction/log_sink.hpp"
+#include "runner/tofu/process_launcher.hpp"
+#include "runner/state/run_credentials.hpp"
+#include "runner/state/run_workspace.hpp"
+#include "runner/tofu/sandbox.hpp"
+#include "redaction/secret_set.hpp"
+
+namespace takosumi::runner {
+
+// normal: `plan`; destroy: `plan -destroy`; refresh_only: `plan -refresh-only -lock=false`
+// (drift check: reads the real objects, changes nothing, takes no lock on the state).
+enum class PlanMode { normal, destroy, refresh_only };
+
+struct TofuOptions {
+  std::filesystem::path binary;
+  std::filesystem::path provider_mirror;
+  std::chrono::steady_clock::time_point deadline;  // for all commands of the Run together
+  std::chrono::milliseconds kill_grace{std::chrono::seconds(30)};
+  // Every command runs in this sandbox (with the workspace writable); none: unsandboxed.
+  std::optional<SandboxOptions> sandbox;
+  ProcessLimits limits;
+  // takosumi-supervise: when set, every command runs under it (outside the sandbox), so the
+  // agent's death interrupts tofu instead of killing it; lock_file is held while a command runs.
+  std::optional<std::filesystem::path> supervisor;
+  std::optional<std::filesystem::path> lock_file;
+  std::uint64_t max_show_json = 64u << 20;  // `show -json` larger → limit_exceeded
+  // Every command joins this cgroup (runner/tofu/pids_cgroup.hpp) before it executes.
+  std::optional<std::filesystem::path> cgroup_procs;
+  // Every command's output is redacted with it on the bytes, before it is cut into lines (see
+  // redaction/redacted_lines.hpp); diagnostic lines kept for failure messages are redacted again,
+  // patterns included, before they are shortened. Must outlive the TofuCli.
+  const redaction::SecretSet* secrets = nullptr;
+};
+
+class TofuCli {
+ public:
+  // module_dir is the working directory of every command. All references must outlive this.
+  TofuCli(ProcessLauncher& launcher, CancelSignal& cancel, TofuOptions options,
+          const RunWorkspace& workspace, std::filesystem::path module_dir, redaction::LogSink log);
+
+  // Writes <ws>/.tofurc: provider_installation with only a filesystem_mirror (no direct).
+  Status write_cli_config() const;
+  // From now on every command first (re)writes <module>/takosumi.auto.tfvars.json (0600) with
+  // the manifest's variables: the module directory is writable in the sandbox, so what an earlier
+  // command left there is never trusted.
+  // Before every command <module>/takosumi_override.tofu is written too, forcing the local backend,
+  // so the state is always <module>/terraform.tfstate whatever backend the source declares. Both
+  // go through RunWorkspace::write_in_source: never through a link the module left.
+  void set_variables(std::map<std::string, std::string> variables) { variables_ = std::move(variables); }
+
+  std::vector<std::string> environment() const;  // "NAME=value"
+  static std::vector<std::string> environment_names();
+  // From now on `plan` and `apply` also get these credentials (see RunCredentials); nothing else
+  // does. Must outlive this object or be reset to nullptr.
+  void set_credentials(const RunCredentials* credentials) { credentials_ = credentials; }
+
+  boost::asio::awaitable<Result<std::string>> async_version();  // e.g. "1.12.6"
+  boost::asio::awaitable<Status> async_init();                  // opentofu_init_failed
+  // true when the plan has changes (exit 2; for refresh_only that includes output changes
+  // alone). opentofu_plan_failed.
+  boost::asio::awaitable<Result<bool>> async_plan(const std::filesystem::path& plan_file,
+                                                  PlanMode mode = PlanMode::normal);
+  boost::asio::awaitable<Result<std::string>> async_show_json(const std::filesystem::path& plan_file);
+  boost::asio::awaitable<Status> async_apply(const std::filesystem::path& plan_file);  // apply_failed
+
+ private:
+  struct Finished {
+    int exit_code = -1;
+  };
+  // Runs one command; cancelled / timed_out / sandbox_failed come back as errors, any exit code
+  // as a value. With capture, stdout goes to that file.
+  boost::asio::awaitable<Result<Finished>> async_invoke(
+      std::string_view command, std::vector<std::string> args,
+      std::optional<std::filesystem::path> capture);
+  boost::asio::awaitable<Result<std::string>> async_capture(std::string_view command,
+                                                            std::vector<std::string> args,
+                                                            std::size_t max_bytes);
+  Error failure(std::string_view code, std::string_view command, int exit_code) const;
+  Error with_diagnostics(std::string_view code, std::string message) const;
+  void remember_diagnostic(std::string_view line);
+  // Keeps an (already redacted) stderr line as a diagnostic and notices bubblewrap's complaint.
+  void note_stderr_line(std::string_view line);
+
+  ProcessLauncher& launcher_;
+  CancelSignal& cancel_;
+  TofuOptions options_;
+  const RunWorkspace& workspace_;
+  std::filesystem::path module_dir_;
+  redaction::LogSink log_;
+  Status write_agent_files() const;
+
+  const RunCredentials* credentials_ = nullptr;
+  std::optional<std::map<std::string, std::string>> variables_;
+  std::deque<std::string> diagnostics_;  // last stderr lines of the current command
+  std::string sandbox_error_;             // bubblewrap's own complaint, if it made one
+};
+
+}  // namespace takosumi::runner
