@@ -10,6 +10,7 @@
 #include "agent/run_session.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
+#include "common/version.hpp"
 #include "crypto/registration_proof.hpp"
 #include "crypto/sha256.hpp"
 

@@ -9,6 +9,7 @@
 #include <boost/url/parse.hpp>
 
 #include "common/error_codes.hpp"
+#include "common/version.hpp"
 
 namespace takosumi::agent {
 namespace asio = boost::asio;

@@ -19,6 +19,7 @@
 #include "agent/redacting_sink.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
+#include "common/version.hpp"
 #include "config/agent_config.hpp"
 
 namespace {

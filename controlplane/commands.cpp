@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "common/file_io.hpp"
+#include "common/version.hpp"
 #include "controlplane/control_plane.hpp"
 
 namespace takosumi::controlplane {

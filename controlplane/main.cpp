@@ -3,6 +3,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/version.hpp"
 #include "controlplane/commands.hpp"
 
 namespace {
