@@ -8,7 +8,9 @@
 #include <charconv>
 
 #include "common/error_codes.hpp"
+#include "common/fd_io.hpp"
 #include "common/file_io.hpp"
+#include "common/unique_fd.hpp"
 
 namespace takosumi::agent {
 namespace {
@@ -57,16 +59,13 @@ Status NonceJournal::record(const std::string& nonce, std::int64_t expires_at) {
   if (!is_token(nonce))
     return fail(errc::kInvalidArgument, "a manifest nonce must be one printable token");
   const std::string line = std::to_string(expires_at) + " " + nonce + "\n";
-  const int fd = ::open(file_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return std::unexpected(errno_error("open nonce journal", file_, errno));
-  const ssize_t n = ::write(fd, line.data(), line.size());
-  const int write_errno = errno;
-  const bool synced = n == static_cast<ssize_t>(line.size()) && ::fdatasync(fd) == 0;
-  const int sync_errno = errno;
-  ::close(fd);
-  if (n != static_cast<ssize_t>(line.size()))
-    return std::unexpected(errno_error("append to nonce journal", file_, n < 0 ? write_errno : EIO));
-  if (!synced) return std::unexpected(errno_error("sync nonce journal", file_, sync_errno));
+  const UniqueFd fd(::open(file_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd.valid()) return std::unexpected(errno_error("open nonce journal", file_, errno));
+  // A torn line (a crash mid-write) is skipped on the next open.
+  if (auto written = write_all(fd.get(), line, file_); !written)
+    return std::unexpected(written.error().with_context("append to nonce journal"));
+  if (::fdatasync(fd.get()) != 0)
+    return std::unexpected(errno_error("sync nonce journal", file_, errno));
   entries_.emplace_back(nonce, expires_at);
   return {};
 }

@@ -1,11 +1,5 @@
 #include "agent/recover_command.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <ctime>
 
 #include "agent/run_journal.hpp"
@@ -89,20 +83,13 @@ Status discard_journaled_run(const fs::path& state_dir, std::string_view run_id)
   return fail(errc::kNotFound, "the run journal holds no run " + std::string(run_id));
 }
 
-Result<int> lock_state_dir(const fs::path& state_dir) {
+Result<FileLock> lock_state_dir(const fs::path& state_dir) {
   TAKOSUMI_TRY(ensure_directory(state_dir, 0700));
-  const fs::path file = state_dir / "agent.lock";
-  const int fd = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return std::unexpected(errno_error("open", file, errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    ::close(fd);
-    if (err == EWOULDBLOCK)
-      return fail(errc::kConflict, "another takosumi-agent uses the state directory " +
-                                       state_dir.string() + "; stop it first");
-    return std::unexpected(errno_error("lock", file, err));
-  }
-  return fd;
+  auto lock = FileLock::try_acquire(state_dir / "agent.lock");
+  if (!lock && lock.error().code == errc::kConflict)
+    return fail(errc::kConflict, "another takosumi-agent uses the state directory " +
+                                     state_dir.string() + "; stop it first");
+  return lock;
 }
 
 }  // namespace takosumi::agent

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/error.hpp"
+#include "common/file_lock.hpp"
 
 namespace takosumi::agent {
 
@@ -19,7 +20,7 @@ Status print_recovery_listing(const std::filesystem::path& state_dir,
 Status discard_journaled_run(const std::filesystem::path& state_dir, std::string_view run_id);
 
 // Held exclusively by a running agent, so `recover --push/--discard` cannot race it. conflict
-// when another process holds it. The returned descriptor keeps the lock until it is closed.
-Result<int> lock_state_dir(const std::filesystem::path& state_dir);
+// when another process holds it. The lock is held until the returned FileLock is destroyed.
+Result<FileLock> lock_state_dir(const std::filesystem::path& state_dir);
 
 }  // namespace takosumi::agent

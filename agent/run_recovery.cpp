@@ -1,9 +1,5 @@
 #include "agent/run_recovery.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -15,6 +11,7 @@
 #include "agent/run_delivery.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
+#include "common/file_lock.hpp"
 #include "protocol/job_manifest.hpp"
 #include "protocol/json_fields.hpp"
 #include "common/offload.hpp"
@@ -28,21 +25,11 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-enum class LockState { free, held };
-
-// The supervisor holds the workspace lock while tofu runs (supervise/supervise.hpp).
-LockState probe_lock(const fs::path& lock_file) {
-  const int fd = ::open(lock_file.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return LockState::free;
-  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
-  ::close(fd);
-  return held ? LockState::held : LockState::free;
-}
-
-// True once tofu has stopped (its supervisor released the lock).
+// True once tofu has stopped: the supervisor holds the workspace lock while tofu runs
+// (supervise/supervise.hpp).
 asio::awaitable<bool> async_wait_for_tofu(const fs::path& lock_file, std::chrono::seconds limit,
                                           std::string run_id) {
-  if (probe_lock(lock_file) == LockState::free) co_return true;
+  if (!is_file_locked(lock_file)) co_return true;
   spdlog::info("run {}: tofu is still stopping under its supervisor; waiting up to {} s", run_id,
                limit.count());
   asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -50,7 +37,7 @@ asio::awaitable<bool> async_wait_for_tofu(const fs::path& lock_file, std::chrono
   while (Clock::now() < until) {
     timer.expires_after(std::chrono::milliseconds(250));
     co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    if (probe_lock(lock_file) == LockState::free) co_return true;
+    if (!is_file_locked(lock_file)) co_return true;
   }
   co_return false;
 }
@@ -188,7 +175,7 @@ void wipe_orphan_workspaces(const fs::path& work_root, const JournalContents& jo
   for (const auto& item : fs::directory_iterator(work_root, ec)) {
     const auto name = item.path().filename().string();
     if (named.contains(name) || !item.is_directory(ec)) continue;
-    if (probe_lock(item.path() / "tofu.lock") == LockState::held) continue;
+    if (is_file_locked(item.path() / "tofu.lock")) continue;  // tofu still runs there
     if (auto wiped = remove_tree(item.path()); !wiped)
       spdlog::warn("workspace {}: {}", name, wiped.error().to_string());
     else

@@ -9,25 +9,10 @@
 #include <system_error>
 
 #include "common/error_codes.hpp"
+#include "common/fd_io.hpp"
 #include "common/unique_fd.hpp"
 
 namespace takosumi {
-namespace {
-
-
-Status write_all(int fd, std::string_view data, const std::filesystem::path& path) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return std::unexpected(errno_error("write", path, errno));
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return {};
-}
-
-}  // namespace
 
 Error errno_error(std::string_view what, const std::filesystem::path& path, int err) {
   return Error{std::string(errc::kIoError),
@@ -41,21 +26,7 @@ Result<std::string> read_file(const std::filesystem::path& path, std::size_t max
       return fail(errc::kNotFound, "open " + path.string() + ": no such file");
     return std::unexpected(errno_error("open", path, errno));
   }
-  std::string out;
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return std::unexpected(errno_error("read", path, errno));
-    }
-    if (n == 0) break;
-    if (out.size() + static_cast<std::size_t>(n) > max_bytes)
-      return fail(errc::kPayloadTooLarge,
-                  path.string() + " is larger than " + std::to_string(max_bytes) + " bytes");
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  return out;
+  return read_all(fd.get(), max_bytes, path);
 }
 
 Status fsync_directory(const std::filesystem::path& path) {

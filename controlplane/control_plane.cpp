@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "common/file_io.hpp"
+#include "common/unique_fd.hpp"
 #include "controlplane/api/agent_api.hpp"
 #include "controlplane/store/agent_registry.hpp"
 #include "controlplane/http/http_server.hpp"
@@ -111,8 +112,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
   auto keys = Keyring::load_or_create(dir);
   if (!keys) return std::unexpected(keys.error());
   // SQLite gives its -wal and -shm files the database file's mode: create it owner-only first.
-  if (int fd = ::open((dir / "control.db").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600); fd >= 0)
-    ::close(fd);
+  { const UniqueFd created(::open((dir / "control.db").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)); }
   std::error_code ignored;
   std::filesystem::remove(dir / "control.port", ignored);  // stale from an earlier run
   auto db = Database::open(dir / "control.db");

@@ -8,20 +8,20 @@
 
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
+#include "common/fd_io.hpp"
 #include "common/file_io.hpp"
+#include "common/unique_fd.hpp"
 #include "crypto/envelope_header.hpp"
 #include "crypto/sealed_box.hpp"
 #include "crypto/sha256.hpp"
 #include "crypto/sodium_init.hpp"
 #include "crypto/temp_file.hpp"
-#include "crypto/unique_fd.hpp"
 
 namespace takosumi::crypto {
 namespace {
 
 namespace fs = std::filesystem;
 using detail::TempFile;
-using detail::UniqueFd;
 
 constexpr std::string_view kMagic = "TKSENV01";
 constexpr std::size_t kDekBytes = crypto_secretstream_xchacha20poly1305_KEYBYTES;
@@ -99,7 +99,7 @@ Result<Digest> digest_plaintext(int fd, const fs::path& path) {
   Sha256 hash;
   Digest d;
   for (;;) {
-    auto n = detail::read_full(fd, buf.mutable_span(), path);
+    auto n = read_full(fd, buf.mutable_span(), path);
     if (!n) return std::unexpected(n.error());
     hash.update(buf.reveal_as_string().substr(0, *n));
     d.size += *n;
@@ -122,7 +122,7 @@ Status encrypt_stream(int in, const fs::path& in_path, TempFile& out, const Secr
   Sha256 hash;
   std::uint64_t total = 0;
   for (unsigned char tag = kTagMessage; tag != kTagFinal;) {
-    auto n = detail::read_full(in, plain.mutable_span(), in_path);
+    auto n = read_full(in, plain.mutable_span(), in_path);
     if (!n) return std::unexpected(n.error());
     hash.update(plain.reveal_as_string().substr(0, *n));
     total += *n;
@@ -141,7 +141,7 @@ Status encrypt_stream(int in, const fs::path& in_path, TempFile& out, const Secr
 
 Result<EnvelopePrefix> read_prefix_from(int fd, const fs::path& path) {
   std::vector<std::uint8_t> buf(kMaxPrefixBytes);
-  auto n = detail::read_full(fd, buf, path);
+  auto n = read_full(fd, buf, path);
   if (!n) return std::unexpected(n.error());
   return parse_envelope_prefix(as_chars(std::span(buf).first(*n)));
 }
@@ -198,7 +198,7 @@ class EnvelopeDecryptor {
  private:
   Status start(const SecretBytes& dek) {
     std::array<std::uint8_t, kStreamHeaderBytes> stream_header{};
-    auto n = detail::read_full(in_, stream_header, path_);
+    auto n = read_full(in_, stream_header, path_);
     if (!n) return std::unexpected(n.error());
     consumed_ = *n;
     if (*n < stream_header.size())
@@ -210,7 +210,7 @@ class EnvelopeDecryptor {
   }
 
   Result<bool> next_chunk() {
-    auto got = detail::read_full(in_, cipher_, path_);
+    auto got = read_full(in_, cipher_, path_);
     if (!got) return std::unexpected(got.error());
     consumed_ += *got;
     const bool at_eof = *got < cipher_.size();
@@ -237,7 +237,7 @@ class EnvelopeDecryptor {
 
   Status finish() {
     std::array<std::uint8_t, 1> extra{};
-    auto n = detail::read_full(in_, extra, path_);
+    auto n = read_full(in_, extra, path_);
     if (!n) return std::unexpected(n.error());
     if (*n != 0) return fail(errc::kEnvelopeTampered, "bytes follow the final chunk");
     if (plaintext_bytes_ != static_cast<std::uint64_t>(prefix_.header.plaintext_size) ||

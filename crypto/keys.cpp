@@ -10,15 +10,15 @@
 
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
+#include "common/fd_io.hpp"
 #include "common/file_io.hpp"
+#include "common/unique_fd.hpp"
 #include "crypto/sodium_init.hpp"
-#include "crypto/unique_fd.hpp"
 
 namespace takosumi::crypto {
 namespace {
 
 namespace fs = std::filesystem;
-using detail::UniqueFd;
 
 constexpr std::string_view kBoxAlgorithm = "x25519";
 constexpr std::string_view kSignAlgorithm = "ed25519";
@@ -54,7 +54,7 @@ Result<SecretBytes> read_key_file(const fs::path& path, mode_t forbidden, std::s
                     ", which lets other users access it; run `" + std::string(fix) + " " +
                     path.string() + "`");
   SecretBytes buf(kMaxKeyFile + 1);
-  auto n = detail::read_full(fd.get(), buf.mutable_span(), path);
+  auto n = read_full(fd.get(), buf.mutable_span(), path);
   if (!n) return std::unexpected(n.error());
   if (*n > kMaxKeyFile)
     return fail(errc::kKeyFileInvalid, "key file " + path.string() + " is larger than " +

@@ -7,9 +7,10 @@
 
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
+#include "common/fd_io.hpp"
 #include "common/file_io.hpp"
+#include "common/unique_fd.hpp"
 #include "crypto/sodium_init.hpp"
-#include "crypto/unique_fd.hpp"
 
 namespace takosumi::crypto {
 
@@ -36,7 +37,7 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 Result<std::string> sha256_file_hex(const std::filesystem::path& path) {
-  detail::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) {
     if (errno == ENOENT) return fail(errc::kNotFound, "open " + path.string() + ": no such file");
     return std::unexpected(errno_error("open", path, errno));
@@ -44,7 +45,7 @@ Result<std::string> sha256_file_hex(const std::filesystem::path& path) {
   Sha256 h;
   std::vector<std::uint8_t> buf(64 * 1024);  // constant memory whatever the file size
   for (;;) {
-    auto n = detail::read_full(fd.get(), buf, path);
+    auto n = read_full(fd.get(), buf, path);
     if (!n) return std::unexpected(n.error());
     h.update(as_chars(std::span(buf).first(*n)));
     if (*n < buf.size()) return h.final_hex();

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "common/fd_io.hpp"
 #include "common/file_io.hpp"
 
 namespace takosumi::crypto::detail {
@@ -39,7 +40,7 @@ TempFile::~TempFile() {
 }
 
 Status TempFile::write(std::span<const std::uint8_t> bytes) {
-  return write_full(fd_.get(), bytes, path_);
+  return write_all(fd_.get(), bytes, path_);
 }
 
 Status TempFile::commit() {

@@ -7,7 +7,7 @@
 #include <span>
 
 #include "common/error.hpp"
-#include "crypto/unique_fd.hpp"
+#include "common/unique_fd.hpp"
 
 namespace takosumi::crypto::detail {
 

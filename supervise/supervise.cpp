@@ -39,7 +39,9 @@ constexpr auto kDrainLimit = 5s;
 
 using Fd = UniqueFd;
 
-// Async-signal-safe. false when a write failed (EPIPE once the agent is gone).
+// Async-signal-safe. false when a write failed (EPIPE once the agent is gone). Not
+// common/fd_io.hpp's write_all: exec_child calls this after fork, where nothing may allocate
+// (an Error holds strings), and the supervisor links no project library.
 bool write_all(int fd, const char* data, std::size_t size) noexcept {
   while (size > 0) {
     const ssize_t n = ::write(fd, data, size);
@@ -204,6 +206,10 @@ bool Supervisor::watch_parent() {
   return true;
 }
 
+// Not common/file_lock.hpp: takosumi-supervise stays a plain POSIX program that links no
+// project library (only header-only UniqueFd and its command line), so it adds nothing to the
+// memory of a process that runs under the Run's RLIMIT_AS; the agent probes this very lock with
+// is_file_locked(), which sees the same flock.
 bool Supervisor::take_lock() {
   if (!args_.lock_file) return true;
   const std::string path = args_.lock_file->string();

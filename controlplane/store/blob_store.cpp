@@ -9,6 +9,7 @@
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
+#include "common/unique_fd.hpp"
 #include "crypto/random_ids.hpp"
 #include "crypto/sha256.hpp"
 
@@ -50,12 +51,9 @@ Status BlobStore::adopt(const fs::path& temp, std::string_view sha256) const {
     return {};
   }
   {
-    int fd = ::open(temp.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return std::unexpected(errno_error("open", temp, errno));
-    const int rc = ::fsync(fd);
-    const int err = errno;
-    ::close(fd);
-    if (rc != 0) return std::unexpected(errno_error("fsync", temp, err));
+    const UniqueFd fd(::open(temp.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid()) return std::unexpected(errno_error("open", temp, errno));
+    if (::fsync(fd.get()) != 0) return std::unexpected(errno_error("fsync", temp, errno));
   }
   if (::chmod(temp.c_str(), 0600) != 0) return std::unexpected(errno_error("chmod", temp, errno));
   if (::rename(temp.c_str(), target->c_str()) != 0)

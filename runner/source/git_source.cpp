@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <git2.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,7 +11,9 @@
 #include <vector>
 
 #include "common/error_codes.hpp"
+#include "common/fd_io.hpp"
 #include "common/file_io.hpp"
+#include "common/file_lock.hpp"
 #include "crypto/sha256.hpp"
 #include "common/offload.hpp"
 #include "runner/source/libgit2_error.hpp"
@@ -31,31 +32,6 @@ using Remote = std::unique_ptr<git_remote, GitDeleter<git_remote, git_remote_fre
 using Commit = std::unique_ptr<git_commit, GitDeleter<git_commit, git_commit_free>>;
 using Tree = std::unique_ptr<git_tree, GitDeleter<git_tree, git_tree_free>>;
 using Blob = std::unique_ptr<git_blob, GitDeleter<git_blob, git_blob_free>>;
-
-// Exclusive flock on <cache>.lock for the life of the object.
-class CacheLock {
- public:
-  static Result<CacheLock> acquire(const fs::path& path) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) return std::unexpected(errno_error("open lock", path, errno));
-    while (::flock(fd, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      return std::unexpected(errno_error("lock", path, err));
-    }
-    return CacheLock(fd);
-  }
-  CacheLock(CacheLock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  CacheLock& operator=(CacheLock&&) = delete;
-  ~CacheLock() {
-    if (fd_ >= 0) ::close(fd_);  // releases the flock
-  }
-
- private:
-  explicit CacheLock(int fd) : fd_(fd) {}
-  int fd_;
-};
 
 bool is_commit_id(std::string_view s) {
   return s.size() == GIT_OID_HEXSZ &&
@@ -155,18 +131,6 @@ bool safe_link_target(std::string_view dir_in_tree, std::string_view target) {
   return resolved.empty() || *resolved.begin() != "..";
 }
 
-Status write_all(int fd, const void* data, std::size_t size, const fs::path& path) {
-  const auto* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::unexpected(errno_error("write", path, errno));
-    p += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return {};
-}
-
 struct TreeWriter {
   git_repository* repo;
   fs::path dest;
@@ -177,12 +141,13 @@ struct TreeWriter {
     if (git_blob_lookup(&raw, repo, git_tree_entry_id(entry)) != 0)
       return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "read " + path.string()));
     Blob blob(raw);
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
-    if (fd < 0) return std::unexpected(errno_error("create", path, errno));
-    auto written = write_all(fd, git_blob_rawcontent(blob.get()),
-                             static_cast<std::size_t>(git_blob_rawsize(blob.get())), path);
-    if (::close(fd) != 0 && written) return std::unexpected(errno_error("close", path, errno));
-    return written;
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode));
+    if (!fd.valid()) return std::unexpected(errno_error("create", path, errno));
+    const std::span content(static_cast<const std::byte*>(git_blob_rawcontent(blob.get())),
+                            static_cast<std::size_t>(git_blob_rawsize(blob.get())));
+    auto written = write_all(fd.get(), content, path);
+    auto closed = close_checked(std::move(fd), path);
+    return written ? closed : written;
   }
 
   Status write_link(const git_tree_entry* entry, std::string_view root, const fs::path& path) {
@@ -301,7 +266,8 @@ Result<CheckedOutSource> checkout_source(const std::filesystem::path& git_cache,
   if (auto made = ensure_directory(git_cache); !made)
     return std::unexpected(made.error().with_context(context));
   const auto cache = cache_repository_path(git_cache, source.url);
-  auto lock = CacheLock::acquire(fs::path(cache.string() + ".lock"));
+  // One checkout per cache at a time, across Runs and agents sharing the cache directory.
+  auto lock = FileLock::acquire(fs::path(cache.string() + ".lock"));
   if (!lock) return std::unexpected(Error{std::string(errc::kSourceFetchFailed), lock.error().message}
                                         .with_context(context));
   return with_context(checkout_locked(cache, source, dest, *module), context);

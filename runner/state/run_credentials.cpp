@@ -9,7 +9,9 @@
 #include <utility>
 
 #include "common/error_codes.hpp"
+#include "common/fd_io.hpp"
 #include "common/file_io.hpp"
+#include "common/unique_fd.hpp"
 #include "protocol/credential_names.hpp"
 #include "runner/state/run_workspace.hpp"
 
@@ -34,24 +36,11 @@ std::vector<std::string> as_strings(const std::vector<SecretBytes>& entries) {
   return out;
 }
 
-Status write_all(int fd, std::span<const std::uint8_t> bytes, const fs::path& path) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::unexpected(errno_error("write", path, errno));
-    done += static_cast<std::size_t>(n);
-  }
-  return {};
-}
-
 // O_EXCL|O_NOFOLLOW: the file is new and ours, never a link planted by the module.
 Status write_credential_file(const fs::path& path, const SecretBytes& value) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
-  if (fd < 0) return std::unexpected(errno_error("create credential file", path, errno));
-  auto written = write_all(fd, value.span(), path);
-  ::close(fd);
-  return written;
+  const UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400));
+  if (!fd.valid()) return std::unexpected(errno_error("create credential file", path, errno));
+  return write_all(fd.get(), value.span(), path);
 }
 
 Status zero_and_remove(const fs::path& path) {
@@ -59,12 +48,12 @@ Status zero_and_remove(const fs::path& path) {
   if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT ? Status{} : std::unexpected(errno_error("stat", path, errno));
   if (S_ISREG(st.st_mode)) {
     ::chmod(path.c_str(), 0600);
-    const int fd = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) {
+    // Best effort: the unlink below is what must succeed.
+    const UniqueFd fd(::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd.valid()) {
       const std::vector<std::uint8_t> zeros(static_cast<std::size_t>(st.st_size), 0);
-      (void)write_all(fd, zeros, path);
-      ::fsync(fd);
-      ::close(fd);
+      (void)write_all(fd.get(), zeros, path);
+      ::fsync(fd.get());
     }
   }
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) return std::unexpected(errno_error("remove", path, errno));

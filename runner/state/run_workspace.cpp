@@ -15,6 +15,7 @@
 #include <string>
 
 #include "common/error_codes.hpp"
+#include "common/fd_io.hpp"
 #include "common/file_io.hpp"
 #include "common/unique_fd.hpp"
 
@@ -93,23 +94,16 @@ Status RunWorkspace::freeze(const std::filesystem::path& written,
   (void)::unlink(copy.c_str());
   const UniqueFd out(::open(copy.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (!out.valid()) return std::unexpected(errno_error("create", copy, errno));
-  std::array<char, 64 * 1024> buffer;
+  std::array<std::byte, 64 * 1024> buffer;
   for (std::uint64_t copied = 0;;) {
-    const ssize_t n = ::read(in.get(), buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::unexpected(errno_error("read", written, errno));
-    if (n == 0) break;
-    copied += static_cast<std::uint64_t>(n);
+    auto n = read_full(in.get(), buffer, written);
+    if (!n) return std::unexpected(n.error());
+    copied += *n;
     if (copied > max_bytes)  // it grew after the size check
       return fail(errc::kLimitExceeded, written.string() + " grew past the limit while copied");
-    for (ssize_t off = 0; off < n;) {
-      const ssize_t w = ::write(out.get(), buffer.data() + off, static_cast<std::size_t>(n - off));
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) return std::unexpected(errno_error("write", copy, errno));
-      off += w;
-    }
+    TAKOSUMI_TRY(write_all(out.get(), std::span(buffer).first(*n), copy));
+    if (*n < buffer.size()) return {};
   }
-  return {};
 }
 
 namespace {
@@ -138,16 +132,6 @@ std::string random_suffix() {
   return out;
 }
 
-Status write_fd(int fd, std::string_view content, const std::filesystem::path& what) {
-  while (!content.empty()) {
-    const ssize_t n = ::write(fd, content.data(), content.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::unexpected(errno_error("write", what, errno));
-    content.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return {};
-}
-
 }  // namespace
 
 Status RunWorkspace::write_in_source(const std::filesystem::path& path, std::string_view content) const {
@@ -164,7 +148,7 @@ Status RunWorkspace::write_in_source(const std::filesystem::path& path, std::str
   {
     const UniqueFd fd(::openat(parent.get(), temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd.valid()) return std::unexpected(errno_error("create", path.parent_path() / temp, errno));
-    if (auto written = write_fd(fd.get(), content, path); !written) {
+    if (auto written = write_all(fd.get(), content, path); !written) {
       ::unlinkat(parent.get(), temp.c_str(), 0);
       return written;
     }

@@ -9,7 +9,9 @@
 #include <system_error>
 
 #include "common/error_codes.hpp"
+#include "common/fd_io.hpp"
 #include "common/file_io.hpp"
+#include "common/unique_fd.hpp"
 #include "runner/state/run_workspace.hpp"
 
 namespace takosumi::runner {
@@ -31,29 +33,19 @@ bool is_prior(const StateIdentity& id, const protocol::JobManifest& m) {
 // The module writes in the workspace: the state is opened without following a link and without
 // blocking on a FIFO, and read only when it is a regular file.
 Result<std::optional<std::string>> read_state_file(const fs::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
+  const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!fd.valid()) {
     if (errno == ENOENT || errno == ELOOP) return std::optional<std::string>{};
     return std::unexpected(errno_error("open", path, errno));
   }
-  std::string text;
   struct stat st {};
-  bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  if (regular && static_cast<std::uint64_t>(st.st_size) <= kMaxStateBytes) {
-    char buf[64 * 1024];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        regular = false;
-        break;
-      }
-      text.append(buf, static_cast<std::size_t>(n));
-      if (text.size() > kMaxStateBytes) break;
-    }
-  }
-  ::close(fd);
-  if (!regular || text.size() > kMaxStateBytes) return std::optional<std::string>{};
-  return std::optional<std::string>(std::move(text));
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      static_cast<std::uint64_t>(st.st_size) > kMaxStateBytes)
+    return std::optional<std::string>{};
+  // A read error or a state grown past the limit is no checkpoint either.
+  auto text = read_all(fd.get(), kMaxStateBytes, path);
+  if (!text) return std::optional<std::string>{};
+  return std::optional<std::string>(std::move(*text));
 }
 
 // Reads the state once and, when it is a whole state, writes that very text to scratch: what is

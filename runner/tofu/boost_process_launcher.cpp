@@ -43,7 +43,9 @@ constexpr auto kDrainLimit = std::chrono::seconds(5);
 // (see ProcessSpec).
 struct ChildSetup {
   const ProcessSpec& spec;
-  int cgroup_procs_fd = -1;  // opened before fork: the child allocates nothing
+  // Opened (and owned, as a UniqueFd) by the parent before fork: the child allocates nothing
+  // and its one-byte write needs no loop (cgroup.procs takes the whole pid or fails).
+  int cgroup_procs_fd = -1;
   bp::error_code on_exec_setup(bp::posix::default_launcher&, const std::filesystem::path&,
                                const char* const*) {
     // A new session: its own process group, and no controlling terminal (TIOCSTI) for a module.
@@ -191,9 +193,10 @@ Result<CommandLine> command_line(const ProcessSpec& spec) {
   return CommandLine{spec.supervisor->program, supervise::format_supervise_arguments(supervise)};
 }
 
-Result<int> open_stdout_file(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return fail(errc::kSandboxFailed, "open " + path.string() + ": " + std::strerror(errno));
+Result<UniqueFd> open_stdout_file(const std::filesystem::path& path) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd.valid())
+    return fail(errc::kSandboxFailed, "open " + path.string() + ": " + std::strerror(errno));
   return fd;
 }
 
@@ -205,13 +208,12 @@ asio::awaitable<Result<ProcessExit>> BoostProcessLauncher::async_run(ProcessSpec
   auto ex = co_await asio::this_coro::executor;
   auto command = command_line(spec);
   if (!command) co_return std::unexpected(command.error());
-  int stdout_fd = -1;
+  UniqueFd file_fd;  // the child has its own copy once started
   if (spec.stdout_file) {
     auto fd = open_stdout_file(*spec.stdout_file);
     if (!fd) co_return std::unexpected(fd.error());
-    stdout_fd = *fd;
+    file_fd = std::move(*fd);
   }
-  const UniqueFd file_fd(stdout_fd);  // the child has its own copy once started
   UniqueFd cgroup_fd;
   if (spec.cgroup_procs) {
     cgroup_fd = UniqueFd(::open(spec.cgroup_procs->c_str(), O_WRONLY | O_CLOEXEC));

@@ -3,15 +3,16 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <boost/asio/io_context.hpp>
 
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/file_lock.hpp"
 #include "redaction/line_splitter.hpp"
 #include "runner/test_support.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -289,12 +290,7 @@ TEST_F(SupervisedLauncherTest, TheProgramRunsUnderTheSupervisor) {
 }
 
 TEST_F(SupervisedLauncherTest, TheLockIsHeldWhileTheProgramRunsAndFreedAfter) {
-  auto lock_is_free = [&] {
-    const int fd = ::open(lock_.c_str(), O_RDWR | O_CLOEXEC);
-    const bool free = fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0;
-    if (fd >= 0) ::close(fd);
-    return free;
-  };
+  auto lock_is_free = [&] { return !is_file_locked(lock_); };
   bool held_while_running = false;
   auto r = run(spec({"exit-on-sigint"}), [&](std::string_view l) {
     if (l != "ready") return;
@@ -307,10 +303,11 @@ TEST_F(SupervisedLauncherTest, TheLockIsHeldWhileTheProgramRunsAndFreedAfter) {
 }
 
 TEST_F(SupervisedLauncherTest, ALockHeldElsewhereStartsNothingAndExits125) {
-  const int held = ::open(lock_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  ASSERT_EQ(::flock(held, LOCK_EX | LOCK_NB), 0);
+  std::optional<FileLock> held;
+  if (auto taken = FileLock::try_acquire(lock_)) held.emplace(std::move(*taken));
+  ASSERT_TRUE(held);
   auto r = run(spec({"lines", "1", "0"}));
-  ::close(held);
+  held.reset();
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(r->exit_code, 125);
   EXPECT_TRUE(seen_.out.empty());
