@@ -1,12 +1,17 @@
-// PublicApi: a Workspace's audit events, newest first, paged by event id.
+#include "controlplane/api/activity_api.hpp"
+
 #include <limits>
 
 #include "controlplane/api/api_json.hpp"
-#include "controlplane/api/public_api.hpp"
 
 namespace takosumi::controlplane {
 
-HttpResponse PublicApi::activity(const HttpRequest& req, const std::string& workspace_id) {
+void ActivityApi::register_routes(Router& r, const PublicRouteAccess& a) {
+  r.add("GET", "/api/v1/workspaces/{}/activity", a.none,
+        [this](auto& req, auto& p) { return activity(req, p[0]); });
+}
+
+HttpResponse ActivityApi::activity(const HttpRequest& req, const std::string& workspace_id) {
   if (auto ws = d_.catalog.get_workspace(workspace_id); !ws) return error_response(ws.error());
   auto limit = query_int(req, "limit", 50, 1, 200);
   if (!limit) return error_response(limit.error());

@@ -1,6 +1,7 @@
-// PublicApi: the operator's action on an agent's identity (docs/security.md "Agent identity").
+#include "controlplane/api/agent_admin_api.hpp"
+
 #include "common/error_codes.hpp"
-#include "controlplane/api/public_api.hpp"
+#include "controlplane/api/api_json.hpp"
 #include "crypto/keys.hpp"
 #include "protocol/json_fields.hpp"
 
@@ -28,7 +29,12 @@ Result<std::string> parse_reset_request(const std::string& text) {
 
 }  // namespace
 
-HttpResponse PublicApi::reset_agent_keys(const HttpRequest& req, const std::string& agent_id) {
+void AgentAdminApi::register_routes(Router& r, const PublicRouteAccess& a) {
+  r.add("POST", "/api/v1/agents/{}/reset-keys", a.json_body,
+        [this](auto& req, auto& p) { return reset_agent_keys(req, p[0]); });
+}
+
+HttpResponse AgentAdminApi::reset_agent_keys(const HttpRequest& req, const std::string& agent_id) {
   auto new_key = parse_reset_request(req.body);
   if (!new_key) return error_response(new_key.error());
   auto agent = in_transaction(d_.db, [&]() -> Result<Agent> {

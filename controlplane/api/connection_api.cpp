@@ -1,12 +1,10 @@
-// PublicApi: Connections (write-only credential values) and a Capsule's secrets: its Connection
-// assignment and sensitive variables. Values go from the request straight into SecretBytes and
-// are sealed to the storage key; no answer, error or audit detail carries one.
+// Connections: write-only credential values. Values go from the request straight into
+// SecretBytes and are sealed to the storage key; no answer, error or audit detail carries one.
+#include "controlplane/api/connection_api.hpp"
+
 #include "common/error_codes.hpp"
 #include "controlplane/api/api_json.hpp"
-#include "controlplane/store/capsule_spec.hpp"
 #include "controlplane/store/connection_spec.hpp"
-#include "controlplane/api/public_api.hpp"
-#include "controlplane/store/secret_storage.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -19,26 +17,17 @@ json::array names_of(const SecretMap& values) {
   return out;
 }
 
-json::array string_array(const std::vector<std::string>& items) {
-  return json::array(items.begin(), items.end());
-}
-
-// Names beside the sealed values; no sealed text for an empty set.
-Result<CapsuleSecretsRecord> seal_sensitive(SecretMap values, const Keyring& keys) {
-  CapsuleSecretsRecord record;
-  for (const auto& [name, value] : values) record.sensitive_variable_names.push_back(name);
-  if (values.empty()) return record;
-  protocol::SecretBundle bundle;
-  bundle.sensitive_variables = std::move(values);
-  auto sealed = seal_for_storage(bundle, keys);
-  if (!sealed) return std::unexpected(sealed.error().with_context("sensitiveVariables"));
-  record.sealed_sensitive_variables = std::move(*sealed);
-  return record;
-}
-
 }  // namespace
 
-HttpResponse PublicApi::create_connection(const HttpRequest& req) {
+void ConnectionApi::register_routes(Router& r, const PublicRouteAccess& a) {
+  r.add("POST", "/api/v1/connections", a.json_body, [this](auto& req, auto&) { return create_connection(req); });
+  r.add("GET", "/api/v1/connections", a.none, [this](auto& req, auto&) { return list_connections(req); });
+  r.add("GET", "/api/v1/connections/{}", a.none, [this](auto&, auto& p) { return get_connection(p[0]); });
+  r.add("POST", "/api/v1/connections/{}/revoke", a.none,
+        [this](auto&, auto& p) { return revoke_connection(p[0]); });
+}
+
+HttpResponse ConnectionApi::create_connection(const HttpRequest& req) {
   auto body = protocol::parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
   const std::int64_t now = d_.clock.now_unix();
@@ -60,7 +49,7 @@ HttpResponse PublicApi::create_connection(const HttpRequest& req) {
   return json_response(201, to_json(*connection, now));
 }
 
-HttpResponse PublicApi::list_connections(const HttpRequest& req) {
+HttpResponse ConnectionApi::list_connections(const HttpRequest& req) {
   auto it = req.query.find("workspaceId");
   if (it == req.query.end() || it->second.empty())
     return error_response(Error{std::string(errc::kInvalidArgument),
@@ -74,13 +63,13 @@ HttpResponse PublicApi::list_connections(const HttpRequest& req) {
   return json_response(200, json::object{{"connections", std::move(out)}});
 }
 
-HttpResponse PublicApi::get_connection(const std::string& id) {
+HttpResponse ConnectionApi::get_connection(const std::string& id) {
   auto connection = d_.connections.get(id);
   if (!connection) return error_response(connection.error());
   return json_response(200, to_json(*connection, d_.clock.now_unix()));
 }
 
-HttpResponse PublicApi::revoke_connection(const std::string& id) {
+HttpResponse ConnectionApi::revoke_connection(const std::string& id) {
   auto connection = in_transaction(d_.db, [&]() -> Result<Connection> {
     auto before = d_.connections.get(id);
     if (!before || before->revoked_at) return before;  // revoking twice changes nothing
@@ -94,96 +83,6 @@ HttpResponse PublicApi::revoke_connection(const std::string& id) {
   });
   if (!connection) return error_response(connection.error());
   return json_response(200, to_json(*connection, d_.clock.now_unix()));
-}
-
-HttpResponse PublicApi::set_capsule_connections(const HttpRequest& req,
-                                                const std::string& capsule_id) {
-  auto body = protocol::parse_object(req.body, kMaxJsonBody);
-  if (!body) return error_response(body.error());
-  if (auto known = protocol::check_known_fields(*body, {"connections"}); !known)
-    return error_response(known.error());
-  auto ids = parse_connection_ids(*body);
-  if (!ids) return error_response(ids.error());
-  if (!*ids)
-    return error_response(Error{std::string(errc::kInvalidArgument), "field \"connections\" is required"});
-  auto capsule = d_.catalog.get_capsule(capsule_id);
-  if (!capsule) return error_response(capsule.error());
-  if (auto ok = check_assignable(capsule->workspace_id, **ids); !ok) return error_response(ok.error());
-  auto updated = in_transaction(d_.db, [&]() -> Result<Capsule> {
-    TAKOSUMI_TRY(d_.catalog.set_connections(capsule_id, **ids));
-    TAKOSUMI_TRY(d_.audit.record(capsule_event(actor_, "capsule.connections_set", *capsule,
-                                               {{"connections", string_array(**ids)}})));
-    return d_.catalog.get_capsule(capsule_id);
-  });
-  if (!updated) return error_response(updated.error());
-  return capsule_response(200, *updated);
-}
-
-HttpResponse PublicApi::set_sensitive_variables(const HttpRequest& req,
-                                                const std::string& capsule_id) {
-  auto body = protocol::parse_object(req.body, kMaxJsonBody);
-  if (!body) return error_response(body.error());
-  auto values = take_sensitive_variables(*body);
-  if (!values) return error_response(values.error());
-  // After the values are taken (and wiped from the body), so a refusal leaves no copy behind.
-  if (auto known = protocol::check_known_fields(*body, {"sensitiveVariables"}); !known)
-    return error_response(known.error());
-  if (!*values)
-    return error_response(Error{std::string(errc::kInvalidArgument),
-                                "field \"sensitiveVariables\" is required"});
-  auto capsule = d_.catalog.get_capsule(capsule_id);
-  if (!capsule) return error_response(capsule.error());
-  if (auto ok = check_no_plain_twin(**values, capsule->variables); !ok)
-    return error_response(ok.error());
-  auto record = seal_sensitive(std::move(**values), d_.keys);
-  if (!record) return error_response(record.error());
-  auto updated = in_transaction(d_.db, [&]() -> Result<Capsule> {
-    TAKOSUMI_TRY(d_.catalog.set_sensitive_variables(capsule_id, record->sensitive_variable_names,
-                                                    record->sealed_sensitive_variables));
-    TAKOSUMI_TRY(d_.audit.record(
-        capsule_event(actor_, "capsule.sensitive_variables_set", *capsule,
-                      {{"names", string_array(record->sensitive_variable_names)}})));
-    return d_.catalog.get_capsule(capsule_id);
-  });
-  if (!updated) return error_response(updated.error());
-  return capsule_response(200, *updated);
-}
-
-Result<CapsuleSecretsRecord> PublicApi::capsule_secrets(
-    json::object& body, std::string_view workspace_id,
-    const std::map<std::string, std::string>& variables) {
-  auto values = take_sensitive_variables(body);
-  if (!values) return std::unexpected(values.error());
-  auto ids = parse_connection_ids(body);
-  if (!ids) return std::unexpected(ids.error());
-  if (!*values && !*ids) return CapsuleSecretsRecord{};
-  TAKOSUMI_TRY(d_.catalog.get_workspace(workspace_id));
-  CapsuleSecretsRecord record;
-  if (*values) {
-    TAKOSUMI_TRY(check_no_plain_twin(**values, variables));
-    auto sealed = seal_sensitive(std::move(**values), d_.keys);
-    if (!sealed) return sealed;
-    record = std::move(*sealed);
-  }
-  if (*ids) {
-    TAKOSUMI_TRY(check_assignable(workspace_id, **ids));
-    record.connection_ids = std::move(**ids);
-  }
-  return record;
-}
-
-Status PublicApi::check_assignable(std::string_view workspace_id,
-                                   const std::vector<std::string>& ids) {
-  auto connections = d_.connections.get_many(ids);
-  if (!connections) return std::unexpected(connections.error());
-  return check_assignment(workspace_id, *connections, d_.clock.now_unix());
-}
-
-Status PublicApi::check_connections(const Capsule& capsule) {
-  auto refusal = d_.connections.first_unusable(capsule);
-  if (!refusal) return std::unexpected(refusal.error());
-  if (*refusal) return std::unexpected((*refusal)->error);
-  return {};
 }
 
 }  // namespace takosumi::controlplane

@@ -1,11 +1,9 @@
-// PublicApi: StateVersion history, rollback plans, drift checks and destroy
-// (docs/state-versions.md). Every operation here only creates Runs or reads history: a
-// StateVersion is appended by the apply of a plan, never here.
+#include "controlplane/api/state_version_api.hpp"
+
 #include "common/error_codes.hpp"
 #include "protocol/api_error_codes.hpp"
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/api/page_cursor.hpp"
-#include "controlplane/api/public_api.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -22,7 +20,23 @@ bool is_connection_refusal(const Error& e) {
 
 }  // namespace
 
-HttpResponse PublicApi::state_versions(const HttpRequest& req, const std::string& capsule_id) {
+void StateVersionApi::register_routes(Router& r, const PublicRouteAccess& a) {
+  r.add("GET", "/api/v1/capsules/{}/state-versions", a.none,
+        [this](auto& req, auto& p) { return state_versions(req, p[0]); });
+  r.add("GET", "/api/v1/workspaces/{}/current-state-versions", a.none,
+        [this](auto&, auto& p) { return current_state_versions(p[0]); });
+  r.add("GET", "/api/v1/state-versions/{}", a.none, [this](auto&, auto& p) { return get_state_version(p[0]); });
+  r.add("POST", "/api/v1/state-versions/{}/rollback-plan", a.none,
+        [this](auto&, auto& p) { return rollback_plan(p[0]); });
+  r.add("POST", "/api/v1/capsules/{}/drift-check", a.none,
+        [this](auto&, auto& p) { return drift_check_capsule(p[0]); });
+  r.add("POST", "/api/v1/workspaces/{}/drift-check", a.none,
+        [this](auto&, auto& p) { return drift_check_workspace(p[0]); });
+  r.add_async("DELETE", "/api/v1/capsules/{}", a.none,
+              [this](const HttpRequest&, const RouteParams& p) { return async_destroy(p[0]); });
+}
+
+HttpResponse StateVersionApi::state_versions(const HttpRequest& req, const std::string& capsule_id) {
   auto capsule = d_.catalog.get_capsule(capsule_id);
   if (!capsule) return error_response(capsule.error());
   auto limit = query_int(req, "limit", 50, 1, 100);
@@ -46,13 +60,13 @@ HttpResponse PublicApi::state_versions(const HttpRequest& req, const std::string
                                          {"nextCursor", next}});
 }
 
-HttpResponse PublicApi::get_state_version(const std::string& id) {
+HttpResponse StateVersionApi::get_state_version(const std::string& id) {
   auto sv = d_.states.get(id);
   if (!sv) return error_response(sv.error());
   return json_response(200, to_json(*sv));
 }
 
-HttpResponse PublicApi::current_state_versions(const std::string& workspace_id) {
+HttpResponse StateVersionApi::current_state_versions(const std::string& workspace_id) {
   auto capsules = d_.catalog.list_capsules(workspace_id);
   if (!capsules) return error_response(capsules.error());
   json::array out;
@@ -69,21 +83,21 @@ HttpResponse PublicApi::current_state_versions(const std::string& workspace_id) 
   return json_response(200, json::object{{"workspaceId", workspace_id}, {"capsules", std::move(out)}});
 }
 
-HttpResponse PublicApi::rollback_plan(const std::string& state_version_id) {
+HttpResponse StateVersionApi::rollback_plan(const std::string& state_version_id) {
   auto target = d_.states.get(state_version_id);
   if (!target) return error_response(target.error());
   auto capsule = d_.catalog.get_capsule(target->capsule_id);
   if (!capsule) return error_response(capsule.error());
-  if (auto usable = check_connections(*capsule); !usable) return error_response(usable.error());
+  if (auto usable = check_connections(d_, *capsule); !usable) return error_response(usable.error());
   auto destroyed = d_.runs.is_destroy_result(*target);
   if (!destroyed) return error_response(destroyed.error());
-  auto run = create_run([&] { return d_.runs.create_rollback_plan(*capsule, *target, *destroyed); });
+  auto run = create_run(d_, actor_, [&] { return d_.runs.create_rollback_plan(*capsule, *target, *destroyed); });
   if (!run) return error_response(run.error());
   d_.waiters.notify_all();
   return json_response(201, to_json(*run));
 }
 
-Result<StateVersion> PublicApi::drift_pin(const Capsule& capsule) {
+Result<StateVersion> StateVersionApi::drift_pin(const Capsule& capsule) {
   auto current = d_.states.current(capsule.id);
   if (!current) return std::unexpected(current.error());
   if (!*current)
@@ -98,13 +112,13 @@ Result<StateVersion> PublicApi::drift_pin(const Capsule& capsule) {
   return std::move(**current);
 }
 
-HttpResponse PublicApi::drift_check_capsule(const std::string& capsule_id) {
+HttpResponse StateVersionApi::drift_check_capsule(const std::string& capsule_id) {
   auto capsule = d_.catalog.get_capsule(capsule_id);
   if (!capsule) return error_response(capsule.error());
   auto pinned = drift_pin(*capsule);
   if (!pinned) return error_response(pinned.error());
-  if (auto usable = check_connections(*capsule); !usable) return error_response(usable.error());
-  auto run = create_run([&]() -> Result<Run> {
+  if (auto usable = check_connections(d_, *capsule); !usable) return error_response(usable.error());
+  auto run = create_run(d_, actor_, [&]() -> Result<Run> {
     auto runs = d_.runs.create_drift_checks({{*capsule, std::move(*pinned)}});
     if (!runs) return std::unexpected(runs.error());
     return std::move(runs->front());
@@ -114,7 +128,7 @@ HttpResponse PublicApi::drift_check_capsule(const std::string& capsule_id) {
   return json_response(201, to_json(*run));
 }
 
-HttpResponse PublicApi::drift_check_workspace(const std::string& workspace_id) {
+HttpResponse StateVersionApi::drift_check_workspace(const std::string& workspace_id) {
   auto capsules = d_.catalog.list_capsules(workspace_id);
   if (!capsules) return error_response(capsules.error());
   std::vector<RunStore::DriftTarget> targets;
@@ -122,7 +136,7 @@ HttpResponse PublicApi::drift_check_workspace(const std::string& workspace_id) {
   std::optional<Error> refused;  // the first Capsule skipped for its Connections
   for (const auto& c : *capsules) {
     auto pinned = drift_pin(c);
-    Status usable = pinned ? check_connections(c) : Status{};
+    Status usable = pinned ? check_connections(d_, c) : Status{};
     if (pinned && usable) {
       targets.push_back({c, std::move(*pinned)});
     } else if (!usable && is_connection_refusal(usable.error())) {
@@ -156,7 +170,7 @@ HttpResponse PublicApi::drift_check_workspace(const std::string& workspace_id) {
                                          {"skipped", std::move(skipped)}});
 }
 
-boost::asio::awaitable<HttpResponse> PublicApi::async_destroy(const std::string& capsule_id) {
+boost::asio::awaitable<HttpResponse> StateVersionApi::async_destroy(const std::string& capsule_id) {
   auto capsule = d_.catalog.get_capsule(capsule_id);
   if (!capsule) co_return error_response(capsule.error());
   auto current = d_.states.current(capsule_id);
@@ -170,10 +184,10 @@ boost::asio::awaitable<HttpResponse> PublicApi::async_destroy(const std::string&
                                    "capsule " + capsule_id + " is already destroyed (generation " +
                                        std::to_string((*current)->generation) +
                                        " is empty); to use it again, plan and apply"});
-  if (auto usable = check_connections(*capsule); !usable) co_return error_response(usable.error());
-  auto commit = co_await async_resolve_head(*capsule);
+  if (auto usable = check_connections(d_, *capsule); !usable) co_return error_response(usable.error());
+  auto commit = co_await async_resolve_head(d_, *capsule);
   if (!commit) co_return error_response(commit.error());
-  auto run = create_run([&] { return d_.runs.create_destroy_plan(*capsule, *commit); });
+  auto run = create_run(d_, actor_, [&] { return d_.runs.create_destroy_plan(*capsule, *commit); });
   if (!run) co_return error_response(run.error());
   d_.waiters.notify_all();
   co_return json_response(201, to_json(*run));

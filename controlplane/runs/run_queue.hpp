@@ -13,6 +13,8 @@
 // (Run::stranded) and holds its Capsule until its agent reports with the old lease token or
 // someone cancels it.
 // A newState from an apply that did not succeed is kept as a partial StateVersion.
+// One class, its definitions by concern: run_claims.cpp, run_leases.cpp (every lease check goes
+// through lease.hpp), run_completion.cpp, and what they share in run_queue.cpp.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -105,27 +107,26 @@ class RunQueue {
                      std::optional<std::int64_t> attempt, std::string_view call);
 
  private:
-  Result<std::optional<Run>> next_candidate(std::int64_t now);
   struct ClaimStep {
     bool exhausted = false;
     std::optional<Job> job;
   };
+  // run_claims.cpp
+  Result<std::optional<Run>> next_candidate(std::int64_t now);
   Result<ClaimStep> claim_one(const Agent& agent, const ManifestFactory& build);
-  Status store_late_state(const Run& run, const Agent& agent, const protocol::RunReport& report,
-                          Transaction& tx);
-  Status complete_in_transaction(std::string_view run_id, const Agent& agent,
-                                 const protocol::RunReport& report);
-  Result<LeaseRenewal> start_apply_in_transaction(std::string_view run_id, const Agent& agent,
-                                                  std::string_view lease_token,
-                                                  std::int64_t attempt);
-  // Ends the Run with `why` and records run.finished by `actor`.
-  Status fail_run(const Run& run, std::string_view status, const Error& why, std::string_view actor);
   // Fails the Run (run.refused) when its Capsule has a revoked or expired Connection.
   Result<bool> refuse_for_connections(const Run& run, const Agent& agent);
   Result<ClaimStep> dispatch(const Run& run, const Agent& agent, std::optional<StateVersion> prior,
                              const ManifestFactory& build);
-  Status record_finished(const Run& run, std::string_view actor, std::string_view status,
-                         const std::optional<std::string>& failure_code);
+  // run_leases.cpp
+  Result<LeaseRenewal> start_apply_in_transaction(std::string_view run_id, const Agent& agent,
+                                                  std::string_view lease_token,
+                                                  std::int64_t attempt);
+  // run_completion.cpp
+  Status complete_in_transaction(std::string_view run_id, const Agent& agent,
+                                 const protocol::RunReport& report);
+  Status store_late_state(const Run& run, const Agent& agent, const protocol::RunReport& report,
+                          Transaction& tx);
   Result<std::optional<StateVersion>> store_new_state(const Run& run,
                                                       const protocol::RunReport& report);
   Status store_outputs(const Run& run, const protocol::RunReport& report,
@@ -136,6 +137,10 @@ class RunQueue {
   Status check_report_for_type(const Run& run, const protocol::RunReport& report);
   Status mark_destroyed(const Run& run, const protocol::RunReport& report,
                         const std::optional<StateVersion>& created);
+  // run_queue.cpp: ends the Run with `why` and records run.finished by `actor`.
+  Status fail_run(const Run& run, std::string_view status, const Error& why, std::string_view actor);
+  Status record_finished(const Run& run, std::string_view actor, std::string_view status,
+                         const std::optional<std::string>& failure_code);
 
   Database& db_;
   CatalogStore& catalog_;

@@ -70,15 +70,11 @@ Result<std::vector<AgentRegistry::NamedAgent>> AgentRegistry::agents_named(std::
       " FROM agents WHERE name = ? ORDER BY created_at, id",
       name);
   if (!s) return std::unexpected(s.error());
-  std::vector<NamedAgent> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    NamedAgent agent{s->text(0), s->text(1), s->integer(2) != 0, s->text(3)};
+  return collect(*s, [](const Statement& row) {
+    NamedAgent agent{row.text(0), row.text(1), row.integer(2) != 0, row.text(3)};
     if (!agent.reset) agent.awaited_key.clear();
-    out.push_back(std::move(agent));
-  }
+    return agent;
+  });
 }
 
 Result<AgentCredential> AgentRegistry::insert(const AgentRegistration& reg) {

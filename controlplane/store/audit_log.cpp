@@ -70,13 +70,7 @@ Result<std::vector<AuditEvent>> AuditLog::list(std::string_view workspace_id, in
       " FROM audit_events WHERE workspace_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
       workspace_id, before.value_or(std::numeric_limits<std::int64_t>::max()), limit);
   if (!s) return std::unexpected(s.error());
-  std::vector<AuditEvent> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    out.push_back(event_from_row(*s));
-  }
+  return collect(*s, event_from_row);
 }
 
 }  // namespace takosumi::controlplane

@@ -74,13 +74,7 @@ Result<Workspace> CatalogStore::get_workspace(std::string_view id) {
 Result<std::vector<Workspace>> CatalogStore::list_workspaces() {
   auto s = db_.query("SELECT id, name, created_at FROM workspaces ORDER BY created_at, rowid");
   if (!s) return std::unexpected(s.error());
-  std::vector<Workspace> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    out.push_back(workspace_from_row(*s));
-  }
+  return collect(*s, workspace_from_row);
 }
 
 Result<Capsule> CatalogStore::create_capsule(std::string_view workspace_id,
@@ -160,12 +154,10 @@ Result<Capsule> CatalogStore::with_connections(Result<Capsule> capsule) {
       "SELECT connection_id FROM capsule_connections WHERE capsule_id = ? ORDER BY position",
       capsule->id);
   if (!s) return std::unexpected(s.error());
-  for (;;) {
-    auto row = s->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return capsule;
-    capsule->connection_ids.push_back(s->text(0));
-  }
+  auto ids = collect(*s, [](const Statement& row) { return row.text(0); });
+  if (!ids) return std::unexpected(ids.error());
+  capsule->connection_ids = std::move(*ids);
+  return capsule;
 }
 
 Result<Capsule> CatalogStore::get_capsule(std::string_view id) {
@@ -187,15 +179,9 @@ Result<std::vector<Capsule>> CatalogStore::list_capsules(std::string_view worksp
                          " FROM capsules WHERE workspace_id = ? ORDER BY created_at, rowid",
                      workspace_id);
   if (!s) return std::unexpected(s.error());
-  std::vector<Capsule> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) break;
-    auto c = capsule_from_row(*s);
-    if (!c) return std::unexpected(c.error());
-    out.push_back(std::move(*c));
-  }
+  auto all = collect(*s, capsule_from_row);
+  if (!all) return std::unexpected(all.error());
+  std::vector<Capsule> out = std::move(*all);
   for (auto& c : out) {
     auto loaded = with_connections(std::move(c));
     if (!loaded) return std::unexpected(loaded.error());

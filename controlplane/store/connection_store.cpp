@@ -14,11 +14,6 @@ constexpr std::string_view kSelect =
     "SELECT id, workspace_id, name, provider, auth_mode, credential_names, created_at, expires_at,"
     " revoked_at FROM connections";
 
-std::optional<std::int64_t> optional_int(const Statement& s, int col) {
-  if (s.is_null(col)) return std::nullopt;
-  return s.integer(col);
-}
-
 Result<Connection> connection_from_row(const Statement& s) {
   Connection c;
   c.id = s.text(0);
@@ -27,8 +22,8 @@ Result<Connection> connection_from_row(const Statement& s) {
   c.provider = s.text(3);
   c.auth_mode = protocol::auth_mode_from_string(s.text(4)).value_or(protocol::AuthMode::env);
   c.created_at = s.integer(6);
-  c.expires_at = optional_int(s, 7);
-  c.revoked_at = optional_int(s, 8);
+  c.expires_at = s.optional_integer(7);
+  c.revoked_at = s.optional_integer(8);
   boost::system::error_code ec;
   json::value names = json::parse(s.text(5), ec);
   if (ec || !names.is_array())
@@ -85,15 +80,7 @@ Result<std::vector<Connection>> ConnectionStore::list(std::string_view workspace
   auto s = db_.query(std::string(kSelect) + " WHERE workspace_id = ? ORDER BY created_at, rowid",
                      workspace_id);
   if (!s) return std::unexpected(s.error());
-  std::vector<Connection> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    auto c = connection_from_row(*s);
-    if (!c) return std::unexpected(c.error());
-    out.push_back(std::move(*c));
-  }
+  return collect(*s, connection_from_row);
 }
 
 Result<std::vector<Connection>> ConnectionStore::get_many(const std::vector<std::string>& ids) {

@@ -53,13 +53,9 @@ Result<std::vector<LogChunk>> RunLogStore::list(std::string_view run_id) {
       " ORDER BY attempt, seq",
       run_id);
   if (!s) return std::unexpected(s.error());
-  std::vector<LogChunk> out;
-  for (;;) {
-    auto row = s->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    out.push_back(LogChunk{s->integer(0), s->integer(1), s->text(2)});
-  }
+  return collect(*s, [](const Statement& row) {
+    return LogChunk{row.integer(0), row.integer(1), row.text(2)};
+  });
 }
 
 }  // namespace takosumi::controlplane

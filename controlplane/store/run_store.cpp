@@ -15,25 +15,6 @@ const std::string_view kRunSelect =
     " r.restores_state_version_id, r.data_loss, r.data_loss_accepted, r.drift, r.refused_outputs,"
     " r.apply_started_attempt FROM runs r JOIN capsules c ON c.id = r.capsule_id";
 
-namespace {
-
-std::optional<std::int64_t> optional_int(const Statement& s, int col) {
-  if (s.is_null(col)) return std::nullopt;
-  return s.integer(col);
-}
-
-Result<std::vector<Run>> collect_runs(Statement& s) {
-  std::vector<Run> out;
-  for (;;) {
-    auto row = s.step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    out.push_back(run_from_row(s));
-  }
-}
-
-}  // namespace
-
 Run run_from_row(const Statement& s) {
   Run r;
   r.id = s.text(0);
@@ -59,44 +40,20 @@ Run run_from_row(const Statement& s) {
   r.cancel_requested = s.integer(20) != 0;
   r.agent_id = s.optional_text(21);
   r.lease_token_sha256 = s.optional_text(22);
-  r.lease_expires_at = optional_int(s, 23);
+  r.lease_expires_at = s.optional_integer(23);
   r.prior_state_version_id = s.optional_text(24);
-  r.prior_generation = optional_int(s, 25);
+  r.prior_generation = s.optional_integer(25);
   r.completed_attempt = s.integer(26);
   r.created_at = s.integer(27);
-  r.started_at = optional_int(s, 28);
-  r.finished_at = optional_int(s, 29);
+  r.started_at = s.optional_integer(28);
+  r.finished_at = s.optional_integer(29);
   r.restores_state_version_id = s.optional_text(30);
   r.data_loss_json = s.optional_text(31);
   r.data_loss_accepted = s.integer(32) != 0;
   r.drift_json = s.optional_text(33);
   r.refused_outputs_json = s.optional_text(34);
-  r.apply_started_attempt = optional_int(s, 35);
+  r.apply_started_attempt = s.optional_integer(35);
   return r;
-}
-
-Status check_can_apply(const Run& plan, std::int64_t current_generation, bool plan_artifact_stored,
-                       bool apply_exists) {
-  const std::string what = "run " + plan.id;
-  if (plan.type == protocol::RunType::drift_check)
-    return fail(errc::kConflict, what + " is a drift_check: drift checks are read-only and can never"
-                                        " be applied; to change the real resources, plan"
-                                        " (POST /api/v1/capsules/" + plan.capsule_id +
-                                        "/plan) and apply that plan");
-  if (plan.type != protocol::RunType::plan && plan.type != protocol::RunType::destroy_plan)
-    return fail(errc::kConflict, what + " is an apply run; only plan and destroy_plan runs can be applied");
-  if (plan.status != run_status::kSucceeded)
-    return fail(errc::kConflict, what + " has status " + plan.status + "; only a succeeded plan can be applied");
-  if (!plan.has_changes) return fail(errc::kConflict, what + " has no changes to apply");
-  if (!plan.plan_artifact_sha256 || !plan.plan_digest || !plan_artifact_stored)
-    return fail(errc::kConflict, what + " has no stored plan artifact");
-  if (apply_exists) return fail(errc::kConflict, "an apply was already created for " + what);
-  if (plan.prior_generation.value_or(0) != current_generation)
-    return fail(errc::kConflict, what + " was planned against generation " +
-                                     std::to_string(plan.prior_generation.value_or(0)) +
-                                     " but the capsule is at generation " +
-                                     std::to_string(current_generation) + "; plan again");
-  return {};
 }
 
 Result<Run> RunStore::insert(Run run) {
@@ -194,7 +151,7 @@ Result<std::vector<Run>> RunStore::list_runs(std::string_view capsule_id, int li
                          " WHERE r.capsule_id = ? ORDER BY r.rowid DESC LIMIT ?",
                      capsule_id, limit);
   if (!s) return std::unexpected(s.error());
-  return collect_runs(*s);
+  return collect(*s, run_from_row);
 }
 
 Result<std::vector<Run>> RunStore::list_running(std::string_view capsule_id) {
@@ -202,7 +159,7 @@ Result<std::vector<Run>> RunStore::list_running(std::string_view capsule_id) {
                          " WHERE r.capsule_id = ? AND r.status = 'running' ORDER BY r.rowid",
                      capsule_id);
   if (!s) return std::unexpected(s.error());
-  return collect_runs(*s);
+  return collect(*s, run_from_row);
 }
 
 Result<bool> RunStore::is_destroy_result(const StateVersion& sv) {

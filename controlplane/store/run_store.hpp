@@ -15,12 +15,6 @@
 
 namespace takosumi::controlplane {
 
-// Why a Run cannot be applied, or success: only a succeeded plan or destroy_plan with changes and
-// a stored plan, made against the current generation, never applied before. A drift_check never.
-// Pure; `current_generation` is the Capsule's. Data-loss acceptance is checked apart (data_loss.hpp).
-Status check_can_apply(const Run& plan, std::int64_t current_generation, bool plan_artifact_stored,
-                       bool apply_exists);
-
 class RunStore {
  public:
   RunStore(Database& db, const Clock& clock) : db_(db), clock_(clock) {}
@@ -39,8 +33,8 @@ class RunStore {
     StateVersion pinned;
   };
   Result<std::vector<Run>> create_drift_checks(const std::vector<DriftTarget>& targets);
-  // Creates the apply Run for a plan or destroy_plan Run; callers check check_can_apply and the
-  // data-loss rule first. The apply carries the plan's dataLoss marks, restoresStateVersionId and
+  // Creates the apply Run for a plan or destroy_plan Run; callers admit it first
+  // (runs/apply_admission.hpp). The apply carries the plan's dataLoss marks, restoresStateVersionId and
   // whether the marks were accepted. A second apply for the same plan is refused by the schema.
   Result<Run> create_apply(const Run& plan, bool data_loss_accepted = false);
   Result<Run> get_run(std::string_view id);

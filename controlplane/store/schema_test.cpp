@@ -5,16 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "common/error_codes.hpp"
+#include "common/file_io.hpp"
 #include "controlplane/store/agent_registry.hpp"
 #include "controlplane/store/audit_log.hpp"
 #include "controlplane/store/catalog_store.hpp"
 #include "controlplane/store/connection_store.hpp"
 #include "controlplane/store/run_store.hpp"
-#include "controlplane/testing/schema_v2_fixture.hpp"
-#include "controlplane/testing/schema_v3_fixture.hpp"
-#include "controlplane/testing/schema_v4_fixture.hpp"
-#include "controlplane/testing/schema_v5_fixture.hpp"
-#include "controlplane/testing/schema_v6_fixture.hpp"
 #include "controlplane/store/state_store.hpp"
 #include "controlplane/testing/test_support.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -24,116 +20,15 @@ namespace {
 
 using takosumi::testing::TempDir;
 
-// The schema of the first release, verbatim.
-constexpr std::string_view kSchemaV1 = R"sql(
-CREATE TABLE IF NOT EXISTS workspaces (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL UNIQUE,
-  created_at INTEGER NOT NULL);
-
-CREATE TABLE IF NOT EXISTS capsules (
-  id TEXT PRIMARY KEY,
-  workspace_id TEXT NOT NULL REFERENCES workspaces(id),
-  name TEXT NOT NULL,
-  git_url TEXT NOT NULL,
-  ref TEXT NOT NULL,
-  module_path TEXT NOT NULL,
-  output_allowlist TEXT NOT NULL,
-  variables TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  UNIQUE (workspace_id, name));
-
-CREATE TABLE IF NOT EXISTS agents (
-  id TEXT PRIMARY KEY,
-  name TEXT NOT NULL,
-  sign_public_key TEXT NOT NULL,
-  box_public_key TEXT NOT NULL,
-  token_sha256 TEXT NOT NULL,
-  version TEXT NOT NULL,
-  labels TEXT NOT NULL,
-  capacity INTEGER NOT NULL,
-  created_at INTEGER NOT NULL,
-  last_seen_at INTEGER NOT NULL,
-  UNIQUE (name, sign_public_key));
-CREATE INDEX IF NOT EXISTS agents_by_token ON agents(token_sha256);
-
-CREATE TABLE IF NOT EXISTS runs (
-  id TEXT PRIMARY KEY,
-  capsule_id TEXT NOT NULL REFERENCES capsules(id),
-  type TEXT NOT NULL CHECK (type IN ('plan', 'apply')),
-  status TEXT NOT NULL
-    CHECK (status IN ('queued', 'running', 'succeeded', 'failed', 'cancelled')),
-  attempt INTEGER NOT NULL DEFAULT 0,
-  source_commit TEXT NOT NULL,
-  planned_by TEXT REFERENCES runs(id),
-  plan_digest TEXT,
-  plan_artifact_sha256 TEXT,
-  has_changes INTEGER NOT NULL DEFAULT 0,
-  change_summary TEXT,
-  resource_changes TEXT,
-  failure_code TEXT,
-  failure_message TEXT,
-  state_version_id TEXT,
-  tofu_version TEXT,
-  provider_lock_sha256 TEXT,
-  env_names TEXT,
-  phase_millis TEXT,
-  cancel_requested INTEGER NOT NULL DEFAULT 0,
-  agent_id TEXT REFERENCES agents(id),
-  lease_token_sha256 TEXT,
-  lease_expires_at INTEGER,
-  prior_state_version_id TEXT,
-  prior_generation INTEGER,
-  completed_attempt INTEGER NOT NULL DEFAULT 0,
-  log_bytes INTEGER NOT NULL DEFAULT 0,
-  created_at INTEGER NOT NULL,
-  started_at INTEGER,
-  finished_at INTEGER);
-CREATE UNIQUE INDEX IF NOT EXISTS runs_one_apply_per_plan ON runs(planned_by)
-  WHERE planned_by IS NOT NULL;
-CREATE INDEX IF NOT EXISTS runs_by_status ON runs(status);
-CREATE INDEX IF NOT EXISTS runs_by_capsule ON runs(capsule_id);
-
-CREATE TABLE IF NOT EXISTS state_versions (
-  id TEXT PRIMARY KEY,
-  capsule_id TEXT NOT NULL REFERENCES capsules(id),
-  generation INTEGER NOT NULL CHECK (generation >= 1),
-  created_by_run_id TEXT NOT NULL REFERENCES runs(id),
-  source_commit TEXT NOT NULL,
-  serial INTEGER NOT NULL,
-  lineage TEXT NOT NULL,
-  plaintext_sha256 TEXT NOT NULL,
-  ciphertext_sha256 TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  UNIQUE (capsule_id, generation));
-CREATE TRIGGER IF NOT EXISTS state_versions_no_update BEFORE UPDATE ON state_versions
-  BEGIN SELECT RAISE(ABORT, 'state versions are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS state_versions_no_delete BEFORE DELETE ON state_versions
-  BEGIN SELECT RAISE(ABORT, 'state versions are append-only'); END;
-
-CREATE TABLE IF NOT EXISTS capsule_outputs (
-  capsule_id TEXT PRIMARY KEY REFERENCES capsules(id),
-  state_version_id TEXT REFERENCES state_versions(id),
-  generation INTEGER NOT NULL,
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  outputs TEXT NOT NULL,
-  updated_at INTEGER NOT NULL);
-
-CREATE TABLE IF NOT EXISTS artifacts (
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  kind TEXT NOT NULL CHECK (kind IN ('state', 'plan')),
-  sha256 TEXT NOT NULL,
-  size INTEGER NOT NULL,
-  created_at INTEGER NOT NULL,
-  PRIMARY KEY (run_id, kind, sha256));
-
-CREATE TABLE IF NOT EXISTS run_logs (
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  attempt INTEGER NOT NULL,
-  seq INTEGER NOT NULL,
-  text TEXT NOT NULL,
-  PRIMARY KEY (run_id, attempt, seq));
-)sql";
+// The frozen schema of an earlier release, testdata/schema_v<N>.sql, verbatim as that release
+// created it: migrations are tested against the real thing and not against today's DDL.
+std::string schema_snapshot(int version) {
+  const auto file = std::filesystem::path(TAKOSUMI_CP_TESTDATA_DIR) /
+                    ("schema_v" + std::to_string(version) + ".sql");
+  auto text = read_file(file, 1 << 20);
+  EXPECT_TRUE(text) << text.error().to_string();
+  return text ? std::move(*text) : std::string();
+}
 
 std::int64_t single_integer(Database& db, std::string_view sql) {
   auto s = db.query(sql);
@@ -146,7 +41,7 @@ std::int64_t single_integer(Database& db, std::string_view sql) {
 void write_v1_database(const std::filesystem::path& file) {
   auto db = Database::open(file);
   ASSERT_TRUE(db) << db.error().to_string();
-  ASSERT_TRUE(db->exec(kSchemaV1));
+  ASSERT_TRUE(db->exec(schema_snapshot(1)));
   ASSERT_TRUE(db->exec(R"sql(
 INSERT INTO workspaces VALUES ('ws_1', 'demo', 1);
 INSERT INTO capsules VALUES ('cap_1', 'ws_1', 'app', 'file:///repo', 'main', '', '{}', '{}', 1);
@@ -238,7 +133,7 @@ TEST(SchemaTest, NewerDatabaseIsRefused) {
 void write_v2_database(const std::filesystem::path& file) {
   auto db = Database::open(file);
   ASSERT_TRUE(db) << db.error().to_string();
-  ASSERT_TRUE(db->exec(testing::kSchemaV2));
+  ASSERT_TRUE(db->exec(schema_snapshot(2)));
   ASSERT_TRUE(db->exec(R"sql(
 INSERT INTO workspaces VALUES ('ws_1', 'demo', 1);
 INSERT INTO capsules VALUES ('cap_1', 'ws_1', 'app', 'file:///repo', 'main', '', '{}',
@@ -307,7 +202,7 @@ TEST(SchemaTest, VersionTwoDatabaseIsMigratedInPlace) {
 void write_v3_database(const std::filesystem::path& file) {
   auto db = Database::open(file);
   ASSERT_TRUE(db) << db.error().to_string();
-  ASSERT_TRUE(db->exec(testing::kSchemaV3));
+  ASSERT_TRUE(db->exec(schema_snapshot(3)));
   ASSERT_TRUE(db->exec(R"sql(
 INSERT INTO workspaces VALUES ('ws_1', 'demo', 1);
 INSERT INTO capsules VALUES ('cap_1', 'ws_1', 'app', 'file:///repo', 'main', '', '{}',
@@ -367,7 +262,7 @@ TEST(SchemaTest, VersionThreeDatabaseIsMigratedInPlace) {
 void write_v4_database(const std::filesystem::path& file) {
   auto db = Database::open(file);
   ASSERT_TRUE(db) << db.error().to_string();
-  ASSERT_TRUE(db->exec(testing::kSchemaV4));
+  ASSERT_TRUE(db->exec(schema_snapshot(4)));
   ASSERT_TRUE(db->exec(R"sql(
 INSERT INTO workspaces VALUES ('ws_1', 'demo', 1);
 INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,
@@ -443,7 +338,7 @@ TEST(SchemaTest, VersionFourDatabaseIsMigratedInPlace) {
 void write_v5_database(const std::filesystem::path& file) {
   auto db = Database::open(file);
   ASSERT_TRUE(db) << db.error().to_string();
-  ASSERT_TRUE(db->exec(testing::kSchemaV5));
+  ASSERT_TRUE(db->exec(schema_snapshot(5)));
   ASSERT_TRUE(db->exec(R"sql(
 INSERT INTO workspaces VALUES ('ws_1', 'demo', 1);
 INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,
@@ -494,7 +389,7 @@ TEST(SchemaTest, VersionFiveDatabaseIsMigratedInPlace) {
 void write_v6_database(const std::filesystem::path& file) {
   auto db = Database::open(file);
   ASSERT_TRUE(db) << db.error().to_string();
-  ASSERT_TRUE(db->exec(testing::kSchemaV6));
+  ASSERT_TRUE(db->exec(schema_snapshot(6)));
   ASSERT_TRUE(db->exec(R"sql(
 INSERT INTO workspaces VALUES ('ws_1', 'demo', 1);
 INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,

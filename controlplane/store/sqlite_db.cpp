@@ -52,6 +52,11 @@ Status Statement::run() {
   }
 }
 
+std::optional<std::int64_t> Statement::optional_integer(int column) const {
+  if (is_null(column)) return std::nullopt;
+  return integer(column);
+}
+
 bool Statement::is_null(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }

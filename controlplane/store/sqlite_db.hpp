@@ -12,6 +12,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "common/error.hpp"
 
@@ -49,6 +50,7 @@ class Statement {
   std::string text(int column) const;
   std::optional<std::string> optional_text(int column) const;
   std::int64_t integer(int column) const;
+  std::optional<std::int64_t> optional_integer(int column) const;
 
  private:
   sqlite3* db_;
@@ -91,6 +93,39 @@ class Database {
   explicit Database(sqlite3* db) : db_(db) {}
   sqlite3* db_;
 };
+
+namespace detail {
+template <class T>
+struct RowOf {
+  using type = T;
+};
+template <class T>
+struct RowOf<Result<T>> {
+  using type = T;
+};
+}  // namespace detail
+
+// Steps `s` to its end and returns row(s) for every row, in order. `row` reads the current row
+// and returns a T, or a Result<T> when a row can be refused; the first error (SQLite's or the
+// row's) ends the collection and is returned.
+template <class RowFn,
+          class Made = std::invoke_result_t<RowFn&, Statement&>,
+          class T = typename detail::RowOf<Made>::type>
+Result<std::vector<T>> collect(Statement& s, RowFn&& row) {
+  std::vector<T> out;
+  for (;;) {
+    auto more = s.step();
+    if (!more) return std::unexpected(more.error());
+    if (!*more) return out;
+    if constexpr (std::is_same_v<Made, Result<T>>) {
+      auto made = row(s);
+      if (!made) return std::unexpected(made.error());
+      out.push_back(std::move(*made));
+    } else {
+      out.push_back(row(s));
+    }
+  }
+}
 
 // BEGIN IMMEDIATE on construction (check begun()); rolls back in the destructor unless committed.
 // Inside another Transaction it is a SAVEPOINT instead, so an action and the audit record written

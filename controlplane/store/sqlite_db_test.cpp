@@ -48,5 +48,26 @@ TEST_F(SqliteDbTest, OuterFailureRollsBackCommittedInnerWork) {
   EXPECT_EQ(count(db_), 0);
 }
 
+TEST_F(SqliteDbTest, CollectReadsEveryRowInOrderAndStopsAtTheFirstRefusedRow) {
+  ASSERT_TRUE(db_.exec("INSERT INTO t VALUES (1), (2), (3)"));
+  auto s = db_.query("SELECT v FROM t ORDER BY v");
+  ASSERT_TRUE(s);
+  auto all = collect(*s, [](const Statement& row) { return row.integer(0); });
+  ASSERT_TRUE(all) << all.error().to_string();
+  EXPECT_EQ(*all, (std::vector<std::int64_t>{1, 2, 3}));
+
+  auto again = db_.query("SELECT v FROM t ORDER BY v");
+  ASSERT_TRUE(again);
+  int read = 0;
+  auto refused = collect(*again, [&](const Statement& row) -> Result<std::int64_t> {
+    ++read;
+    if (row.integer(0) == 2) return fail(errc::kInternal, "row 2 is corrupt");
+    return row.integer(0);
+  });
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, errc::kInternal);
+  EXPECT_EQ(read, 2);
+}
+
 }  // namespace
 }  // namespace takosumi::controlplane

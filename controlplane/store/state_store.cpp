@@ -16,16 +16,6 @@ StateVersion from_row(const Statement& s) {
                       s.optional_text(10),     s.integer(11) != 0};
 }
 
-Result<std::vector<StateVersion>> collect(Statement& s) {
-  std::vector<StateVersion> out;
-  for (;;) {
-    auto row = s.step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) return out;
-    out.push_back(from_row(s));
-  }
-}
-
 }  // namespace
 
 Result<std::optional<StateVersion>> StateStore::current(std::string_view capsule_id) {
@@ -33,7 +23,7 @@ Result<std::optional<StateVersion>> StateStore::current(std::string_view capsule
                          "WHERE capsule_id = ? ORDER BY generation DESC LIMIT 1",
                      capsule_id);
   if (!s) return std::unexpected(s.error());
-  auto all = collect(*s);
+  auto all = collect(*s, from_row);
   if (!all) return std::unexpected(all.error());
   if (all->empty()) return std::optional<StateVersion>{};
   return std::optional<StateVersion>(std::move(all->front()));
@@ -42,7 +32,7 @@ Result<std::optional<StateVersion>> StateStore::current(std::string_view capsule
 Result<StateVersion> StateStore::get(std::string_view id) {
   auto s = db_.query(std::string(kColumns) + "WHERE id = ?", id);
   if (!s) return std::unexpected(s.error());
-  auto all = collect(*s);
+  auto all = collect(*s, from_row);
   if (!all) return std::unexpected(all.error());
   if (all->empty()) return fail(errc::kNotFound, "state version " + std::string(id) + " not found");
   return std::move(all->front());
@@ -55,7 +45,7 @@ Result<std::vector<StateVersion>> StateStore::list(std::string_view capsule_id, 
                          " ORDER BY generation DESC LIMIT ?",
                      capsule_id, before, before, limit);
   if (!s) return std::unexpected(s.error());
-  return collect(*s);
+  return collect(*s, from_row);
 }
 
 Result<StateVersion> StateStore::append(StateVersion sv) {

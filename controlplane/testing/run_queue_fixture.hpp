@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "common/error_codes.hpp"
+#include "controlplane/runs/apply_admission.hpp"
 #include "controlplane/store/agent_registry.hpp"
 #include "controlplane/store/catalog_store.hpp"
 #include "controlplane/store/run_log_store.hpp"

@@ -1,11 +1,5 @@
-#pragma once
-// Test-only: the schema of version 3 (PRAGMA user_version 3), verbatim as that release created it,
-// so the v3 -> v4 migration is tested against the real thing and not against today's DDL.
-#include <string_view>
-
-namespace takosumi::controlplane::testing {
-
-inline constexpr std::string_view kSchemaV3 = R"sql(
+-- The schema of version 5 (PRAGMA user_version 5), verbatim as that release created it,
+-- so the v5 -> v6 migration is tested against the real thing and not against today's DDL.
 CREATE TABLE IF NOT EXISTS workspaces (
   id TEXT PRIMARY KEY,
   name TEXT NOT NULL UNIQUE,
@@ -24,6 +18,7 @@ CREATE TABLE IF NOT EXISTS capsules (
   destroyed_at INTEGER,
   sensitive_variable_names TEXT NOT NULL DEFAULT '[]',
   sealed_sensitive_variables TEXT,
+  policy TEXT NOT NULL DEFAULT '{}',
   UNIQUE (workspace_id, name));
 
 CREATE TABLE IF NOT EXISTS agents (
@@ -76,7 +71,8 @@ CREATE TABLE IF NOT EXISTS runs (
   data_loss TEXT,
   data_loss_accepted INTEGER NOT NULL DEFAULT 0,
   drift TEXT,
-  refused_outputs TEXT
+  refused_outputs TEXT,
+  apply_started_attempt INTEGER
 );
 CREATE UNIQUE INDEX IF NOT EXISTS runs_one_apply_per_plan ON runs(planned_by)
   WHERE planned_by IS NOT NULL;
@@ -95,6 +91,7 @@ CREATE TABLE IF NOT EXISTS state_versions (
   ciphertext_sha256 TEXT NOT NULL,
   created_at INTEGER NOT NULL,
   restored_from TEXT REFERENCES state_versions(id),
+  partial INTEGER NOT NULL DEFAULT 0,
   UNIQUE (capsule_id, generation));
 CREATE TRIGGER IF NOT EXISTS state_versions_no_update BEFORE UPDATE ON state_versions
   BEGIN SELECT RAISE(ABORT, 'state versions are append-only'); END;
@@ -159,7 +156,4 @@ CREATE TRIGGER IF NOT EXISTS audit_events_no_update BEFORE UPDATE ON audit_event
   BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS audit_events_no_delete BEFORE DELETE ON audit_events
   BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
-PRAGMA user_version = 3;
-)sql";
-
-}  // namespace takosumi::controlplane::testing
+PRAGMA user_version = 5;

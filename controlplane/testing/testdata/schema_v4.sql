@@ -1,11 +1,5 @@
-#pragma once
-// Test-only: the schema of version 4 (PRAGMA user_version 4), verbatim as that release created it,
-// so the v4 -> v5 migration is tested against the real thing and not against today's DDL.
-#include <string_view>
-
-namespace takosumi::controlplane::testing {
-
-inline constexpr std::string_view kSchemaV4 = R"sql(
+-- The schema of version 4 (PRAGMA user_version 4), verbatim as that release created it,
+-- so the v4 -> v5 migration is tested against the real thing and not against today's DDL.
 CREATE TABLE IF NOT EXISTS workspaces (
   id TEXT PRIMARY KEY,
   name TEXT NOT NULL UNIQUE,
@@ -161,6 +155,3 @@ CREATE TRIGGER IF NOT EXISTS audit_events_no_update BEFORE UPDATE ON audit_event
 CREATE TRIGGER IF NOT EXISTS audit_events_no_delete BEFORE DELETE ON audit_events
   BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
 PRAGMA user_version = 4;
-)sql";
-
-}  // namespace takosumi::controlplane::testing

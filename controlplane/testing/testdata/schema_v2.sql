@@ -1,11 +1,5 @@
-#pragma once
-// Test-only: the schema of version 5 (PRAGMA user_version 5), verbatim as that release created it,
-// so the v5 -> v6 migration is tested against the real thing and not against today's DDL.
-#include <string_view>
-
-namespace takosumi::controlplane::testing {
-
-inline constexpr std::string_view kSchemaV5 = R"sql(
+-- The schema of version 2 (PRAGMA user_version 2), verbatim as that release created it,
+-- so the v2 -> v3 migration is tested against the real thing and not against today's DDL.
 CREATE TABLE IF NOT EXISTS workspaces (
   id TEXT PRIMARY KEY,
   name TEXT NOT NULL UNIQUE,
@@ -22,9 +16,6 @@ CREATE TABLE IF NOT EXISTS capsules (
   variables TEXT NOT NULL,
   created_at INTEGER NOT NULL,
   destroyed_at INTEGER,
-  sensitive_variable_names TEXT NOT NULL DEFAULT '[]',
-  sealed_sensitive_variables TEXT,
-  policy TEXT NOT NULL DEFAULT '{}',
   UNIQUE (workspace_id, name));
 
 CREATE TABLE IF NOT EXISTS agents (
@@ -76,9 +67,7 @@ CREATE TABLE IF NOT EXISTS runs (
   restores_state_version_id TEXT REFERENCES state_versions(id),
   data_loss TEXT,
   data_loss_accepted INTEGER NOT NULL DEFAULT 0,
-  drift TEXT,
-  refused_outputs TEXT,
-  apply_started_attempt INTEGER
+  drift TEXT
 );
 CREATE UNIQUE INDEX IF NOT EXISTS runs_one_apply_per_plan ON runs(planned_by)
   WHERE planned_by IS NOT NULL;
@@ -97,7 +86,6 @@ CREATE TABLE IF NOT EXISTS state_versions (
   ciphertext_sha256 TEXT NOT NULL,
   created_at INTEGER NOT NULL,
   restored_from TEXT REFERENCES state_versions(id),
-  partial INTEGER NOT NULL DEFAULT 0,
   UNIQUE (capsule_id, generation));
 CREATE TRIGGER IF NOT EXISTS state_versions_no_update BEFORE UPDATE ON state_versions
   BEGIN SELECT RAISE(ABORT, 'state versions are append-only'); END;
@@ -126,43 +114,4 @@ CREATE TABLE IF NOT EXISTS run_logs (
   seq INTEGER NOT NULL,
   text TEXT NOT NULL,
   PRIMARY KEY (run_id, attempt, seq));
-
-CREATE TABLE IF NOT EXISTS connections (
-  id TEXT PRIMARY KEY,
-  workspace_id TEXT NOT NULL REFERENCES workspaces(id),
-  name TEXT NOT NULL,
-  provider TEXT NOT NULL,
-  auth_mode TEXT NOT NULL CHECK (auth_mode IN ('env', 'files')),
-  credential_names TEXT NOT NULL,
-  sealed_values TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  expires_at INTEGER,
-  revoked_at INTEGER,
-  UNIQUE (workspace_id, name));
-
-CREATE TABLE IF NOT EXISTS capsule_connections (
-  capsule_id TEXT NOT NULL REFERENCES capsules(id),
-  connection_id TEXT NOT NULL REFERENCES connections(id),
-  position INTEGER NOT NULL,
-  PRIMARY KEY (capsule_id, connection_id));
-CREATE INDEX IF NOT EXISTS capsule_connections_by_connection ON capsule_connections(connection_id);
-
-CREATE TABLE IF NOT EXISTS audit_events (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  at INTEGER NOT NULL,
-  actor TEXT NOT NULL,
-  action TEXT NOT NULL,
-  workspace_id TEXT,
-  capsule_id TEXT,
-  run_id TEXT,
-  connection_id TEXT,
-  detail TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS audit_events_by_workspace ON audit_events(workspace_id, id);
-CREATE TRIGGER IF NOT EXISTS audit_events_no_update BEFORE UPDATE ON audit_events
-  BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS audit_events_no_delete BEFORE DELETE ON audit_events
-  BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
-PRAGMA user_version = 5;
-)sql";
-
-}  // namespace takosumi::controlplane::testing
+PRAGMA user_version = 2;

@@ -1,0 +1,112 @@
+#include "controlplane/api/capsule_api.hpp"
+
+#include "controlplane/api/api_json.hpp"
+#include "controlplane/store/capsule_spec.hpp"
+
+namespace takosumi::controlplane {
+
+namespace json = boost::json;
+
+void CapsuleApi::register_routes(Router& r, const PublicRouteAccess& a) {
+  r.add("POST", "/api/v1/workspaces/{}/capsules", a.json_body,
+        [this](auto& req, auto& p) { return create_capsule(req, p[0]); });
+  r.add("GET", "/api/v1/workspaces/{}/capsules", a.none, [this](auto&, auto& p) { return list_capsules(p[0]); });
+  r.add("GET", "/api/v1/capsules/{}", a.none, [this](auto&, auto& p) { return get_capsule(p[0]); });
+  r.add("PUT", "/api/v1/capsules/{}/policy", a.json_body,
+        [this](auto& req, auto& p) { return set_capsule_policy(req, p[0]); });
+  r.add("GET", "/api/v1/capsules/{}/outputs", a.none, [this](auto&, auto& p) { return outputs(p[0]); });
+  r.add("PUT", "/api/v1/capsules/{}/connections", a.json_body,
+        [this](auto& req, auto& p) { return set_capsule_connections(req, p[0]); });
+  r.add("PUT", "/api/v1/capsules/{}/sensitive-variables", a.json_body,
+        [this](auto& req, auto& p) { return set_sensitive_variables(req, p[0]); });
+  r.add_async("POST", "/api/v1/capsules/{}/plan", a.none,
+              [this](const HttpRequest&, const RouteParams& p) { return async_plan(p[0]); });
+}
+
+HttpResponse CapsuleApi::create_capsule(const HttpRequest& req, const std::string& workspace_id) {
+  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  auto parsed = parse_capsule_request(*body);
+  if (!parsed) return error_response(parsed.error());
+  auto secrets = capsule_secrets(*body, workspace_id, parsed->variables);
+  if (!secrets) return error_response(secrets.error());
+  auto capsule = in_transaction(d_.db, [&]() -> Result<Capsule> {
+    auto created = d_.catalog.create_capsule(workspace_id, *parsed, *secrets);
+    if (!created) return created;
+    json::array connections(created->connection_ids.begin(), created->connection_ids.end());
+    json::array names(created->sensitive_variable_names.begin(),
+                      created->sensitive_variable_names.end());
+    TAKOSUMI_TRY(d_.audit.record(capsule_event(actor_, "capsule.created", *created,
+                                               {{"name", created->name},
+                                                {"connections", std::move(connections)},
+                                                {"sensitiveVariableNames", std::move(names)},
+                                                {"policy", protocol::to_json(created->policy)}})));
+    return created;
+  });
+  if (!capsule) return error_response(capsule.error());
+  return capsule_response(d_, 201, *capsule);
+}
+
+HttpResponse CapsuleApi::list_capsules(const std::string& workspace_id) {
+  auto all = d_.catalog.list_capsules(workspace_id);
+  if (!all) return error_response(all.error());
+  json::array capsules;
+  for (const auto& c : *all) {
+    auto o = capsule_json(d_, c);
+    if (!o) return error_response(o.error());
+    capsules.push_back(std::move(*o));
+  }
+  return json_response(200, json::object{{"capsules", std::move(capsules)}});
+}
+
+HttpResponse CapsuleApi::get_capsule(const std::string& id) {
+  auto capsule = d_.catalog.get_capsule(id);
+  if (!capsule) return error_response(capsule.error());
+  return capsule_response(d_, 200, *capsule);
+}
+
+HttpResponse CapsuleApi::set_capsule_policy(const HttpRequest& req, const std::string& capsule_id) {
+  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  auto policy = parse_policy(*body);
+  if (!policy) return error_response(policy.error());
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  // Queued Runs get the new policy too: the manifest is built when a Run is claimed.
+  auto updated = in_transaction(d_.db, [&]() -> Result<Capsule> {
+    TAKOSUMI_TRY(d_.catalog.set_policy(capsule_id, *policy));
+    TAKOSUMI_TRY(d_.audit.record(
+        capsule_event(actor_, "capsule.policy_set", *capsule, protocol::to_json(*policy))));
+    return d_.catalog.get_capsule(capsule_id);
+  });
+  if (!updated) return error_response(updated.error());
+  return capsule_response(d_, 200, *updated);
+}
+
+boost::asio::awaitable<HttpResponse> CapsuleApi::async_plan(const std::string& capsule_id) {
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) co_return error_response(capsule.error());
+  if (auto usable = check_connections(d_, *capsule); !usable) co_return error_response(usable.error());
+  auto commit = co_await async_resolve_head(d_, *capsule);
+  if (!commit) co_return error_response(commit.error());
+  auto run = create_run(d_, actor_, [&] { return d_.runs.create_plan(*capsule, *commit); });
+  if (!run) co_return error_response(run.error());
+  d_.waiters.notify_all();
+  co_return json_response(201, to_json(*run));
+}
+
+HttpResponse CapsuleApi::outputs(const std::string& capsule_id) {
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  auto stored = d_.states.outputs(capsule_id);
+  if (!stored) return error_response(stored.error());
+  json::value sv_id = nullptr;
+  if (stored->state_version_id) sv_id = *stored->state_version_id;
+  return json_response(200, json::object{
+                                {"capsuleId", capsule_id},
+                                {"stateVersionId", sv_id},
+                                {"generation", stored->generation},
+                                {"outputs", filter_outputs(stored->outputs, capsule->output_allowlist)}});
+}
+
+}  // namespace takosumi::controlplane

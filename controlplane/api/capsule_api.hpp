@@ -1,0 +1,44 @@
+#pragma once
+// The public API's Capsules: create, list, read, policy, plan, Outputs, and the Capsule's
+// secrets (its Connection assignment and sensitive variables, capsule_secrets_api.cpp). Every
+// answer carries what needs a person (capsule_attention.hpp). A plan resolves the Capsule's ref
+// on the blocking-work pool.
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "controlplane/api/public_resource.hpp"
+
+namespace takosumi::controlplane {
+
+class CapsuleApi {
+ public:
+  explicit CapsuleApi(const PublicApiDeps& deps) : d_(deps), actor_(public_actor(deps)) {}
+  // Routes capture `this`: the CapsuleApi must outlive the router.
+  void register_routes(Router& r, const PublicRouteAccess& access);
+
+ private:
+  HttpResponse create_capsule(const HttpRequest& req, const std::string& workspace_id);
+  HttpResponse list_capsules(const std::string& workspace_id);
+  HttpResponse get_capsule(const std::string& id);
+  HttpResponse set_capsule_policy(const HttpRequest& req, const std::string& capsule_id);
+  boost::asio::awaitable<HttpResponse> async_plan(const std::string& capsule_id);
+  HttpResponse outputs(const std::string& capsule_id);
+  // capsule_secrets_api.cpp
+  HttpResponse set_capsule_connections(const HttpRequest& req, const std::string& capsule_id);
+  HttpResponse set_sensitive_variables(const HttpRequest& req, const std::string& capsule_id);
+  // What the create request asks of the Capsule's secrets, checked and sealed.
+  Result<CapsuleSecretsRecord> capsule_secrets(boost::json::object& body,
+                                               std::string_view workspace_id,
+                                               const std::map<std::string, std::string>& variables);
+  Status check_assignable(std::string_view workspace_id, const std::vector<std::string>& ids);
+
+  PublicApiDeps d_;
+  std::string actor_;
+};
+
+}  // namespace takosumi::controlplane

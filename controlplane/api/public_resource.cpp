@@ -1,0 +1,61 @@
+#include "controlplane/api/public_resource.hpp"
+
+#include "common/offload.hpp"
+#include "controlplane/api/api_json.hpp"
+#include "controlplane/runs/capsule_attention.hpp"
+
+namespace takosumi::controlplane {
+
+namespace json = boost::json;
+
+std::string public_actor(const PublicApiDeps& d) {
+  return api_actor(d.api_token.reveal_as_string());
+}
+
+Result<json::object> capsule_json(const PublicApiDeps& d, const Capsule& capsule) {
+  auto attention = load_capsule_attention(d.states, d.runs, capsule.id, d.clock.now_unix());
+  if (!attention) return std::unexpected(attention.error());
+  json::object o = to_json(capsule);
+  o["needsAttention"] = !attention->empty();
+  o["attention"] = to_json(*attention);
+  return o;
+}
+
+HttpResponse capsule_response(const PublicApiDeps& d, int status, const Capsule& capsule) {
+  auto o = capsule_json(d, capsule);
+  if (!o) return error_response(o.error());
+  return json_response(status, *o);
+}
+
+Status check_connections(const PublicApiDeps& d, const Capsule& capsule) {
+  auto refusal = d.connections.first_unusable(capsule);
+  if (!refusal) return std::unexpected(refusal.error());
+  if (*refusal) return std::unexpected((*refusal)->error);
+  return {};
+}
+
+Result<Run> create_run(const PublicApiDeps& d, std::string_view actor,
+                       const std::function<Result<Run>()>& create,
+                       std::optional<bool> accept_data_loss) {
+  return in_transaction(d.db, [&]() -> Result<Run> {
+    auto run = create();
+    if (!run) return run;
+    json::object detail{{"type", protocol::to_string(run->type)}};
+    if (accept_data_loss) detail["acceptDataLoss"] = *accept_data_loss;
+    if (run->restores_state_version_id) detail["restoresStateVersionId"] = *run->restores_state_version_id;
+    TAKOSUMI_TRY(d.audit.record(run_event(actor, "run.created", *run, std::move(detail))));
+    return run;
+  });
+}
+
+boost::asio::awaitable<Result<std::string>> async_resolve_head(const PublicApiDeps& d,
+                                                               const Capsule& capsule) {
+  const GitRefResolver& git = d.git;
+  // A named lambda: g++ 12 mishandles non-trivial temporaries inside a co_await expression.
+  auto resolve = [&git, url = capsule.source.git_url, ref = capsule.source.ref] {
+    return git.resolve(url, ref);
+  };
+  co_return co_await async_offload(d.pool, std::move(resolve));
+}
+
+}  // namespace takosumi::controlplane

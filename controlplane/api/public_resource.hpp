@@ -1,0 +1,77 @@
+#pragma once
+// What every resource class of the public API shares: the dependencies (one struct, references
+// that outlive the API), the two kinds of route access, and the steps several resources take —
+// a Capsule's answer, the Connection check before a new Run, creating a Run with its audit
+// record, resolving a Capsule's ref on the blocking-work pool.
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/json/object.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/clock.hpp"
+#include "common/secret_bytes.hpp"
+#include "controlplane/http/router.hpp"
+#include "controlplane/runs/claim_waiters.hpp"
+#include "controlplane/runs/git_ref_resolver.hpp"
+#include "controlplane/store/agent_registry.hpp"
+#include "controlplane/store/audit_log.hpp"
+#include "controlplane/store/blob_store.hpp"
+#include "controlplane/store/catalog_store.hpp"
+#include "controlplane/store/connection_store.hpp"
+#include "controlplane/store/keyring.hpp"
+#include "controlplane/store/run_log_store.hpp"
+#include "controlplane/store/run_store.hpp"
+#include "controlplane/store/state_store.hpp"
+
+namespace takosumi::controlplane {
+
+struct PublicApiDeps {
+  Database& db;
+  CatalogStore& catalog;
+  RunStore& runs;
+  StateStore& states;
+  RunLogStore& logs;
+  ConnectionStore& connections;
+  AuditLog& audit;
+  const BlobStore& blobs;
+  const Keyring& keys;
+  const GitRefResolver& git;
+  boost::asio::thread_pool::executor_type pool;
+  ClaimWaiters& waiters;
+  const Clock& clock;
+  const SecretBytes& api_token;
+  AgentRegistry& agents;
+};
+
+// Both check the API token on the request head; `json_body` routes also take a JSON body.
+struct PublicRouteAccess {
+  RouteAccess none;
+  RouteAccess json_body;
+};
+
+// The audit actor of every public API action ("api:" and a prefix of the token's hash).
+std::string public_actor(const PublicApiDeps& d);
+
+// Capsule JSON with needsAttention and attention, computed now.
+Result<boost::json::object> capsule_json(const PublicApiDeps& d, const Capsule& capsule);
+HttpResponse capsule_response(const PublicApiDeps& d, int status, const Capsule& capsule);
+
+// conflict-like refusal (connection_revoked / connection_expired) when a Connection of the
+// Capsule is not active: no Run is created for such a Capsule.
+Status check_connections(const PublicApiDeps& d, const Capsule& capsule);
+
+// Runs `create` and records run.created by `actor` (with acceptDataLoss for applies) in one
+// transaction.
+Result<Run> create_run(const PublicApiDeps& d, std::string_view actor,
+                       const std::function<Result<Run>()>& create,
+                       std::optional<bool> accept_data_loss = std::nullopt);
+
+// The commit the Capsule's ref names now, resolved (libgit2) on the blocking-work pool.
+boost::asio::awaitable<Result<std::string>> async_resolve_head(const PublicApiDeps& d,
+                                                               const Capsule& capsule);
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,90 @@
+#include "controlplane/api/run_api.hpp"
+
+#include "common/error_codes.hpp"
+#include "controlplane/api/api_json.hpp"
+#include "controlplane/runs/apply_admission.hpp"
+#include "controlplane/store/capsule_spec.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+namespace json = boost::json;
+
+// The apply request body is optional: {} or {"acceptDataLoss": true|false}.
+Result<bool> parse_accept_data_loss(const std::string& body) {
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos) return false;
+  auto o = protocol::parse_object(body, kMaxJsonBody);
+  if (!o) return std::unexpected(o.error());
+  TAKOSUMI_TRY(protocol::check_known_fields(*o, {"acceptDataLoss"}));
+  return protocol::get_bool_or(*o, "acceptDataLoss", false);
+}
+
+}  // namespace
+
+void RunApi::register_routes(Router& r, const PublicRouteAccess& a) {
+  r.add("GET", "/api/v1/capsules/{}/runs", a.none, [this](auto& req, auto& p) { return list_runs(req, p[0]); });
+  r.add("GET", "/api/v1/runs/{}", a.none, [this](auto&, auto& p) { return get_run(p[0]); });
+  r.add("POST", "/api/v1/runs/{}/apply", a.json_body, [this](auto& req, auto& p) { return apply(req, p[0]); });
+  r.add("POST", "/api/v1/runs/{}/cancel", a.none, [this](auto&, auto& p) { return cancel(p[0]); });
+  r.add("GET", "/api/v1/runs/{}/logs", a.none, [this](auto&, auto& p) { return logs(p[0]); });
+}
+
+HttpResponse RunApi::list_runs(const HttpRequest& req, const std::string& capsule_id) {
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  auto limit = query_int(req, "limit", 50, 1, 100);
+  if (!limit) return error_response(limit.error());
+  auto runs = d_.runs.list_runs(capsule_id, static_cast<int>(*limit));
+  if (!runs) return error_response(runs.error());
+  return json_response(200, json::object{{"runs", to_json_array(*runs)}});
+}
+
+HttpResponse RunApi::get_run(const std::string& id) {
+  auto run = d_.runs.get_run(id);
+  if (!run) return error_response(run.error());
+  return json_response(200, to_json(*run));
+}
+
+HttpResponse RunApi::apply(const HttpRequest& req, const std::string& plan_run_id) {
+  auto accept = parse_accept_data_loss(req.body);
+  if (!accept) return error_response(accept.error());
+  auto candidate = load_apply_candidate(d_.runs, d_.states, d_.blobs, plan_run_id);
+  if (!candidate) return error_response(candidate.error());
+  const Run& plan = candidate->plan;
+  auto capsule = d_.catalog.get_capsule(plan.capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  if (auto usable = check_connections(d_, *capsule); !usable) return error_response(usable.error());
+  auto admitted = admit_apply(*candidate, *accept);
+  if (!admitted) return error_response(admitted.error());
+  auto run = create_run(d_, actor_, 
+      [&] { return d_.runs.create_apply(plan, admitted->data_loss_accepted); }, *accept);
+  if (!run) return error_response(run.error());
+  d_.waiters.notify_all();
+  return json_response(201, to_json(*run));
+}
+
+HttpResponse RunApi::cancel(const std::string& run_id) {
+  auto run = in_transaction(d_.db, [&]() -> Result<Run> {
+    auto cancelled = d_.runs.cancel(run_id);
+    if (!cancelled) return cancelled;
+    TAKOSUMI_TRY(d_.audit.record(run_event(actor_, "run.cancel_requested", *cancelled)));
+    // A queued Run ends at once; a running one ends when its agent reports.
+    if (cancelled->finished())
+      TAKOSUMI_TRY(d_.audit.record(run_event(actor_, "run.finished", *cancelled,
+                                             {{"status", cancelled->status},
+                                              {"failureCode", std::string(errc::kCancelled)}})));
+    return cancelled;
+  });
+  if (!run) return error_response(run.error());
+  return json_response(200, to_json(*run));
+}
+
+HttpResponse RunApi::logs(const std::string& run_id) {
+  auto run = d_.runs.get_run(run_id);
+  if (!run) return error_response(run.error());
+  auto chunks = d_.logs.list(run_id);
+  if (!chunks) return error_response(chunks.error());
+  return json_response(200, logs_to_json(run_id, *chunks));
+}
+
+}  // namespace takosumi::controlplane

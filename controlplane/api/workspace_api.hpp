@@ -1,0 +1,25 @@
+#pragma once
+// The public API's Workspaces: create, list, read. Every creation is audited in its own
+// transaction.
+#include <string>
+
+#include "controlplane/api/public_resource.hpp"
+
+namespace takosumi::controlplane {
+
+class WorkspaceApi {
+ public:
+  explicit WorkspaceApi(const PublicApiDeps& deps) : d_(deps), actor_(public_actor(deps)) {}
+  // Routes capture `this`: the WorkspaceApi must outlive the router.
+  void register_routes(Router& r, const PublicRouteAccess& access);
+
+ private:
+  HttpResponse create_workspace(const HttpRequest& req);
+  HttpResponse list_workspaces();
+  HttpResponse get_workspace(const std::string& id);
+
+  PublicApiDeps d_;
+  std::string actor_;
+};
+
+}  // namespace takosumi::controlplane

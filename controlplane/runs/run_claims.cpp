@@ -1,0 +1,179 @@
+// Claiming: the next candidate, the reasons a candidate ends instead of being dispatched, and
+// the lease handed out with its manifest.
+#include <spdlog/spdlog.h>
+
+#include "common/error_codes.hpp"
+#include "controlplane/runs/run_queue.hpp"
+#include "crypto/random_ids.hpp"
+#include "protocol/api_error_codes.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+// A drift_check reports on the StateVersion it was created for; once another one is current, its
+// answer would describe a state nobody uses any more.
+std::optional<Error> drift_pin_broken(const Run& run, const std::optional<StateVersion>& current) {
+  if (run.type != protocol::RunType::drift_check) return std::nullopt;
+  if (current && run.prior_state_version_id == current->id) return std::nullopt;
+  const std::string now = current ? "generation " + std::to_string(current->generation) : "no state";
+  return Error{std::string(api_errc::kStateVersionSuperseded),
+               "drift check " + run.id + " was pinned to generation " +
+                   std::to_string(run.prior_generation.value_or(0)) + " but the capsule is at " +
+                   now + " now; start a new drift check"};
+}
+
+// Why a running Run whose lease expired ends instead of being claimed again, if it does. A
+// stranded apply reaches here only when cancel was requested (next_candidate skips it otherwise),
+// so kMaxAttempts never ends one: its agent may still report what it changed.
+std::optional<Error> expired_lease_end(const Run& run, std::int64_t now) {
+  if (run.cancel_requested && run.stranded(now))
+    return Error{std::string(errc::kCancelled),
+                 "cancel requested after the apply (attempt " + std::to_string(run.attempt) +
+                     ") was interrupted: agent " + run.agent_id.value_or("?") +
+                     " never reported back, so the real resources may have changed and their"
+                     " state may be held by that agent; run `takosumi-agent recover` on its host"};
+  if (run.cancel_requested)
+    return Error{std::string(errc::kCancelled), "cancel requested and the lease expired"};
+  if (run.attempt >= kMaxAttempts)
+    return Error{std::string(errc::kLeaseLost),
+                 "lease expired " + std::to_string(run.attempt) + " times"};
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<std::vector<Job>> RunQueue::claim(const Agent& agent, int max_jobs,
+                                         const ManifestFactory& build) {
+  std::vector<Job> jobs;
+  // Each step either claims a Run or finishes one, so the loop ends; the bound is a backstop.
+  for (int steps = 0; static_cast<int>(jobs.size()) < max_jobs && steps < 1000; ++steps) {
+    auto step = claim_one(agent, build);
+    if (!step) return std::unexpected(step.error());
+    if (step->exhausted) break;
+    if (step->job) jobs.push_back(std::move(*step->job));
+  }
+  return jobs;
+}
+
+Result<std::optional<Run>> RunQueue::next_candidate(std::int64_t now) {
+  // A stranded apply (Run::stranded) is no candidate unless cancel was requested, so claim_one
+  // never meets one it must leave alone, and it blocks its Capsule as a live lease does: a later
+  // Run would start from a state that is missing what the stranded apply changed.
+  auto s = db_.query(
+      "SELECT " + std::string(kRunSelect) +
+          " WHERE (r.status = 'queued' OR (r.status = 'running' AND r.lease_expires_at <= ?1"
+          "   AND (r.apply_started_attempt IS NOT r.attempt OR r.cancel_requested = 1)))"
+          " AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.capsule_id = r.capsule_id"
+          "   AND o.id <> r.id AND o.status = 'running'"
+          "   AND (o.lease_expires_at > ?1 OR o.apply_started_attempt = o.attempt))"
+          " ORDER BY r.rowid LIMIT 1",
+      now);
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return std::optional<Run>{};
+  return std::optional<Run>(run_from_row(*s));
+}
+
+Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const ManifestFactory& build) {
+  const std::int64_t now = clock_.now_unix();
+  std::optional<Run> unbuildable;
+  Error build_error;
+  {
+    Transaction tx(db_);
+    TAKOSUMI_TRY(tx.begun());
+    auto candidate = next_candidate(now);
+    if (!candidate) return std::unexpected(candidate.error());
+    if (!*candidate) return ClaimStep{true, std::nullopt};
+    const Run& run = **candidate;
+    auto end = run.status == run_status::kRunning ? expired_lease_end(run, now) : std::nullopt;
+    if (end) {
+      const bool cancelled = end->code == errc::kCancelled;
+      TAKOSUMI_TRY(fail_run(run, cancelled ? run_status::kCancelled : run_status::kFailed, *end,
+                            kControlPlaneActor));
+      // The stranded apply's agent may still bring the state it changed: its report stays
+      // acceptable (complete() stores the state), so the attempt is not marked completed.
+      if (run.stranded(now))
+        TAKOSUMI_TRY(db_.run("UPDATE runs SET completed_attempt = 0 WHERE id = ?", run.id));
+      TAKOSUMI_TRY(tx.commit());
+      return ClaimStep{};
+    }
+    auto prior = states_.current(run.capsule_id);
+    if (!prior) return std::unexpected(prior.error());
+    if (auto broken = drift_pin_broken(run, *prior)) {
+      TAKOSUMI_TRY(fail_run(run, run_status::kFailed, *broken, kControlPlaneActor));
+      TAKOSUMI_TRY(tx.commit());
+      return ClaimStep{};
+    }
+    auto refused = refuse_for_connections(run, agent);
+    if (!refused) return std::unexpected(refused.error());
+    if (*refused) {
+      TAKOSUMI_TRY(tx.commit());
+      return ClaimStep{};
+    }
+    auto step = dispatch(run, agent, std::move(*prior), build);
+    if (step) {
+      TAKOSUMI_TRY(tx.commit());
+      return step;
+    }
+    unbuildable = run;
+    build_error = step.error();
+  }  // the claim is rolled back; the Run fails on its own below
+  spdlog::warn("run {} cannot be dispatched: {}", unbuildable->id, build_error.to_string());
+  TAKOSUMI_TRY(in_transaction(db_, [&]() -> Status {
+    if (build_error.code == errc::kConnectionRevoked || build_error.code == errc::kConnectionExpired)
+      TAKOSUMI_TRY(audit_.record(run_event(kControlPlaneActor, "run.refused", *unbuildable,
+                                           {{"code", build_error.code}, {"agentId", agent.id}})));
+    return fail_run(*unbuildable, run_status::kFailed, build_error, kControlPlaneActor);
+  }));
+  return ClaimStep{};
+}
+
+// Leases the Run to the agent and builds its manifest; an error here is the manifest's, and the
+// caller rolls the lease back.
+Result<RunQueue::ClaimStep> RunQueue::dispatch(const Run& run, const Agent& agent,
+                                               std::optional<StateVersion> prior,
+                                               const ManifestFactory& build) {
+  if (run.status == run_status::kRunning)
+    TAKOSUMI_TRY(audit_.record(run_event(kControlPlaneActor, "run.lease_expired", run,
+                                         {{"attempt", run.attempt},
+                                          {"agentId", run.agent_id.value_or("")}})));
+  const std::int64_t now = clock_.now_unix();
+  const std::string token = crypto::new_token();
+  const std::int64_t expires = now + lease_seconds_;
+  std::optional<std::string> prior_id;
+  std::int64_t prior_generation = 0;
+  if (prior) {
+    prior_id = prior->id;
+    prior_generation = prior->generation;
+  }
+  TAKOSUMI_TRY(db_.run(
+      "UPDATE runs SET status = 'running', attempt = attempt + 1, agent_id = ?,"
+      " lease_token_sha256 = ?, lease_expires_at = ?, started_at = COALESCE(started_at, ?),"
+      " prior_state_version_id = ?, prior_generation = ? WHERE id = ?",
+      agent.id, crypto::token_sha256(token), expires, now, prior_id, prior_generation, run.id));
+  auto updated = runs_.get_run(run.id);
+  if (!updated) return std::unexpected(updated.error());
+  ClaimedRun claimed{std::move(*updated), token, expires, std::move(prior)};
+  auto manifest = build(claimed);
+  if (!manifest) return std::unexpected(manifest.error());
+  TAKOSUMI_TRY(audit_.record(run_event(agent_actor(agent.id), "run.claimed", claimed.run,
+                                       {{"agentId", agent.id}, {"attempt", claimed.run.attempt}})));
+  return ClaimStep{false, Job{std::move(claimed), std::move(*manifest)}};
+}
+
+Result<bool> RunQueue::refuse_for_connections(const Run& run, const Agent& agent) {
+  auto capsule = catalog_.get_capsule(run.capsule_id);
+  if (!capsule) return std::unexpected(capsule.error());
+  auto refusal = connections_.first_unusable(*capsule);
+  if (!refusal) return std::unexpected(refusal.error());
+  if (!*refusal) return false;
+  auto event = run_event(kControlPlaneActor, "run.refused", run,
+                         {{"code", (*refusal)->error.code}, {"agentId", agent.id}});
+  event.connection_id = (*refusal)->connection_id;
+  TAKOSUMI_TRY(audit_.record(std::move(event)));
+  TAKOSUMI_TRY(fail_run(run, run_status::kFailed, (*refusal)->error, kControlPlaneActor));
+  return true;
+}
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,211 @@
+// Completion: a run report checked against the Run's type, its newState stored with fencing on
+// the Capsule's generation, its Outputs, and the Run finished, all in one transaction.
+#include "common/error_codes.hpp"
+#include "controlplane/runs/lease.hpp"
+#include "controlplane/runs/run_queue.hpp"
+#include "controlplane/store/capsule_spec.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+std::optional<std::string> non_empty(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  return s;
+}
+
+bool is_hex64(std::string_view s) {
+  return s.size() == 64 &&
+         s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+std::string final_status(const protocol::RunReport& report) {
+  if (report.status == run_status::kSucceeded) return std::string(run_status::kSucceeded);
+  if (report.failure_code == errc::kCancelled) return std::string(run_status::kCancelled);
+  return std::string(run_status::kFailed);
+}
+
+}  // namespace
+
+Status RunQueue::check_plan_report(const Run& run, const protocol::RunReport& report) {
+  if (report.new_state)
+    return fail(errc::kInvalidArgument, "newState is only accepted from apply runs");
+  if (report.status != run_status::kSucceeded || !report.has_changes) return {};
+  if (!is_hex64(report.plan_digest))
+    return fail(errc::kInvalidArgument, "a plan with changes needs planDigest (64 hex)");
+  auto stored = runs_.has_artifact(run.id, "plan", report.plan_artifact_sha256);
+  if (!stored) return std::unexpected(stored.error());
+  if (!*stored)
+    return fail(errc::kInvalidArgument, "planArtifactSha256 \"" + report.plan_artifact_sha256 +
+                                            "\" was not uploaded for run " + run.id);
+  return {};
+}
+
+Status RunQueue::check_report_for_type(const Run& run, const protocol::RunReport& report) {
+  switch (run.type) {
+    case protocol::RunType::plan:
+    case protocol::RunType::destroy_plan:
+      return check_plan_report(run, report);
+    case protocol::RunType::drift_check:
+      if (report.new_state)
+        return fail(errc::kInvalidArgument, "drift_check run " + run.id +
+                                                " is read-only: it never reports a newState");
+      return {};
+    case protocol::RunType::apply:
+      return {};  // dataLoss or drift in an apply's report are ignored: its plan's marks stay
+  }
+  return {};
+}
+
+Result<std::optional<StateVersion>> RunQueue::store_new_state(const Run& run,
+                                                              const protocol::RunReport& report) {
+  if (!report.new_state) return std::optional<StateVersion>{};
+  const auto& ns = *report.new_state;
+  auto stored = runs_.has_artifact(run.id, "state", ns.artifact_sha256);
+  if (!stored) return std::unexpected(stored.error());
+  if (!*stored)
+    return fail(errc::kInvalidArgument, "newState.artifactSha256 \"" + ns.artifact_sha256 +
+                                            "\" was not uploaded for run " + run.id);
+  auto current = states_.current(run.capsule_id);
+  if (!current) return std::unexpected(current.error());
+  const std::int64_t generation = *current ? (*current)->generation : 0;
+  if (ns.prior_generation != generation)
+    return fail(errc::kConflict, "newState.priorGeneration " + std::to_string(ns.prior_generation) +
+                                     " is not the capsule's current generation " +
+                                     std::to_string(generation) + "; nothing stored");
+  StateVersion sv;
+  sv.capsule_id = run.capsule_id;
+  sv.created_by_run_id = run.id;
+  sv.source_commit = run.source_commit;
+  sv.serial = ns.serial;
+  sv.lineage = ns.lineage;
+  sv.plaintext_sha256 = ns.plaintext_sha256;
+  sv.ciphertext_sha256 = ns.artifact_sha256;
+  sv.restored_from = run.restores_state_version_id;
+  // A failed, cancelled or interrupted apply may have created resources before it stopped: its
+  // state is kept, so nothing it created is forgotten, but marked as not the plan's result.
+  sv.partial = report.status != run_status::kSucceeded;
+  auto appended = states_.append(std::move(sv));
+  if (!appended) return std::unexpected(appended.error());
+  return std::optional<StateVersion>(std::move(*appended));
+}
+
+Status RunQueue::store_outputs(const Run& run, const protocol::RunReport& report,
+                               const std::optional<StateVersion>& created) {
+  if (run.type != protocol::RunType::apply || report.status != run_status::kSucceeded) return {};
+  auto capsule = catalog_.get_capsule(run.capsule_id);
+  if (!capsule) return std::unexpected(capsule.error());
+  std::optional<StateVersion> version = created;
+  if (!version) {
+    auto current = states_.current(run.capsule_id);
+    if (!current) return std::unexpected(current.error());
+    version = std::move(*current);
+  }
+  return states_.set_outputs(run.capsule_id, run.id, version,
+                             filter_outputs(report.outputs, capsule->output_allowlist));
+}
+
+Status RunQueue::mark_destroyed(const Run& run, const protocol::RunReport& report,
+                                const std::optional<StateVersion>& created) {
+  if (!created || !run.planned_by) return {};
+  auto plan = runs_.get_run(*run.planned_by);
+  if (!plan) return std::unexpected(plan.error());
+  const bool destroyed =
+      plan->type == protocol::RunType::destroy_plan && report.status == run_status::kSucceeded;
+  std::optional<std::int64_t> at;
+  if (destroyed) at = clock_.now_unix();
+  return catalog_.set_destroyed(run.capsule_id, at);
+}
+
+Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
+                        const std::optional<StateVersion>& created) {
+  const auto j = protocol::to_json(report);
+  const bool read_only = run.type == protocol::RunType::drift_check;
+  std::optional<std::string> sv_id;
+  if (created) sv_id = created->id;
+  // An apply keeps the marks copied from its plan; plans store what their report found.
+  std::optional<std::string> data_loss = run.data_loss_json;
+  if (run.type != protocol::RunType::apply) data_loss = protocol::serialize(j.at("dataLoss"));
+  std::optional<std::string> drift;
+  if (read_only && report.drift) drift = protocol::serialize(j.at("drift"));
+  std::optional<std::string> plan_digest, plan_artifact;
+  if (!read_only) {
+    plan_digest = non_empty(report.plan_digest);
+    plan_artifact = non_empty(report.plan_artifact_sha256);
+  }
+  return db_.run(
+      "UPDATE runs SET status = ?, completed_attempt = ?, finished_at = ?, failure_code = ?,"
+      " failure_message = ?, has_changes = ?, change_summary = ?, resource_changes = ?,"
+      " plan_digest = COALESCE(plan_digest, ?), plan_artifact_sha256 ="
+      " COALESCE(plan_artifact_sha256, ?), state_version_id = ?, tofu_version = ?,"
+      " provider_lock_sha256 = ?, env_names = ?, phase_millis = ?, data_loss = ?, drift = ?,"
+      " refused_outputs = ?, lease_expires_at = NULL WHERE id = ?",
+      final_status(report), run.attempt, clock_.now_unix(), non_empty(report.failure_code),
+      non_empty(report.failure_message), report.has_changes,
+      protocol::serialize(j.at("changeSummary")), protocol::serialize(j.at("resourceChanges")),
+      plan_digest, plan_artifact, sv_id, non_empty(report.tofu_version),
+      non_empty(report.provider_lock_sha256), protocol::serialize(j.at("envNames")),
+      protocol::serialize(j.at("phaseMillis")), data_loss, drift,
+      protocol::serialize(j.at("refusedOutputs")), run.id);
+}
+
+// The report of a stranded apply that was cancelled while its agent was away: the Run stays
+// cancelled, but the state the apply changed is kept (partial) so nothing it created is forgotten.
+// A newState that no longer starts from the current generation is refused (conflict): the agent
+// keeps it for the operator.
+Status RunQueue::store_late_state(const Run& run, const Agent& agent,
+                                  const protocol::RunReport& report, Transaction& tx) {
+  protocol::RunReport late = report;
+  if (late.status == run_status::kSucceeded) late.status = run_status::kFailed;  // partial anyway
+  auto created = store_new_state(run, late);
+  if (!created) return std::unexpected(created.error());
+  TAKOSUMI_TRY(db_.run("UPDATE runs SET completed_attempt = attempt, state_version_id = ? WHERE id = ?",
+                       *created ? std::optional<std::string>((*created)->id) : std::nullopt, run.id));
+  if (*created)
+    TAKOSUMI_TRY(audit_.record(run_event(agent_actor(agent.id), "state_version.created", run,
+                                         {{"stateVersionId", (*created)->id},
+                                          {"generation", (*created)->generation},
+                                          {"partial", true},
+                                          {"late", true}})));
+  return tx.commit();
+}
+
+Status RunQueue::complete(std::string_view run_id, const Agent& agent,
+                          const protocol::RunReport& report) {
+  auto done = complete_in_transaction(run_id, agent, report);
+  if (!done && done.error().code == errc::kLeaseLost)
+    record_fenced(run_id, agent, report.attempt, "complete");
+  return done;
+}
+
+Status RunQueue::complete_in_transaction(std::string_view run_id, const Agent& agent,
+                                         const protocol::RunReport& report) {
+  Transaction tx(db_);
+  TAKOSUMI_TRY(tx.begun());
+  auto run = runs_.get_run(run_id);
+  if (!run) return std::unexpected(run.error());
+  if (!is_lease_of(*run, {agent.id, report.lease_token})) return lease_lost(run_id);
+  // An agent that refuses the manifest cannot trust its attempt number and reports attempt 0;
+  // the lease token alone identifies the attempt then.
+  const std::int64_t attempt =
+      report.attempt == 0 && report.status == run_status::kFailed ? run->attempt : report.attempt;
+  if (run->completed_attempt > 0 && run->completed_attempt == attempt) return {};
+  if (cancelled_while_stranded(*run) && run->attempt == attempt)
+    return store_late_state(*run, agent, report, tx);
+  if (!holds_lease(*run, {agent.id, report.lease_token, attempt})) return lease_lost(run_id);
+  TAKOSUMI_TRY(check_report_for_type(*run, report));
+  auto created = store_new_state(*run, report);
+  if (!created) return std::unexpected(created.error());
+  TAKOSUMI_TRY(store_outputs(*run, report, *created));
+  TAKOSUMI_TRY(mark_destroyed(*run, report, *created));
+  TAKOSUMI_TRY(finish(*run, report, *created));
+  const std::string actor = agent_actor(agent.id);
+  if (*created)
+    TAKOSUMI_TRY(audit_.record(run_event(actor, "state_version.created", *run,
+                                         {{"stateVersionId", (*created)->id},
+                                          {"generation", (*created)->generation},
+                                          {"partial", (*created)->partial}})));
+  TAKOSUMI_TRY(record_finished(*run, actor, final_status(report), non_empty(report.failure_code)));
+  return tx.commit();
+}
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,111 @@
+// The calls an agent makes while it holds a lease: checks, heartbeat, the apply phase, release,
+// and the audit of a refused (fenced) call. Every check goes through lease.hpp.
+#include <spdlog/spdlog.h>
+
+#include "common/error_codes.hpp"
+#include "controlplane/runs/lease.hpp"
+#include "controlplane/runs/run_queue.hpp"
+
+namespace takosumi::controlplane {
+
+Result<Run> RunQueue::check_lease(std::string_view run_id, const Agent& agent,
+                                  std::string_view lease_token) {
+  auto run = runs_.get_run(run_id);
+  if (!run) return run;
+  if (!holds_lease(*run, {agent.id, lease_token})) return lease_lost(run_id);
+  return run;
+}
+
+Result<Run> RunQueue::check_upload_lease(std::string_view run_id, const Agent& agent,
+                                         std::string_view lease_token) {
+  auto run = runs_.get_run(run_id);
+  if (!run) return run;
+  const PresentedLease lease{agent.id, lease_token};
+  // completed_attempt: once the late report is stored, the state it brought is final.
+  const bool late = cancelled_while_stranded(*run) && run->completed_attempt == 0;
+  if (!holds_lease(*run, lease) && !(late && is_lease_of(*run, lease))) return lease_lost(run_id);
+  return run;
+}
+
+Result<LeaseRenewal> RunQueue::start_apply(std::string_view run_id, const Agent& agent,
+                                           std::string_view lease_token, std::int64_t attempt) {
+  auto started = start_apply_in_transaction(run_id, agent, lease_token, attempt);
+  if (!started && started.error().code == errc::kLeaseLost)
+    record_fenced(run_id, agent, attempt, "phase");
+  return started;
+}
+
+// The lease must be live: once it expired the Run may be claimed by another agent at any moment,
+// and an apply started now could race that agent's. A repeat for an attempt already announced is
+// accepted even after expiry: that Run is stranded, so nobody else can have claimed it.
+Result<LeaseRenewal> RunQueue::start_apply_in_transaction(std::string_view run_id,
+                                                          const Agent& agent,
+                                                          std::string_view lease_token,
+                                                          std::int64_t attempt) {
+  Transaction tx(db_);
+  TAKOSUMI_TRY(tx.begun());
+  auto run = runs_.get_run(run_id);
+  if (!run) return std::unexpected(run.error());
+  const std::int64_t now = clock_.now_unix();
+  const bool repeat = run->apply_started();
+  if (!holds_lease(*run, {agent.id, lease_token, attempt}) || !(lease_live(*run, now) || repeat))
+    return lease_lost(run_id);
+  if (run->type != protocol::RunType::apply)
+    return fail(errc::kInvalidArgument, "run " + run->id + " is a " +
+                                            std::string(protocol::to_string(run->type)) +
+                                            " run: only an apply announces the apply phase");
+  const std::int64_t expires = now + lease_seconds_;
+  TAKOSUMI_TRY(db_.run(
+      "UPDATE runs SET apply_started_attempt = ?, lease_expires_at = ? WHERE id = ?", attempt,
+      expires, run->id));
+  if (!repeat)
+    TAKOSUMI_TRY(audit_.record(run_event(agent_actor(agent.id), "run.apply_started", *run,
+                                         {{"agentId", agent.id}, {"attempt", attempt}})));
+  TAKOSUMI_TRY(tx.commit());
+  return LeaseRenewal{expires, run->cancel_requested};
+}
+
+void RunQueue::record_fenced(std::string_view run_id, const Agent& agent,
+                             std::optional<std::int64_t> attempt, std::string_view call) {
+  auto recorded = in_transaction(db_, [&]() -> Status {
+    auto run = runs_.get_run(run_id);
+    if (!run) return run.error().code == errc::kNotFound ? Status{} : std::unexpected(run.error());
+    boost::json::value reported = nullptr;
+    if (attempt) reported = *attempt;
+    return audit_.record(run_event(agent_actor(agent.id), "run.fenced", *run,
+                                   {{"agentId", agent.id},
+                                    {"attempt", std::move(reported)},
+                                    {"currentAttempt", run->attempt},
+                                    {"call", std::string(call)}}));
+  });
+  if (!recorded)
+    spdlog::warn("run {}: recording the fenced {} of agent {} failed: {}", run_id, call, agent.id,
+                 recorded.error().to_string());
+}
+
+Result<LeaseRenewal> RunQueue::heartbeat(std::string_view run_id, const Agent& agent,
+                                         std::string_view lease_token) {
+  auto run = check_lease(run_id, agent, lease_token);
+  if (!run) return std::unexpected(run.error());
+  const std::int64_t expires = clock_.now_unix() + lease_seconds_;
+  TAKOSUMI_TRY(db_.run("UPDATE runs SET lease_expires_at = ? WHERE id = ?", expires, run->id));
+  return LeaseRenewal{expires, run->cancel_requested};
+}
+
+Status RunQueue::release(std::string_view run_id, const Agent& agent, std::string_view lease_token) {
+  return in_transaction(db_, [&]() -> Status {
+    auto run = check_lease(run_id, agent, lease_token);
+    if (!run) return std::unexpected(run.error());
+    // check_lease found it running; an announced apply may have changed real resources already.
+    if (run->apply_started() || run->completed_attempt == run->attempt) return lease_lost(run_id);
+    TAKOSUMI_TRY(db_.run(
+        "UPDATE runs SET status = 'queued', attempt = attempt - 1, agent_id = NULL,"
+        " lease_token_sha256 = NULL, lease_expires_at = NULL,"
+        " started_at = CASE WHEN attempt = 1 THEN NULL ELSE started_at END WHERE id = ?",
+        run->id));
+    return audit_.record(run_event(kControlPlaneActor, "run.released", *run,
+                                   {{"agentId", agent.id}, {"attempt", run->attempt}}));
+  });
+}
+
+}  // namespace takosumi::controlplane
