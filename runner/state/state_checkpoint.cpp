@@ -30,7 +30,7 @@ bool is_prior(const StateIdentity& id, const protocol::JobManifest& m) {
 
 // The module writes in the workspace: the state is opened without following a link and without
 // blocking on a FIFO, and read only when it is a regular file.
-Result<std::optional<std::string>> read_state_file(const fs::path& path) {
+Result<std::optional<std::string>> read_state_file(const fs::path& path, std::uint64_t max_bytes) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT || errno == ELOOP) return std::optional<std::string>{};
@@ -39,7 +39,7 @@ Result<std::optional<std::string>> read_state_file(const fs::path& path) {
   std::string text;
   struct stat st {};
   bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  if (regular && static_cast<std::uint64_t>(st.st_size) <= kMaxStateBytes) {
+  if (regular && static_cast<std::uint64_t>(st.st_size) <= max_bytes) {
     char buf[64 * 1024];
     for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) != 0;) {
       if (n < 0) {
@@ -48,21 +48,22 @@ Result<std::optional<std::string>> read_state_file(const fs::path& path) {
         break;
       }
       text.append(buf, static_cast<std::size_t>(n));
-      if (text.size() > kMaxStateBytes) break;
+      if (text.size() > max_bytes) break;
     }
   }
   ::close(fd);
-  if (!regular || text.size() > kMaxStateBytes) return std::optional<std::string>{};
+  if (!regular || text.size() > max_bytes) return std::optional<std::string>{};
   return std::optional<std::string>(std::move(text));
 }
 
 // Reads the state once and, when it is a whole state, writes that very text to scratch: what is
 // sealed is exactly what was checked, even while tofu rewrites the original.
-Result<std::optional<StateIdentity>> snapshot(const fs::path& state, const fs::path& scratch) {
-  auto text = read_state_file(state);
+Result<std::optional<StateIdentity>> snapshot(const fs::path& state, const fs::path& scratch,
+                                              std::uint64_t max_bytes) {
+  auto text = read_state_file(state, max_bytes);
   if (!text) return std::unexpected(text.error());
   if (!*text) return std::optional<StateIdentity>{};
-  auto identity = parse_state_identity(**text);
+  auto identity = parse_state_identity(**text, max_bytes);
   if (!identity) return std::optional<StateIdentity>{};  // not whole yet, or not a state
   TAKOSUMI_TRY(write_file_atomic(scratch, **text, 0600));
   return std::optional<StateIdentity>(std::move(*identity));
@@ -71,12 +72,14 @@ Result<std::optional<StateIdentity>> snapshot(const fs::path& state, const fs::p
 }  // namespace
 
 StateCheckpointer::StateCheckpointer(const RunWorkspace& workspace, fs::path state_file,
-                                     fs::path outbox, const protocol::JobManifest& manifest)
+                                     fs::path outbox, const protocol::JobManifest& manifest,
+                                     std::uint64_t max_state_bytes)
     : workspace_(workspace),
       state_file_(std::move(state_file)),
       scratch_(workspace.capture("checkpoint.tfstate")),
       outbox_(std::move(outbox)),
-      manifest_(manifest) {}
+      manifest_(manifest),
+      read_limit_(state_read_limit(max_state_bytes)) {}
 
 Result<bool> StateCheckpointer::checkpoint() {
   std::error_code ec;
@@ -89,7 +92,7 @@ Result<bool> StateCheckpointer::checkpoint() {
   const bool settled = fs::file_time_type::clock::now() - mtime > std::chrono::seconds(2);
   if (settled && mtime == last_mtime_ && size == last_size_) return false;
   if (!workspace_.check_regular_file(state_file_)) return false;  // a link out of the workspace
-  auto identity = snapshot(state_file_, scratch_);
+  auto identity = snapshot(state_file_, scratch_, read_limit_);
   if (!identity) return std::unexpected(identity.error());
   if (!*identity) return false;  // try again on the next change
   last_mtime_ = mtime;
@@ -109,7 +112,8 @@ Result<bool> StateCheckpointer::checkpoint() {
 
 Result<std::optional<RecoveredState>> recover_newest_state(const fs::path& work_root,
                                                            const fs::path& outbox,
-                                                           const protocol::JobManifest& m) {
+                                                           const protocol::JobManifest& m,
+                                                           std::uint64_t max_state_bytes) {
   using Found = std::optional<RecoveredState>;
   auto ws = RunWorkspace::open_existing(work_root, m.run_id, m.attempt);
   if (ws) {
@@ -118,7 +122,7 @@ Result<std::optional<RecoveredState>> recover_newest_state(const fs::path& work_
     for (const char* name : {kErroredStateFile, kStateFile}) {
       const fs::path state = module_dir / name;
       if (!fs::exists(fs::symlink_status(state)) || !ws->check_regular_file(state)) continue;
-      auto identity = snapshot(state, scratch);
+      auto identity = snapshot(state, scratch, state_read_limit(max_state_bytes));
       if (!identity) return std::unexpected(identity.error());
       if (!*identity) continue;  // torn by the crash: an older copy may still be whole
       if (is_prior(**identity, m)) {
