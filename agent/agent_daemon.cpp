@@ -112,7 +112,6 @@ runner::RunnerSettings AgentDaemon::runner_settings() const {
   settings.provider_mirror = config_.provider_mirror;
   settings.work_root = config_.work_dir;
   settings.git_cache = config_.state_dir / "git-cache";
-  settings.outbox = spool_.root();  // RunSession narrows it to the attempt's spool
   if (!config_.supervisor_disabled) settings.supervisor = config_.supervisor;
   settings.kill_grace = config_.interrupt_grace;
   settings.tofu_timeout = config_.tofu_timeout;
@@ -189,6 +188,7 @@ Status AgentDaemon::prepare_directories() {
 
 asio::awaitable<RecoverySummary> AgentDaemon::async_recover_journal(bool include_held) {
   RecoveryContext ctx{client_, *journal_, spool_, clock_, blocking_, config_.work_dir};
+  ctx.max_state_bytes = config_.limits.max_state_bytes;
   // The supervisor gives tofu the grace period after the interrupt, then kills it.
   ctx.lock_wait = config_.interrupt_grace + std::chrono::seconds(30);
   ctx.include_held = include_held;

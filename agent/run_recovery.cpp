@@ -88,7 +88,7 @@ asio::awaitable<Result<Delivery>> async_rebuild(const RecoveryContext& ctx, cons
   if (e.phase != RunPhase::claimed) {
     const fs::path outbox = ctx.spool.dir(e.run_id, e.attempt);
     auto found = co_await async_offload(ctx.blocking.get_executor(), [&] {
-      return runner::recover_newest_state(ctx.work_root, outbox, m);
+      return runner::recover_newest_state(ctx.work_root, outbox, m, ctx.max_state_bytes);
     });
     if (!found) co_return std::unexpected(found.error());
     state = std::move(*found);

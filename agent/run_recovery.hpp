@@ -19,6 +19,7 @@
 #include "agent/run_journal.hpp"
 #include "agent/run_spool.hpp"
 #include "common/clock.hpp"
+#include "config/state_limit.hpp"
 
 namespace takosumi::agent {
 
@@ -32,6 +33,7 @@ struct RecoveryContext {
   // How long a tofu interrupted by its supervisor may still be saving its state.
   std::chrono::seconds lock_wait{60};
   bool include_held = false;
+  std::uint64_t max_state_bytes = config::kDefaultMaxStateBytes;  // limits.maxStateBytes
 };
 
 struct RecoverySummary {

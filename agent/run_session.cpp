@@ -66,6 +66,7 @@ asio::awaitable<void> RunSession::async_report_failure(std::int64_t attempt, con
 asio::awaitable<Result<runner::RunInputs>> RunSession::async_prepare(const protocol::JobManifest& m) {
   runner::RunInputs in;
   in.manifest = m;
+  in.outbox = outbox_;
   auto secrets = open_secrets(m.sealed_secrets, ctx_.box_key);
   if (!secrets) co_return std::unexpected(secrets.error());
   in.secrets = std::move(*secrets);
@@ -165,8 +166,8 @@ asio::awaitable<void> RunSession::async_execute() {
   entry_ = JournalEntry{job_.run_id, manifest->attempt, job_.lease_token, RunPhase::claimed,
                         protocol::serialize(protocol::to_json(*manifest)), {}, 0};
   // The attempt's spool is the runner's outbox: its checkpoints and results outlive a reboot.
-  ctx_.settings.outbox = ctx_.spool.dir(job_.run_id, manifest->attempt);
-  inbox_ = ctx_.settings.outbox / "inbox";
+  outbox_ = ctx_.spool.dir(job_.run_id, manifest->attempt);
+  inbox_ = outbox_ / "inbox";
   if (auto kept = journal(RunPhase::claimed); !kept) {
     // Without the journal a crash would strand the Run: it is not started.
     spdlog::error("run {}: journal: {}", job_.run_id, kept.error().to_string());

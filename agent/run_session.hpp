@@ -55,6 +55,7 @@ class RunSession {
   SessionContext ctx_;
   ClaimedJob job_;
   JournalEntry entry_;
+  std::filesystem::path outbox_;  // the attempt's spool: the runner's outbox
   std::filesystem::path inbox_;
   bool lease_lost_ = false;
   std::optional<boost::asio::steady_timer> heartbeat_timer_;

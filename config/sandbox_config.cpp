@@ -113,7 +113,8 @@ Status load_limits(const YAML::Node& root, LimitsConfig& out) {
   auto cpu = yaml_int(node, "cpuSeconds", "limits", 0, 0, 365 * 24 * 3600);
   auto logs = yaml_int(node, "maxLogBytes", "limits", 16 << 20, 4096, kTiB);
   auto plan = yaml_int(node, "maxPlanJsonBytes", "limits", 64 << 20, 4096, kTiB);
-  auto state = yaml_int(node, "maxStateBytes", "limits", 256 << 20, 4096, kTiB);
+  auto state = yaml_int(node, "maxStateBytes", "limits", static_cast<std::int64_t>(kDefaultMaxStateBytes),
+                       4096, kTiB);
   auto tmp = yaml_int(node, "tmpMiB", "limits", 512, 1, 1 << 20);
   auto processes = yaml_int(node, "maxProcesses", "limits", 512, 0, 1 << 22);
   for (const Error* e : {memory ? nullptr : &memory.error(), cpu ? nullptr : &cpu.error(),

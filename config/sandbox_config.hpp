@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "config/state_limit.hpp"
 #include "protocol/run_policy.hpp"
 
 namespace takosumi::config {
@@ -37,7 +38,7 @@ struct LimitsConfig {
   std::uint64_t cpu_seconds = 0;  // RLIMIT_CPU of tofu and each plugin; 0 = no limit
   std::uint64_t max_log_bytes = 16u << 20;       // beyond this the Run's log is truncated
   std::uint64_t max_plan_json_bytes = 64u << 20;  // `tofu show -json` larger → limit_exceeded
-  std::uint64_t max_state_bytes = 256u << 20;     // a state file larger → limit_exceeded
+  std::uint64_t max_state_bytes = kDefaultMaxStateBytes;  // a state file larger → limit_exceeded
   std::uint64_t tmp_mib = 512;                    // size of each Run's private /tmp
   std::uint64_t max_processes = 512;              // tasks of one Run together; 0 = no limit
 };

@@ -1,98 +1,21 @@
 #pragma once
 // Executes one Run attempt end to end: checkout (libgit2), prior state decryption, tofu init and
 // plan / destroy plan / apply of the approved plan / refresh-only drift check, plan analysis with
-// data-loss marks, output filtering, and encryption of the plan or new state into the outbox for
-// the caller to upload (a drift check never produces either). The Run's workspace
+// data-loss marks, output filtering, and encryption of the plan or new state into the Run's
+// outbox (RunInputs) for the caller to upload (a drift check never produces either). The Run's workspace
 // (<work_root>/<run_id>-<attempt>, 0700) is wiped when it ends, whatever happened.
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/thread_pool.hpp>
 
-#include <chrono>
-#include <filesystem>
-#include <functional>
 #include <memory>
-#include <optional>
-#include <string>
-#include <vector>
 
-#include "common/secret_bytes.hpp"
-#include "protocol/job_manifest.hpp"
-#include "protocol/run_policy.hpp"
-#include "protocol/secret_bundle.hpp"
-#include "protocol/run_report.hpp"
-#include "runner/tofu/cancel_signal.hpp"
 #include "redaction/log_sink.hpp"
-#include "runner/tofu/pids_cgroup.hpp"
+#include "runner/run_types.hpp"
+#include "runner/tofu/cancel_signal.hpp"
 #include "runner/tofu/process_launcher.hpp"
-#include "runner/tofu/sandbox.hpp"
-#include "redaction/secret_set.hpp"
 
 namespace takosumi::runner {
-
-struct RunnerSettings {
-  std::filesystem::path tofu_binary;
-  std::filesystem::path provider_mirror;
-  std::filesystem::path work_root;  // per-run workspaces; prefer tmpfs
-  std::filesystem::path git_cache;  // bare repositories per URL
-  std::filesystem::path outbox;     // encrypted artifacts to upload, outside workspaces
-  std::chrono::seconds tofu_timeout{1800};  // wall clock for all tofu commands of one Run
-  std::chrono::seconds kill_grace{30};      // after SIGINT, before SIGKILL
-  // Resource type globs whose delete or replace is marked data_loss on plans and destroy plans;
-  // empty means default_data_loss_patterns() (runner/plan/data_loss.hpp).
-  std::vector<std::string> data_loss_patterns;
-  // Every tofu command runs in this sandbox; the tofu binary and the mirror are added read-only,
-  // the network follows the Run's effective policy. Unset: unsandboxed, with a warning per Run.
-  std::optional<SandboxOptions> sandbox;
-  // Inside the sandbox: Landlock exec allowlist, seccomp, RLIMIT_NPROC (takosumi-confine). Unset
-  // only without a sandbox.
-  std::optional<ExecControl> exec_control;
-  ProcessLimits limits;        // of tofu and each plugin
-  // Tasks (processes and threads) of one Run together (limits.maxProcesses); 0: no limit. Held by
-  // a cgroup's pids.max when pids_cgroups is set, else by RLIMIT_NPROC in the sandbox.
-  std::uint64_t max_processes = 512;
-  std::optional<PidsCgroups> pids_cgroups;
-  protocol::RunPolicy policy;  // the pool's side, combined with the manifest's
-  std::uint64_t max_log_bytes = 16u << 20;
-  std::uint64_t max_plan_json_bytes = 64u << 20;
-  std::uint64_t max_state_bytes = 256u << 20;
-  // Every tofu command runs under this supervisor (takosumi-supervise), so tofu is interrupted
-  // (and persists its state) rather than killed when the agent dies. Unset: tofu is the agent's
-  // direct child and dies with it.
-  std::optional<std::filesystem::path> supervisor;
-  // How often the state is checked for a new checkpoint while an apply runs.
-  std::chrono::milliseconds checkpoint_interval{500};
-};
-
-struct RunInputs {
-  protocol::JobManifest manifest;
-  std::optional<std::filesystem::path> prior_state_envelope;
-  SecretBytes prior_state_dek;
-  std::optional<std::filesystem::path> plan_envelope;
-  SecretBytes plan_dek;
-  // The opened "secrets" of the manifest: Connections and sensitive variables.
-  protocol::SecretBundle secrets;
-  // Every value the Run must never let out. The caller may share it (the agent redacts its own
-  // logs with it); the Run adds the bundle's values and every sensitive value it meets in the
-  // prior state, the plan and the outputs. Created by async_run when null.
-  std::shared_ptr<redaction::SecretSet> secret_set;
-  // Awaited right before `tofu apply` starts, when everything else is ready. An error stops the
-  // Run there with that error and nothing is applied: the agent uses it to record the phase and to
-  // tell the control plane first, which refuses a stale lease (fencing).
-  std::function<boost::asio::awaitable<Status>()> before_apply;
-};
-
-struct RunOutcome {
-  // status, failure, changes, data_loss (plan, destroy_plan), drift (drift_check only, also on
-  // failure as status "error"), digests, new_state, outputs (apply success only), provider lock
-  // digest, source commit, tofu version, env names, phase timings. lease_token and attempt are left
-  // empty for the caller.
-  protocol::RunReport report;
-  std::optional<std::filesystem::path> plan_envelope;   // upload as "plan"
-  std::optional<std::filesystem::path> state_envelope;  // upload as "state"; may be present on
-                                                        // failure (a failed apply that changed state)
-  std::int64_t checkpoints = 0;  // encrypted state checkpoints taken while the apply ran
-};
 
 class RunExecutor {
  public:

@@ -49,9 +49,8 @@ class RunExecutorTest : public ::testing::Test {
   }
 
   RunnerSettings settings() const {
-    return {TAKOSUMI_TEST_TOFU,     TAKOSUMI_TEST_PROVIDER_MIRROR, tmp_.path() / "work",
-            tmp_.path() / "cache",  tmp_.path() / "outbox",        300s,
-            10s};
+    return {TAKOSUMI_TEST_TOFU, TAKOSUMI_TEST_PROVIDER_MIRROR, tmp_.path() / "work",
+            tmp_.path() / "cache", 300s, 10s};
   }
 
   protocol::JobManifest manifest(const std::string& run_id, protocol::RunType type,
@@ -81,6 +80,7 @@ class RunExecutorTest : public ::testing::Test {
       if (on_line) on_line(line);
     };
     executor_ = &executor;
+    inputs.outbox = tmp_.path() / "outbox";
     const std::string workspace_name = inputs.manifest.run_id + "-1";
     auto outcome = testing::run_to_end(io_, executor.async_run(std::move(inputs), sink));
     executor_ = nullptr;

@@ -1,10 +1,5 @@
 #include "runner/run_flow.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
 #include <unistd.h>
@@ -16,6 +11,7 @@
 #include "common/file_io.hpp"
 #include "crypto/sha256.hpp"
 #include "common/offload.hpp"
+#include "runner/phase_timer.hpp"
 #include "runner/plan/data_loss.hpp"
 #include "runner/plan/drift_analysis.hpp"
 #include "runner/source/git_source.hpp"
@@ -28,7 +24,9 @@
 #include "runner/policy/provider_lock.hpp"
 #include "runner/state/run_artifacts.hpp"
 #include "redaction/sensitive_values.hpp"
+#include "runner/state/checkpointed_apply.hpp"
 #include "runner/state/state_checkpoint.hpp"
+#include "runner/state/state_document.hpp"
 #include "runner/state/state_file.hpp"
 
 namespace takosumi::runner {
@@ -41,39 +39,14 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kStateFile = "terraform.tfstate";
 // Written instead of terraform.tfstate when tofu could not persist its final state.
 constexpr const char* kErroredStateFile = "errored.tfstate";
-constexpr std::size_t kMaxStateJson = 256u * 1024 * 1024;
-
-// Parses JSON text for collecting sensitive values; the text is plaintext that stays in memory
-// only as long as the parse takes.
-Result<boost::json::value> parse_json_text(std::string_view text, std::string_view what) {
-  boost::system::error_code ec;
-  boost::json::parse_options opts;
-  opts.max_depth = 256;
-  auto v = boost::json::parse(text, ec, {}, opts);
-  if (ec) return fail(errc::kOpentofuFailed, std::string(what) + " is not JSON: " + ec.message());
-  return v;
-}
 
 // tofu show -json, parsed once: its sensitive values join the Run's secrets and the object goes on
 // to the analysis.
 Result<boost::json::object> parse_plan_json(std::string_view text, redaction::SecretSet& secrets) {
-  auto doc = parse_json_text(text, "tofu show -json");
+  auto doc = parse_json_document(text, "tofu show -json");
   if (!doc) return std::unexpected(doc.error());
   if (!doc->is_object()) return fail(errc::kOpentofuFailed, "tofu show -json is not an object");
   redaction::collect_plan_secrets(*doc, secrets);
-  return std::move(doc->as_object());
-}
-
-// A state file (the prior one, or the one an apply left), parsed; its sensitive values join the
-// Run's secrets.
-Result<boost::json::object> read_state_document(const fs::path& state, std::string_view what,
-                                                redaction::SecretSet& secrets) {
-  auto text = read_file(state, kMaxStateJson);
-  if (!text) return std::unexpected(text.error());
-  auto doc = parse_json_text(*text, what);
-  if (!doc) return std::unexpected(doc.error());
-  redaction::collect_state_secrets(*doc, secrets);
-  if (!doc->is_object()) return fail(errc::kStateIntegrityFailed, std::string(what) + " is not an object");
   return std::move(doc->as_object());
 }
 
@@ -139,25 +112,19 @@ void RunFlow::remember_bundle_secrets() {
     remember("sensitive variable " + name, value.reveal_as_string());
 }
 
-void RunFlow::record(std::string_view phase, Clock::time_point since) {
-  report_.phase_millis[std::string(phase)] +=
-      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - since).count();
-}
-
 void RunFlow::notice(std::string_view line) const {
   if (log_) log_("takosumi: " + std::string(line));
 }
 
+// Every step of a Run, in order; the first failure ends it.
 asio::awaitable<Status> RunFlow::async_execute() {
-  report_.source_commit = manifest_.source.commit;
-  report_.env_names = TofuCli::environment_names();
-  remember_bundle_secrets();
+  begin_report();
   TAKOSUMI_CO_TRY(check_inputs());
-  if (cancel_.requested()) co_return fail(errc::kCancelled, "cancelled before the Run started");
-  auto ws = RunWorkspace::create(settings_.work_root, manifest_.run_id, manifest_.attempt);
-  if (!ws) co_return std::unexpected(as_run_failure(ws.error(), errc::kWorkspaceFailed));
-  workspace_.emplace(std::move(*ws));
+  TAKOSUMI_CO_TRY(create_workspace());
   TAKOSUMI_CO_TRY(co_await async_checkout());
+  // Before tofu installs or starts anything: a denied provider, provisioner or external data
+  // source stops the Run here.
+  TAKOSUMI_CO_TRY(co_await async_check_module_policy());
   TAKOSUMI_CO_TRY(co_await async_restore_inputs());
   if (manifest_.type == protocol::RunType::drift_check && !manifest_.prior_state) {
     // Nothing was ever applied, so no real object can differ from a stored state: no drift,
@@ -165,7 +132,13 @@ asio::awaitable<Status> RunFlow::async_execute() {
     report_.drift = protocol::DriftReport{"no_drift", {}};
     co_return Status{};
   }
+  TAKOSUMI_CO_TRY(co_await async_limit_processes());
+  TAKOSUMI_CO_TRY(start_tofu());
   TAKOSUMI_CO_TRY(co_await async_init());
+  // Again, now that init has downloaded the modules the configuration calls.
+  TAKOSUMI_CO_TRY(co_await async_check_module_policy());
+  TAKOSUMI_CO_TRY(check_providers());
+  TAKOSUMI_CO_TRY(prepare_credentials());
   switch (manifest_.type) {
     case protocol::RunType::apply:
       co_return co_await async_apply();
@@ -176,6 +149,20 @@ asio::awaitable<Status> RunFlow::async_execute() {
       break;
   }
   co_return co_await async_plan();
+}
+
+void RunFlow::begin_report() {
+  report_.source_commit = manifest_.source.commit;
+  report_.env_names = TofuCli::environment_names();
+  remember_bundle_secrets();
+}
+
+Status RunFlow::create_workspace() {
+  if (cancel_.requested()) return fail(errc::kCancelled, "cancelled before the Run started");
+  auto ws = RunWorkspace::create(settings_.work_root, manifest_.run_id, manifest_.attempt);
+  if (!ws) return std::unexpected(as_run_failure(ws.error(), errc::kWorkspaceFailed));
+  workspace_.emplace(std::move(*ws));
+  return {};
 }
 
 Status RunFlow::check_inputs() const {
@@ -191,27 +178,25 @@ Status RunFlow::check_inputs() const {
 }
 
 asio::awaitable<Status> RunFlow::async_checkout() {
-  const auto started = Clock::now();
+  PhaseTimer timer(report_.phase_millis, "checkout");
   auto source = co_await async_checkout_source(blocking_, settings_.git_cache, manifest_.source,
                                                workspace_->source());
-  record("checkout", started);
   if (!source) co_return std::unexpected(as_run_failure(source.error(), errc::kWorkspaceFailed));
   module_dir_ = source->module_dir;
-  TAKOSUMI_CO_TRY(scrub_source());
-  // Before tofu installs or starts anything: a denied provider, provisioner or external data
-  // source stops the Run here.
-  co_return co_await async_check_module_policy();
+  co_return scrub_source();
 }
 
 // What the module can reach: its directory's tree and the local modules it calls elsewhere in the
 // checkout. After init it includes the modules tofu downloaded into .terraform/modules, which
 // the first scan could not see.
 asio::awaitable<Status> RunFlow::async_check_module_policy() {
-  const auto started = Clock::now();
-  auto scan = co_await async_offload(blocking_.get_executor(), [this] {
-    return scan_module(workspace_->source(), module_dir_);
-  });
-  record("policy", started);
+  Result<ModuleScan> scan;
+  {
+    PhaseTimer timer(report_.phase_millis, "policy");
+    scan = co_await async_offload(blocking_.get_executor(), [this] {
+      return scan_module(workspace_->source(), module_dir_);
+    });
+  }
   if (!scan) co_return workspace_error(scan.error(), "policy scan");
   co_return check_module_policy(*scan, policy_);
 }
@@ -226,21 +211,9 @@ Status RunFlow::scrub_source() const {
 }
 
 asio::awaitable<Status> RunFlow::async_restore_inputs() {
-  const auto started = Clock::now();
-  if (manifest_.prior_state) {
-    auto restored = co_await async_offload(blocking_.get_executor(), [this] {
-      return restore_prior_state(*inputs_.prior_state_envelope, inputs_.prior_state_dek, manifest_,
-                                 module_dir_ / kStateFile);
-    });
-    if (!restored) co_return restored;
-    // The prior state's sensitive values may show up in this Run's output (an error message
-    // quoting an attribute): they are redacted like the Run's own secrets.
-    auto collected = co_await async_offload(blocking_.get_executor(), [this] {
-      return read_state_document(module_dir_ / kStateFile, "the prior state", secrets_);
-    });
-    if (!collected)
-      co_return std::unexpected(as_run_failure(collected.error(), errc::kStateIntegrityFailed));
-  }
+  if (!manifest_.prior_state && manifest_.type != protocol::RunType::apply) co_return Status{};
+  PhaseTimer timer(report_.phase_millis, "decrypt");
+  if (manifest_.prior_state) TAKOSUMI_CO_TRY(co_await async_restore_prior_state());
   if (manifest_.type == protocol::RunType::apply) {
     auto restored = co_await async_offload(blocking_.get_executor(), [this] {
       return restore_saved_plan(*inputs_.plan_envelope, inputs_.plan_dek, manifest_,
@@ -250,7 +223,23 @@ asio::awaitable<Status> RunFlow::async_restore_inputs() {
   }
   inputs_.prior_state_dek.wipe();
   inputs_.plan_dek.wipe();
-  if (manifest_.prior_state || manifest_.type == protocol::RunType::apply) record("decrypt", started);
+  co_return Status{};
+}
+
+asio::awaitable<Status> RunFlow::async_restore_prior_state() {
+  auto restored = co_await async_offload(blocking_.get_executor(), [this] {
+    return restore_prior_state(*inputs_.prior_state_envelope, inputs_.prior_state_dek, manifest_,
+                               module_dir_ / kStateFile);
+  });
+  if (!restored) co_return restored;
+  // The prior state's sensitive values may show up in this Run's output (an error message
+  // quoting an attribute): they are redacted like the Run's own secrets.
+  auto collected = co_await async_offload(blocking_.get_executor(), [this] {
+    return read_state_document(module_dir_ / kStateFile, "the prior state",
+                               state_read_limit(settings_.max_state_bytes), secrets_);
+  });
+  if (!collected)
+    co_return std::unexpected(as_run_failure(collected.error(), errc::kStateIntegrityFailed));
   co_return Status{};
 }
 
@@ -320,53 +309,54 @@ Result<std::optional<SandboxOptions::Confine>> RunFlow::confine_options(
   return std::optional<SandboxOptions::Confine>(SandboxOptions::Confine{control.confine, std::move(args)});
 }
 
-asio::awaitable<Status> RunFlow::async_init() {
-  TAKOSUMI_CO_TRY(co_await async_limit_processes());
+// The TofuCli of this Run; no command runs yet.
+Status RunFlow::start_tofu() {
   auto options = tofu_options();
-  if (!options) co_return std::unexpected(options.error());
+  if (!options) return std::unexpected(options.error());
   tofu_.emplace(launcher_, cancel_, std::move(*options), *workspace_, module_dir_, log_);
-  const auto started = Clock::now();
-  if (auto written = tofu_->write_cli_config(); !written) co_return workspace_error(written.error(), "CLI config");
+  if (auto written = tofu_->write_cli_config(); !written) return workspace_error(written.error(), "CLI config");
   // Every kind of plan evaluates the configuration; an apply takes its variables from the plan.
   if (manifest_.type != protocol::RunType::apply) tofu_->set_variables(manifest_.variables);
+  return {};
+}
+
+asio::awaitable<Status> RunFlow::async_init() {
+  PhaseTimer timer(report_.phase_millis, "init");
   auto version = co_await tofu_->async_version();
   if (!version) co_return std::unexpected(version.error());
   report_.tofu_version = *version;
-  auto initialized = co_await tofu_->async_init();
-  record("init", started);
-  if (!initialized) co_return initialized;
-  TAKOSUMI_CO_TRY(co_await async_check_module_policy());
+  co_return co_await tofu_->async_init();
+}
+
+// The providers init installed, against the mirror and the policy, and the lock file naming them.
+Status RunFlow::check_providers() {
   if (settings_.exec_control)
-    if (auto checked = check_installed_providers(module_dir_, settings_.provider_mirror); !checked)
-      co_return checked;
+    TAKOSUMI_TRY(check_installed_providers(module_dir_, settings_.provider_mirror));
   // The lock file lies in the writable module directory: it is read only as a regular file of
   // this workspace (never a FIFO that would block the agent, nor a link to another Run's files).
   const fs::path lock = module_dir_ / ".terraform.lock.hcl";
   const bool have_lock = fs::exists(fs::symlink_status(lock));
   if (have_lock)
-    if (auto ok = workspace_->check_regular_file(lock); !ok)
-      co_return workspace_error(ok.error(), "provider lock");
+    if (auto ok = workspace_->check_regular_file(lock); !ok) return workspace_error(ok.error(), "provider lock");
   auto locked = read_locked_providers(lock);
-  if (!locked) co_return workspace_error(locked.error(), "provider lock");
-  TAKOSUMI_CO_TRY(check_locked_providers(*locked, policy_));
+  if (!locked) return workspace_error(locked.error(), "provider lock");
+  TAKOSUMI_TRY(check_locked_providers(*locked, policy_));
   locked_providers_ = std::move(*locked);
-  if (have_lock) {
-    auto digest = crypto::sha256_file_hex(lock);
-    if (!digest) co_return workspace_error(digest.error(), "provider lock");
-    report_.provider_lock_sha256 = *digest;
-  }
-  co_return co_await async_prepare_credentials();
+  if (!have_lock) return {};
+  auto digest = crypto::sha256_file_hex(lock);
+  if (!digest) return workspace_error(digest.error(), "provider lock");
+  report_.provider_lock_sha256 = *digest;
+  return {};
 }
 
 // The plan file lies in the writable workspace: it is copied out the moment tofu has exited
 // (nothing of the Run is running then: the sandbox's pid namespace is gone) into the agent's
 // directory, which the sandbox sees read-only.
 asio::awaitable<Status> RunFlow::async_freeze(const fs::path& written, const fs::path& frozen) {
-  const auto started = Clock::now();
+  PhaseTimer timer(report_.phase_millis, "freeze");
   auto copied = co_await async_offload(blocking_.get_executor(), [&] {
     return workspace_->freeze(written, frozen, settings_.max_state_bytes);
   });
-  record("freeze", started);
   if (!copied) co_return workspace_error(copied.error(), "saved plan");
   co_return Status{};
 }
@@ -392,46 +382,45 @@ asio::awaitable<Status> RunFlow::async_limit_processes() {
   co_return Status{};
 }
 
-asio::awaitable<Status> RunFlow::async_prepare_credentials() {
-  if (inputs_.secrets.empty()) co_return Status{};
+Status RunFlow::prepare_credentials() {
+  if (inputs_.secrets.empty()) return {};
   auto creds = RunCredentials::prepare(inputs_.secrets, locked_providers_, workspace_->credentials());
-  if (!creds) co_return std::unexpected(as_run_failure(creds.error(), errc::kWorkspaceFailed));
+  if (!creds) return std::unexpected(as_run_failure(creds.error(), errc::kWorkspaceFailed));
   credentials_.emplace(std::move(*creds));
   for (const auto& skipped : credentials_->skipped())
     notice("Connection " + skipped + " not injected: the module does not use that provider");
   for (auto& name : credentials_->names()) report_.env_names.push_back(std::move(name));
   tofu_->set_credentials(&*credentials_);
-  co_return Status{};
+  return {};
 }
 
-asio::awaitable<Status> RunFlow::async_collect_plan_secrets(const fs::path& plan_file) {
+// `tofu show -json` of a plan file, parsed: its sensitive values join the Run's secrets.
+asio::awaitable<Result<boost::json::object>> RunFlow::async_show(const fs::path& plan_file) {
   auto shown = co_await tofu_->async_show_json(plan_file);
   if (!shown) co_return std::unexpected(shown.error());
-  co_return co_await async_offload(blocking_.get_executor(), [&]() -> Status {
-    auto doc = parse_plan_json(*shown, secrets_);
-    if (!doc) return std::unexpected(doc.error());
-    return {};
-  });
+  co_return co_await async_offload(blocking_.get_executor(),
+                                   [&] { return parse_plan_json(*shown, secrets_); });
+}
+
+asio::awaitable<Result<bool>> RunFlow::async_tofu_plan(const fs::path& plan_file, PlanMode mode) {
+  PhaseTimer timer(report_.phase_millis, "plan");
+  co_return co_await tofu_->async_plan(plan_file, mode);
 }
 
 asio::awaitable<Status> RunFlow::async_plan() {
   const PlanMode mode =
       manifest_.type == protocol::RunType::destroy_plan ? PlanMode::destroy : PlanMode::normal;
-  auto started = Clock::now();
-  auto changed = co_await tofu_->async_plan(workspace_->plan_file(), mode);
-  record("plan", started);
+  auto changed = co_await async_tofu_plan(workspace_->plan_file(), mode);
   if (!changed) co_return std::unexpected(changed.error());
   // From here on only the frozen copy is read: what is shown is what is sealed and applied.
   TAKOSUMI_CO_TRY(co_await async_freeze(workspace_->plan_file(), workspace_->frozen_plan()));
-  started = Clock::now();
-  auto shown = co_await tofu_->async_show_json(workspace_->frozen_plan());
-  if (!shown) co_return std::unexpected(shown.error());
-  auto analysis = co_await async_offload(blocking_.get_executor(), [&]() -> Result<PlanAnalysis> {
-    auto doc = parse_plan_json(*shown, secrets_);
-    if (!doc) return std::unexpected(doc.error());
-    return analyze_plan(*doc);
-  });
-  record("show", started);
+  Result<PlanAnalysis> analysis;
+  {
+    PhaseTimer timer(report_.phase_millis, "show");
+    auto doc = co_await async_show(workspace_->frozen_plan());
+    if (!doc) co_return std::unexpected(doc.error());
+    analysis = co_await async_offload(blocking_.get_executor(), [&] { return analyze_plan(*doc); });
+  }
   if (!analysis) co_return std::unexpected(analysis.error());
   report_.data_loss = mark_data_loss(analysis->resource_changes, settings_.data_loss_patterns,
                                      analysis->action_reasons);
@@ -439,11 +428,14 @@ asio::awaitable<Status> RunFlow::async_plan() {
   report_.summary = analysis->summary;
   report_.has_changes = analysis->has_changes || *changed;
   if (!report_.has_changes) co_return Status{};
-  started = Clock::now();
+  co_return co_await async_seal_plan();
+}
+
+asio::awaitable<Status> RunFlow::async_seal_plan() {
+  PhaseTimer timer(report_.phase_millis, "encrypt");
   auto sealed = co_await async_offload(blocking_.get_executor(), [this] {
-    return seal_plan(workspace_->frozen_plan(), settings_.outbox, manifest_);
+    return seal_plan(workspace_->frozen_plan(), inputs_.outbox, manifest_);
   });
-  record("encrypt", started);
   if (!sealed) co_return std::unexpected(sealed.error());
   outcome_.plan_envelope = sealed->path;
   report_.plan_digest = sealed->plaintext_sha256;
@@ -452,29 +444,15 @@ asio::awaitable<Status> RunFlow::async_plan() {
 }
 
 asio::awaitable<Status> RunFlow::async_apply() {
-  // The plan names the sensitive values this apply will handle (attributes, outputs, variable
-  // values): they must be known before tofu prints a line.
-  auto shown_at = Clock::now();
-  TAKOSUMI_CO_TRY(co_await async_collect_plan_secrets(workspace_->frozen_plan()));
-  record("show", shown_at);
+  {
+    // The plan names the sensitive values this apply will handle (attributes, outputs, variable
+    // values): they must be known before tofu prints a line.
+    PhaseTimer timer(report_.phase_millis, "show");
+    TAKOSUMI_CO_TRY(co_await async_show(workspace_->frozen_plan()));
+  }
   if (inputs_.before_apply) TAKOSUMI_CO_TRY(co_await inputs_.before_apply());
   if (cancel_.requested()) co_return fail(errc::kCancelled, "cancelled before the apply started");
-  const auto started = Clock::now();
-  StateCheckpointer checkpointer(*workspace_, module_dir_ / kStateFile, settings_.outbox, manifest_);
-  // The loop stops on a flag, not by cancellation: a cancelled co_await throws in Asio, and the
-  // checkpoint in flight must finish anyway.
-  bool applying = true;
-  asio::steady_timer wake(co_await asio::this_coro::executor);
-  auto apply = [&]() -> asio::awaitable<Status> {
-    auto result = co_await tofu_->async_apply(workspace_->frozen_plan());
-    applying = false;
-    wake.cancel();
-    co_return result;
-  };
-  using namespace asio::experimental::awaitable_operators;
-  Status applied = co_await (apply() && async_checkpoint_loop(checkpointer, applying, wake));
-  record("apply", started);
-  outcome_.checkpoints = checkpointer.count();
+  Status applied = co_await async_tofu_apply();
   // Whatever the apply did to the state is kept, even when it failed or was cancelled.
   auto sealed = co_await async_seal_new_state();
   if (!sealed && !outcome_.state_envelope) co_await async_keep_newest_state(sealed.error());
@@ -492,12 +470,24 @@ asio::awaitable<Status> RunFlow::async_apply() {
   co_return co_await async_publish_outputs();
 }
 
+asio::awaitable<Status> RunFlow::async_tofu_apply() {
+  PhaseTimer timer(report_.phase_millis, "apply");
+  const fs::path plan = workspace_->frozen_plan();
+  StateCheckpointer checkpointer(*workspace_, module_dir_ / kStateFile, inputs_.outbox, manifest_,
+                                 settings_.max_state_bytes);
+  auto applied = co_await async_checkpointed_apply(tofu_->async_apply(plan), checkpointer, blocking_,
+                                                   settings_.checkpoint_interval, manifest_.run_id);
+  outcome_.checkpoints = checkpointer.count();
+  co_return applied;
+}
+
 // The final state could not be sealed (torn by a kill, disk full): the newest state there is —
 // another state file, or the last checkpoint — is kept instead, so what the apply created is not
 // forgotten with the workspace.
 asio::awaitable<void> RunFlow::async_keep_newest_state(const Error& why) {
   auto kept = co_await async_offload(blocking_.get_executor(), [this] {
-    return recover_newest_state(settings_.work_root, settings_.outbox, manifest_);
+    return recover_newest_state(settings_.work_root, inputs_.outbox, manifest_,
+                                settings_.max_state_bytes);
   });
   if (!kept || !*kept) co_return;
   const auto& found = **kept;
@@ -510,45 +500,21 @@ asio::awaitable<void> RunFlow::async_keep_newest_state(const Error& why) {
          std::to_string(found.sealed.identity.serial) + ", from " + found.source + ") is kept instead");
 }
 
-// Runs while `applying` (the apply clears it and cancels `wake`): every new state tofu persists is
-// sealed into the outbox as the checkpoint. A failed checkpoint is logged and retried on the next
-// change; it never stops the apply. Awaited together with the apply, whose frame owns the
-// references.
-asio::awaitable<void> RunFlow::async_checkpoint_loop(StateCheckpointer& checkpointer,
-                                                     const bool& applying,
-                                                     asio::steady_timer& wake) {
-  bool warned = false;
-  while (applying) {
-    wake.expires_after(settings_.checkpoint_interval);
-    co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
-    if (!applying) break;
-    auto taken = co_await async_offload(blocking_.get_executor(), [&checkpointer] { return checkpointer.checkpoint(); });
-    if (!taken && !warned) {
-      warned = true;
-      spdlog::warn("run {}: state checkpoint: {}", manifest_.run_id, taken.error().to_string());
-    }
-  }
-}
-
 // Read-only: the refresh-only plan is read and dropped. Nothing is sealed (no plan, no state)
 // and no Output is touched, whatever the plan says.
 asio::awaitable<Status> RunFlow::async_drift_check() {
-  auto started = Clock::now();
-  auto planned = co_await tofu_->async_plan(workspace_->drift_plan_file(), PlanMode::refresh_only);
-  record("plan", started);
+  auto planned = co_await async_tofu_plan(workspace_->drift_plan_file(), PlanMode::refresh_only);
   if (!planned) co_return std::unexpected(planned.error());
   const auto frozen = workspace_->agent_dir() / "drift.tfplan";
   TAKOSUMI_CO_TRY(co_await async_freeze(workspace_->drift_plan_file(), frozen));
-  started = Clock::now();
-  auto shown = co_await tofu_->async_show_json(frozen);
-  if (!shown) co_return std::unexpected(shown.error());
-  // Exit code 2 also comes from output changes alone: only resource_drift decides.
-  auto drift = co_await async_offload(blocking_.get_executor(), [&]() -> Result<protocol::DriftReport> {
-    auto doc = parse_plan_json(*shown, secrets_);
-    if (!doc) return std::unexpected(doc.error());
-    return analyze_drift(*doc);
-  });
-  record("show", started);
+  Result<protocol::DriftReport> drift;
+  {
+    PhaseTimer timer(report_.phase_millis, "show");
+    auto doc = co_await async_show(frozen);
+    if (!doc) co_return std::unexpected(doc.error());
+    // Exit code 2 also comes from output changes alone: only resource_drift decides.
+    drift = co_await async_offload(blocking_.get_executor(), [&] { return analyze_drift(*doc); });
+  }
   if (!drift) co_return std::unexpected(drift.error());
   report_.has_changes = drift->status == "drift";
   for (const auto& r : drift->resources) notice("drift: " + r.address + " (" + r.action + ")");
@@ -564,11 +530,12 @@ asio::awaitable<Status> RunFlow::async_seal_new_state() {
     co_return std::unexpected(as_run_failure(ok.error(), errc::kStateIntegrityFailed));
   std::error_code size_ec;
   const auto state_bytes = fs::file_size(state, size_ec);
-  const auto started = Clock::now();
+  PhaseTimer timer(report_.phase_millis, "encrypt");
   // Read once: values the apply created (generated passwords, keys) are secrets from now on, and
   // the Outputs come from here too.
   auto identity = co_await async_offload(blocking_.get_executor(), [&]() -> Result<StateIdentity> {
-    auto doc = read_state_document(state, "the new state", secrets_);
+    auto doc = read_state_document(state, "the new state",
+                                     state_read_limit(settings_.max_state_bytes), secrets_);
     if (!doc) return std::unexpected(doc.error());
     new_state_outputs_ = state_outputs(*doc);
     return state_identity(*doc);
@@ -579,9 +546,8 @@ asio::awaitable<Status> RunFlow::async_seal_new_state() {
   if (prior && prior->serial == identity->serial && prior->lineage == identity->lineage)
     co_return Status{};  // unchanged: no new StateVersion
   auto sealed = co_await async_offload(blocking_.get_executor(), [&] {
-    return seal_state(state, settings_.outbox, manifest_, *identity);
+    return seal_state(state, inputs_.outbox, manifest_, *identity);
   });
-  record("encrypt", started);
   if (!sealed) co_return std::unexpected(sealed.error());
   outcome_.state_envelope = sealed->path;
   report_.new_state = protocol::NewStateDescriptor{

@@ -1,7 +1,6 @@
 #pragma once
 // The steps of one Run attempt, in order, for RunExecutor. Internal to the runner.
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include <chrono>
@@ -11,7 +10,10 @@
 #include <string_view>
 
 #include "runner/state/run_credentials.hpp"
-#include "runner/run_executor.hpp"
+#include "redaction/log_sink.hpp"
+#include "runner/run_types.hpp"
+#include "runner/tofu/cancel_signal.hpp"
+#include "runner/tofu/process_launcher.hpp"
 #include "runner/state/run_workspace.hpp"
 #include "runner/state/state_checkpoint.hpp"
 #include "runner/tofu/tofu_cli.hpp"
@@ -34,33 +36,41 @@ class RunFlow {
   boost::asio::awaitable<void> async_finish(const Status& result);
 
  private:
+  // The steps, in the order async_execute runs them.
+  void begin_report();
+  Status check_inputs() const;
+  Status create_workspace();
   boost::asio::awaitable<Status> async_checkout();
+  Status scrub_source() const;
+  boost::asio::awaitable<Status> async_check_module_policy();
   boost::asio::awaitable<Status> async_restore_inputs();
+  boost::asio::awaitable<Status> async_restore_prior_state();
+  boost::asio::awaitable<Status> async_limit_processes();
+  Status start_tofu();
   boost::asio::awaitable<Status> async_init();
+  Status check_providers();
+  Status prepare_credentials();
   boost::asio::awaitable<Status> async_plan();
   boost::asio::awaitable<Status> async_apply();
-  boost::asio::awaitable<void> async_checkpoint_loop(StateCheckpointer& checkpointer,
-                                                     const bool& applying,
-                                                     boost::asio::steady_timer& wake);
-  boost::asio::awaitable<void> async_keep_newest_state(const Error& why);
   boost::asio::awaitable<Status> async_drift_check();
-  boost::asio::awaitable<Status> async_seal_new_state();
-  boost::asio::awaitable<Status> async_publish_outputs();
-  boost::asio::awaitable<Status> async_collect_plan_secrets(const std::filesystem::path& plan_file);
-  boost::asio::awaitable<Status> async_prepare_credentials();
-  boost::asio::awaitable<Status> async_check_module_policy();
+
+  // Parts of the steps.
+  boost::asio::awaitable<Result<bool>> async_tofu_plan(const std::filesystem::path& plan_file,
+                                                       PlanMode mode);
+  boost::asio::awaitable<Result<boost::json::object>> async_show(const std::filesystem::path& plan_file);
   boost::asio::awaitable<Status> async_freeze(const std::filesystem::path& written,
                                               const std::filesystem::path& frozen);
-  boost::asio::awaitable<Status> async_limit_processes();
+  boost::asio::awaitable<Status> async_seal_plan();
+  boost::asio::awaitable<Status> async_tofu_apply();
+  boost::asio::awaitable<void> async_keep_newest_state(const Error& why);
+  boost::asio::awaitable<Status> async_seal_new_state();
+  boost::asio::awaitable<Status> async_publish_outputs();
+  Status refuse_credential_outputs();
+  Result<TofuOptions> tofu_options() const;
   Result<std::optional<SandboxOptions::Confine>> confine_options(
       bool network, const std::vector<std::filesystem::path>& providers) const;
-  Status refuse_credential_outputs();
   void remember_bundle_secrets();
   void remember(std::string_view what, std::string_view value);
-  Status check_inputs() const;
-  Result<TofuOptions> tofu_options() const;
-  Status scrub_source() const;
-  void record(std::string_view phase, std::chrono::steady_clock::time_point since);
   void notice(std::string_view line) const;
 
   boost::asio::thread_pool& blocking_;

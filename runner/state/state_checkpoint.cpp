@@ -32,7 +32,7 @@ bool is_prior(const StateIdentity& id, const protocol::JobManifest& m) {
 
 // The module writes in the workspace: the state is opened without following a link and without
 // blocking on a FIFO, and read only when it is a regular file.
-Result<std::optional<std::string>> read_state_file(const fs::path& path) {
+Result<std::optional<std::string>> read_state_file(const fs::path& path, std::uint64_t max_bytes) {
   const UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!fd.valid()) {
     if (errno == ENOENT || errno == ELOOP) return std::optional<std::string>{};
@@ -40,21 +40,22 @@ Result<std::optional<std::string>> read_state_file(const fs::path& path) {
   }
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<std::uint64_t>(st.st_size) > kMaxStateBytes)
+      static_cast<std::uint64_t>(st.st_size) > max_bytes)
     return std::optional<std::string>{};
   // A read error or a state grown past the limit is no checkpoint either.
-  auto text = read_all(fd.get(), kMaxStateBytes, path);
+  auto text = read_all(fd.get(), max_bytes, path);
   if (!text) return std::optional<std::string>{};
   return std::optional<std::string>(std::move(*text));
 }
 
 // Reads the state once and, when it is a whole state, writes that very text to scratch: what is
 // sealed is exactly what was checked, even while tofu rewrites the original.
-Result<std::optional<StateIdentity>> snapshot(const fs::path& state, const fs::path& scratch) {
-  auto text = read_state_file(state);
+Result<std::optional<StateIdentity>> snapshot(const fs::path& state, const fs::path& scratch,
+                                              std::uint64_t max_bytes) {
+  auto text = read_state_file(state, max_bytes);
   if (!text) return std::unexpected(text.error());
   if (!*text) return std::optional<StateIdentity>{};
-  auto identity = parse_state_identity(**text);
+  auto identity = parse_state_identity(**text, max_bytes);
   if (!identity) return std::optional<StateIdentity>{};  // not whole yet, or not a state
   TAKOSUMI_TRY(write_file_atomic(scratch, **text, 0600));
   return std::optional<StateIdentity>(std::move(*identity));
@@ -63,12 +64,14 @@ Result<std::optional<StateIdentity>> snapshot(const fs::path& state, const fs::p
 }  // namespace
 
 StateCheckpointer::StateCheckpointer(const RunWorkspace& workspace, fs::path state_file,
-                                     fs::path outbox, const protocol::JobManifest& manifest)
+                                     fs::path outbox, const protocol::JobManifest& manifest,
+                                     std::uint64_t max_state_bytes)
     : workspace_(workspace),
       state_file_(std::move(state_file)),
       scratch_(workspace.capture("checkpoint.tfstate")),
       outbox_(std::move(outbox)),
-      manifest_(manifest) {}
+      manifest_(manifest),
+      read_limit_(state_read_limit(max_state_bytes)) {}
 
 Result<bool> StateCheckpointer::checkpoint() {
   std::error_code ec;
@@ -81,7 +84,7 @@ Result<bool> StateCheckpointer::checkpoint() {
   const bool settled = fs::file_time_type::clock::now() - mtime > std::chrono::seconds(2);
   if (settled && mtime == last_mtime_ && size == last_size_) return false;
   if (!workspace_.check_regular_file(state_file_)) return false;  // a link out of the workspace
-  auto identity = snapshot(state_file_, scratch_);
+  auto identity = snapshot(state_file_, scratch_, read_limit_);
   if (!identity) return std::unexpected(identity.error());
   if (!*identity) return false;  // try again on the next change
   last_mtime_ = mtime;
@@ -101,7 +104,8 @@ Result<bool> StateCheckpointer::checkpoint() {
 
 Result<std::optional<RecoveredState>> recover_newest_state(const fs::path& work_root,
                                                            const fs::path& outbox,
-                                                           const protocol::JobManifest& m) {
+                                                           const protocol::JobManifest& m,
+                                                           std::uint64_t max_state_bytes) {
   using Found = std::optional<RecoveredState>;
   auto ws = RunWorkspace::open_existing(work_root, m.run_id, m.attempt);
   if (ws) {
@@ -110,7 +114,7 @@ Result<std::optional<RecoveredState>> recover_newest_state(const fs::path& work_
     for (const char* name : {kErroredStateFile, kStateFile}) {
       const fs::path state = module_dir / name;
       if (!fs::exists(fs::symlink_status(state)) || !ws->check_regular_file(state)) continue;
-      auto identity = snapshot(state, scratch);
+      auto identity = snapshot(state, scratch, state_read_limit(max_state_bytes));
       if (!identity) return std::unexpected(identity.error());
       if (!*identity) continue;  // torn by the crash: an older copy may still be whole
       if (is_prior(**identity, m)) {

@@ -25,8 +25,10 @@ class StateCheckpointer {
  public:
   // The plaintext copy goes to the workspace's capture directory, which the sandboxed module
   // cannot write (it could plant links there otherwise); it is removed after each checkpoint.
+  // max_state_bytes is limits.maxStateBytes; a state past state_read_limit() is no checkpoint.
   StateCheckpointer(const RunWorkspace& workspace, std::filesystem::path state_file,
-                    std::filesystem::path outbox, const protocol::JobManifest& manifest);
+                    std::filesystem::path outbox, const protocol::JobManifest& manifest,
+                    std::uint64_t max_state_bytes);
 
   // True when a new checkpoint was sealed. A missing state, one that is not whole yet, or one
   // that equals the prior state or the last checkpoint is no checkpoint (false); only local I/O
@@ -40,6 +42,7 @@ class StateCheckpointer {
   std::filesystem::path scratch_;
   std::filesystem::path outbox_;
   const protocol::JobManifest& manifest_;
+  std::uint64_t read_limit_;
   std::filesystem::file_time_type last_mtime_{};
   std::uintmax_t last_size_ = 0;
   std::optional<StateIdentity> last_;
@@ -54,9 +57,10 @@ struct RecoveredState {
 // The newest state of an interrupted Run attempt, sealed as its state artifact: errored.tfstate
 // or terraform.tfstate from the workspace when it survived and holds a whole state, otherwise the
 // newest checkpoint. nullopt when there is neither, or when it is the prior state unchanged (the
-// apply changed nothing that tofu persisted).
+// apply changed nothing that tofu persisted). max_state_bytes is limits.maxStateBytes.
 Result<std::optional<RecoveredState>> recover_newest_state(const std::filesystem::path& work_root,
                                                            const std::filesystem::path& outbox,
-                                                           const protocol::JobManifest& manifest);
+                                                           const protocol::JobManifest& manifest,
+                                                           std::uint64_t max_state_bytes);
 
 }  // namespace takosumi::runner

@@ -64,7 +64,8 @@ class StateCheckpointTest : public ::testing::Test {
   }
 
   StateCheckpointer checkpointer() {
-    return StateCheckpointer(*ws_, module_ / "terraform.tfstate", outbox(), manifest_);
+    return StateCheckpointer(*ws_, module_ / "terraform.tfstate", outbox(), manifest_,
+                             config::kDefaultMaxStateBytes);
   }
   fs::path outbox() const { return dir_ / "spool"; }
 
@@ -104,7 +105,7 @@ TEST_F(StateCheckpointTest, RecoveryPrefersTheSurvivingWorkspace) {
   write_state(state_json(8, "L", "checkpointed"));
   ASSERT_TRUE(*cp.checkpoint());
   write_state(state_json(10, "L", "final"));
-  auto found = recover_newest_state(work_, outbox(), manifest_);
+  auto found = recover_newest_state(work_, outbox(), manifest_, config::kDefaultMaxStateBytes);
   ASSERT_TRUE(found) << found.error().to_string();
   ASSERT_TRUE(*found);
   EXPECT_EQ((*found)->source, "terraform.tfstate");
@@ -118,7 +119,7 @@ TEST_F(StateCheckpointTest, RecoveryAfterARebootUsesTheCheckpoint) {
   write_state(state_json(8, "L", "checkpointed"));
   ASSERT_TRUE(*cp.checkpoint());
   ASSERT_TRUE(ws_->wipe());  // the tmpfs is gone
-  auto found = recover_newest_state(work_, outbox(), manifest_);
+  auto found = recover_newest_state(work_, outbox(), manifest_, config::kDefaultMaxStateBytes);
   ASSERT_TRUE(found) << found.error().to_string();
   ASSERT_TRUE(*found);
   EXPECT_EQ((*found)->source, "checkpoint");
@@ -132,7 +133,7 @@ TEST_F(StateCheckpointTest, RecoveryFallsBackWhenTheWorkspaceStateIsTorn) {
   write_state(state_json(8, "L", "checkpointed"));
   ASSERT_TRUE(*cp.checkpoint());
   write_state(R"({"version":4,"serial":9,"lin)");
-  auto found = recover_newest_state(work_, outbox(), manifest_);
+  auto found = recover_newest_state(work_, outbox(), manifest_, config::kDefaultMaxStateBytes);
   ASSERT_TRUE(found && *found);
   EXPECT_EQ((*found)->source, "checkpoint");
   EXPECT_EQ((*found)->sealed.identity.serial, 8);
@@ -140,11 +141,11 @@ TEST_F(StateCheckpointTest, RecoveryFallsBackWhenTheWorkspaceStateIsTorn) {
 
 TEST_F(StateCheckpointTest, NothingToRecoverWhenTheApplyChangedNothing) {
   write_state(state_json(7, "L", "prior"));
-  auto found = recover_newest_state(work_, outbox(), manifest_);
+  auto found = recover_newest_state(work_, outbox(), manifest_, config::kDefaultMaxStateBytes);
   ASSERT_TRUE(found);
   EXPECT_FALSE(*found);
   ASSERT_TRUE(ws_->wipe());
-  auto gone = recover_newest_state(work_, outbox(), manifest_);
+  auto gone = recover_newest_state(work_, outbox(), manifest_, config::kDefaultMaxStateBytes);
   ASSERT_TRUE(gone);
   EXPECT_FALSE(*gone) << "no workspace and no checkpoint";
 }
@@ -170,7 +171,7 @@ TEST_F(StateCheckpointTest, RecoveryIgnoresALinkOutOfTheWorkspace) {
   ASSERT_TRUE(write_file_atomic(dir_ / "elsewhere.tfstate", state_json(99, "L", "foreign")));
   fs::remove(module_ / "terraform.tfstate");
   fs::create_symlink(dir_ / "elsewhere.tfstate", module_ / "terraform.tfstate");
-  auto found = recover_newest_state(work_, outbox(), manifest_);
+  auto found = recover_newest_state(work_, outbox(), manifest_, config::kDefaultMaxStateBytes);
   ASSERT_TRUE(found && *found);
   EXPECT_EQ((*found)->sealed.identity.serial, 8);
 }

@@ -14,8 +14,8 @@ std::unexpected<Error> bad(const Error& e) {
 
 }  // namespace
 
-Result<StateIdentity> parse_state_identity(std::string_view text) {
-  auto doc = protocol::parse_object(text, kMaxStateBytes);
+Result<StateIdentity> parse_state_identity(std::string_view text, std::uint64_t max_bytes) {
+  auto doc = protocol::parse_object(text, static_cast<std::size_t>(max_bytes));
   if (!doc) return bad(doc.error());
   return state_identity(*doc);
 }
@@ -39,10 +39,10 @@ Result<StateIdentity> state_identity(const boost::json::object& state) {
   return StateIdentity{*serial, std::move(*lineage), empty};
 }
 
-Result<StateIdentity> read_state_identity(const std::filesystem::path& path) {
-  auto text = read_file(path, kMaxStateBytes);
+Result<StateIdentity> read_state_identity(const std::filesystem::path& path, std::uint64_t max_bytes) {
+  auto text = read_file(path, static_cast<std::size_t>(max_bytes));
   if (!text) return std::unexpected(text.error());
-  return with_context(parse_state_identity(*text), path.string());
+  return with_context(parse_state_identity(*text, max_bytes), path.string());
 }
 
 boost::json::object state_outputs(const boost::json::object& state) {

@@ -1,6 +1,7 @@
 #pragma once
 // Reads the identity of an OpenTofu state file (JSON format version 4): serial and lineage, and
 // whether it holds anything at all.
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -9,6 +10,7 @@
 #include <boost/json/object.hpp>
 
 #include "common/error.hpp"
+#include "config/state_limit.hpp"
 
 namespace takosumi::runner {
 
@@ -19,12 +21,18 @@ struct StateIdentity {
   bool empty = false;
 };
 
-inline constexpr std::size_t kMaxStateBytes = 256 * 1024 * 1024;
+// How many bytes of a state may be read when limits.maxStateBytes is max_state_bytes. A higher
+// limit than the default is honoured as it is; a lower one still lets the default's worth be read,
+// because a new state over the limit is stored all the same (the Run then fails with
+// limit_exceeded, docs/configuration.md) and must be read to be stored.
+constexpr std::uint64_t state_read_limit(std::uint64_t max_state_bytes) {
+  return std::max(max_state_bytes, config::kDefaultMaxStateBytes);
+}
 
-// Errors: io_error/not_found reading, payload_too_large past kMaxStateBytes,
+// Errors: io_error/not_found reading, payload_too_large past max_bytes (a state_read_limit),
 // state_integrity_failed when the text is not a version 4 state.
-Result<StateIdentity> read_state_identity(const std::filesystem::path& path);
-Result<StateIdentity> parse_state_identity(std::string_view text);
+Result<StateIdentity> read_state_identity(const std::filesystem::path& path, std::uint64_t max_bytes);
+Result<StateIdentity> parse_state_identity(std::string_view text, std::uint64_t max_bytes);
 Result<StateIdentity> state_identity(const boost::json::object& state);
 
 // The root module's outputs of a state, in the shape of `tofu output -json`: name → {sensitive,
