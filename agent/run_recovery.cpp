@@ -15,6 +15,7 @@
 #include "agent/run_delivery.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
+#include "protocol/failure_codes.hpp"
 #include "protocol/job_manifest.hpp"
 #include "protocol/json_fields.hpp"
 #include "common/offload.hpp"

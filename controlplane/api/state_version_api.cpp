@@ -6,6 +6,7 @@
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/api/page_cursor.hpp"
 #include "controlplane/api/public_api.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

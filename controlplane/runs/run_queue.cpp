@@ -397,8 +397,9 @@ Status RunQueue::store_outputs(const Run& run, const protocol::RunReport& report
     if (!current) return std::unexpected(current.error());
     version = std::move(*current);
   }
-  return states_.set_outputs(run.capsule_id, run.id, version,
-                             filter_outputs(report.outputs, capsule->output_allowlist));
+  auto outputs = filter_outputs(report.outputs, capsule->output_allowlist);
+  if (!outputs) return std::unexpected(outputs.error());
+  return states_.set_outputs(run.capsule_id, run.id, version, std::move(*outputs));
 }
 
 Status RunQueue::mark_destroyed(const Run& run, const protocol::RunReport& report,

@@ -11,10 +11,12 @@
 #include <optional>
 #include <vector>
 
+#include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "crypto/sha256.hpp"
 #include "common/offload.hpp"
+#include "protocol/failure_codes.hpp"
 #include "runner/source/libgit2_error.hpp"
 
 namespace takosumi::runner {
@@ -58,8 +60,7 @@ class CacheLock {
 };
 
 bool is_commit_id(std::string_view s) {
-  return s.size() == GIT_OID_HEXSZ &&
-         s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+  return is_lower_hex(s, GIT_OID_HEXSZ);
 }
 
 Result<Repository> open_or_init_cache(const fs::path& path) {

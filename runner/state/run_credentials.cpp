@@ -11,6 +11,7 @@
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "protocol/credential_names.hpp"
+#include "protocol/failure_codes.hpp"
 #include "runner/state/run_workspace.hpp"
 
 namespace takosumi::runner {

@@ -17,6 +17,7 @@
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "common/unique_fd.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::runner {
 

@@ -10,6 +10,7 @@
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
+#include "protocol/failure_codes.hpp"
 #include "runner/state/run_workspace.hpp"
 
 namespace takosumi::runner {
