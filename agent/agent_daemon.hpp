@@ -21,7 +21,7 @@
 #include "common/clock.hpp"
 #include "config/agent_config.hpp"
 #include "crypto/keys.hpp"
-#include "crypto/manifest_signer.hpp"
+#include "protocol/signed_manifest.hpp"
 
 namespace takosumi::agent {
 
@@ -67,7 +67,7 @@ class AgentDaemon {
   const Clock& clock_;
   boost::asio::thread_pool blocking_{2};
   std::optional<NonceJournal> nonces_;  // accepted manifest nonces, kept across restarts
-  std::optional<crypto::ManifestVerifier> verifier_;
+  std::optional<protocol::ManifestVerifier> verifier_;
   std::optional<RunJournal> journal_;
   RunSpool spool_;
   boost::asio::steady_timer stop_timer_;  // never expires; cancelled by request_stop()

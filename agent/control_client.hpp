@@ -12,7 +12,7 @@
 
 #include "agent/http_transport.hpp"
 #include "common/secret_bytes.hpp"
-#include "crypto/manifest_signer.hpp"
+#include "protocol/signed_manifest.hpp"
 #include "protocol/run_report.hpp"
 
 namespace takosumi::agent {
@@ -32,7 +32,7 @@ struct ClaimedJob {
   std::string run_id;
   std::string lease_token;
   std::int64_t lease_expires_at = 0;
-  crypto::SignedManifest manifest;
+  protocol::SignedManifest manifest;
 };
 
 struct HeartbeatAnswer {

@@ -8,6 +8,7 @@
 #include <deque>
 
 #include "common/error_codes.hpp"
+#include "protocol/failure_codes.hpp"
 #include "protocol/json_fields.hpp"
 
 namespace takosumi::agent {

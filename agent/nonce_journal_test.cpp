@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "common/clock.hpp"
-#include "crypto/manifest_signer.hpp"
+#include "protocol/signed_manifest.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace takosumi::agent {
@@ -57,10 +57,10 @@ TEST(NonceJournal, AReplayAfterARestartIsRefused) {
   m.issued_at = 1000;
   m.expires_at = 1900;
   m.nonce = "nonce-1";
-  const auto signed_manifest = crypto::sign_manifest(m, control);
+  const auto signed_manifest = protocol::sign_manifest(m, control);
 
   auto start_agent = [&](NonceJournal& journal) {
-    auto verifier = std::make_unique<crypto::ManifestVerifier>(control.public_key, "agt_1", clock);
+    auto verifier = std::make_unique<protocol::ManifestVerifier>(control.public_key, "agt_1", clock);
     for (const auto& [nonce, expires] : journal.entries()) verifier->remember(nonce, expires);
     verifier->set_recorder([&journal](const std::string& n, std::int64_t e) { return journal.record(n, e); });
     return verifier;

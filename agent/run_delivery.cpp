@@ -5,6 +5,7 @@
 #include "agent/retry.hpp"
 #include "common/error_codes.hpp"
 #include "crypto/sha256.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::agent {
 namespace asio = boost::asio;

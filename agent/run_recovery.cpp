@@ -12,6 +12,7 @@
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "common/file_lock.hpp"
+#include "protocol/failure_codes.hpp"
 #include "protocol/job_manifest.hpp"
 #include "protocol/json_fields.hpp"
 #include "common/offload.hpp"

@@ -16,6 +16,7 @@
 #include "common/file_io.hpp"
 #include "crypto/sealed_box.hpp"
 #include "crypto/sha256.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::agent {
 namespace asio = boost::asio;

@@ -21,7 +21,7 @@
 #include "common/clock.hpp"
 #include "agent/redacting_sink.hpp"
 #include "crypto/keys.hpp"
-#include "crypto/manifest_signer.hpp"
+#include "protocol/signed_manifest.hpp"
 #include "runner/run_executor.hpp"
 
 namespace takosumi::agent {
@@ -31,7 +31,7 @@ struct SessionContext {
   const RunJournal& journal;
   const RunSpool& spool;
   const Clock& clock;
-  crypto::ManifestVerifier& verifier;
+  protocol::ManifestVerifier& verifier;
   const crypto::BoxKeyPair& box_key;
   boost::asio::thread_pool& blocking;
   runner::RunnerSettings settings;

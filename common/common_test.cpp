@@ -44,6 +44,17 @@ TEST(Encoding, HexIsLowercase) {
   EXPECT_EQ(hex_encode(b), "ab01");
 }
 
+TEST(Encoding, Sha256HexIsExactly64LowercaseDigits) {
+  const std::string digest(64, 'a');
+  EXPECT_TRUE(is_sha256_hex(digest));
+  EXPECT_TRUE(is_lower_hex("0123456789abcdef", 16));
+  EXPECT_FALSE(is_sha256_hex(digest.substr(1)));
+  EXPECT_FALSE(is_sha256_hex(digest + "a"));
+  EXPECT_FALSE(is_sha256_hex(std::string(64, 'A')));
+  EXPECT_FALSE(is_sha256_hex(std::string(63, 'a') + "g"));
+  EXPECT_FALSE(is_lower_hex("", 40));
+}
+
 class FileIoTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(ensure_directory(dir_)); }

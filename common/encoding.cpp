@@ -36,4 +36,8 @@ std::string hex_encode(std::span<const std::uint8_t> bytes) {
   return out;
 }
 
+bool is_lower_hex(std::string_view s, std::size_t length) {
+  return s.size() == length && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
 }  // namespace takosumi

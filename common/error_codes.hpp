@@ -28,49 +28,8 @@ inline constexpr std::string_view kEnvelopeHeaderMismatch = "envelope_header_mis
 inline constexpr std::string_view kEnvelopeMalformed = "envelope_malformed";
 inline constexpr std::string_view kCryptoFailed = "crypto_failed";
 
-// Manifests
-inline constexpr std::string_view kManifestInvalid = "manifest_invalid";
-inline constexpr std::string_view kManifestBadSignature = "manifest_bad_signature";
-inline constexpr std::string_view kManifestExpired = "manifest_expired";
-inline constexpr std::string_view kManifestWrongAgent = "manifest_wrong_agent";
-inline constexpr std::string_view kManifestReplayed = "manifest_replayed";
-
-// Run failure codes (ARCHITECTURE §6)
-inline constexpr std::string_view kSourceFetchFailed = "source_fetch_failed";
-inline constexpr std::string_view kSourceCommitMissing = "source_commit_missing";
-inline constexpr std::string_view kStateIntegrityFailed = "state_integrity_failed";
-inline constexpr std::string_view kOpentofuInitFailed = "opentofu_init_failed";
-inline constexpr std::string_view kOpentofuPlanFailed = "opentofu_plan_failed";
-inline constexpr std::string_view kOpentofuFailed = "opentofu_failed";
-inline constexpr std::string_view kApplyFailed = "apply_failed";
-inline constexpr std::string_view kPlanDigestMismatch = "plan_digest_mismatch";
-inline constexpr std::string_view kOutputRequiredMissing = "output_required_missing";
-inline constexpr std::string_view kOutputTypeMismatch = "output_type_mismatch";
-inline constexpr std::string_view kCancelled = "cancelled";
-inline constexpr std::string_view kTimedOut = "timed_out";
-inline constexpr std::string_view kLeaseLost = "lease_lost";
-// The agent stopped (killed, crashed, host lost power) while it ran the Run; a restarted agent
-// reported it, with whatever state tofu persisted (docs/operations.md).
-inline constexpr std::string_view kInterrupted = "interrupted";
-inline constexpr std::string_view kSandboxFailed = "sandbox_failed";
-// A Run went past one of the agent's limits (plan JSON, state or input size).
-inline constexpr std::string_view kLimitExceeded = "limit_exceeded";
-inline constexpr std::string_view kWorkspaceFailed = "workspace_failed";
-inline constexpr std::string_view kArtifactTransferFailed = "artifact_transfer_failed";
-// A mapped Output whose value looks like a credential is not published; a required one fails.
-inline constexpr std::string_view kOutputRefused = "output_refused";
-inline constexpr std::string_view kProviderPolicyDenied = "provider_policy_denied";
-inline constexpr std::string_view kProvisionerDenied = "provisioner_denied";
-inline constexpr std::string_view kExternalDataDenied = "external_data_denied";
-// A module's own `terraform { encryption }` block: refused whatever the policy.
-inline constexpr std::string_view kEncryptionConfigDenied = "encryption_config_denied";
-// A module override file with a backend or cloud block, which would replace the agent's local
-// backend (the state would leave the agent): refused whatever the policy.
-inline constexpr std::string_view kBackendConfigDenied = "backend_config_denied";
-
-// Connections
-inline constexpr std::string_view kConnectionRevoked = "connection_revoked";
-inline constexpr std::string_view kConnectionExpired = "connection_expired";
+// Run failure codes (ARCHITECTURE §6), and the manifest and Connection refusals a Run can end
+// with, are owned by protocol/failure_codes.hpp.
 
 // Agent registration (docs/protocol.md "Register")
 // 401: the challenge is unknown, already used, expired or fetched with another pool token.

@@ -1,30 +1,27 @@
 #include "crypto/envelope_header.hpp"
 
+#include "common/encoding.hpp"
 #include "common/error_codes.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 
 namespace takosumi::crypto::detail {
 namespace {
 
-namespace json = protocol::json;
+namespace json = boost::json;
 
 // Far above any real state file, far below int64 overflow in the payload-length arithmetic.
 constexpr std::int64_t kMaxPlaintextSize = std::int64_t{1} << 50;
 
-bool is_lower_hex(std::string_view s) {
-  return s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
-}
-
 Status read_string(const json::object& o, std::string_view key, std::size_t max,
                    std::string& dst) {
-  auto r = protocol::get_string(o, key, max);
+  auto r = get_string(o, key, max);
   if (!r) return std::unexpected(r.error());
   dst = std::move(*r);
   return {};
 }
 
 Status read_int(const json::object& o, std::string_view key, std::int64_t& dst) {
-  auto r = protocol::get_int(o, key);
+  auto r = get_int(o, key);
   if (!r) return std::unexpected(r.error());
   dst = *r;
   return {};
@@ -35,7 +32,7 @@ Status validate(const EnvelopeHeader& h) {
     return fail(errc::kInvalidArgument, "field \"kind\" must be \"state\" or \"plan\"");
   if (h.plaintext_size < 0 || h.plaintext_size > kMaxPlaintextSize)
     return fail(errc::kInvalidArgument, "field \"plaintextSize\" is out of range");
-  if (h.plaintext_sha256.size() != 64 || !is_lower_hex(h.plaintext_sha256))
+  if (!is_sha256_hex(h.plaintext_sha256))
     return fail(errc::kInvalidArgument, "field \"plaintextSha256\" must be 64 lowercase hex digits");
   return {};
 }
@@ -76,11 +73,11 @@ std::string header_to_json(const EnvelopeHeader& h) {
   o.emplace("plaintextSize", h.plaintext_size);
   o.emplace("plaintextSha256", h.plaintext_sha256);
   o.emplace("keyId", h.key_id);
-  return protocol::serialize(o);
+  return serialize(o);
 }
 
 Result<EnvelopeHeader> header_from_json(std::string_view text) {
-  auto o = protocol::parse_object(text, kMaxHeaderBytes);
+  auto o = parse_object(text, kMaxHeaderBytes);
   if (!o) return fail(errc::kEnvelopeMalformed, "header: " + o.error().message);
   auto h = read_fields(*o);
   if (!h) return fail(errc::kEnvelopeMalformed, "header: " + h.error().message);

@@ -7,14 +7,14 @@
 
 #include "common/encoding.hpp"
 #include "crypto/sha256.hpp"
+#include "crypto/sodium_init.hpp"
 
 namespace takosumi::crypto {
 namespace {
 
 std::string random_hex(std::size_t bytes) {
-  if (sodium_init() < 0) std::abort();  // libsodium cannot work without a random source
   std::array<std::uint8_t, 32> buf{};
-  randombytes_buf(buf.data(), bytes);
+  random_bytes(std::span(buf.data(), bytes));
   return hex_encode(std::span<const std::uint8_t>(buf.data(), bytes));
 }
 
@@ -25,6 +25,11 @@ std::array<std::uint8_t, crypto_hash_sha256_BYTES> digest(std::string_view s) {
 }
 
 }  // namespace
+
+void random_bytes(std::span<std::uint8_t> out) {
+  detail::ensure_sodium();
+  randombytes_buf(out.data(), out.size());
+}
 
 std::string new_id(std::string_view prefix) { return std::string(prefix) + "_" + random_hex(16); }
 

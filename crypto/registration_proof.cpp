@@ -1,14 +1,11 @@
 #include "crypto/registration_proof.hpp"
 
-#include <sodium.h>
-
-#include <array>
 #include <cstdint>
 #include <span>
 
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
-#include "crypto/sodium_init.hpp"
+#include "crypto/signature.hpp"
 
 namespace takosumi::crypto {
 namespace {
@@ -38,28 +35,23 @@ std::string registration_message(const RegistrationClaim& claim) {
 }
 
 std::string sign_registration(const RegistrationClaim& claim, const SignKeyPair& key) {
-  detail::ensure_sodium();
-  const std::string message = registration_message(claim);
-  std::array<std::uint8_t, crypto_sign_BYTES> signature{};
-  crypto_sign_detached(signature.data(), nullptr, as_bytes(message).data(), message.size(),
-                       key.secret_key.data());
-  return base64_encode(signature);
+  return sign_detached(registration_message(claim), key);
 }
 
 Status verify_registration(const RegistrationClaim& claim, std::string_view signature) {
-  detail::ensure_sodium();
-  auto raw = base64_decode(signature);
-  if (!raw || raw->size() != crypto_sign_BYTES)
-    return fail(errc::kRegistrationSignatureInvalid,
-                "registration signature must be the base64 of a 64-byte Ed25519 signature");
-  const std::string message = registration_message(claim);
-  if (crypto_sign_verify_detached(raw->data(), as_bytes(message).data(), message.size(),
-                                  claim.sign_public_key.bytes.data()) != 0)
-    return fail(errc::kRegistrationSignatureInvalid,
-                "registration signature does not verify with signPublicKey for this challenge, "
-                "name, box key, pool token and control plane; check that the agent's pinned "
-                "control-plane signing key is this control plane's key (keys/signing.pub)");
-  return {};
+  switch (verify_detached(registration_message(claim), signature, claim.sign_public_key)) {
+    case SignatureCheck::valid:
+      return {};
+    case SignatureCheck::malformed:
+      return fail(errc::kRegistrationSignatureInvalid,
+                  "registration signature must be the base64 of a 64-byte Ed25519 signature");
+    case SignatureCheck::mismatch:
+      break;
+  }
+  return fail(errc::kRegistrationSignatureInvalid,
+              "registration signature does not verify with signPublicKey for this challenge, "
+              "name, box key, pool token and control plane; check that the agent's pinned "
+              "control-plane signing key is this control plane's key (keys/signing.pub)");
 }
 
 }  // namespace takosumi::crypto

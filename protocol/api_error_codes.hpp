@@ -3,6 +3,8 @@
 // public API like those (HTTP error bodies, Run failure codes): never rename one.
 #include <string_view>
 
+#include "protocol/failure_codes.hpp"
+
 namespace takosumi::api_errc {
 
 // 409: the plan marks data-bearing resources for delete/replace and the apply request did not
@@ -15,7 +17,7 @@ inline constexpr std::string_view kHeadersTooLarge = "headers_too_large";
 // 503: streaming this body to disk would pass the server's budget of temporary bytes
 // (maxTempMiB, shared by all requests); retry later.
 inline constexpr std::string_view kTempSpaceExhausted = "temp_space_exhausted";
-// Run failure code: a drift_check's pinned StateVersion was no longer current when it was claimed.
-inline constexpr std::string_view kStateVersionSuperseded = "state_version_superseded";
+// A Run failure code, owned by protocol/failure_codes.hpp; named here too for existing callers.
+using errc::kStateVersionSuperseded;
 
 }  // namespace takosumi::api_errc

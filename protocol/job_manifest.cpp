@@ -1,6 +1,7 @@
 #include "protocol/job_manifest.hpp"
 
 #include "common/error_codes.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::protocol {
 namespace {

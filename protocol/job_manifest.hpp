@@ -1,6 +1,6 @@
 #pragma once
 // The job manifest: everything one Run attempt may use, signed by the control plane's Ed25519
-// key (see crypto/manifest_signer.hpp). The agent acts only on a manifest whose signature,
+// key (see protocol/signed_manifest.hpp). The agent acts only on a manifest whose signature,
 // expiry, agent id and nonce it has checked. Wire shape: docs/protocol.md "Job manifest".
 #include <cstdint>
 #include <map>

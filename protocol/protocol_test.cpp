@@ -1,7 +1,9 @@
 #include <gtest/gtest.h>
 
 #include "common/error_codes.hpp"
+#include "protocol/failure_codes.hpp"
 #include "protocol/job_manifest.hpp"
+#include "protocol/output_type.hpp"
 #include "protocol/run_report.hpp"
 
 namespace takosumi::protocol {
@@ -85,6 +87,58 @@ TEST(RunReport, RoundTripsAndRequiresFailureCode) {
   EXPECT_FALSE(run_report_from_json(bad));
 }
 
+TEST(RunReport, FailureCodeIsARunFailureCode) {
+  EXPECT_TRUE(is_run_failure_code(errc::kOpentofuPlanFailed));
+  EXPECT_TRUE(is_run_failure_code(errc::kInterrupted));
+  EXPECT_TRUE(is_run_failure_code(errc::kStateVersionSuperseded));
+  EXPECT_FALSE(is_run_failure_code(errc::kIoError));
+  EXPECT_FALSE(is_run_failure_code(""));
+  RunReport r;
+  r.lease_token = "l";
+  r.attempt = 1;
+  r.status = "failed";
+  r.failure_code = errc::kOpentofuPlanFailed;
+  r.failure_message = "exit 1";
+  auto kept = run_report_from_json(to_json(r));
+  ASSERT_TRUE(kept) << kept.error().message;
+  EXPECT_EQ(kept->failure_code, errc::kOpentofuPlanFailed);
+  EXPECT_EQ(kept->failure_message, "exit 1");
+  // Not refused (that would strand the Run): kept whole under internal.
+  r.failure_code = "io_error";
+  auto wrapped = run_report_from_json(to_json(r));
+  ASSERT_TRUE(wrapped) << wrapped.error().message;
+  EXPECT_EQ(wrapped->failure_code, errc::kInternal);
+  EXPECT_EQ(wrapped->failure_message, "io_error: exit 1");
+}
+
+TEST(OutputType, KnownTypesMatchAndAnUnknownOneIsRefused) {
+  EXPECT_TRUE(*output_type_matches(json::value("x"), "string"));
+  EXPECT_FALSE(*output_type_matches(json::value("8080"), "number"));
+  EXPECT_TRUE(*output_type_matches(json::value(8080), "number"));
+  EXPECT_TRUE(*output_type_matches(json::value(true), "bool"));
+  EXPECT_TRUE(*output_type_matches(json::array{1, 2}, "any"));
+  EXPECT_EQ(output_kind(json::array{}), "list");
+  EXPECT_FALSE(is_output_type("map"));
+  auto unknown = output_type_matches(json::value("x"), "map");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().code, errc::kInvalidArgument);
+  EXPECT_NE(unknown.error().message.find("unknown output type \"map\""), std::string::npos);
+}
+
+TEST(RunReport, DataLossMarksAreReadWholeOrRefused) {
+  auto marks = data_loss_from_text(
+      R"([{"address":"aws_db_instance.a","type":"aws_db_instance","action":"delete"}])");
+  ASSERT_TRUE(marks) << marks.error().message;
+  ASSERT_EQ(marks->size(), 1u);
+  EXPECT_EQ((*marks)[0].reason, "");
+  for (const char* text : {"[1]", R"([{"address":"a.b"}])", "{}", "[",
+                           R"([{"address":"a","type":"t","action":"delete","x":1}])"}) {
+    auto bad = data_loss_from_text(text);
+    ASSERT_FALSE(bad) << text;
+    EXPECT_EQ(bad.error().code, errc::kInvalidArgument) << text;
+  }
+}
+
 TEST(RunReport, DataLossAndDriftRoundTrip) {
   RunReport r;
   r.lease_token = "l";
@@ -112,10 +166,30 @@ TEST(RunType, EveryTypeRoundTripsAndRefreshIsNotOne) {
   EXPECT_FALSE(run_type_from_string("refresh"));
 }
 
-TEST(JsonFields, OversizedBodyIsRefused) {
-  auto r = parse_object(std::string(100, ' '), 10);
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, errc::kPayloadTooLarge);
+TEST(KnownFields, RunReportRefusesUnknownFieldsAtEveryLevel) {
+  RunReport r;
+  r.lease_token = "l";
+  r.attempt = 1;
+  r.status = "succeeded";
+  r.new_state = NewStateDescriptor{"aa", "bb", 3, "lin", 1};
+  r.data_loss.push_back({"aws_db_instance.a", "aws_db_instance", "delete", "type"});
+  ASSERT_TRUE(run_report_from_json(to_json(r)));
+  auto top = to_json(r);
+  top["planDigst"] = "x";
+  auto a = run_report_from_json(top);
+  ASSERT_FALSE(a);
+  EXPECT_NE(a.error().message.find("unknown field \"planDigst\""), std::string::npos) << a.error().message;
+  auto state = to_json(r);
+  state["newState"].as_object()["priorGen"] = 1;
+  auto b = run_report_from_json(state);
+  ASSERT_FALSE(b);
+  EXPECT_NE(b.error().message.find("unknown field \"newState.priorGen\""), std::string::npos)
+      << b.error().message;
+  auto mark = to_json(r);
+  mark["dataLoss"].as_array()[0].as_object()["accepted"] = true;
+  auto c = run_report_from_json(mark);
+  ASSERT_FALSE(c);
+  EXPECT_NE(c.error().message.find("unknown field \"accepted\""), std::string::npos) << c.error().message;
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ Result<ResourceChange> change_from_json(const json::value& v) {
   return ResourceChange{*address, *type, std::move(*list), *del, *rep};
 }
 
-Result<DataLossMark> data_loss_from_json(const json::value& v) {
+Result<DataLossMark> mark_from_json(const json::value& v) {
   if (!v.is_object()) return fail(errc::kInvalidArgument, "dataLoss entries must be objects");
   const auto& o = v.get_object();
   TAKOSUMI_TRY(check_known_fields(o, {"address", "type", "action", "reason"}));
@@ -102,12 +102,9 @@ Status parse_marks(const json::object& o, RunReport& r) {
   auto loss = get_optional_array(o, "dataLoss");
   if (!loss) return std::unexpected(loss.error());
   if (*loss) {
-    if ((*loss)->size() > kMaxResources) return fail(errc::kInvalidArgument, "too many dataLoss marks");
-    for (const auto& v : **loss) {
-      auto m = data_loss_from_json(v);
-      if (!m) return std::unexpected(m.error().with_context("dataLoss"));
-      r.data_loss.push_back(std::move(*m));
-    }
+    auto marks = data_loss_from_json(**loss);
+    if (!marks) return std::unexpected(marks.error());
+    r.data_loss = std::move(*marks);
   }
   auto drift = drift_from_json(o);
   if (!drift) return std::unexpected(drift.error());
@@ -141,8 +138,11 @@ Result<RunReport> parse(const json::object& o) {
     auto msg = get_optional_string(**f, "message", 16 * 1024);
     if (!code) return std::unexpected(code.error());
     if (!msg) return std::unexpected(msg.error());
-    r.failure_code = *code;
-    r.failure_message = msg->value_or("");
+    // A code no Run may end with (an agent's bug, or a newer agent) is kept in the message under
+    // internal: refusing the report would strand the Run and the state it may carry.
+    Error reported = as_run_failure(Error{*code, msg->value_or("")}, errc::kInternal);
+    r.failure_code = std::move(reported.code);
+    r.failure_message = std::move(reported.message);
   }
   if (r.status == "failed" && r.failure_code.empty())
     return fail(errc::kInvalidArgument, "a failed report needs failure.code");
@@ -289,6 +289,24 @@ json::object to_json(const RunReport& r) {
 
 Result<RunReport> run_report_from_json(const json::object& o) {
   return with_context(parse(o), "run report");
+}
+
+Result<std::vector<DataLossMark>> data_loss_from_json(const json::array& marks) {
+  if (marks.size() > kMaxResources) return fail(errc::kInvalidArgument, "too many dataLoss marks");
+  std::vector<DataLossMark> out;
+  for (const auto& v : marks) {
+    auto m = mark_from_json(v);
+    if (!m) return std::unexpected(m.error().with_context("dataLoss"));
+    out.push_back(std::move(*m));
+  }
+  return out;
+}
+
+Result<std::vector<DataLossMark>> data_loss_from_text(std::string_view text) {
+  auto v = parse_json_strict(text);
+  if (!v) return std::unexpected(v.error().with_context("dataLoss"));
+  if (!v->is_array()) return fail(errc::kInvalidArgument, "dataLoss must be an array");
+  return data_loss_from_json(v->get_array());
 }
 
 }  // namespace takosumi::protocol

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "protocol/failure_codes.hpp"  // what failure_code holds
 #include "protocol/json_fields.hpp"
 
 namespace takosumi::protocol {
@@ -90,5 +91,11 @@ struct RunReport {
 
 json::object to_json(const RunReport& r);
 Result<RunReport> run_report_from_json(const json::object& o);
+
+// The one reader of data-loss marks: a report's "dataLoss" array, and the same array as the
+// control plane stores it. Every entry must be a whole mark (address, type, action; reason
+// optional), so none is ever skipped; invalid_argument naming what is wrong otherwise.
+Result<std::vector<DataLossMark>> data_loss_from_json(const json::array& marks);
+Result<std::vector<DataLossMark>> data_loss_from_text(std::string_view text);
 
 }  // namespace takosumi::protocol

@@ -7,7 +7,8 @@
 
 #include "common/error_codes.hpp"
 #include "protocol/credential_names.hpp"
-#include "protocol/strict_json.hpp"
+#include "common/strict_json.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::protocol {
 namespace {

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "crypto/random_ids.hpp"
+
 namespace takosumi::redaction {
 namespace {
 
@@ -23,7 +25,7 @@ std::uint64_t reduce(std::uint64_t x) {  // x < 2^62
 
 KeyedHash::KeyedHash() : base_(sizeof(std::uint64_t)) {
   std::uint64_t base;
-  randombytes_buf(&base, sizeof base);
+  crypto::random_bytes({reinterpret_cast<std::uint8_t*>(&base), sizeof base});
   base = kMinBase + base % (kPrime - kMinBase);
   std::memcpy(base_.data(), &base, sizeof base);
   sodium_memzero(&base, sizeof base);

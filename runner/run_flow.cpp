@@ -8,6 +8,7 @@
 #include <array>
 
 #include "common/error_codes.hpp"
+#include "protocol/failure_codes.hpp"
 #include "common/file_io.hpp"
 #include "crypto/sha256.hpp"
 #include "common/offload.hpp"
@@ -50,28 +51,8 @@ Result<boost::json::object> parse_plan_json(std::string_view text, redaction::Se
   return std::move(doc->as_object());
 }
 
-// The failure codes a Run may end with; anything else is wrapped under a fallback.
-bool is_run_failure_code(std::string_view code) {
-  static constexpr std::array kCodes{
-      errc::kSourceFetchFailed, errc::kSourceCommitMissing, errc::kStateIntegrityFailed,
-      errc::kManifestInvalid,   errc::kOpentofuInitFailed,  errc::kOpentofuPlanFailed,
-      errc::kOpentofuFailed,    errc::kApplyFailed,         errc::kPlanDigestMismatch,
-      errc::kOutputRequiredMissing, errc::kOutputTypeMismatch, errc::kCancelled,
-      errc::kTimedOut,          errc::kSandboxFailed,       errc::kWorkspaceFailed,
-      errc::kOutputRefused,     errc::kLimitExceeded,       errc::kProviderPolicyDenied,
-      errc::kProvisionerDenied, errc::kExternalDataDenied,  errc::kEncryptionConfigDenied,
-      errc::kBackendConfigDenied, errc::kLeaseLost,
-      errc::kUnavailable,       errc::kInternal};
-  return std::find(kCodes.begin(), kCodes.end(), code) != kCodes.end();
-}
-
-Error as_run_failure(Error e, std::string_view fallback) {
-  if (is_run_failure_code(e.code)) return e;
-  return Error{std::string(fallback), e.code + ": " + e.message};
-}
-
 std::unexpected<Error> workspace_error(const Error& e, std::string_view what) {
-  return std::unexpected(as_run_failure(e, errc::kWorkspaceFailed).with_context(what));
+  return std::unexpected(protocol::as_run_failure(e, errc::kWorkspaceFailed).with_context(what));
 }
 
 }  // namespace
@@ -160,7 +141,7 @@ void RunFlow::begin_report() {
 Status RunFlow::create_workspace() {
   if (cancel_.requested()) return fail(errc::kCancelled, "cancelled before the Run started");
   auto ws = RunWorkspace::create(settings_.work_root, manifest_.run_id, manifest_.attempt);
-  if (!ws) return std::unexpected(as_run_failure(ws.error(), errc::kWorkspaceFailed));
+  if (!ws) return std::unexpected(protocol::as_run_failure(ws.error(), errc::kWorkspaceFailed));
   workspace_.emplace(std::move(*ws));
   return {};
 }
@@ -181,7 +162,7 @@ asio::awaitable<Status> RunFlow::async_checkout() {
   PhaseTimer timer(report_.phase_millis, "checkout");
   auto source = co_await async_checkout_source(blocking_, settings_.git_cache, manifest_.source,
                                                workspace_->source());
-  if (!source) co_return std::unexpected(as_run_failure(source.error(), errc::kWorkspaceFailed));
+  if (!source) co_return std::unexpected(protocol::as_run_failure(source.error(), errc::kWorkspaceFailed));
   module_dir_ = source->module_dir;
   co_return scrub_source();
 }
@@ -239,7 +220,7 @@ asio::awaitable<Status> RunFlow::async_restore_prior_state() {
                                state_read_limit(settings_.max_state_bytes), secrets_);
   });
   if (!collected)
-    co_return std::unexpected(as_run_failure(collected.error(), errc::kStateIntegrityFailed));
+    co_return std::unexpected(protocol::as_run_failure(collected.error(), errc::kStateIntegrityFailed));
   co_return Status{};
 }
 
@@ -378,14 +359,14 @@ asio::awaitable<Status> RunFlow::async_limit_processes() {
     cgroup_.emplace(std::move(*cgroup));
     return {};
   });
-  if (!created) co_return std::unexpected(as_run_failure(created.error(), errc::kSandboxFailed));
+  if (!created) co_return std::unexpected(protocol::as_run_failure(created.error(), errc::kSandboxFailed));
   co_return Status{};
 }
 
 Status RunFlow::prepare_credentials() {
   if (inputs_.secrets.empty()) return {};
   auto creds = RunCredentials::prepare(inputs_.secrets, locked_providers_, workspace_->credentials());
-  if (!creds) return std::unexpected(as_run_failure(creds.error(), errc::kWorkspaceFailed));
+  if (!creds) return std::unexpected(protocol::as_run_failure(creds.error(), errc::kWorkspaceFailed));
   credentials_.emplace(std::move(*creds));
   for (const auto& skipped : credentials_->skipped())
     notice("Connection " + skipped + " not injected: the module does not use that provider");
@@ -527,7 +508,7 @@ asio::awaitable<Status> RunFlow::async_seal_new_state() {
   if (!fs::exists(fs::symlink_status(state))) state = module_dir_ / kStateFile;
   if (!fs::exists(fs::symlink_status(state))) co_return Status{};
   if (auto ok = workspace_->check_regular_file(state); !ok)
-    co_return std::unexpected(as_run_failure(ok.error(), errc::kStateIntegrityFailed));
+    co_return std::unexpected(protocol::as_run_failure(ok.error(), errc::kStateIntegrityFailed));
   std::error_code size_ec;
   const auto state_bytes = fs::file_size(state, size_ec);
   PhaseTimer timer(report_.phase_millis, "encrypt");
@@ -540,7 +521,7 @@ asio::awaitable<Status> RunFlow::async_seal_new_state() {
     new_state_outputs_ = state_outputs(*doc);
     return state_identity(*doc);
   });
-  if (!identity) co_return std::unexpected(as_run_failure(identity.error(), errc::kStateIntegrityFailed));
+  if (!identity) co_return std::unexpected(protocol::as_run_failure(identity.error(), errc::kStateIntegrityFailed));
   new_state_empty_ = identity->empty;
   const auto& prior = manifest_.prior_state;
   if (prior && prior->serial == identity->serial && prior->lineage == identity->lineage)

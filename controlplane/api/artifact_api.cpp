@@ -3,6 +3,7 @@
 #include "controlplane/api/agent_api.hpp"
 #include "controlplane/runs/artifact_check.hpp"
 #include "common/offload.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

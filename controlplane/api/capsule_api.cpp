@@ -100,13 +100,14 @@ HttpResponse CapsuleApi::outputs(const std::string& capsule_id) {
   if (!capsule) return error_response(capsule.error());
   auto stored = d_.states.outputs(capsule_id);
   if (!stored) return error_response(stored.error());
+  auto outputs = filter_outputs(stored->outputs, capsule->output_allowlist);
+  if (!outputs) return error_response(outputs.error());
   json::value sv_id = nullptr;
   if (stored->state_version_id) sv_id = *stored->state_version_id;
-  return json_response(200, json::object{
-                                {"capsuleId", capsule_id},
-                                {"stateVersionId", sv_id},
-                                {"generation", stored->generation},
-                                {"outputs", filter_outputs(stored->outputs, capsule->output_allowlist)}});
+  return json_response(200, json::object{{"capsuleId", capsule_id},
+                                         {"stateVersionId", sv_id},
+                                         {"generation", stored->generation},
+                                         {"outputs", std::move(*outputs)}});
 }
 
 }  // namespace takosumi::controlplane

@@ -4,6 +4,7 @@
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/runs/apply_admission.hpp"
 #include "controlplane/store/capsule_spec.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

@@ -4,6 +4,7 @@
 #include "protocol/api_error_codes.hpp"
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/api/page_cursor.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

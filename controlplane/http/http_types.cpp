@@ -7,6 +7,7 @@
 
 #include "common/error_codes.hpp"
 #include "protocol/api_error_codes.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 

@@ -2,6 +2,7 @@
 
 #include <system_error>
 
+#include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "crypto/envelope.hpp"
 #include "crypto/sha256.hpp"

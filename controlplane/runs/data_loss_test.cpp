@@ -39,6 +39,13 @@ TEST(DataLossTest, CorruptMarksFailClosed) {
   auto refused = check_data_loss_accepted(plan_with("{not json"), true);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, errc::kInternal);
+  // An entry that is not a whole mark is refused, never skipped (a skipped mark would let the
+  // plan be applied as if it lost nothing).
+  for (const char* stored : {R"([1])", R"([{"address":"a.b","type":"t"}])", R"({"a":1})"}) {
+    auto bad = check_data_loss_accepted(plan_with(stored), false);
+    ASSERT_FALSE(bad) << stored;
+    EXPECT_EQ(bad.error().code, errc::kInternal) << stored;
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/error_codes.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

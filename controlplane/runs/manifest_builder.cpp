@@ -5,6 +5,7 @@
 #include "crypto/random_ids.hpp"
 #include "controlplane/store/secret_storage.hpp"
 #include "crypto/sealed_box.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 
@@ -114,11 +115,11 @@ Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
   return m;
 }
 
-Result<crypto::SignedManifest> ManifestBuilder::build_signed(const ClaimedRun& claimed,
+Result<protocol::SignedManifest> ManifestBuilder::build_signed(const ClaimedRun& claimed,
                                                              const Agent& agent) {
   auto m = build(claimed, agent);
   if (!m) return std::unexpected(m.error());
-  return crypto::sign_manifest(*m, keys_.signing_key());
+  return protocol::sign_manifest(*m, keys_.signing_key());
 }
 
 }  // namespace takosumi::controlplane

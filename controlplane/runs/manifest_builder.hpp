@@ -18,7 +18,7 @@
 #include "controlplane/store/keyring.hpp"
 #include "controlplane/runs/run_queue.hpp"
 #include "controlplane/store/run_store.hpp"
-#include "crypto/manifest_signer.hpp"
+#include "protocol/signed_manifest.hpp"
 
 namespace takosumi::controlplane {
 
@@ -31,7 +31,7 @@ class ManifestBuilder {
         clock_(clock), ttl_seconds_(ttl_seconds) {}
 
   Result<protocol::JobManifest> build(const ClaimedRun& claimed, const Agent& agent);
-  Result<crypto::SignedManifest> build_signed(const ClaimedRun& claimed, const Agent& agent);
+  Result<protocol::SignedManifest> build_signed(const ClaimedRun& claimed, const Agent& agent);
 
  private:
   Result<std::string> reseal(std::string_view sha256, std::string_view what,

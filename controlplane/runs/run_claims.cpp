@@ -6,6 +6,7 @@
 #include "controlplane/runs/run_queue.hpp"
 #include "crypto/random_ids.hpp"
 #include "protocol/api_error_codes.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

@@ -1,9 +1,11 @@
 // Completion: a run report checked against the Run's type, its newState stored with fencing on
 // the Capsule's generation, its Outputs, and the Run finished, all in one transaction.
+#include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "controlplane/runs/lease.hpp"
 #include "controlplane/runs/run_queue.hpp"
 #include "controlplane/store/capsule_spec.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -11,11 +13,6 @@ namespace {
 std::optional<std::string> non_empty(const std::string& s) {
   if (s.empty()) return std::nullopt;
   return s;
-}
-
-bool is_hex64(std::string_view s) {
-  return s.size() == 64 &&
-         s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
 }
 
 std::string final_status(const protocol::RunReport& report) {
@@ -30,7 +27,7 @@ Status RunQueue::check_plan_report(const Run& run, const protocol::RunReport& re
   if (report.new_state)
     return fail(errc::kInvalidArgument, "newState is only accepted from apply runs");
   if (report.status != run_status::kSucceeded || !report.has_changes) return {};
-  if (!is_hex64(report.plan_digest))
+  if (!is_sha256_hex(report.plan_digest))
     return fail(errc::kInvalidArgument, "a plan with changes needs planDigest (64 hex)");
   auto stored = runs_.has_artifact(run.id, "plan", report.plan_artifact_sha256);
   if (!stored) return std::unexpected(stored.error());
@@ -100,8 +97,9 @@ Status RunQueue::store_outputs(const Run& run, const protocol::RunReport& report
     if (!current) return std::unexpected(current.error());
     version = std::move(*current);
   }
-  return states_.set_outputs(run.capsule_id, run.id, version,
-                             filter_outputs(report.outputs, capsule->output_allowlist));
+  auto outputs = filter_outputs(report.outputs, capsule->output_allowlist);
+  if (!outputs) return std::unexpected(outputs.error());
+  return states_.set_outputs(run.capsule_id, run.id, version, std::move(*outputs));
 }
 
 Status RunQueue::mark_destroyed(const Run& run, const protocol::RunReport& report,

@@ -5,6 +5,7 @@
 #include "common/error_codes.hpp"
 #include "controlplane/runs/lease.hpp"
 #include "controlplane/runs/run_queue.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 

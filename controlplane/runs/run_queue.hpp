@@ -31,7 +31,7 @@
 #include "controlplane/store/run_store.hpp"
 #include "controlplane/store/sqlite_db.hpp"
 #include "controlplane/store/state_store.hpp"
-#include "crypto/manifest_signer.hpp"
+#include "protocol/signed_manifest.hpp"
 #include "protocol/run_report.hpp"
 
 namespace takosumi::controlplane {
@@ -48,7 +48,7 @@ struct ClaimedRun {
 
 struct Job {
   ClaimedRun claimed;
-  crypto::SignedManifest manifest;
+  protocol::SignedManifest manifest;
 };
 
 struct LeaseRenewal {
@@ -58,7 +58,7 @@ struct LeaseRenewal {
 
 // Builds the signed manifest for a claimed Run, inside the claim's transaction. An error fails
 // that Run with the error's code (e.g. the prior state blob is missing) and the claim goes on.
-using ManifestFactory = std::function<Result<crypto::SignedManifest>(const ClaimedRun&)>;
+using ManifestFactory = std::function<Result<protocol::SignedManifest>(const ClaimedRun&)>;
 
 class RunQueue {
  public:

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "controlplane/testing/run_queue_fixture.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -227,9 +228,9 @@ TEST_F(RunQueueTest, OutputsAreFilteredThroughTheAllowlist) {
 TEST_F(RunQueueTest, UnbuildableManifestFailsTheRunAndClaimGoesOn) {
   Run broken = plan(capsule("one"));
   Run fine = plan(capsule("two"));
-  build_ = [&](const ClaimedRun& c) -> Result<crypto::SignedManifest> {
+  build_ = [&](const ClaimedRun& c) -> Result<protocol::SignedManifest> {
     if (c.run.id == broken.id) return fail(errc::kStateIntegrityFailed, "prior state blob is missing");
-    return crypto::SignedManifest{"m", "s"};
+    return protocol::SignedManifest{"m", "s"};
   };
   Job job = claim_one(agent_a_);
   EXPECT_EQ(job.claimed.run.id, fine.id);

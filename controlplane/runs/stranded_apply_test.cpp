@@ -7,6 +7,7 @@
 
 #include "controlplane/runs/capsule_attention.hpp"
 #include "controlplane/testing/run_queue_fixture.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

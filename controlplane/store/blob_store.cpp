@@ -16,10 +16,6 @@
 namespace takosumi::controlplane {
 namespace fs = std::filesystem;
 
-bool is_sha256_hex(std::string_view s) {
-  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
-}
-
 Result<BlobStore> BlobStore::open(const fs::path& data_dir) {
   TAKOSUMI_TRY(ensure_directory(data_dir / "blobs", 0700));
   TAKOSUMI_TRY(remove_tree(data_dir / "tmp"));

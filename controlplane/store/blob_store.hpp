@@ -8,11 +8,10 @@
 #include <string>
 #include <string_view>
 
+#include "common/encoding.hpp"  // is_sha256_hex, the check path_for applies
 #include "common/error.hpp"
 
 namespace takosumi::controlplane {
-
-bool is_sha256_hex(std::string_view s);
 
 class BlobStore {
  public:

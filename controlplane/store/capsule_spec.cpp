@@ -4,6 +4,7 @@
 #include <array>
 
 #include "common/error_codes.hpp"
+#include "protocol/output_type.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -127,7 +128,7 @@ Result<OutputAllowlist> allowlist_from_json(const json::object& o) {
     auto type = protocol::get_optional_string(e, "type", 32);
     if (!type) return std::unexpected(type.error().with_context(field));
     std::string t = type->value_or("any");
-    if (t != "string" && t != "number" && t != "bool" && t != "any")
+    if (!protocol::is_output_type(t))
       return invalid(field + ".type \"" + t + "\" must be one of string, number, bool, any");
     auto required = protocol::get_bool_or(e, "required", false);
     if (!required) return std::unexpected(required.error().with_context(field));
@@ -214,23 +215,16 @@ json::object variables_to_json(const std::map<std::string, std::string>& variabl
 }  // namespace takosumi::controlplane
 
 namespace takosumi::controlplane {
-namespace {
 
-bool type_matches(const json::value& v, std::string_view type) {
-  if (type == "string") return v.is_string();
-  if (type == "number") return v.is_number();
-  if (type == "bool") return v.is_bool();
-  return type == "any";
-}
-
-}  // namespace
-
-json::object filter_outputs(const json::object& values, const OutputAllowlist& allowlist) {
+Result<json::object> filter_outputs(const json::object& values, const OutputAllowlist& allowlist) {
   json::object out;
   for (const auto& kv : values) {
     auto it = allowlist.find(std::string(kv.key()));
-    if (it != allowlist.end() && type_matches(kv.value(), it->second.type))
-      out[kv.key()] = kv.value();
+    if (it == allowlist.end()) continue;
+    auto matches = protocol::output_type_matches(kv.value(), it->second.type);
+    if (!matches)
+      return std::unexpected(matches.error().with_context("output \"" + it->first + "\""));
+    if (*matches) out[kv.key()] = kv.value();
   }
   return out;
 }

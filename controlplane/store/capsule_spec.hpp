@@ -45,7 +45,9 @@ Result<std::map<std::string, std::string>> variables_from_json(const json::objec
 namespace takosumi::controlplane {
 
 // Keeps only values whose public name is in the allowlist and whose JSON type matches the
-// mapping's type ("any" accepts everything); everything else is dropped.
-json::object filter_outputs(const json::object& values, const OutputAllowlist& allowlist);
+// mapping's type ("any" accepts everything): the view of the Capsule's current mapping, so a value
+// it no longer maps, or maps as another type, is left out (it stays stored). A mapping of an
+// unknown type is invalid_argument naming it (protocol/output_type.hpp), as in the runner.
+Result<json::object> filter_outputs(const json::object& values, const OutputAllowlist& allowlist);
 
 }  // namespace takosumi::controlplane

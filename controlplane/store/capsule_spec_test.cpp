@@ -157,7 +157,9 @@ TEST(CapsuleSpec, FilterOutputsKeepsOnlyMappedNamesOfTheRightType) {
                         {"anything", {"x", "any", false}}};
   json::object values{{"url", "https://x"}, {"port", "8080"}, {"anything", json::array{1, 2}},
                       {"password", "hunter2"}};
-  auto out = filter_outputs(values, allow);
+  auto filtered = filter_outputs(values, allow);
+  ASSERT_TRUE(filtered) << filtered.error().message;
+  const auto& out = *filtered;
   EXPECT_EQ(out.size(), 2u);
   EXPECT_EQ(out.at("url"), "https://x");
   EXPECT_TRUE(out.contains("anything"));

@@ -6,6 +6,7 @@
 #include "common/error_codes.hpp"
 #include "controlplane/store/capsule_spec.hpp"
 #include "protocol/credential_names.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error_codes.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

@@ -3,6 +3,7 @@
 #include "common/error_codes.hpp"
 #include "crypto/random_ids.hpp"
 #include "controlplane/store/secret_storage.hpp"
+#include "protocol/failure_codes.hpp"
 #include "protocol/json_fields.hpp"
 
 namespace takosumi::controlplane {

@@ -17,7 +17,7 @@
 #include "controlplane/control_plane.hpp"
 #include "controlplane/testing/test_support.hpp"
 #include "crypto/envelope.hpp"
-#include "crypto/manifest_signer.hpp"
+#include "protocol/signed_manifest.hpp"
 #include "crypto/registration_proof.hpp"
 #include "crypto/sealed_box.hpp"
 #include "crypto/sha256.hpp"
@@ -195,7 +195,7 @@ class HttpApiTest : public ::testing::Test {
     const auto& m = job.at("manifest").as_object();
     auto pinned = crypto::load_sign_public_key(dir_.path() / "data/keys/signing.pub");
     EXPECT_TRUE(pinned) << pinned.error().to_string();
-    crypto::ManifestVerifier verifier(*pinned, agent_id_, clock_);
+    protocol::ManifestVerifier verifier(*pinned, agent_id_, clock_);
     auto manifest = verifier.verify({json::value_to<std::string>(m.at("payload")),
                                      json::value_to<std::string>(m.at("signature"))});
     EXPECT_TRUE(manifest) << manifest.error().to_string();

@@ -133,8 +133,8 @@ class RunQueueTest : public ::testing::Test {
   ConnectionStore connections_{db_, keys_, clock_};
   AuditLog audit_{db_, clock_};
   RunQueue queue_{db_, catalog_, runs_, states_, connections_, audit_, clock_, 60};
-  ManifestFactory build_ = [](const ClaimedRun& c) -> Result<crypto::SignedManifest> {
-    return crypto::SignedManifest{"manifest-of-" + c.run.id, "signature"};
+  ManifestFactory build_ = [](const ClaimedRun& c) -> Result<protocol::SignedManifest> {
+    return protocol::SignedManifest{"manifest-of-" + c.run.id, "signature"};
   };
   std::string workspace_id_;
   Agent agent_a_;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/error_codes.hpp"
+#include "protocol/failure_codes.hpp"
 #include "protocol/json_fields.hpp"
 #include "runner/plan/plan_json.hpp"
 

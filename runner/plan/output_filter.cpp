@@ -1,6 +1,8 @@
 #include "runner/plan/output_filter.hpp"
 
 #include "common/error_codes.hpp"
+#include "protocol/failure_codes.hpp"
+#include "protocol/output_type.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -8,28 +10,6 @@ namespace {
 namespace json = boost::json;
 
 constexpr std::size_t kMaxOutputJson = 16 * 1024 * 1024;
-
-Result<bool> type_matches(const json::value& v, const std::string& type) {
-  if (type == "any") return true;
-  if (type == "string") return v.is_string();
-  if (type == "number") return v.is_number();
-  if (type == "bool") return v.is_bool();
-  return fail(errc::kManifestInvalid, "unknown output type \"" + type + "\"");
-}
-
-std::string kind_of(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::string: return "string";
-    case json::kind::bool_: return "bool";
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_: return "number";
-    case json::kind::array: return "list";
-    case json::kind::object: return "object";
-    case json::kind::null: return "null";
-  }
-  return "unknown";
-}
 
 }  // namespace
 
@@ -56,11 +36,14 @@ Result<FilteredOutputs> filter_outputs(
                              "\") is sensitive and was not published");
       continue;
     }
-    auto ok = type_matches(*value, mapping.type);
-    if (!ok) return std::unexpected(ok.error());
+    auto ok = protocol::output_type_matches(*value, mapping.type);
+    // The mapping came with the manifest: an unknown type there makes the manifest invalid.
+    if (!ok)
+      return fail(errc::kManifestInvalid, "output \"" + public_name + "\": " + ok.error().message);
     if (!*ok)
       return fail(errc::kOutputTypeMismatch, "output \"" + mapping.from + "\" is a " +
-                                                 kind_of(*value) + ", mapped as " + mapping.type);
+                                                 protocol::output_kind(*value) + ", mapped as " +
+                                                 mapping.type);
     out.outputs[public_name] = *value;
   }
   return out;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error_codes.hpp"
+#include "protocol/failure_codes.hpp"
 #include "protocol/json_fields.hpp"
 #include "runner/plan/plan_json.hpp"
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error_codes.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::runner {
 

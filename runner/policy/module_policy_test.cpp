@@ -1,3 +1,4 @@
+#include "protocol/failure_codes.hpp"
 #include "runner/policy/module_policy.hpp"
 
 #include <gtest/gtest.h>

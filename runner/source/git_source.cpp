@@ -10,12 +10,14 @@
 #include <optional>
 #include <vector>
 
+#include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "common/fd_io.hpp"
 #include "common/file_io.hpp"
 #include "common/file_lock.hpp"
 #include "crypto/sha256.hpp"
 #include "common/offload.hpp"
+#include "protocol/failure_codes.hpp"
 #include "runner/source/libgit2_error.hpp"
 
 namespace takosumi::runner {
@@ -34,8 +36,7 @@ using Tree = std::unique_ptr<git_tree, GitDeleter<git_tree, git_tree_free>>;
 using Blob = std::unique_ptr<git_blob, GitDeleter<git_blob, git_blob_free>>;
 
 bool is_commit_id(std::string_view s) {
-  return s.size() == GIT_OID_HEXSZ &&
-         s.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+  return is_lower_hex(s, GIT_OID_HEXSZ);
 }
 
 Result<Repository> open_or_init_cache(const fs::path& path) {

@@ -4,6 +4,7 @@
 #include "common/file_io.hpp"
 #include "crypto/envelope.hpp"
 #include "crypto/sha256.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::runner {
 namespace {

@@ -14,6 +14,7 @@
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::runner {
 namespace {

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "common/error_codes.hpp"
+#include "protocol/failure_codes.hpp"
 #include "runner/policy/installed_providers.hpp"
 #include "runner/tofu/pids_cgroup.hpp"
 #include "tests/support/temp_dir.hpp"

@@ -1,6 +1,7 @@
 #pragma once
-// Signing and verification of job manifests (docs/protocol.md "Job manifest"). The signature is an
-// Ed25519 detached signature over the exact payload bytes; the verifier checks it before parsing.
+// Signed job manifests (docs/protocol.md "Job manifest"): an Ed25519 detached signature
+// (crypto/signature.hpp) over the exact payload bytes, checked before anything is parsed; then the
+// protocol's rules — expiry, addressee, nonce replay.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -11,14 +12,14 @@
 #include "crypto/keys.hpp"
 #include "protocol/job_manifest.hpp"
 
-namespace takosumi::crypto {
+namespace takosumi::protocol {
 
 struct SignedManifest {
   std::string payload;    // base64 of the manifest JSON bytes
   std::string signature;  // base64 Ed25519 signature of those bytes
 };
 
-SignedManifest sign_manifest(const protocol::JobManifest& manifest, const SignKeyPair& key);
+SignedManifest sign_manifest(const JobManifest& manifest, const crypto::SignKeyPair& key);
 
 // Verifies manifests for one agent against the pinned control-plane key. Remembers nonces until
 // their manifest expires, so a replayed manifest is refused. Not thread-safe (one per agent loop).
@@ -26,8 +27,8 @@ SignedManifest sign_manifest(const protocol::JobManifest& manifest, const SignKe
 // manifest_replayed.
 class ManifestVerifier {
  public:
-  ManifestVerifier(SignPublicKey pinned, std::string agent_id, const Clock& clock);
-  Result<protocol::JobManifest> verify(const SignedManifest& signed_manifest);
+  ManifestVerifier(crypto::SignPublicKey pinned, std::string agent_id, const Clock& clock);
+  Result<JobManifest> verify(const SignedManifest& signed_manifest);
 
   // Nonces accepted before a restart (see agent/nonce_journal.hpp), refused as replays too.
   void remember(std::string nonce, std::int64_t expires_at);
@@ -39,11 +40,11 @@ class ManifestVerifier {
  private:
   void forget_expired(std::int64_t now);
 
-  SignPublicKey pinned_;
+  crypto::SignPublicKey pinned_;
   std::string agent_id_;
   const Clock& clock_;
   std::map<std::string, std::int64_t> seen_nonces_;  // nonce → expires_at
   NonceRecorder recorder_;
 };
 
-}  // namespace takosumi::crypto
+}  // namespace takosumi::protocol

@@ -1,11 +1,11 @@
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 
 #include <algorithm>
 
 #include "common/error_codes.hpp"
-#include "protocol/strict_json.hpp"
+#include "common/strict_json.hpp"
 
-namespace takosumi::protocol {
+namespace takosumi {
 namespace {
 
 std::string field_name(std::string_view key) { return "field \"" + std::string(key) + "\""; }
@@ -110,4 +110,4 @@ Result<const json::array*> get_optional_array(const json::object& o, std::string
 
 std::string serialize(const json::value& v) { return json::serialize(v); }
 
-}  // namespace takosumi::protocol
+}  // namespace takosumi

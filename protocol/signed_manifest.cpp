@@ -1,16 +1,14 @@
-#include "crypto/manifest_signer.hpp"
+#include "protocol/signed_manifest.hpp"
 
-#include <sodium.h>
-
-#include <array>
 #include <utility>
 
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
-#include "crypto/sodium_init.hpp"
+#include "crypto/signature.hpp"
+#include "protocol/failure_codes.hpp"
 #include "protocol/json_fields.hpp"
 
-namespace takosumi::crypto {
+namespace takosumi::protocol {
 namespace {
 
 constexpr std::size_t kMaxPayloadBytes = 1024 * 1024;
@@ -19,45 +17,44 @@ constexpr std::size_t kMaxPayloadBase64 = (kMaxPayloadBytes + 2) / 3 * 4;
 
 // Returns the payload bytes only when they carry a valid signature by the pinned key.
 Result<std::string> authenticated_payload(const SignedManifest& signed_manifest,
-                                          const SignPublicKey& pinned) {
+                                          const crypto::SignPublicKey& pinned) {
   if (signed_manifest.payload.size() > kMaxPayloadBase64)
     return fail(errc::kManifestInvalid, "manifest payload is larger than 1 MiB");
   auto payload = base64_decode(signed_manifest.payload);
   if (!payload) return fail(errc::kManifestBadSignature, "manifest payload is not base64");
-  auto signature = base64_decode(signed_manifest.signature);
-  if (!signature || signature->size() != crypto_sign_BYTES)
-    return fail(errc::kManifestBadSignature,
-                "manifest signature must be the base64 of a 64-byte Ed25519 signature");
-  if (crypto_sign_verify_detached(signature->data(), payload->data(), payload->size(),
-                                  pinned.bytes.data()) != 0)
-    return fail(errc::kManifestBadSignature,
-                "manifest signature does not verify with the pinned control-plane key; check "
-                "that the agent's pinned key matches the control plane's signing key");
-  return std::string(as_chars(*payload));
+  std::string bytes(as_chars(*payload));
+  switch (crypto::verify_detached(bytes, signed_manifest.signature, pinned)) {
+    case crypto::SignatureCheck::valid:
+      return bytes;
+    case crypto::SignatureCheck::malformed:
+      return fail(errc::kManifestBadSignature,
+                  "manifest signature must be the base64 of a 64-byte Ed25519 signature");
+    case crypto::SignatureCheck::mismatch:
+      break;
+  }
+  return fail(errc::kManifestBadSignature,
+              "manifest signature does not verify with the pinned control-plane key; check "
+              "that the agent's pinned key matches the control plane's signing key");
 }
 
-Result<protocol::JobManifest> parse_manifest(std::string_view payload) {
-  auto object = protocol::parse_object(payload, kMaxPayloadBytes);
+Result<JobManifest> parse_manifest(std::string_view payload) {
+  auto object = parse_object(payload, kMaxPayloadBytes);
   if (!object) return fail(errc::kManifestInvalid, "job manifest: " + object.error().message);
-  return protocol::job_manifest_from_json(*object);
+  return job_manifest_from_json(*object);
 }
 
 }  // namespace
 
-SignedManifest sign_manifest(const protocol::JobManifest& manifest, const SignKeyPair& key) {
-  detail::ensure_sodium();
-  const std::string payload = protocol::serialize(protocol::to_json(manifest));
-  std::array<std::uint8_t, crypto_sign_BYTES> signature{};
-  crypto_sign_detached(signature.data(), nullptr, as_bytes(payload).data(), payload.size(),
-                       key.secret_key.data());
-  return SignedManifest{base64_encode(payload), base64_encode(signature)};
+SignedManifest sign_manifest(const JobManifest& manifest, const crypto::SignKeyPair& key) {
+  const std::string payload = serialize(to_json(manifest));
+  return SignedManifest{base64_encode(payload), crypto::sign_detached(payload, key)};
 }
 
-ManifestVerifier::ManifestVerifier(SignPublicKey pinned, std::string agent_id, const Clock& clock)
+ManifestVerifier::ManifestVerifier(crypto::SignPublicKey pinned, std::string agent_id,
+                                   const Clock& clock)
     : pinned_(pinned), agent_id_(std::move(agent_id)), clock_(clock) {}
 
-Result<protocol::JobManifest> ManifestVerifier::verify(const SignedManifest& signed_manifest) {
-  detail::ensure_sodium();
+Result<JobManifest> ManifestVerifier::verify(const SignedManifest& signed_manifest) {
   // Signature first: nothing from an unauthenticated payload is parsed or acted on.
   auto payload = authenticated_payload(signed_manifest, pinned_);
   if (!payload) return std::unexpected(payload.error());
@@ -94,4 +91,4 @@ void ManifestVerifier::forget_expired(std::int64_t now) {
   std::erase_if(seen_nonces_, [now](const auto& entry) { return entry.second <= now; });
 }
 
-}  // namespace takosumi::crypto
+}  // namespace takosumi::protocol

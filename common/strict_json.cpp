@@ -1,4 +1,4 @@
-#include "protocol/strict_json.hpp"
+#include "common/strict_json.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/value_stack.hpp>
@@ -9,7 +9,7 @@
 
 #include "common/error_codes.hpp"
 
-namespace takosumi::protocol {
+namespace takosumi {
 namespace {
 
 namespace json = boost::json;
@@ -135,4 +135,4 @@ Result<json::value> parse_json_strict(std::string_view text, const json::parse_o
   return parser.handler().st.release();
 }
 
-}  // namespace takosumi::protocol
+}  // namespace takosumi

@@ -12,7 +12,7 @@
 
 #include "common/error.hpp"
 
-namespace takosumi::protocol {
+namespace takosumi {
 
 // The value of text, allocated from sp. invalid_argument for text that is not one JSON document
 // ("invalid JSON: …") and for a duplicate key ("duplicate key \"name\" in source.ref" — the key
@@ -21,4 +21,4 @@ Result<boost::json::value> parse_json_strict(std::string_view text,
                                              const boost::json::parse_options& options = {},
                                              boost::json::storage_ptr sp = {});
 
-}  // namespace takosumi::protocol
+}  // namespace takosumi

@@ -1,28 +1,29 @@
-#include "crypto/manifest_signer.hpp"
+#include "protocol/failure_codes.hpp"
+#include "protocol/signed_manifest.hpp"
 
 #include <gtest/gtest.h>
-#include <sodium.h>
 
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
+#include "crypto/signature.hpp"
 
-namespace takosumi::crypto {
+namespace takosumi::protocol {
 namespace {
 
 constexpr std::int64_t kNow = 1'764'469'000;
 
-protocol::JobManifest manifest(std::string nonce = "nonce-1", std::int64_t expires_at = kNow + 900,
+JobManifest manifest(std::string nonce = "nonce-1", std::int64_t expires_at = kNow + 900,
                                std::string agent = "agt_1") {
-  protocol::JobManifest m;
+  JobManifest m;
   m.run_id = "run_1";
   m.attempt = 1;
   m.agent_id = std::move(agent);
-  m.type = protocol::RunType::plan;
+  m.type = RunType::plan;
   m.workspace_id = "ws_1";
   m.capsule_id = "cap_1";
   m.source = {"file:///repo", std::string(40, 'a'), "infra"};
   m.variables = {{"region", "eu-1"}};
-  m.control_public_key = BoxKeyPair::generate().public_key.to_base64();
+  m.control_public_key = crypto::BoxKeyPair::generate().public_key.to_base64();
   m.control_key_id = "k1";
   m.issued_at = kNow;
   m.expires_at = expires_at;
@@ -30,11 +31,8 @@ protocol::JobManifest manifest(std::string nonce = "nonce-1", std::int64_t expir
   return m;
 }
 
-SignedManifest sign_raw(std::string_view payload, const SignKeyPair& key) {
-  std::uint8_t sig[crypto_sign_BYTES];
-  crypto_sign_detached(sig, nullptr, as_bytes(payload).data(), payload.size(),
-                       key.secret_key.data());
-  return {base64_encode(payload), base64_encode(std::span<const std::uint8_t>(sig))};
+SignedManifest sign_raw(std::string_view payload, const crypto::SignKeyPair& key) {
+  return {base64_encode(payload), crypto::sign_detached(payload, key)};
 }
 
 class ManifestTest : public ::testing::Test {
@@ -45,7 +43,7 @@ class ManifestTest : public ::testing::Test {
     EXPECT_EQ(r.error().code, code) << r.error().to_string();
   }
 
-  SignKeyPair control_ = SignKeyPair::generate();
+  crypto::SignKeyPair control_ = crypto::SignKeyPair::generate();
   FakeClock clock_{kNow};
   ManifestVerifier verifier_{control_.public_key, "agt_1", clock_};
 };
@@ -65,11 +63,11 @@ TEST_F(ManifestTest, PayloadIsTheSerializedManifestJson) {
   auto s = sign_manifest(m, control_);
   auto payload = base64_decode(s.payload);
   ASSERT_TRUE(payload);
-  EXPECT_EQ(std::string(as_chars(*payload)), protocol::serialize(protocol::to_json(m)));
+  EXPECT_EQ(std::string(as_chars(*payload)), serialize(to_json(m)));
 }
 
 TEST_F(ManifestTest, SignedByAnotherKeyIsBadSignature) {
-  expect_code(sign_manifest(manifest(), SignKeyPair::generate()), errc::kManifestBadSignature);
+  expect_code(sign_manifest(manifest(), crypto::SignKeyPair::generate()), errc::kManifestBadSignature);
 }
 
 TEST_F(ManifestTest, PayloadAlteredAfterSigningIsBadSignature) {
@@ -103,7 +101,7 @@ TEST_F(ManifestTest, SignedButInvalidManifestIsInvalid) {
 // A signed payload that readers may understand in two ways (first or last "agentId") is refused,
 // even though its signature verifies.
 TEST_F(ManifestTest, SignedManifestWithADuplicateKeyIsInvalid) {
-  const std::string text = protocol::serialize(protocol::to_json(manifest()));
+  const std::string text = serialize(to_json(manifest()));
   ASSERT_EQ(text.front(), '{');
   const std::string doubled = R"({"agentId":"agt_2",)" + text.substr(1);
   auto r = verifier_.verify(sign_raw(doubled, control_));
@@ -131,7 +129,7 @@ TEST_F(ManifestTest, ChecksRunInTheDocumentedOrder) {
   // Expired and for another agent: expiry is reported. Other key and expired: signature.
   auto both = sign_manifest(manifest("n", kNow, "agt_2"), control_);
   expect_code(both, errc::kManifestExpired);
-  expect_code(sign_manifest(manifest("n", kNow), SignKeyPair::generate()),
+  expect_code(sign_manifest(manifest("n", kNow), crypto::SignKeyPair::generate()),
               errc::kManifestBadSignature);
 }
 
@@ -161,4 +159,4 @@ TEST_F(ManifestTest, NonceIsForgottenOnceItsManifestExpired) {
 }
 
 }  // namespace
-}  // namespace takosumi::crypto
+}  // namespace takosumi::protocol

@@ -1,0 +1,44 @@
+#pragma once
+// Typed, validated access to fields of JSON received from the network. Every getter fails with
+// a message naming the field, so a bad request gets an error that says what to fix.
+#include <boost/json.hpp>
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+
+namespace takosumi {
+
+namespace json = boost::json;
+
+// Parses text bounded by max_bytes into a JSON object, strictly (strict_json.hpp): a duplicate
+// key is invalid_argument naming it.
+Result<json::object> parse_object(std::string_view text, std::size_t max_bytes);
+
+// invalid_argument naming the first key of o that is not in known, prefixed with where ("source"
+// → "unknown field \"source.rev\" (known: gitUrl, ref, modulePath)"). Every request body parser
+// calls it with the list of the fields it reads, kept beside it, so a misspelt field is refused
+// instead of silently ignored.
+Status check_known_fields(const json::object& o, std::initializer_list<std::string_view> known,
+                          std::string_view where = {});
+
+Result<std::string> get_string(const json::object& o, std::string_view key,
+                               std::size_t max_len = 4096);
+Result<std::optional<std::string>> get_optional_string(const json::object& o,
+                                                       std::string_view key,
+                                                       std::size_t max_len = 4096);
+Result<std::int64_t> get_int(const json::object& o, std::string_view key);
+Result<std::optional<std::int64_t>> get_optional_int(const json::object& o, std::string_view key);
+Result<bool> get_bool_or(const json::object& o, std::string_view key, bool fallback);
+Result<const json::object*> get_object(const json::object& o, std::string_view key);
+// Missing key → nullptr; present but not an object → error.
+Result<const json::object*> get_optional_object(const json::object& o, std::string_view key);
+Result<const json::array*> get_optional_array(const json::object& o, std::string_view key);
+
+std::string serialize(const json::value& v);
+
+}  // namespace takosumi

@@ -1,0 +1,72 @@
+#pragma once
+// The Run failure codes (ARCHITECTURE §6): the stable strings a failed Run carries as
+// failure.code, in reports, the public API, the activity log and docs/operations.md. This header
+// owns them; never rename one, add a new one instead. The generic codes of common/error_codes.hpp
+// (internal, unavailable) may end a Run too, for faults no Run-level code names.
+#include <string>
+#include <string_view>
+
+#include "common/error.hpp"
+#include "common/error_codes.hpp"
+
+namespace takosumi::errc {
+
+// The agent refused the Run's manifest (docs/protocol.md "Complete": reported with attempt 0).
+inline constexpr std::string_view kManifestInvalid = "manifest_invalid";
+inline constexpr std::string_view kManifestBadSignature = "manifest_bad_signature";
+inline constexpr std::string_view kManifestExpired = "manifest_expired";
+inline constexpr std::string_view kManifestWrongAgent = "manifest_wrong_agent";
+inline constexpr std::string_view kManifestReplayed = "manifest_replayed";
+
+// What went wrong while the agent ran the Run.
+inline constexpr std::string_view kSourceFetchFailed = "source_fetch_failed";
+inline constexpr std::string_view kSourceCommitMissing = "source_commit_missing";
+inline constexpr std::string_view kStateIntegrityFailed = "state_integrity_failed";
+inline constexpr std::string_view kOpentofuInitFailed = "opentofu_init_failed";
+inline constexpr std::string_view kOpentofuPlanFailed = "opentofu_plan_failed";
+inline constexpr std::string_view kOpentofuFailed = "opentofu_failed";
+inline constexpr std::string_view kApplyFailed = "apply_failed";
+inline constexpr std::string_view kPlanDigestMismatch = "plan_digest_mismatch";
+inline constexpr std::string_view kOutputRequiredMissing = "output_required_missing";
+inline constexpr std::string_view kOutputTypeMismatch = "output_type_mismatch";
+inline constexpr std::string_view kCancelled = "cancelled";
+inline constexpr std::string_view kTimedOut = "timed_out";
+inline constexpr std::string_view kLeaseLost = "lease_lost";
+// The agent stopped (killed, crashed, host lost power) while it ran the Run; a restarted agent
+// reported it, with whatever state tofu persisted (docs/operations.md).
+inline constexpr std::string_view kInterrupted = "interrupted";
+inline constexpr std::string_view kSandboxFailed = "sandbox_failed";
+// A Run went past one of the agent's limits (plan JSON, state or input size).
+inline constexpr std::string_view kLimitExceeded = "limit_exceeded";
+inline constexpr std::string_view kWorkspaceFailed = "workspace_failed";
+inline constexpr std::string_view kArtifactTransferFailed = "artifact_transfer_failed";
+// A mapped Output whose value looks like a credential is not published; a required one fails.
+inline constexpr std::string_view kOutputRefused = "output_refused";
+inline constexpr std::string_view kProviderPolicyDenied = "provider_policy_denied";
+inline constexpr std::string_view kProvisionerDenied = "provisioner_denied";
+inline constexpr std::string_view kExternalDataDenied = "external_data_denied";
+// A module's own `terraform { encryption }` block: refused whatever the policy.
+inline constexpr std::string_view kEncryptionConfigDenied = "encryption_config_denied";
+// A module override file with a backend or cloud block, which would replace the agent's local
+// backend (the state would leave the agent): refused whatever the policy.
+inline constexpr std::string_view kBackendConfigDenied = "backend_config_denied";
+
+// Set by the control plane when it refuses to dispatch a Run whose Connection cannot be used.
+inline constexpr std::string_view kConnectionRevoked = "connection_revoked";
+inline constexpr std::string_view kConnectionExpired = "connection_expired";
+// Set by the control plane: a drift_check's pinned StateVersion was no longer current when it
+// was claimed.
+inline constexpr std::string_view kStateVersionSuperseded = "state_version_superseded";
+
+}  // namespace takosumi::errc
+
+namespace takosumi::protocol {
+
+// True for every code above and for errc::kInternal and errc::kUnavailable.
+bool is_run_failure_code(std::string_view code);
+
+// e unchanged when its code is a Run failure code; otherwise fallback as the code, with e's code
+// kept at the front of the message ("io_error: write …"), so nothing about the cause is lost.
+Error as_run_failure(Error e, std::string_view fallback);
+
+}  // namespace takosumi::protocol
