@@ -8,6 +8,9 @@
 #include "common/clock.hpp"
 #include "protocol/signed_manifest.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/fake_clock.hpp"
+
+using takosumi::testing::FakeClock;
 
 namespace takosumi::agent {
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// Wall-clock seam: the agent compares manifest and lease expiries with it, so tests can move time.
+// Wall-clock seam: the agent compares manifest and lease expiries with it, so tests can move time (tests/support/fake_clock.hpp).
 #include <chrono>
 #include <cstdint>
 
@@ -19,16 +19,6 @@ class SystemClock final : public Clock {
                std::chrono::system_clock::now().time_since_epoch())
         .count();
   }
-};
-
-class FakeClock final : public Clock {
- public:
-  explicit FakeClock(std::int64_t now) : now_(now) {}
-  std::int64_t now_unix() const override { return now_; }
-  void advance(std::int64_t seconds) { now_ += seconds; }
-
- private:
-  std::int64_t now_;
 };
 
 }  // namespace takosumi

@@ -6,6 +6,9 @@
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "crypto/signature.hpp"
+#include "tests/support/fake_clock.hpp"
+
+using takosumi::testing::FakeClock;
 
 namespace takosumi::protocol {
 namespace {

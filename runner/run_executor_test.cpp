@@ -12,7 +12,7 @@
 
 #include "crypto/envelope.hpp"
 #include "crypto/sha256.hpp"
-#include "runner/test_support.hpp"
+#include "tests/support/run_to_end.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
 

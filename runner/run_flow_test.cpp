@@ -12,7 +12,7 @@
 
 #include "crypto/envelope.hpp"
 #include "runner/run_executor.hpp"
-#include "runner/test_support.hpp"
+#include "tests/support/run_to_end.hpp"
 #include "tests/support/fake_process_launcher.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "common/error_codes.hpp"
+#include "tests/support/fake_clock.hpp"
+
+using takosumi::testing::FakeClock;
 
 namespace takosumi::controlplane {
 namespace {

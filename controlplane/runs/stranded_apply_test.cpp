@@ -8,6 +8,9 @@
 #include "controlplane/runs/capsule_attention.hpp"
 #include "controlplane/testing/run_queue_fixture.hpp"
 #include "protocol/failure_codes.hpp"
+#include "tests/support/fake_clock.hpp"
+
+using takosumi::testing::FakeClock;
 
 namespace takosumi::controlplane {
 namespace {

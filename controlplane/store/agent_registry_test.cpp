@@ -7,6 +7,9 @@
 #include "common/error_codes.hpp"
 #include "controlplane/testing/test_support.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/fake_clock.hpp"
+
+using takosumi::testing::FakeClock;
 
 namespace takosumi::controlplane {
 namespace {

@@ -14,6 +14,9 @@
 #include "controlplane/store/state_store.hpp"
 #include "controlplane/testing/test_support.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/fake_clock.hpp"
+
+using takosumi::testing::FakeClock;
 
 namespace takosumi::controlplane {
 namespace {

@@ -13,6 +13,7 @@
 #include "controlplane/runs/run_queue.hpp"
 #include "controlplane/testing/test_support.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/fake_clock.hpp"
 
 namespace takosumi::controlplane {
 
@@ -122,7 +123,7 @@ class RunQueueTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  FakeClock clock_{1'700'000'000};
+  testing::FakeClock clock_{1'700'000'000};
   Database db_ = testing::open_test_db(dir_.path() / "control.db");
   CatalogStore catalog_{db_, clock_};
   RunStore runs_{db_, clock_};

@@ -7,13 +7,13 @@
 #include "controlplane/store/schema.hpp"
 #include "controlplane/store/sqlite_db.hpp"
 
-namespace takosumi::controlplane::testing {
+namespace takosumi::testing {
 
-inline Database open_test_db(const std::filesystem::path& file) {
-  auto db = Database::open(file);
+inline controlplane::Database open_test_db(const std::filesystem::path& file) {
+  auto db = controlplane::Database::open(file);
   if (!db) throw std::runtime_error(db.error().to_string());
-  if (auto st = create_schema(*db); !st) throw std::runtime_error(st.error().to_string());
+  if (auto st = controlplane::create_schema(*db); !st) throw std::runtime_error(st.error().to_string());
   return std::move(*db);
 }
 
-}  // namespace takosumi::controlplane::testing
+}  // namespace takosumi::testing

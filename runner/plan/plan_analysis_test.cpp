@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "runner/tofu/boost_process_launcher.hpp"
-#include "runner/test_support.hpp"
+#include "tests/support/run_to_end.hpp"
 #include "runner/state/state_file.hpp"
 #include "runner/tofu/tofu_cli.hpp"
 #include "tests/support/temp_dir.hpp"

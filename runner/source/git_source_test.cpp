@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "runner/test_support.hpp"
+#include "tests/support/run_to_end.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
 

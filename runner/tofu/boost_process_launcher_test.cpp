@@ -14,7 +14,7 @@
 
 #include "common/file_lock.hpp"
 #include "redaction/line_splitter.hpp"
-#include "runner/test_support.hpp"
+#include "tests/support/run_to_end.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace takosumi::runner {

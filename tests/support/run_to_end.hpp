@@ -1,5 +1,5 @@
 #pragma once
-// Helpers shared by the runner's tests only.
+// Runs one coroutine to its end on an io_context: the one helper every asynchronous test uses.
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
@@ -7,7 +7,7 @@
 #include <optional>
 #include <utility>
 
-namespace takosumi::runner::testing {
+namespace takosumi::testing {
 
 // Runs one coroutine on io until it completes and returns its value.
 template <class T>
@@ -24,4 +24,4 @@ T run_to_end(boost::asio::io_context& io, boost::asio::awaitable<T> task) {
   return std::move(*out);
 }
 
-}  // namespace takosumi::runner::testing
+}  // namespace takosumi::testing
