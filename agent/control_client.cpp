@@ -1,13 +1,11 @@
 #include "agent/control_client.hpp"
 
 #include "common/error_codes.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 
 namespace takosumi::agent {
 namespace asio = boost::asio;
 namespace json = boost::json;
-using protocol::get_int;
-using protocol::get_string;
 
 namespace {
 
@@ -19,8 +17,8 @@ Error http_error(const HttpRequest& req, const HttpResponse& res) {
   std::string code = res.status >= 500 || res.status == 429 ? std::string(errc::kUnavailable)
                                                             : std::string(errc::kProtocolError);
   std::string message = "HTTP " + std::to_string(res.status);
-  if (auto body = protocol::parse_object(res.body, kMaxJson); body) {
-    if (auto err = protocol::get_object(*body, "error"); err) {
+  if (auto body = parse_object(res.body, kMaxJson); body) {
+    if (auto err = get_object(*body, "error"); err) {
       if (auto c = get_string(**err, "code", 64); c && res.status < 500) code = *c;
       if (auto m = get_string(**err, "message", 4096); m) message += ": " + *m;
     }
@@ -29,7 +27,7 @@ Error http_error(const HttpRequest& req, const HttpResponse& res) {
 }
 
 Result<json::object> json_body(const HttpRequest& req, const HttpResponse& res) {
-  auto o = protocol::parse_object(res.body, kMaxJson);
+  auto o = parse_object(res.body, kMaxJson);
   if (!o) return fail(errc::kProtocolError, req.target + ": " + o.error().message);
   return o;
 }
@@ -103,7 +101,7 @@ asio::awaitable<Result<std::vector<ClaimedJob>>> ControlClient::async_claim(std:
   if (!res) co_return std::unexpected(res.error());
   auto o = json_body(req, *res);
   if (!o) co_return std::unexpected(o.error());
-  auto jobs = protocol::get_optional_array(*o, "jobs");
+  auto jobs = get_optional_array(*o, "jobs");
   if (!jobs || !*jobs) co_return fail(errc::kProtocolError, "claim: answer lacks \"jobs\"");
   std::vector<ClaimedJob> out;
   for (const auto& v : **jobs) {
@@ -113,7 +111,7 @@ asio::awaitable<Result<std::vector<ClaimedJob>>> ControlClient::async_claim(std:
     auto run = get_string(j, "runId", 128);
     auto lease = get_string(j, "leaseToken", 256);
     auto exp = get_int(j, "leaseExpiresAt");
-    auto m = protocol::get_object(j, "manifest");
+    auto m = get_object(j, "manifest");
     if (!run || !lease || !exp || !m) co_return fail(errc::kProtocolError, "claim: malformed job");
     auto payload = get_string(**m, "payload", kMaxJson);
     auto sig = get_string(**m, "signature", 256);
@@ -133,7 +131,7 @@ asio::awaitable<Result<HeartbeatAnswer>> ControlClient::async_heartbeat(std::str
   auto o = json_body(req, *res);
   if (!o) co_return std::unexpected(o.error());
   auto exp = get_int(*o, "leaseExpiresAt");
-  auto cancel = protocol::get_bool_or(*o, "cancelRequested", false);
+  auto cancel = get_bool_or(*o, "cancelRequested", false);
   if (!exp || !cancel) co_return fail(errc::kProtocolError, "heartbeat: malformed answer");
   co_return HeartbeatAnswer{*exp, *cancel};
 }
@@ -148,7 +146,7 @@ asio::awaitable<Result<bool>> ControlClient::async_start_apply(std::string run_i
   if (!res) co_return std::unexpected(res.error());
   auto o = json_body(req, *res);
   if (!o) co_return std::unexpected(o.error());
-  auto cancel = protocol::get_bool_or(*o, "cancelRequested", false);
+  auto cancel = get_bool_or(*o, "cancelRequested", false);
   if (!cancel) co_return fail(errc::kProtocolError, "phase: malformed answer");
   co_return *cancel;
 }

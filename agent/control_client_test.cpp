@@ -9,7 +9,7 @@
 
 #include "common/error_codes.hpp"
 #include "protocol/failure_codes.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 
 namespace takosumi::agent {
 namespace {
@@ -64,7 +64,7 @@ TEST(ControlClient, RegistrationFetchesAChallengeAndSendsTheSignedProof) {
   EXPECT_EQ(t.requests[0].target, "/agent/v1/register/challenge");
   auto id = run(c.async_register({"w", "0", {}, 1, "b", "s", *challenge, "sig"}, pool));
   ASSERT_TRUE(id) << id.error().message;
-  auto sent = protocol::parse_object(t.requests[1].body, 1 << 20);
+  auto sent = parse_object(t.requests[1].body, 1 << 20);
   ASSERT_TRUE(sent);
   EXPECT_EQ(sent->at("challenge"), "c1");
   EXPECT_EQ(sent->at("signature"), "sig");

@@ -6,7 +6,7 @@
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 #include "runner/state/run_workspace.hpp"
 
 namespace takosumi::agent {
@@ -25,16 +25,16 @@ constexpr std::array<std::pair<RunPhase, std::string_view>, 5> kPhases{{
 }};
 
 Result<JournalEntry> parse_entry(std::string_view text) {
-  auto o = protocol::parse_object(text, kMaxEntryBytes);
+  auto o = parse_object(text, kMaxEntryBytes);
   if (!o) return std::unexpected(o.error());
   JournalEntry e;
-  auto run_id = protocol::get_string(*o, "runId", 128);
-  auto attempt = protocol::get_int(*o, "attempt");
-  auto lease = protocol::get_string(*o, "leaseToken", 256);
-  auto phase = protocol::get_string(*o, "phase", 32);
-  auto manifest = protocol::get_string(*o, "manifest", kMaxEntryBytes);
-  auto note = protocol::get_optional_string(*o, "note", 4096);
-  auto updated = protocol::get_int(*o, "updatedAt");
+  auto run_id = get_string(*o, "runId", 128);
+  auto attempt = get_int(*o, "attempt");
+  auto lease = get_string(*o, "leaseToken", 256);
+  auto phase = get_string(*o, "phase", 32);
+  auto manifest = get_string(*o, "manifest", kMaxEntryBytes);
+  auto note = get_optional_string(*o, "note", 4096);
+  auto updated = get_int(*o, "updatedAt");
   if (!run_id) return std::unexpected(run_id.error());
   if (!attempt) return std::unexpected(attempt.error());
   if (!lease) return std::unexpected(lease.error());
@@ -91,7 +91,7 @@ Status RunJournal::write(const JournalEntry& e) const {
                  {"leaseToken", e.lease_token}, {"phase", std::string(to_string(e.phase))},
                  {"manifest", e.manifest_payload}, {"note", e.note},
                  {"updatedAt", e.updated_at}};
-  return write_file_atomic(dir_ / (e.run_id + ".json"), protocol::serialize(o), 0600);
+  return write_file_atomic(dir_ / (e.run_id + ".json"), takosumi::serialize(o), 0600);
 }
 
 Status RunJournal::advance(JournalEntry& entry, RunPhase phase, std::string note,

@@ -14,7 +14,7 @@
 #include "common/file_lock.hpp"
 #include "protocol/failure_codes.hpp"
 #include "protocol/job_manifest.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 #include "common/offload.hpp"
 #include "runner/state/run_workspace.hpp"
 #include "runner/state/state_checkpoint.hpp"
@@ -44,7 +44,7 @@ asio::awaitable<bool> async_wait_for_tofu(const fs::path& lock_file, std::chrono
 }
 
 Result<protocol::JobManifest> parse_manifest(const std::string& payload) {
-  auto o = protocol::parse_object(payload, 4u << 20);
+  auto o = parse_object(payload, 4u << 20);
   if (!o) return std::unexpected(o.error());
   return protocol::job_manifest_from_json(*o);
 }

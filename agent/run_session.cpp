@@ -159,13 +159,13 @@ asio::awaitable<void> RunSession::async_execute() {
   if (!manifest) {
     // Nothing from this manifest is used; the refusal is reported under the claim's lease.
     spdlog::error("run {}: manifest refused: {}", job_.run_id, manifest.error().to_string());
-    co_await async_report_failure(0, manifest.error());
+    co_await async_report_failure(0, protocol::as_run_failure(manifest.error(), errc::kManifestInvalid));
     co_return;
   }
   spdlog::info("run {}: {} of capsule {} (attempt {})", job_.run_id,
                protocol::to_string(manifest->type), manifest->capsule_id, manifest->attempt);
   entry_ = JournalEntry{job_.run_id, manifest->attempt, job_.lease_token, RunPhase::claimed,
-                        protocol::serialize(protocol::to_json(*manifest)), {}, 0};
+                        takosumi::serialize(protocol::to_json(*manifest)), {}, 0};
   // The attempt's spool is the runner's outbox: its checkpoints and results outlive a reboot.
   outbox_ = ctx_.spool.dir(job_.run_id, manifest->attempt);
   inbox_ = outbox_ / "inbox";
@@ -185,8 +185,10 @@ asio::awaitable<void> RunSession::async_execute() {
     (void)remove_tree(inbox_);
     Delivery failed;
     failed.report.status = "failed";
-    failed.report.failure_code = inputs.error().code;
-    failed.report.failure_message = inputs.error().message;
+    // Always a Run failure code: a bare io_error or crypto_failed would reach the user as internal.
+    Error failure = protocol::as_run_failure(inputs.error(), errc::kWorkspaceFailed);
+    failed.report.failure_code = std::move(failure.code);
+    failed.report.failure_message = std::move(failure.message);
     failed.report.source_commit = manifest->source.commit;
     co_await async_finish(std::move(failed));
     co_return;

@@ -2,7 +2,7 @@
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 #include "runner/state/run_workspace.hpp"
 
 namespace takosumi::agent {
@@ -17,7 +17,7 @@ constexpr std::size_t kMaxDeliveryBytes = 32u << 20;
 // Artifacts are named by file name only, so a delivery can only ever point into its own spool.
 Result<std::optional<fs::path>> artifact(const json::object& o, std::string_view key,
                                          const fs::path& dir) {
-  auto name = protocol::get_optional_string(o, key, 256);
+  auto name = get_optional_string(o, key, 256);
   if (!name) return std::unexpected(name.error());
   if (!*name) return std::optional<fs::path>{};
   if (!runner::is_safe_file_name(**name))
@@ -47,7 +47,7 @@ Status RunSpool::save(std::string_view run_id, std::int64_t attempt, const Deliv
                  {"logTail", d.log_tail}};
   if (d.plan) o["plan"] = d.plan->filename().string();
   if (d.state) o["state"] = d.state->filename().string();
-  return write_file_atomic(where / kDeliveryFile, protocol::serialize(o), 0600);
+  return write_file_atomic(where / kDeliveryFile, takosumi::serialize(o), 0600);
 }
 
 Result<std::optional<Delivery>> RunSpool::load(std::string_view run_id, std::int64_t attempt) const {
@@ -57,9 +57,9 @@ Result<std::optional<Delivery>> RunSpool::load(std::string_view run_id, std::int
     if (text.error().code == errc::kNotFound) return std::optional<Delivery>{};
     return std::unexpected(text.error());
   }
-  auto o = protocol::parse_object(*text, kMaxDeliveryBytes);
+  auto o = parse_object(*text, kMaxDeliveryBytes);
   if (!o) return std::unexpected(o.error().with_context(kDeliveryFile));
-  auto report_json = protocol::get_object(*o, "report");
+  auto report_json = get_object(*o, "report");
   if (!report_json) return std::unexpected(report_json.error());
   auto report = protocol::run_report_from_json(**report_json);
   if (!report) return std::unexpected(report.error().with_context(kDeliveryFile));
@@ -67,8 +67,8 @@ Result<std::optional<Delivery>> RunSpool::load(std::string_view run_id, std::int
   d.report = std::move(*report);
   auto plan = artifact(*o, "plan", where);
   auto state = artifact(*o, "state", where);
-  auto seq = protocol::get_int(*o, "logSeq");
-  auto tail = protocol::get_string(*o, "logTail", kMaxDeliveryBytes);
+  auto seq = get_int(*o, "logSeq");
+  auto tail = get_string(*o, "logTail", kMaxDeliveryBytes);
   if (!plan) return std::unexpected(plan.error());
   if (!state) return std::unexpected(state.error());
   if (!seq) return std::unexpected(seq.error());

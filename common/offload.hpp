@@ -33,6 +33,8 @@ template <class F>
 auto async_offload(boost::asio::thread_pool::executor_type pool, F work) {
   namespace asio = boost::asio;
   using R = std::invoke_result_t<F&>;
+  static_assert(std::is_void_v<R> || std::is_default_constructible_v<R>,
+                "the awaiter is handed an R beside a rethrown exception: R needs a default");
   // The awaiter gets the result, or the work's exception rethrown: nothing escapes on the pool.
   using Signature = typename detail::OffloadSignature<R>::type;
   return asio::async_initiate<const asio::use_awaitable_t<>&, Signature>(
@@ -60,13 +62,9 @@ auto async_offload(boost::asio::thread_pool::executor_type pool, F work) {
             }
             asio::post(home, [handler = std::move(handler), failure,
                               result = std::move(result)]() mutable {
-              if (!failure) return std::move(handler)(failure, std::move(*result));
-              // use_awaitable rethrows `failure` and ignores the value it is handed with it.
-              if constexpr (std::is_default_constructible_v<R>) {
-                std::move(handler)(failure, R{});
-              } else {
-                std::rethrow_exception(failure);  // no value to hand over: fail loudly
-              }
+              // use_awaitable rethrows `failure` and ignores the value handed with it.
+              if (failure) return std::move(handler)(failure, R{});
+              std::move(handler)(failure, std::move(*result));
             });
           }
         });

@@ -17,7 +17,4 @@ inline constexpr std::string_view kHeadersTooLarge = "headers_too_large";
 // 503: streaming this body to disk would pass the server's budget of temporary bytes
 // (maxTempMiB, shared by all requests); retry later.
 inline constexpr std::string_view kTempSpaceExhausted = "temp_space_exhausted";
-// A Run failure code, owned by protocol/failure_codes.hpp; named here too for existing callers.
-using errc::kStateVersionSuperseded;
-
 }  // namespace takosumi::api_errc

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "common/error.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 #include "protocol/run_policy.hpp"
 #include "protocol/run_type.hpp"
 

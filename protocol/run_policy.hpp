@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 
 namespace takosumi::protocol {
 

@@ -1,6 +1,7 @@
 #include "protocol/run_report.hpp"
 
 #include "common/error_codes.hpp"
+#include "common/strict_json.hpp"
 
 namespace takosumi::protocol {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "common/error.hpp"
 #include "protocol/failure_codes.hpp"  // what failure_code holds
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 
 namespace takosumi::protocol {
 

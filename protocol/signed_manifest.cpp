@@ -6,7 +6,7 @@
 #include "common/error_codes.hpp"
 #include "crypto/signature.hpp"
 #include "protocol/failure_codes.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 
 namespace takosumi::protocol {
 namespace {

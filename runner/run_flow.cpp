@@ -37,10 +37,6 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kStateFile = "terraform.tfstate";
-// Written instead of terraform.tfstate when tofu could not persist its final state.
-constexpr const char* kErroredStateFile = "errored.tfstate";
-
 // tofu show -json, parsed once: its sensitive values join the Run's secrets and the object goes on
 // to the analysis.
 Result<boost::json::object> parse_plan_json(std::string_view text, redaction::SecretSet& secrets) {

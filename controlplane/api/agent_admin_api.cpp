@@ -3,7 +3,8 @@
 #include "common/error_codes.hpp"
 #include "controlplane/api/api_json.hpp"
 #include "crypto/keys.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
+#include "common/strict_json.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -11,15 +12,15 @@ namespace {
 // {"signPublicKey": "<base64 of 32 bytes>"}: the key the agent will come back with, as its log
 // or `takosumi-agent --print-public-key` shows it. Returned in canonical base64.
 Result<std::string> parse_reset_request(const std::string& text) {
-  auto body = protocol::parse_object(text, kMaxJsonBody);
+  auto body = parse_object(text, kMaxJsonBody);
   if (!body) return std::unexpected(body.error());
-  TAKOSUMI_TRY(protocol::check_known_fields(*body, {"signPublicKey"}));
+  TAKOSUMI_TRY(check_known_fields(*body, {"signPublicKey"}));
   if (!body->contains("signPublicKey"))
     return fail(errc::kInvalidArgument,
                 "field \"signPublicKey\" is required: the new public signing key of the agent "
                 "(its log shows it when it is refused; `takosumi-agent --config <file> "
                 "--print-public-key` prints it)");
-  auto text_key = protocol::get_string(*body, "signPublicKey", 64);
+  auto text_key = get_string(*body, "signPublicKey", 64);
   if (!text_key) return std::unexpected(text_key.error());
   auto key = crypto::SignPublicKey::from_base64(*text_key);
   if (!key)

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "common/error_codes.hpp"
+#include "common/strict_json.hpp"
 #include "crypto/random_ids.hpp"
 #include "crypto/keys.hpp"
 #include "crypto/registration_proof.hpp"
@@ -27,14 +28,14 @@ struct RegistrationRequest {
 };
 
 Status parse_agent_fields(const json::object& o, AgentRegistration& reg) {
-  auto name = protocol::get_string(o, "name", 128);
+  auto name = get_string(o, "name", 128);
   if (!name) return std::unexpected(name.error());
   if (name->empty()) return fail(errc::kInvalidArgument, "field \"name\" must not be empty");
   reg.name = *name;
-  auto version = protocol::get_optional_string(o, "version", 64);
+  auto version = get_optional_string(o, "version", 64);
   if (!version) return std::unexpected(version.error());
   reg.version = version->value_or("");
-  auto labels = protocol::get_optional_array(o, "labels");
+  auto labels = get_optional_array(o, "labels");
   if (!labels) return std::unexpected(labels.error());
   if (*labels) {
     if ((*labels)->size() > 64) return fail(errc::kInvalidArgument, "too many labels");
@@ -44,7 +45,7 @@ Status parse_agent_fields(const json::object& o, AgentRegistration& reg) {
       reg.labels.emplace_back(l.get_string());
     }
   }
-  auto capacity = protocol::get_optional_int(o, "capacity");
+  auto capacity = get_optional_int(o, "capacity");
   if (!capacity) return std::unexpected(capacity.error());
   reg.capacity = capacity->value_or(1);
   if (reg.capacity < 1 || reg.capacity > 1024)
@@ -53,8 +54,8 @@ Status parse_agent_fields(const json::object& o, AgentRegistration& reg) {
 }
 
 Status parse_keys_and_proof(const json::object& o, RegistrationRequest& r) {
-  auto box = protocol::get_string(o, "boxPublicKey", 64);
-  auto sign = protocol::get_string(o, "signPublicKey", 64);
+  auto box = get_string(o, "boxPublicKey", 64);
+  auto sign = get_string(o, "signPublicKey", 64);
   if (!box) return std::unexpected(box.error());
   if (!sign) return std::unexpected(sign.error());
   auto box_key = crypto::BoxPublicKey::from_base64(*box);
@@ -70,8 +71,8 @@ Status parse_keys_and_proof(const json::object& o, RegistrationRequest& r) {
     return fail(errc::kInvalidArgument,
                 "registration must be signed (fields \"challenge\" and \"signature\", "
                 "docs/protocol.md \"Register\"); upgrade this takosumi-agent");
-  auto challenge = protocol::get_string(o, "challenge", 128);
-  auto signature = protocol::get_string(o, "signature", 128);
+  auto challenge = get_string(o, "challenge", 128);
+  auto signature = get_string(o, "signature", 128);
   if (!challenge) return std::unexpected(challenge.error());
   if (!signature) return std::unexpected(signature.error());
   r.challenge = *challenge;
@@ -80,7 +81,7 @@ Status parse_keys_and_proof(const json::object& o, RegistrationRequest& r) {
 }
 
 Result<RegistrationRequest> parse_registration(const json::object& o) {
-  TAKOSUMI_TRY(protocol::check_known_fields(o, {"name", "version", "labels", "capacity",
+  TAKOSUMI_TRY(check_known_fields(o, {"name", "version", "labels", "capacity",
                                                 "boxPublicKey", "signPublicKey", "challenge",
                                                 "signature"}));
   RegistrationRequest r;
@@ -96,11 +97,11 @@ struct ClaimRequest {
 
 // {"freeSlots"?, "waitSeconds"?}; an empty body claims one job without waiting.
 Result<ClaimRequest> parse_claim(const std::string& text) {
-  auto body = protocol::parse_object(text.empty() ? "{}" : text, kMaxJsonBody);
+  auto body = parse_object(text.empty() ? "{}" : text, kMaxJsonBody);
   if (!body) return std::unexpected(body.error());
-  TAKOSUMI_TRY(protocol::check_known_fields(*body, {"freeSlots", "waitSeconds"}));
-  auto slots = protocol::get_optional_int(*body, "freeSlots");
-  auto wait = protocol::get_optional_int(*body, "waitSeconds");
+  TAKOSUMI_TRY(check_known_fields(*body, {"freeSlots", "waitSeconds"}));
+  auto slots = get_optional_int(*body, "freeSlots");
+  auto wait = get_optional_int(*body, "waitSeconds");
   if (!slots) return std::unexpected(slots.error());
   if (!wait) return std::unexpected(wait.error());
   ClaimRequest r{slots->value_or(1), std::min<std::int64_t>(wait->value_or(0), kMaxClaimWaitSeconds)};
@@ -173,9 +174,9 @@ std::string AgentApi::pool_token_sha256(const HttpRequest& head) {
 }
 
 HttpResponse AgentApi::register_challenge(const HttpRequest& req) {
-  auto body = protocol::parse_object(req.body.empty() ? "{}" : req.body, kMaxJsonBody);
+  auto body = parse_object(req.body.empty() ? "{}" : req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
-  if (auto known = protocol::check_known_fields(*body, {}); !known)
+  if (auto known = check_known_fields(*body, {}); !known)
     return error_response(known.error());
   auto issued = d_.challenges.issue(pool_token_sha256(req));
   return json_response(200, json::object{{"challenge", issued.challenge},
@@ -196,7 +197,7 @@ Result<AgentRegistration> AgentApi::proven_registration(const HttpRequest& req,
 }
 
 HttpResponse AgentApi::register_agent(const HttpRequest& req) {
-  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  auto body = parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
   auto reg = proven_registration(req, *body);
   if (!reg) return error_response(reg.error());
@@ -269,11 +270,11 @@ HttpResponse AgentApi::claim_response(const Agent& agent, const std::vector<Job>
 HttpResponse AgentApi::heartbeat(const HttpRequest& req, const std::string& run_id) {
   auto agent = authenticate(req);
   if (!agent) return error_response(agent.error());
-  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  auto body = parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
-  if (auto known = protocol::check_known_fields(*body, {"leaseToken"}); !known)
+  if (auto known = check_known_fields(*body, {"leaseToken"}); !known)
     return error_response(known.error());
-  auto lease = protocol::get_string(*body, "leaseToken", 256);
+  auto lease = get_string(*body, "leaseToken", 256);
   if (!lease) return error_response(lease.error());
   auto renewed = d_.queue.heartbeat(run_id, *agent, *lease);
   if (!renewed) return error_response(renewed.error());
@@ -284,13 +285,13 @@ HttpResponse AgentApi::heartbeat(const HttpRequest& req, const std::string& run_
 HttpResponse AgentApi::phase(const HttpRequest& req, const std::string& run_id) {
   auto agent = authenticate(req);
   if (!agent) return error_response(agent.error());
-  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  auto body = parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
-  if (auto known = protocol::check_known_fields(*body, {"leaseToken", "attempt", "phase"}); !known)
+  if (auto known = check_known_fields(*body, {"leaseToken", "attempt", "phase"}); !known)
     return error_response(known.error());
-  auto lease = protocol::get_string(*body, "leaseToken", 256);
-  auto attempt = protocol::get_int(*body, "attempt");
-  auto phase = protocol::get_string(*body, "phase", 64);
+  auto lease = get_string(*body, "leaseToken", 256);
+  auto attempt = get_int(*body, "attempt");
+  auto phase = get_string(*body, "phase", 64);
   if (!lease) return error_response(lease.error());
   if (!attempt) return error_response(attempt.error());
   if (!phase) return error_response(phase.error());
@@ -308,13 +309,13 @@ HttpResponse AgentApi::phase(const HttpRequest& req, const std::string& run_id) 
 HttpResponse AgentApi::append_log(const HttpRequest& req, const std::string& run_id) {
   auto agent = authenticate(req);
   if (!agent) return error_response(agent.error());
-  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  auto body = parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
-  if (auto known = protocol::check_known_fields(*body, {"leaseToken", "seq", "text"}); !known)
+  if (auto known = check_known_fields(*body, {"leaseToken", "seq", "text"}); !known)
     return error_response(known.error());
-  auto lease = protocol::get_string(*body, "leaseToken", 256);
-  auto seq = protocol::get_int(*body, "seq");
-  auto text = protocol::get_string(*body, "text", kMaxJsonBody);
+  auto lease = get_string(*body, "leaseToken", 256);
+  auto seq = get_int(*body, "seq");
+  auto text = get_string(*body, "text", kMaxJsonBody);
   if (!lease) return error_response(lease.error());
   if (!seq) return error_response(seq.error());
   if (!text) return error_response(text.error());
@@ -328,7 +329,7 @@ HttpResponse AgentApi::append_log(const HttpRequest& req, const std::string& run
 HttpResponse AgentApi::complete(const HttpRequest& req, const std::string& run_id) {
   auto agent = authenticate(req);
   if (!agent) return error_response(agent.error());
-  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  auto body = parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
   auto report = protocol::run_report_from_json(*body);
   if (!report) return error_response(report.error());

@@ -24,7 +24,7 @@ void CapsuleApi::register_routes(Router& r, const PublicRouteAccess& a) {
 }
 
 HttpResponse CapsuleApi::create_capsule(const HttpRequest& req, const std::string& workspace_id) {
-  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  auto body = parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
   auto parsed = parse_capsule_request(*body);
   if (!parsed) return error_response(parsed.error());
@@ -66,7 +66,7 @@ HttpResponse CapsuleApi::get_capsule(const std::string& id) {
 }
 
 HttpResponse CapsuleApi::set_capsule_policy(const HttpRequest& req, const std::string& capsule_id) {
-  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  auto body = parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
   auto policy = parse_policy(*body);
   if (!policy) return error_response(policy.error());

@@ -2,6 +2,7 @@
 // from the request straight into SecretBytes and are sealed to the storage key; no answer, error
 // or audit detail carries one.
 #include "common/error_codes.hpp"
+#include "common/strict_json.hpp"
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/api/capsule_api.hpp"
 #include "controlplane/store/capsule_spec.hpp"
@@ -33,9 +34,9 @@ Result<CapsuleSecretsRecord> seal_sensitive(SecretMap values, const Keyring& key
 
 HttpResponse CapsuleApi::set_capsule_connections(const HttpRequest& req,
                                                 const std::string& capsule_id) {
-  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  auto body = parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
-  if (auto known = protocol::check_known_fields(*body, {"connections"}); !known)
+  if (auto known = check_known_fields(*body, {"connections"}); !known)
     return error_response(known.error());
   auto ids = parse_connection_ids(*body);
   if (!ids) return error_response(ids.error());
@@ -56,12 +57,12 @@ HttpResponse CapsuleApi::set_capsule_connections(const HttpRequest& req,
 
 HttpResponse CapsuleApi::set_sensitive_variables(const HttpRequest& req,
                                                 const std::string& capsule_id) {
-  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  auto body = parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
   auto values = take_sensitive_variables(*body);
   if (!values) return error_response(values.error());
   // After the values are taken (and wiped from the body), so a refusal leaves no copy behind.
-  if (auto known = protocol::check_known_fields(*body, {"sensitiveVariables"}); !known)
+  if (auto known = check_known_fields(*body, {"sensitiveVariables"}); !known)
     return error_response(known.error());
   if (!*values)
     return error_response(Error{std::string(errc::kInvalidArgument),

@@ -28,7 +28,7 @@ void ConnectionApi::register_routes(Router& r, const PublicRouteAccess& a) {
 }
 
 HttpResponse ConnectionApi::create_connection(const HttpRequest& req) {
-  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  auto body = parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
   const std::int64_t now = d_.clock.now_unix();
   auto parsed = take_connection_request(*body, now);

@@ -1,6 +1,7 @@
 #include "controlplane/api/run_api.hpp"
 
 #include "common/error_codes.hpp"
+#include "common/strict_json.hpp"
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/runs/apply_admission.hpp"
 #include "controlplane/store/capsule_spec.hpp"
@@ -14,10 +15,10 @@ namespace json = boost::json;
 // The apply request body is optional: {} or {"acceptDataLoss": true|false}.
 Result<bool> parse_accept_data_loss(const std::string& body) {
   if (body.find_first_not_of(" \t\r\n") == std::string::npos) return false;
-  auto o = protocol::parse_object(body, kMaxJsonBody);
+  auto o = parse_object(body, kMaxJsonBody);
   if (!o) return std::unexpected(o.error());
-  TAKOSUMI_TRY(protocol::check_known_fields(*o, {"acceptDataLoss"}));
-  return protocol::get_bool_or(*o, "acceptDataLoss", false);
+  TAKOSUMI_TRY(check_known_fields(*o, {"acceptDataLoss"}));
+  return get_bool_or(*o, "acceptDataLoss", false);
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ void WorkspaceApi::register_routes(Router& r, const PublicRouteAccess& a) {
 }
 
 HttpResponse WorkspaceApi::create_workspace(const HttpRequest& req) {
-  auto body = protocol::parse_object(req.body, kMaxJsonBody);
+  auto body = parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
   auto name = parse_workspace_request(*body);
   if (!name) return error_response(name.error());

@@ -5,7 +5,8 @@
 #include <exception>
 
 #include "common/error_codes.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
+#include "common/strict_json.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -15,9 +16,9 @@ constexpr std::size_t kMaxEmptyBody = 1024;
 // A route without fields: nothing, or an empty JSON object.
 Status check_no_fields(const std::string& body) {
   if (body.find_first_not_of(" \t\r\n") == std::string::npos) return {};
-  auto o = protocol::parse_object(body, kMaxEmptyBody);
+  auto o = parse_object(body, kMaxEmptyBody);
   if (!o) return std::unexpected(o.error());
-  return protocol::check_known_fields(*o, {});
+  return check_known_fields(*o, {});
 }
 
 }  // namespace

@@ -17,7 +17,7 @@ std::optional<Error> drift_pin_broken(const Run& run, const std::optional<StateV
   if (run.type != protocol::RunType::drift_check) return std::nullopt;
   if (current && run.prior_state_version_id == current->id) return std::nullopt;
   const std::string now = current ? "generation " + std::to_string(current->generation) : "no state";
-  return Error{std::string(api_errc::kStateVersionSuperseded),
+  return Error{std::string(errc::kStateVersionSuperseded),
                "drift check " + run.id + " was pinned to generation " +
                    std::to_string(run.prior_generation.value_or(0)) + " but the capsule is at " +
                    now + " now; start a new drift check"};

@@ -122,9 +122,9 @@ Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
   if (created) sv_id = created->id;
   // An apply keeps the marks copied from its plan; plans store what their report found.
   std::optional<std::string> data_loss = run.data_loss_json;
-  if (run.type != protocol::RunType::apply) data_loss = protocol::serialize(j.at("dataLoss"));
+  if (run.type != protocol::RunType::apply) data_loss = takosumi::serialize(j.at("dataLoss"));
   std::optional<std::string> drift;
-  if (read_only && report.drift) drift = protocol::serialize(j.at("drift"));
+  if (read_only && report.drift) drift = takosumi::serialize(j.at("drift"));
   std::optional<std::string> plan_digest, plan_artifact;
   if (!read_only) {
     plan_digest = non_empty(report.plan_digest);
@@ -139,11 +139,11 @@ Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
       " refused_outputs = ?, lease_expires_at = NULL WHERE id = ?",
       final_status(report), run.attempt, clock_.now_unix(), non_empty(report.failure_code),
       non_empty(report.failure_message), report.has_changes,
-      protocol::serialize(j.at("changeSummary")), protocol::serialize(j.at("resourceChanges")),
+      takosumi::serialize(j.at("changeSummary")), takosumi::serialize(j.at("resourceChanges")),
       plan_digest, plan_artifact, sv_id, non_empty(report.tofu_version),
-      non_empty(report.provider_lock_sha256), protocol::serialize(j.at("envNames")),
-      protocol::serialize(j.at("phaseMillis")), data_loss, drift,
-      protocol::serialize(j.at("refusedOutputs")), run.id);
+      non_empty(report.provider_lock_sha256), takosumi::serialize(j.at("envNames")),
+      takosumi::serialize(j.at("phaseMillis")), data_loss, drift,
+      takosumi::serialize(j.at("refusedOutputs")), run.id);
 }
 
 // The report of a stranded apply that was cancelled while its agent was away: the Run stays

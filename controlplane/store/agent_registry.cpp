@@ -4,7 +4,7 @@
 
 #include "common/error_codes.hpp"
 #include "crypto/random_ids.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -12,7 +12,7 @@ namespace {
 std::string labels_json(const std::vector<std::string>& labels) {
   boost::json::array out;
   for (const auto& l : labels) out.emplace_back(l);
-  return protocol::serialize(out);
+  return takosumi::serialize(out);
 }
 
 std::string reset_command(std::string_view id, std::string_view key) {

@@ -3,7 +3,7 @@
 #include <limits>
 
 #include "crypto/random_ids.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -19,7 +19,7 @@ AuditEvent event_from_row(const Statement& s) {
   e.run_id = s.optional_text(6);
   e.connection_id = s.optional_text(7);
   // Written by record() below; an unreadable detail is shown empty rather than hiding the event.
-  if (auto detail = protocol::parse_object(s.text(8), 1 << 20)) e.detail = std::move(*detail);
+  if (auto detail = parse_object(s.text(8), 1 << 20)) e.detail = std::move(*detail);
   return e;
 }
 
@@ -59,7 +59,7 @@ Status AuditLog::record(AuditEvent e) {
       db_.run("INSERT INTO audit_events (at, actor, action, workspace_id, capsule_id, run_id,"
               " connection_id, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
               clock_.now_unix(), e.actor, e.action, e.workspace_id, e.capsule_id, e.run_id,
-              e.connection_id, protocol::serialize(e.detail)),
+              e.connection_id, takosumi::serialize(e.detail)),
       "audit " + e.action);
 }
 

@@ -4,6 +4,7 @@
 #include <array>
 
 #include "common/error_codes.hpp"
+#include "common/strict_json.hpp"
 #include "protocol/output_type.hpp"
 
 namespace takosumi::controlplane {
@@ -34,20 +35,20 @@ std::unexpected<Error> invalid(std::string message) {
 }
 
 Result<CapsuleSource> parse_source(const json::object& body) {
-  auto source = protocol::get_object(body, "source");
+  auto source = get_object(body, "source");
   if (!source) return std::unexpected(source.error());
   const json::object& s = **source;
-  TAKOSUMI_TRY(protocol::check_known_fields(s, {"gitUrl", "ref", "modulePath"}, "source"));
-  auto url = protocol::get_string(s, "gitUrl", 2048);
+  TAKOSUMI_TRY(check_known_fields(s, {"gitUrl", "ref", "modulePath"}, "source"));
+  auto url = get_string(s, "gitUrl", 2048);
   if (!url) return std::unexpected(url.error().with_context("source"));
   if (url->empty() || has_space_or_control(*url))
     return invalid("source.gitUrl must be a non-empty URL without spaces");
-  auto ref = protocol::get_optional_string(s, "ref", 256);
+  auto ref = get_optional_string(s, "ref", 256);
   if (!ref) return std::unexpected(ref.error().with_context("source"));
   std::string ref_value = ref->value_or("HEAD");
   if (ref_value.empty() || ref_value.front() == '-' || has_space_or_control(ref_value))
     return invalid("source.ref must be a branch, tag, HEAD or a 40-hex commit");
-  auto module = protocol::get_optional_string(s, "modulePath", 1024);
+  auto module = get_optional_string(s, "modulePath", 1024);
   if (!module) return std::unexpected(module.error().with_context("source"));
   std::string module_path = module->value_or("");
   if (auto st = validate_module_path(module_path); !st)
@@ -70,7 +71,7 @@ Error policy_field_error(const Error& e, std::string_view key) {
 }
 
 Result<std::string> parse_name(const json::object& body) {
-  auto name = protocol::get_string(body, "name", 256);
+  auto name = get_string(body, "name", 256);
   if (!name) return name;
   if (!is_valid_name(*name))
     return invalid("name \"" + *name + "\" must match ^[a-z0-9][a-z0-9_-]{0,62}$");
@@ -105,7 +106,7 @@ Status validate_module_path(std::string_view path) {
 }
 
 Result<std::string> parse_workspace_request(const json::object& body) {
-  TAKOSUMI_TRY(protocol::check_known_fields(body, {"name"}));
+  TAKOSUMI_TRY(check_known_fields(body, {"name"}));
   return parse_name(body);
 }
 
@@ -120,17 +121,17 @@ Result<OutputAllowlist> allowlist_from_json(const json::object& o) {
                      "\" must match ^[A-Za-z_][A-Za-z0-9_]*$");
     if (!kv.value().is_object()) return invalid(field + " must be an object");
     const auto& e = kv.value().get_object();
-    TAKOSUMI_TRY(protocol::check_known_fields(e, {"from", "type", "required"}, field));
-    auto from = protocol::get_string(e, "from", 128);
+    TAKOSUMI_TRY(check_known_fields(e, {"from", "type", "required"}, field));
+    auto from = get_string(e, "from", 128);
     if (!from) return std::unexpected(from.error().with_context(field));
     if (!is_tofu_identifier(*from))
       return invalid(field + ".from \"" + *from + "\" is not an OpenTofu output name");
-    auto type = protocol::get_optional_string(e, "type", 32);
+    auto type = get_optional_string(e, "type", 32);
     if (!type) return std::unexpected(type.error().with_context(field));
     std::string t = type->value_or("any");
     if (!protocol::is_output_type(t))
       return invalid(field + ".type \"" + t + "\" must be one of string, number, bool, any");
-    auto required = protocol::get_bool_or(e, "required", false);
+    auto required = get_bool_or(e, "required", false);
     if (!required) return std::unexpected(required.error().with_context(field));
     out.emplace(name, protocol::OutputMapping{*from, t, *required});
   }
@@ -152,7 +153,7 @@ Result<std::map<std::string, std::string>> variables_from_json(const json::objec
 }
 
 Result<protocol::RunPolicy> parse_policy(const json::object& o) {
-  TAKOSUMI_TRY(protocol::check_known_fields(
+  TAKOSUMI_TRY(check_known_fields(
       o, {"allowedProviders", "deniedProviders", "allowProvisioners", "allowExternalData", "network"},
       "policy"));
   // Field by field first, so that an error knows which field it is about.
@@ -166,7 +167,7 @@ Result<protocol::RunPolicy> parse_policy(const json::object& o) {
 
 Result<CapsuleRequest> parse_capsule_request(const json::object& body) {
   // connections and sensitiveVariables are read by connection_spec.hpp (PublicApi::capsule_secrets).
-  TAKOSUMI_TRY(protocol::check_known_fields(body, {"name", "source", "outputAllowlist", "variables",
+  TAKOSUMI_TRY(check_known_fields(body, {"name", "source", "outputAllowlist", "variables",
                                                    "policy", "connections", "sensitiveVariables"}));
   CapsuleRequest req;
   auto name = parse_name(body);
@@ -175,21 +176,21 @@ Result<CapsuleRequest> parse_capsule_request(const json::object& body) {
   auto source = parse_source(body);
   if (!source) return std::unexpected(source.error());
   req.source = std::move(*source);
-  auto allow = protocol::get_optional_object(body, "outputAllowlist");
+  auto allow = get_optional_object(body, "outputAllowlist");
   if (!allow) return std::unexpected(allow.error());
   if (*allow) {
     auto parsed = allowlist_from_json(**allow);
     if (!parsed) return std::unexpected(parsed.error());
     req.output_allowlist = std::move(*parsed);
   }
-  auto vars = protocol::get_optional_object(body, "variables");
+  auto vars = get_optional_object(body, "variables");
   if (!vars) return std::unexpected(vars.error());
   if (*vars) {
     auto parsed = variables_from_json(**vars);
     if (!parsed) return std::unexpected(parsed.error());
     req.variables = std::move(*parsed);
   }
-  auto policy = protocol::get_optional_object(body, "policy");
+  auto policy = get_optional_object(body, "policy");
   if (!policy) return std::unexpected(policy.error());
   if (*policy) {
     auto parsed = parse_policy(**policy);

@@ -6,7 +6,7 @@
 
 #include "common/error.hpp"
 #include "controlplane/store/model.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 #include "protocol/run_policy.hpp"
 
 namespace takosumi::controlplane {

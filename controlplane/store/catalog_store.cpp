@@ -22,9 +22,9 @@ Result<Capsule> capsule_from_row(const Statement& s) {
   c.source = CapsuleSource{s.text(3), s.text(4), s.text(5)};
   c.created_at = s.integer(8);
   if (!s.is_null(9)) c.destroyed_at = s.integer(9);
-  auto allow = protocol::parse_object(s.text(6), 1 << 20);
-  auto vars = protocol::parse_object(s.text(7), 1 << 20);
-  auto policy = protocol::parse_object(s.text(11), 1 << 20);
+  auto allow = parse_object(s.text(6), 1 << 20);
+  auto vars = parse_object(s.text(7), 1 << 20);
+  auto policy = parse_object(s.text(11), 1 << 20);
   boost::system::error_code ec;
   auto sensitive = boost::json::parse(s.text(10), ec);
   if (!allow || !vars || !policy || ec || !sensitive.is_array())
@@ -47,7 +47,7 @@ Result<Capsule> capsule_from_row(const Statement& s) {
 std::string names_json(const std::vector<std::string>& names) {
   boost::json::array out;
   for (const auto& n : names) out.emplace_back(n);
-  return protocol::serialize(out);
+  return takosumi::serialize(out);
 }
 
 }  // namespace
@@ -92,10 +92,10 @@ Result<Capsule> CatalogStore::create_capsule(std::string_view workspace_id,
         " variables, created_at, sensitive_variable_names, sealed_sensitive_variables, policy)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         c.id, c.workspace_id, c.name, c.source.git_url, c.source.ref, c.source.module_path,
-        protocol::serialize(allowlist_to_json(c.output_allowlist)),
-        protocol::serialize(variables_to_json(c.variables)), c.created_at,
+        takosumi::serialize(allowlist_to_json(c.output_allowlist)),
+        takosumi::serialize(variables_to_json(c.variables)), c.created_at,
         names_json(c.sensitive_variable_names), secrets.sealed_sensitive_variables,
-        protocol::serialize(protocol::to_json(c.policy)));
+        takosumi::serialize(protocol::to_json(c.policy)));
     if (!st && st.error().code == errc::kConflict)
       return fail(errc::kConflict, "capsule \"" + req.name + "\" already exists in this workspace");
     if (!st) return std::unexpected(st.error());
@@ -135,7 +135,7 @@ Status CatalogStore::set_sensitive_variables(std::string_view capsule_id,
 Status CatalogStore::set_policy(std::string_view capsule_id, const protocol::RunPolicy& policy) {
   TAKOSUMI_TRY(get_capsule(capsule_id));
   return db_.run("UPDATE capsules SET policy = ? WHERE id = ?",
-                 protocol::serialize(protocol::to_json(policy)), capsule_id);
+                 takosumi::serialize(protocol::to_json(policy)), capsule_id);
 }
 
 Result<std::optional<std::string>> CatalogStore::sealed_sensitive_variables(

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/error_codes.hpp"
+#include "common/strict_json.hpp"
 #include "controlplane/store/capsule_spec.hpp"
 #include "protocol/credential_names.hpp"
 #include "protocol/failure_codes.hpp"
@@ -76,7 +77,7 @@ Result<std::optional<SecretMap>> take_secret_map(json::object& body, const MapRu
 }
 
 Result<protocol::AuthMode> parse_auth_mode(const json::object& body) {
-  auto text = protocol::get_string(body, "authMode", 16);
+  auto text = get_string(body, "authMode", 16);
   if (!text) return std::unexpected(text.error());
   auto mode = protocol::auth_mode_from_string(*text);
   if (!mode) return invalid("authMode must be \"env\" or \"files\"");
@@ -84,13 +85,13 @@ Result<protocol::AuthMode> parse_auth_mode(const json::object& body) {
 }
 
 Status parse_identity(const json::object& body, ConnectionRequest& req) {
-  auto workspace = protocol::get_string(body, "workspaceId", 128);
+  auto workspace = get_string(body, "workspaceId", 128);
   if (!workspace) return std::unexpected(workspace.error());
-  auto name = protocol::get_string(body, "name", 256);
+  auto name = get_string(body, "name", 256);
   if (!name) return std::unexpected(name.error());
   if (!is_valid_name(*name))
     return invalid("name \"" + *name + "\" must match ^[a-z0-9][a-z0-9_-]{0,62}$");
-  auto provider = protocol::get_string(body, "provider", 512);
+  auto provider = get_string(body, "provider", 512);
   if (!provider) return std::unexpected(provider.error());
   if (!protocol::is_qualified_provider_address(*provider))
     return invalid("provider \"" + provider->substr(0, 256) +
@@ -113,12 +114,12 @@ Result<ConnectionRequest> take_connection_request(json::object& body, std::int64
       body, {"values", 1, protocol::kMaxValuesPerConnection, &credential_name});
   if (!values) return std::unexpected(values.error());
   if (!*values) return invalid("field \"values\" is required");
-  TAKOSUMI_TRY(protocol::check_known_fields(
+  TAKOSUMI_TRY(check_known_fields(
       body, {"workspaceId", "name", "provider", "authMode", "values", "expiresAt"}));
   ConnectionRequest req;
   req.values = std::move(**values);
   TAKOSUMI_TRY(parse_identity(body, req));
-  auto expires = protocol::get_optional_int(body, "expiresAt");
+  auto expires = get_optional_int(body, "expiresAt");
   if (!expires) return std::unexpected(expires.error());
   if (*expires && **expires <= now)
     return invalid("expiresAt " + std::to_string(**expires) +
@@ -142,7 +143,7 @@ Status check_no_plain_twin(const SecretMap& sensitive,
 }
 
 Result<std::optional<std::vector<std::string>>> parse_connection_ids(const json::object& body) {
-  auto list = protocol::get_optional_array(body, "connections");
+  auto list = get_optional_array(body, "connections");
   if (!list) return std::unexpected(list.error());
   if (!*list) return std::optional<std::vector<std::string>>{};
   if ((*list)->size() > protocol::kMaxConnectionsPerRun)

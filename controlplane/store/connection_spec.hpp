@@ -13,7 +13,7 @@
 #include "common/error.hpp"
 #include "common/secret_bytes.hpp"
 #include "controlplane/store/model.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 
 namespace takosumi::controlplane {
 

@@ -4,7 +4,7 @@
 #include "crypto/random_ids.hpp"
 #include "controlplane/store/secret_storage.hpp"
 #include "protocol/failure_codes.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -52,7 +52,7 @@ Result<Connection> ConnectionStore::create(ConnectionRequest req) {
   c.created_at = clock_.now_unix();
   c.expires_at = req.expires_at;
   for (const auto& [name, value] : req.values) c.credential_names.push_back(name);
-  const std::string names = protocol::serialize(names_json(req.values));
+  const std::string names = takosumi::serialize(names_json(req.values));
   protocol::SecretBundle bundle;
   bundle.connections.push_back({c.id, c.name, c.provider, c.auth_mode, std::move(req.values)});
   auto sealed = seal_for_storage(bundle, keys_);

@@ -73,7 +73,7 @@ Result<CapsuleOutputs> StateStore::outputs(std::string_view capsule_id) {
   auto row = s->step();
   if (!row) return std::unexpected(row.error());
   if (!*row) return CapsuleOutputs{};
-  auto values = protocol::parse_object(s->text(2), 16 << 20);
+  auto values = parse_object(s->text(2), 16 << 20);
   if (!values) return fail(errc::kInternal, "stored outputs of " + std::string(capsule_id) + " are corrupt");
   return CapsuleOutputs{s->optional_text(0), s->integer(1), std::move(*values)};
 }
@@ -93,7 +93,7 @@ Status StateStore::set_outputs(std::string_view capsule_id, std::string_view run
       " ON CONFLICT (capsule_id) DO UPDATE SET state_version_id = excluded.state_version_id,"
       " generation = excluded.generation, run_id = excluded.run_id, outputs = excluded.outputs,"
       " updated_at = excluded.updated_at",
-      capsule_id, sv_id, generation, run_id, protocol::serialize(values), clock_.now_unix());
+      capsule_id, sv_id, generation, run_id, takosumi::serialize(values), clock_.now_unix());
 }
 
 }  // namespace takosumi::controlplane

@@ -11,7 +11,7 @@
 #include "common/error.hpp"
 #include "controlplane/store/model.hpp"
 #include "controlplane/store/sqlite_db.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 
 namespace takosumi::controlplane {
 

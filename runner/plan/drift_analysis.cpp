@@ -5,7 +5,7 @@
 
 #include "common/error_codes.hpp"
 #include "protocol/failure_codes.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 #include "runner/plan/plan_json.hpp"
 
 namespace takosumi::runner {
@@ -59,11 +59,11 @@ std::vector<std::string> differing_attributes(const json::object& change,
 Result<std::optional<protocol::DriftedResource>> read_entry(const json::value& v) {
   if (!v.is_object()) return fail(errc::kOpentofuFailed, "resource_drift holds a non-object");
   const auto& entry = v.get_object();
-  auto address = protocol::get_string(entry, "address", 4096);
+  auto address = get_string(entry, "address", 4096);
   if (!address) return std::unexpected(address.error());
-  auto type = protocol::get_optional_string(entry, "type", 1024);
+  auto type = get_optional_string(entry, "type", 1024);
   if (!type) return std::unexpected(type.error().with_context(*address));
-  auto change = protocol::get_object(entry, "change");
+  auto change = get_object(entry, "change");
   if (!change) return std::unexpected(change.error().with_context(*address));
   auto actions = plan_actions_of(**change);
   if (!actions) return std::unexpected(actions.error().with_context(*address));
@@ -74,7 +74,7 @@ Result<std::optional<protocol::DriftedResource>> read_entry(const json::value& v
 
 Result<protocol::DriftReport> read_drift(const json::object& doc) {
   TAKOSUMI_TRY(check_plan_format(doc));
-  auto list = protocol::get_optional_array(doc, "resource_drift");
+  auto list = get_optional_array(doc, "resource_drift");
   if (!list) return std::unexpected(list.error());
   protocol::DriftReport report{"no_drift", {}};
   if (!*list) return report;
@@ -90,7 +90,7 @@ Result<protocol::DriftReport> read_drift(const json::object& doc) {
 }  // namespace
 
 Result<protocol::DriftReport> analyze_drift(std::string_view show_json) {
-  auto doc = protocol::parse_object(show_json, kMaxPlanJson);
+  auto doc = parse_object(show_json, kMaxPlanJson);
   if (!doc) return fail(errc::kOpentofuFailed, "refresh-only plan JSON: " + doc.error().message);
   return analyze_drift(*doc);
 }

@@ -16,7 +16,7 @@ constexpr std::size_t kMaxOutputJson = 16 * 1024 * 1024;
 Result<FilteredOutputs> filter_outputs(
     std::string_view output_json,
     const std::map<std::string, protocol::OutputMapping>& allowlist) {
-  auto doc = protocol::parse_object(output_json, kMaxOutputJson);
+  auto doc = parse_object(output_json, kMaxOutputJson);
   if (!doc) return fail(errc::kOpentofuFailed, "output JSON: " + doc.error().message);
   FilteredOutputs out;
   for (const auto& [public_name, mapping] : allowlist) {

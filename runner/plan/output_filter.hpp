@@ -12,7 +12,7 @@
 namespace takosumi::runner {
 
 struct FilteredOutputs {
-  protocol::json::object outputs;  // public name → value
+  boost::json::object outputs;  // public name → value
   // One line per mapped output left out because OpenTofu marks it sensitive (names only).
   std::vector<std::string> warnings;
 };

@@ -28,7 +28,7 @@ TEST(OutputFilter, PublishesOnlyMappedNonSensitiveOutputsUnderTheirPublicNames) 
   EXPECT_EQ(r->outputs.at("url"), "https://db.internal");
   EXPECT_EQ(r->outputs.at("port"), 5432);
   EXPECT_EQ(r->outputs.at("on"), true);
-  EXPECT_EQ(r->outputs.at("labels"), (protocol::json::array{"a", "b"}));
+  EXPECT_EQ(r->outputs.at("labels"), (boost::json::array{"a", "b"}));
   EXPECT_FALSE(r->outputs.contains("internal"));
   EXPECT_FALSE(r->outputs.contains("endpoint"));
   EXPECT_TRUE(r->warnings.empty());

@@ -4,7 +4,7 @@
 
 #include "common/error_codes.hpp"
 #include "protocol/failure_codes.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 #include "runner/plan/plan_json.hpp"
 
 namespace takosumi::runner {
@@ -29,22 +29,22 @@ void count(const protocol::ResourceChange& c, protocol::ChangeSummary& s) {
 }
 
 Status read_resource_changes(const json::object& doc, PlanAnalysis& out) {
-  auto list = protocol::get_optional_array(doc, "resource_changes");
+  auto list = get_optional_array(doc, "resource_changes");
   if (!list) return std::unexpected(list.error());
   if (!*list) return {};
   for (const auto& v : **list) {
     if (!v.is_object()) return fail(errc::kOpentofuFailed, "resource_changes holds a non-object");
     const auto& entry = v.get_object();
-    auto address = protocol::get_string(entry, "address", 4096);
+    auto address = get_string(entry, "address", 4096);
     if (!address) return std::unexpected(address.error());
-    auto type = protocol::get_optional_string(entry, "type", 1024);
+    auto type = get_optional_string(entry, "type", 1024);
     if (!type) return std::unexpected(type.error());
-    auto change_object = protocol::get_object(entry, "change");
+    auto change_object = get_object(entry, "change");
     if (!change_object) return std::unexpected(change_object.error().with_context(*address));
     auto actions = plan_actions_of(**change_object);
     if (!actions) return std::unexpected(actions.error().with_context(*address));
     if (changes_nothing(*actions)) continue;
-    auto reason = protocol::get_optional_string(entry, "action_reason", 256);
+    auto reason = get_optional_string(entry, "action_reason", 256);
     if (!reason) return std::unexpected(reason.error().with_context(*address));
     if (*reason) out.action_reasons[*address] = std::move(**reason);
     auto change = classify_change(*address, type->value_or(""), std::move(*actions));
@@ -55,7 +55,7 @@ Status read_resource_changes(const json::object& doc, PlanAnalysis& out) {
 }
 
 Result<bool> outputs_change(const json::object& doc) {
-  auto outputs = protocol::get_optional_object(doc, "output_changes");
+  auto outputs = get_optional_object(doc, "output_changes");
   if (!outputs) return std::unexpected(outputs.error());
   if (!*outputs) return false;
   for (const auto& kv : **outputs) {
@@ -78,7 +78,7 @@ protocol::ResourceChange classify_change(std::string address, std::string type,
 }
 
 Result<PlanAnalysis> analyze_plan(std::string_view show_json) {
-  auto doc = protocol::parse_object(show_json, kMaxPlanJson);
+  auto doc = parse_object(show_json, kMaxPlanJson);
   if (!doc) return fail(errc::kOpentofuFailed, "plan JSON: " + doc.error().message);
   return analyze_plan(*doc);
 }

@@ -10,7 +10,7 @@ namespace takosumi::runner {
 namespace json = boost::json;
 
 Status check_plan_format(const json::object& doc) {
-  auto version = protocol::get_string(doc, "format_version", 32);
+  auto version = get_string(doc, "format_version", 32);
   if (!version) return std::unexpected(version.error());
   if (!version->starts_with("1.") && *version != "1")
     return fail(errc::kOpentofuFailed, "unsupported plan format_version " + *version);

@@ -111,9 +111,9 @@ namespace {
 
 // A directory beneath root, reached without following links (Linux 5.6+).
 Result<UniqueFd> open_beneath(const std::filesystem::path& root, const std::filesystem::path& rel) {
-  const UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  UniqueFd root_fd(::open(root.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!root_fd.valid()) return std::unexpected(errno_error("open", root, errno));
-  if (rel.empty()) return UniqueFd(::dup(root_fd.get()));
+  if (rel.empty()) return root_fd;  // keeps O_CLOEXEC, which a dup() would lose
   struct open_how how {};
   how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
   how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;

@@ -20,9 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kStateFile = "terraform.tfstate";
-constexpr const char* kErroredStateFile = "errored.tfstate";
-
 bool same_identity(const StateIdentity& a, std::int64_t serial, const std::string& lineage) {
   return a.serial == serial && a.lineage == lineage;
 }

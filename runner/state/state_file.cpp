@@ -3,7 +3,7 @@
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "protocol/failure_codes.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 
 namespace takosumi::runner {
 
@@ -16,25 +16,25 @@ std::unexpected<Error> bad(const Error& e) {
 }  // namespace
 
 Result<StateIdentity> parse_state_identity(std::string_view text, std::uint64_t max_bytes) {
-  auto doc = protocol::parse_object(text, static_cast<std::size_t>(max_bytes));
+  auto doc = parse_object(text, static_cast<std::size_t>(max_bytes));
   if (!doc) return bad(doc.error());
   return state_identity(*doc);
 }
 
 Result<StateIdentity> state_identity(const boost::json::object& state) {
   const auto* doc = &state;
-  auto version = protocol::get_int(*doc, "version");
+  auto version = get_int(*doc, "version");
   if (!version) return bad(version.error());
   if (*version != 4)
     return fail(errc::kStateIntegrityFailed,
                 "state: format version " + std::to_string(*version) + " is not 4");
-  auto serial = protocol::get_int(*doc, "serial");
+  auto serial = get_int(*doc, "serial");
   if (!serial) return bad(serial.error());
-  auto lineage = protocol::get_string(*doc, "lineage", 128);
+  auto lineage = get_string(*doc, "lineage", 128);
   if (!lineage) return bad(lineage.error());
-  auto resources = protocol::get_optional_array(*doc, "resources");
+  auto resources = get_optional_array(*doc, "resources");
   if (!resources) return bad(resources.error());
-  auto outputs = protocol::get_optional_object(*doc, "outputs");
+  auto outputs = get_optional_object(*doc, "outputs");
   if (!outputs) return bad(outputs.error());
   const bool empty = (!*resources || (*resources)->empty()) && (!*outputs || (*outputs)->empty());
   return StateIdentity{*serial, std::move(*lineage), empty};

@@ -14,6 +14,11 @@
 
 namespace takosumi::runner {
 
+// The local backend's state file in the module directory, and the file tofu writes instead when
+// it could not persist its final state there.
+inline constexpr const char* kStateFile = "terraform.tfstate";
+inline constexpr const char* kErroredStateFile = "errored.tfstate";
+
 struct StateIdentity {
   std::int64_t serial = 0;
   std::string lineage;

@@ -5,7 +5,7 @@
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "protocol/failure_codes.hpp"
-#include "protocol/json_fields.hpp"
+#include "common/json_fields.hpp"
 #include "runner/policy/module_files.hpp"
 #include "runner/tofu/output_log_filter.hpp"
 #include "redaction/redacted_lines.hpp"
@@ -66,7 +66,7 @@ Status TofuCli::write_agent_files() const {
   if (!variables_) return {};
   json::object o;
   for (const auto& [name, value] : *variables_) o[name] = value;
-  return workspace_.write_in_source(module_dir_ / "takosumi.auto.tfvars.json", protocol::serialize(o));
+  return workspace_.write_in_source(module_dir_ / "takosumi.auto.tfvars.json", takosumi::serialize(o));
 }
 
 std::vector<std::string> TofuCli::environment() const {
@@ -188,9 +188,9 @@ asio::awaitable<Result<std::string>> TofuCli::async_version() {
   std::vector<std::string> args{"version", "-json"};
   auto text = co_await async_capture("version", std::move(args), kMaxVersionJson);
   if (!text) co_return std::unexpected(text.error());
-  auto doc = protocol::parse_object(*text, kMaxVersionJson);
+  auto doc = parse_object(*text, kMaxVersionJson);
   if (!doc) co_return fail(errc::kOpentofuFailed, "tofu version: " + doc.error().message);
-  auto version = protocol::get_string(*doc, "terraform_version", 64);
+  auto version = get_string(*doc, "terraform_version", 64);
   if (!version) co_return fail(errc::kOpentofuFailed, "tofu version: " + version.error().message);
   co_return std::move(*version);
 }
