@@ -31,27 +31,31 @@ std::string api_actor(std::string_view api_token) {
 
 std::string agent_actor(std::string_view agent_id) { return "agent:" + std::string(agent_id); }
 
-AuditEvent run_event(std::string_view actor, std::string_view action, const Run& run,
-                     boost::json::object detail) {
+namespace {
+
+AuditEvent event(std::string_view actor, std::string_view action, std::string workspace_id,
+                 std::string capsule_id, boost::json::object detail) {
   AuditEvent e;
   e.actor = std::string(actor);
   e.action = std::string(action);
-  e.workspace_id = run.workspace_id;
-  e.capsule_id = run.capsule_id;
-  e.run_id = run.id;
+  e.workspace_id = std::move(workspace_id);
+  e.capsule_id = std::move(capsule_id);
   e.detail = std::move(detail);
+  return e;
+}
+
+}  // namespace
+
+AuditEvent run_event(std::string_view actor, std::string_view action, const Run& run,
+                     boost::json::object detail) {
+  AuditEvent e = event(actor, action, run.workspace_id, run.capsule_id, std::move(detail));
+  e.run_id = run.id;
   return e;
 }
 
 AuditEvent capsule_event(std::string_view actor, std::string_view action, const Capsule& capsule,
                          boost::json::object detail) {
-  AuditEvent e;
-  e.actor = std::string(actor);
-  e.action = std::string(action);
-  e.workspace_id = capsule.workspace_id;
-  e.capsule_id = capsule.id;
-  e.detail = std::move(detail);
-  return e;
+  return event(actor, action, capsule.workspace_id, capsule.id, std::move(detail));
 }
 
 Status AuditLog::record(AuditEvent e) {

@@ -8,7 +8,6 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <fstream>
 #include <thread>
 
@@ -21,6 +20,7 @@
 #include "crypto/registration_proof.hpp"
 #include "crypto/sealed_box.hpp"
 #include "crypto/sha256.hpp"
+#include "tests/support/fake_clock.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace takosumi::controlplane {
@@ -34,17 +34,6 @@ using takosumi::testing::TempDir;
 inline constexpr const char* kApiToken = "api-token-for-tests";
 inline constexpr const char* kPoolToken = "pool-token-for-tests";
 inline constexpr const char* kSecretMarker = "PLAINTEXT-SECRET-4242";
-
-// Wall time that the test moves forward; starts at the real time, so manifests and leases look
-// ordinary. Atomic: the server reads it on its own thread.
-class SharedFakeClock final : public Clock {
- public:
-  std::int64_t now_unix() const override { return now_.load(); }
-  void advance(std::int64_t seconds) { now_ += seconds; }
-
- private:
-  std::atomic<std::int64_t> now_{SystemClock().now_unix()};
-};
 
 struct Reply {
   unsigned status = 0;
@@ -323,7 +312,7 @@ class HttpApiTest : public ::testing::Test {
   }
 
   TempDir dir_;
-  SharedFakeClock clock_;
+  takosumi::testing::FakeClock clock_;
   std::unique_ptr<ControlPlane> control_;
   std::thread server_;
   std::uint16_t port_ = 0;
