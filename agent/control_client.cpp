@@ -45,6 +45,22 @@ asio::awaitable<Result<HttpResponse>> ControlClient::async_call(HttpRequest req)
   co_return res;
 }
 
+// Callers pass a named request: g++ 12 mishandles a non-trivial temporary inside a co_await
+// expression (the agent crashed in free() when a request was built in the co_await itself).
+asio::awaitable<Status> ControlClient::async_send(HttpRequest req) {
+  auto res = co_await async_call(req);
+  if (!res) co_return std::unexpected(res.error());
+  co_return Status{};
+}
+
+HttpRequest ControlClient::artifact_request(std::string method, const std::string& run_id,
+                                            const std::string& kind, std::string lease) {
+  HttpRequest req{std::move(method), "/agent/v1/runs/" + run_id + "/artifacts/" + kind};
+  req.headers["X-Takosumi-Lease"] = std::move(lease);
+  req.timeout = std::chrono::seconds(600);
+  return req;
+}
+
 asio::awaitable<Result<std::string>> ControlClient::async_register_challenge(
     const SecretBytes& pool_token) {
   HttpRequest req{"POST", "/agent/v1/register/challenge", {}, "{}"};
@@ -155,14 +171,11 @@ asio::awaitable<Status> ControlClient::async_download(std::string run_id,
                                                       std::string kind,
                                                       std::string lease,
                                                       std::filesystem::path to) {
-  HttpRequest req{"GET", "/agent/v1/runs/" + run_id + "/artifacts/" + kind};
-  req.headers["X-Takosumi-Lease"] = lease;
-  req.response_file = to;
+  HttpRequest req = artifact_request("GET", run_id, kind, std::move(lease));
+  req.response_file = std::move(to);
   req.response_limit = kMaxArtifact;
-  req.timeout = std::chrono::seconds(600);
-  auto res = co_await async_call(req);
-  if (!res) co_return std::unexpected(res.error());
-  co_return Status{};
+  auto sent = co_await async_send(req);
+  co_return sent;
 }
 
 asio::awaitable<Status> ControlClient::async_upload(std::string run_id,
@@ -170,14 +183,11 @@ asio::awaitable<Status> ControlClient::async_upload(std::string run_id,
                                                     std::string lease,
                                                     std::filesystem::path from,
                                                     std::string sha256) {
-  HttpRequest req{"PUT", "/agent/v1/runs/" + run_id + "/artifacts/" + kind};
-  req.headers["X-Takosumi-Lease"] = lease;
-  req.headers["X-Takosumi-Sha256"] = sha256;
-  req.body_file = from;
-  req.timeout = std::chrono::seconds(600);
-  auto res = co_await async_call(req);
-  if (!res) co_return std::unexpected(res.error());
-  co_return Status{};
+  HttpRequest req = artifact_request("PUT", run_id, kind, std::move(lease));
+  req.headers["X-Takosumi-Sha256"] = std::move(sha256);
+  req.body_file = std::move(from);
+  auto sent = co_await async_send(req);
+  co_return sent;
 }
 
 asio::awaitable<Status> ControlClient::async_append_log(std::string run_id,
@@ -186,18 +196,24 @@ asio::awaitable<Status> ControlClient::async_append_log(std::string run_id,
                                                         std::string text) {
   json::object body{{"leaseToken", lease}, {"seq", seq}, {"text", text}};
   HttpRequest req{"POST", "/agent/v1/runs/" + run_id + "/logs", {}, json::serialize(body)};
-  auto res = co_await async_call(req);
-  if (!res) co_return std::unexpected(res.error());
-  co_return Status{};
+  auto sent = co_await async_send(req);
+  co_return sent;
 }
 
-asio::awaitable<Status> ControlClient::async_complete(std::string run_id,
-                                                      const protocol::RunReport& report) {
-  HttpRequest req{"POST", "/agent/v1/runs/" + run_id + "/complete", {},
-                  json::serialize(protocol::to_json(report))};
-  auto res = co_await async_call(req);
-  if (!res) co_return std::unexpected(res.error());
-  co_return Status{};
+asio::awaitable<Status> ControlClient::async_complete(std::string run_id, std::string report) {
+  HttpRequest req{"POST", "/agent/v1/runs/" + run_id + "/complete", {}, std::move(report)};
+  auto sent = co_await async_send(req);
+  co_return sent;
+}
+
+asio::awaitable<Status> ControlClient::async_complete_uploaded(std::string run_id,
+                                                               std::string lease,
+                                                               std::int64_t attempt,
+                                                               std::string report_sha256) {
+  json::object body{{"leaseToken", lease}, {"attempt", attempt}, {"reportSha256", report_sha256}};
+  HttpRequest req{"POST", "/agent/v1/runs/" + run_id + "/complete", {}, json::serialize(body)};
+  auto sent = co_await async_send(req);
+  co_return sent;
 }
 
 }  // namespace takosumi::agent

@@ -74,11 +74,19 @@ class ControlClient {
   boost::asio::awaitable<Status> async_append_log(std::string run_id,
                                                   std::string lease, std::int64_t seq,
                                                   std::string text);
-  boost::asio::awaitable<Status> async_complete(std::string run_id,
-                                                const protocol::RunReport& report);
+  // The run report, serialised (protocol::to_json), in the body: up to kMaxInlineReportBytes.
+  boost::asio::awaitable<Status> async_complete(std::string run_id, std::string report);
+  // A larger report, already uploaded as the Run's `report` artifact, named by its digest.
+  boost::asio::awaitable<Status> async_complete_uploaded(std::string run_id, std::string lease,
+                                                         std::int64_t attempt,
+                                                         std::string report_sha256);
 
  private:
   boost::asio::awaitable<Result<HttpResponse>> async_call(HttpRequest req);
+  // async_call for requests whose answer body says nothing the agent needs.
+  boost::asio::awaitable<Status> async_send(HttpRequest req);
+  static HttpRequest artifact_request(std::string method, const std::string& run_id,
+                                      const std::string& kind, std::string lease);
 
   HttpTransport& transport_;
   SecretBytes agent_token_;

@@ -60,7 +60,8 @@ asio::awaitable<void> RunSession::async_report_failure(std::int64_t attempt, con
   report.status = "failed";
   report.failure_code = error.code;
   report.failure_message = error.message;
-  auto done = co_await async_retry([&] { return ctx_.client.async_complete(job_.run_id, report); }, 0);
+  const std::string body = boost::json::serialize(protocol::to_json(report));
+  auto done = co_await async_retry([&] { return ctx_.client.async_complete(job_.run_id, body); }, 0);
   if (!done) spdlog::error("run {}: completion refused: {}", job_.run_id, done.error().to_string());
 }
 

@@ -14,7 +14,7 @@ bool is_run_failure_code(std::string_view code) {
       errc::kPlanDigestMismatch,     errc::kOutputRequiredMissing, errc::kOutputTypeMismatch,
       errc::kCancelled,              errc::kTimedOut,              errc::kLeaseLost,
       errc::kInterrupted,            errc::kSandboxFailed,         errc::kLimitExceeded,
-      errc::kWorkspaceFailed,        errc::kArtifactTransferFailed, errc::kOutputRefused,
+      errc::kWorkspaceFailed,        errc::kArtifactTransferFailed, errc::kResultTooLarge, errc::kOutputRefused,
       errc::kProviderPolicyDenied,   errc::kProvisionerDenied,     errc::kExternalDataDenied,
       errc::kEncryptionConfigDenied, errc::kBackendConfigDenied,   errc::kConnectionRevoked,
       errc::kConnectionExpired,      errc::kStateVersionSuperseded, errc::kInternal,

@@ -40,6 +40,9 @@ inline constexpr std::string_view kSandboxFailed = "sandbox_failed";
 inline constexpr std::string_view kLimitExceeded = "limit_exceeded";
 inline constexpr std::string_view kWorkspaceFailed = "workspace_failed";
 inline constexpr std::string_view kArtifactTransferFailed = "artifact_transfer_failed";
+// The Run's results (its run report: resource changes, drift, data-loss marks) are larger than
+// the control plane accepts (protocol::kMaxRunReportBytes); the Run ends at once, not retried.
+inline constexpr std::string_view kResultTooLarge = "result_too_large";
 // A mapped Output whose value looks like a credential is not published; a required one fails.
 inline constexpr std::string_view kOutputRefused = "output_refused";
 inline constexpr std::string_view kProviderPolicyDenied = "provider_policy_denied";

@@ -160,6 +160,47 @@ TEST(RunReport, DataLossAndDriftRoundTrip) {
   EXPECT_FALSE(run_report_from_json(bad));
 }
 
+TEST(RunReport, AReportOfMoreThanTenThousandResourcesIsRead) {
+  RunReport r;
+  r.lease_token = "l";
+  r.attempt = 1;
+  r.status = "succeeded";
+  for (int i = 0; i < 12000; ++i)
+    r.resource_changes.push_back({"terraform_data.r[" + std::to_string(i) + "]", "terraform_data",
+                                  {"create"}, false, false});
+  auto back = run_report_from_text(boost::json::serialize(to_json(r)));
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->resource_changes.size(), 12000u);
+}
+
+TEST(RunReport, ResultTooLargeKeepsTheStateAndDropsTheLists) {
+  RunReport r;
+  r.lease_token = "l";
+  r.attempt = 2;
+  r.status = "succeeded";
+  r.resource_changes.push_back({"a.b", "a", {"create"}, false, false});
+  r.data_loss.push_back({"a.b", "a", "replace", "why"});
+  r.refused_outputs.push_back({"o", "why"});
+  r.outputs["o"] = "v";
+  r.new_state = NewStateDescriptor{std::string(64, 'a'), std::string(64, 'b'), 3, "lin", 1};
+  r.source_commit = "c";
+  const auto small = result_too_large(r, "too big");
+  EXPECT_EQ(small.status, "failed");
+  EXPECT_EQ(small.failure_code, "result_too_large");
+  EXPECT_TRUE(is_run_failure_code(small.failure_code));
+  EXPECT_EQ(small.failure_message, "too big");
+  EXPECT_TRUE(small.resource_changes.empty());
+  EXPECT_TRUE(small.data_loss.empty());
+  EXPECT_TRUE(small.refused_outputs.empty());
+  EXPECT_TRUE(small.outputs.empty());
+  ASSERT_TRUE(small.new_state);
+  EXPECT_EQ(small.new_state->serial, 3);
+  EXPECT_EQ(small.attempt, 2);
+  EXPECT_EQ(small.lease_token, "l");
+  EXPECT_EQ(small.source_commit, "c");
+  EXPECT_TRUE(run_report_from_json(to_json(small))) << "the smaller report must itself be valid";
+}
+
 TEST(RunType, EveryTypeRoundTripsAndRefreshIsNotOne) {
   for (auto t : {RunType::plan, RunType::apply, RunType::destroy_plan, RunType::drift_check})
     EXPECT_EQ(run_type_from_string(to_string(t)), t);

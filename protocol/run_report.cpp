@@ -6,7 +6,10 @@
 namespace takosumi::protocol {
 namespace {
 
-constexpr std::size_t kMaxResources = 10000;
+// Lists of resources are bounded by the report's size (kMaxRunReportBytes) rather than a count
+// of their own: a plan of 100,000 resources is a real plan. Lists of names stay short.
+constexpr std::size_t kMaxResources = 1'000'000;
+constexpr std::size_t kMaxNames = 10'000;
 
 json::array strings_to_json(const std::vector<std::string>& v) {
   json::array a;
@@ -17,7 +20,7 @@ json::array strings_to_json(const std::vector<std::string>& v) {
 Result<std::vector<std::string>> strings_from_json(const json::array* a, std::string_view what) {
   std::vector<std::string> out;
   if (!a) return out;
-  if (a->size() > kMaxResources) return fail(errc::kInvalidArgument, std::string(what) + ": too many");
+  if (a->size() > kMaxNames) return fail(errc::kInvalidArgument, std::string(what) + ": too many");
   for (const auto& v : *a) {
     if (!v.is_string() || v.get_string().size() > 1024)
       return fail(errc::kInvalidArgument, std::string(what) + " must hold strings");
@@ -290,6 +293,25 @@ json::object to_json(const RunReport& r) {
 
 Result<RunReport> run_report_from_json(const json::object& o) {
   return with_context(parse(o), "run report");
+}
+
+Result<RunReport> run_report_from_text(std::string_view text) {
+  auto o = parse_object(text, kMaxRunReportBytes);
+  if (!o) return std::unexpected(o.error().with_context("run report"));
+  return run_report_from_json(*o);
+}
+
+RunReport result_too_large(const RunReport& r, std::string why) {
+  RunReport out = r;
+  out.status = "failed";
+  out.failure_code = std::string(errc::kResultTooLarge);
+  out.failure_message = std::move(why);
+  out.resource_changes.clear();
+  out.data_loss.clear();
+  if (out.drift) out.drift = DriftReport{"error", {}};
+  out.outputs.clear();
+  out.refused_outputs.clear();
+  return out;
 }
 
 Result<std::vector<DataLossMark>> data_loss_from_json(const json::array& marks) {

@@ -89,7 +89,22 @@ struct RunReport {
   std::map<std::string, std::int64_t> phase_millis;
 };
 
+// A report's serialised size decides how it travels (docs/protocol.md "Complete"): up to
+// kMaxInlineReportBytes in the body of /complete; larger, as the Run's `report` artifact, named by
+// its digest; never larger than kMaxRunReportBytes, which both sides refuse.
+inline constexpr std::size_t kMaxInlineReportBytes = 512 * 1024;
+inline constexpr std::size_t kMaxRunReportBytes = 64 * 1024 * 1024;
+
 json::object to_json(const RunReport& r);
+// parse_object within kMaxRunReportBytes, then run_report_from_json.
+Result<RunReport> run_report_from_text(std::string_view text);
+
+// What is left of a report the control plane cannot take (too large): a failed Run with code
+// result_too_large and `why`, without the unbounded lists (resource changes, data-loss marks,
+// drifted resources, refused outputs) and without Outputs; the new state, the plan artifact and
+// the Run's facts (commit, tofu version, lock digest, timings) are kept, so nothing an apply did
+// is forgotten.
+RunReport result_too_large(const RunReport& r, std::string why);
 Result<RunReport> run_report_from_json(const json::object& o);
 
 // The one reader of data-loss marks: a report's "dataLoss" array, and the same array as the

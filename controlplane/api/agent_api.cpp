@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/encoding.hpp"
 #include "common/error_codes.hpp"
+#include "common/file_io.hpp"
+#include "common/offload.hpp"
 #include "common/strict_json.hpp"
 #include "crypto/random_ids.hpp"
 #include "crypto/keys.hpp"
@@ -140,8 +143,10 @@ void AgentApi::register_routes(Router& r) {
         [this](auto& req, auto& p) { return phase(req, p[0]); });
   r.add("POST", "/agent/v1/runs/{}/logs", json_body,
         [this](auto& req, auto& p) { return append_log(req, p[0]); });
-  r.add("POST", "/agent/v1/runs/{}/complete", json_body,
-        [this](auto& req, auto& p) { return complete(req, p[0]); });
+  r.add_async("POST", "/agent/v1/runs/{}/complete", json_body,
+              [this](const HttpRequest& req, const RouteParams& p) -> awaitable<HttpResponse> {
+                co_return co_await async_complete(req, p[0]);
+              });
   r.add("GET", "/agent/v1/runs/{}/artifacts/{}", RouteAccess{agent, RouteBody::none},
         [this](auto& req, auto& p) { return download(req, p[0], p[1]); });
   r.add_async("PUT", "/agent/v1/runs/{}/artifacts/{}", RouteAccess{agent, RouteBody::file},
@@ -326,17 +331,56 @@ HttpResponse AgentApi::append_log(const HttpRequest& req, const std::string& run
   return json_response(200, json::object{{"nextSeq", *next}});
 }
 
-HttpResponse AgentApi::complete(const HttpRequest& req, const std::string& run_id) {
+// A report larger than the body of /complete may hold was uploaded as the Run's `report`
+// artifact first; the body names it: {"leaseToken","attempt","reportSha256"}.
+boost::asio::awaitable<Result<protocol::RunReport>> AgentApi::async_uploaded_report(
+    const std::string& run_id, const json::object& body) {
+  TAKOSUMI_CO_TRY(check_known_fields(body, {"leaseToken", "attempt", "reportSha256"}));
+  auto sha = get_string(body, "reportSha256", 64);
+  auto lease = get_string(body, "leaseToken", 256);
+  auto attempt = get_int(body, "attempt");
+  if (!sha) co_return std::unexpected(sha.error());
+  if (!lease) co_return std::unexpected(lease.error());
+  if (!attempt) co_return std::unexpected(attempt.error());
+  // The report names the lease and attempt it belongs to; complete() checks them against the Run
+  // as for a report in the body (and acknowledges a repeat after a lost answer again). Only
+  // uploaded reports are read: another blob is either too large or not a report.
+  if (!is_sha256_hex(*sha) || !d_.blobs.contains(*sha))
+    co_return fail(errc::kInvalidArgument, "no report " + *sha + " was uploaded; upload it as run " +
+                                               run_id + "'s `report` artifact first");
+  auto path = d_.blobs.path_for(*sha);
+  if (!path) co_return std::unexpected(path.error());
+  auto load = [file = *path] () -> Result<protocol::RunReport> {
+    auto text = read_file(file, protocol::kMaxRunReportBytes);
+    if (!text) return std::unexpected(text.error());
+    return protocol::run_report_from_text(*text);
+  };
+  auto report = co_await async_offload(d_.pool, std::move(load));
+  if (!report) co_return report;
+  if (report->lease_token != *lease || report->attempt != *attempt)
+    co_return fail(errc::kInvalidArgument,
+                   "the uploaded report belongs to another lease or attempt than this request");
+  co_return report;
+}
+
+boost::asio::awaitable<HttpResponse> AgentApi::async_complete(const HttpRequest& req,
+                                                              const std::string& run_id) {
   auto agent = authenticate(req);
-  if (!agent) return error_response(agent.error());
+  if (!agent) co_return error_response(agent.error());
   auto body = parse_object(req.body, kMaxJsonBody);
-  if (!body) return error_response(body.error());
-  auto report = protocol::run_report_from_json(*body);
-  if (!report) return error_response(report.error());
+  if (!body) co_return error_response(body.error());
+  Result<protocol::RunReport> report{std::unexpect, Error{}};
+  if (body->contains("reportSha256")) {
+    auto uploaded = co_await async_uploaded_report(run_id, *body);
+    report = std::move(uploaded);
+  } else {
+    report = protocol::run_report_from_json(*body);
+  }
+  if (!report) co_return error_response(report.error());
   if (auto done = d_.queue.complete(run_id, *agent, *report); !done)
-    return error_response(done.error());
+    co_return error_response(done.error());
   d_.waiters.notify_all();  // the Capsule may have queued Runs waiting for this one
-  return json_response(200, json::object{{"acknowledged", true}});
+  co_return json_response(200, json::object{{"acknowledged", true}});
 }
 
 }  // namespace takosumi::controlplane

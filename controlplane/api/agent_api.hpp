@@ -67,7 +67,10 @@ class AgentApi {
   HttpResponse heartbeat(const HttpRequest& req, const std::string& run_id);
   HttpResponse phase(const HttpRequest& req, const std::string& run_id);
   HttpResponse append_log(const HttpRequest& req, const std::string& run_id);
-  HttpResponse complete(const HttpRequest& req, const std::string& run_id);
+  boost::asio::awaitable<HttpResponse> async_complete(const HttpRequest& req,
+                                                      const std::string& run_id);
+  boost::asio::awaitable<Result<protocol::RunReport>> async_uploaded_report(
+      const std::string& run_id, const boost::json::object& body);
   // artifact_api.cpp
   HttpResponse download(const HttpRequest& req, const std::string& run_id, const std::string& kind);
   boost::asio::awaitable<HttpResponse> async_upload(const HttpRequest& req,

@@ -2,6 +2,7 @@
 // auth and error shapes, limits, and a whole plan → apply → plan cycle the way an agent does it,
 // with real envelopes and manifest verification.
 #include "controlplane/testing/http_api_fixture.hpp"
+#include "protocol/run_report.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -189,6 +190,73 @@ TEST_F(HttpApiTest, PlanApplyPlanRoundTrip) {
     ASSERT_TRUE(content);
     EXPECT_EQ(content->find(kSecretMarker), std::string::npos) << entry.path();
   }
+}
+
+}  // namespace
+}  // namespace takosumi::controlplane
+
+namespace takosumi::controlplane {
+namespace {
+
+// A report too large for the body of /complete travels as the `report` artifact and is named by
+// its digest (docs/protocol.md "Complete").
+TEST_F(HttpApiTest, AnUploadedReportCompletesTheRunAndAnOversizedOneIs413) {
+  register_agent();
+  const auto capsule = create_capsule();
+  auto plan = api(http::verb::post, "/api/v1/capsules/" + capsule + "/plan");
+  ASSERT_EQ(plan.status, 201u) << plan.body;
+  const AgentJob job = claim_job();
+  ASSERT_EQ(job.run_id, plan.str("id"));
+
+  const std::string too_large(protocol::kMaxRunReportBytes + 1, ' ');
+  auto refused = upload(job.run_id, job.lease, "report", too_large);
+  EXPECT_EQ(refused.status, 413u) << refused.body;
+  EXPECT_EQ(refused.obj().at("error").at("code"), "payload_too_large");
+
+  const std::string complete = "/agent/v1/runs/" + job.run_id + "/complete";
+  auto unknown = agent(http::verb::post, complete,
+                       json::object{{"leaseToken", job.lease}, {"attempt", job.manifest.attempt},
+                                    {"reportSha256", std::string(64, 'a')}});
+  EXPECT_EQ(unknown.status, 400u) << unknown.body;
+
+  const std::string text = "saved plan of " + job.run_id;
+  auto up = upload(job.run_id, job.lease, "plan", envelope(job.manifest, "plan", text, 0));
+  ASSERT_EQ(up.status, 200u) << up.body;
+  json::array changes;
+  for (int i = 0; i < 3; ++i)
+    changes.push_back(json::object{{"address", "local_file.f" + std::to_string(i)},
+                                   {"type", "local_file"}, {"actions", json::array{"create"}},
+                                   {"delete", false}, {"replace", false}});
+  const std::string report = json::serialize(json::object{
+      {"leaseToken", job.lease}, {"attempt", job.manifest.attempt}, {"status", "succeeded"},
+      {"hasChanges", true},
+      {"changeSummary", json::object{{"add", 3}, {"change", 0}, {"destroy", 0}, {"replace", 0}}},
+      {"resourceChanges", changes}, {"planDigest", crypto::sha256_hex(text)},
+      {"planArtifactSha256", up.str("sha256")}});
+  auto stored = upload(job.run_id, job.lease, "report", report);
+  ASSERT_EQ(stored.status, 200u) << stored.body;
+  const auto sha = stored.str("sha256");
+
+  // The body must name the lease the report carries.
+  auto foreign = agent(http::verb::post, complete,
+                       json::object{{"leaseToken", "another-lease"},
+                                    {"attempt", job.manifest.attempt}, {"reportSha256", sha}});
+  EXPECT_EQ(foreign.status, 400u) << foreign.body;
+  auto misspelt = agent(http::verb::post, complete,
+                        json::object{{"leaseToken", job.lease}, {"attempt", job.manifest.attempt},
+                                     {"reportSha256", sha}, {"status", "succeeded"}});
+  EXPECT_EQ(misspelt.status, 400u) << misspelt.body;
+
+  const json::object by_reference{
+      {"leaseToken", job.lease}, {"attempt", job.manifest.attempt}, {"reportSha256", sha}};
+  auto done = agent(http::verb::post, complete, by_reference);
+  ASSERT_EQ(done.status, 200u) << done.body;
+  // A repeat after a lost answer is acknowledged again.
+  auto again = agent(http::verb::post, complete, by_reference);
+  EXPECT_EQ(again.status, 200u) << again.body;
+  auto run = api(http::verb::get, "/api/v1/runs/" + job.run_id);
+  EXPECT_EQ(run.str("status"), "succeeded") << run.body;
+  EXPECT_EQ(run.obj().at("resourceChanges").as_array().size(), 3u) << run.body;
 }
 
 }  // namespace

@@ -50,8 +50,16 @@ Result<Repository> open_or_init_cache(const fs::path& path) {
 }
 
 Status fetch_all(git_repository* repo, const std::string& url) {
+  // An anonymous remote with the URL exactly as the manifest names it. Skipping
+  // `url.<base>.insteadOf` also keeps the agent flat: Debian 12's libgit2 1.5.1 compiles a PCRE2
+  // regex to look those up on every remote creation and never frees it (about 87 KiB per Run;
+  // `git_remote_create_anonymous` always looks them up).
+  git_remote_create_options create;
+  git_remote_create_options_init(&create, GIT_REMOTE_CREATE_OPTIONS_VERSION);
+  create.repository = repo;
+  create.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF;
   git_remote* raw = nullptr;
-  if (git_remote_create_anonymous(&raw, repo, url.c_str()) != 0)
+  if (git_remote_create_with_opts(&raw, url.c_str(), &create) != 0)
     return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "fetch: remote"));
   Remote remote(raw);
   char heads[] = "+refs/heads/*:refs/heads/*";
