@@ -134,6 +134,7 @@ runner::RunnerSettings AgentDaemon::runner_settings() const {
   settings.max_log_bytes = config_.limits.max_log_bytes;
   settings.max_plan_json_bytes = config_.limits.max_plan_json_bytes;
   settings.max_state_bytes = config_.limits.max_state_bytes;
+  settings.tofu_versions = tofu_versions_;
   return settings;
 }
 

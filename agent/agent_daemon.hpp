@@ -63,6 +63,9 @@ class AgentDaemon {
   config::AgentConfig config_;
   AgentKeys keys_;
   SandboxProbe sandbox_;
+  // `tofu version` once per binary for all Runs, not per Run.
+  std::shared_ptr<runner::TofuVersionCache> tofu_versions_ =
+      std::make_shared<runner::TofuVersionCache>();
   ControlClient client_;
   const Clock& clock_;
   boost::asio::thread_pool blocking_{2};

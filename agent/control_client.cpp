@@ -206,12 +206,11 @@ asio::awaitable<Status> ControlClient::async_complete(std::string run_id, std::s
   co_return sent;
 }
 
-asio::awaitable<Status> ControlClient::async_complete_uploaded(std::string run_id,
-                                                               std::string lease,
-                                                               std::int64_t attempt,
-                                                               std::string report_sha256) {
-  json::object body{{"leaseToken", lease}, {"attempt", attempt}, {"reportSha256", report_sha256}};
-  HttpRequest req{"POST", "/agent/v1/runs/" + run_id + "/complete", {}, json::serialize(body)};
+asio::awaitable<Status> ControlClient::async_put_report(std::string run_id, std::string lease,
+                                                        std::string report) {
+  HttpRequest req{"PUT", "/agent/v1/runs/" + run_id + "/report", {}, std::move(report)};
+  req.headers["X-Takosumi-Lease"] = std::move(lease);
+  req.timeout = std::chrono::seconds(600);
   auto sent = co_await async_send(req);
   co_return sent;
 }

@@ -45,7 +45,7 @@ bool is_retryable(const Error& e);
 
 // Coroutine parameters are taken by value: a reference to a temporary would dangle once the
 // caller's full-expression ends while the returned awaitable is still pending. The two reference
-// parameters (reg/pool_token, report) must outlive the awaited call.
+// parameters (reg, pool_token) must outlive the awaited call.
 class ControlClient {
  public:
   explicit ControlClient(HttpTransport& transport) : transport_(transport) {}
@@ -76,10 +76,10 @@ class ControlClient {
                                                   std::string text);
   // The run report, serialised (protocol::to_json), in the body: up to kMaxInlineReportBytes.
   boost::asio::awaitable<Status> async_complete(std::string run_id, std::string report);
-  // A larger report, already uploaded as the Run's `report` artifact, named by its digest.
-  boost::asio::awaitable<Status> async_complete_uploaded(std::string run_id, std::string lease,
-                                                         std::int64_t attempt,
-                                                         std::string report_sha256);
+  // A larger report (up to protocol::kMaxRunReportBytes), streamed as the body of PUT
+  // .../report with the lease in a header; the control plane treats it as async_complete does.
+  boost::asio::awaitable<Status> async_put_report(std::string run_id, std::string lease,
+                                                  std::string report);
 
  private:
   boost::asio::awaitable<Result<HttpResponse>> async_call(HttpRequest req);

@@ -4,7 +4,6 @@
 
 #include "agent/retry.hpp"
 #include "common/error_codes.hpp"
-#include "common/file_io.hpp"
 #include "crypto/sha256.hpp"
 #include "protocol/failure_codes.hpp"
 
@@ -32,43 +31,25 @@ asio::awaitable<Status> async_send_log_tail(ControlClient& client, const std::st
   co_return Status{};
 }
 
-// The report in /complete's body, or, past kMaxInlineReportBytes, uploaded as the Run's `report`
-// artifact (written to `scratch` first) and named by its digest.
+// The report as the JSON body of /complete or, past kMaxInlineReportBytes, streamed as the body
+// of PUT .../report; payload_too_large when no control plane would take it.
 asio::awaitable<Status> async_send_report(ControlClient& client, const std::string& run_id,
-                                          const protocol::RunReport& report,
-                                          const std::filesystem::path& scratch) {
-  std::string body = boost::json::serialize(protocol::to_json(report));
-  if (body.size() <= protocol::kMaxInlineReportBytes)
-    co_return co_await async_retry([&] { return client.async_complete(run_id, body); }, 0);
+                                          const protocol::RunReport& report) {
+  const std::string body = boost::json::serialize(protocol::to_json(report));
   if (body.size() > protocol::kMaxRunReportBytes)
     co_return fail(errc::kPayloadTooLarge, "the run report is " + std::to_string(body.size()) +
                                                " bytes, more than the " +
                                                std::to_string(protocol::kMaxRunReportBytes) +
                                                " a control plane accepts");
-  const std::filesystem::path file = scratch / "report.json";
-  TAKOSUMI_CO_TRY(write_file_atomic(file, body));
-  const std::string sha = crypto::sha256_hex(body);
-  body.clear();
-  body.shrink_to_fit();
-  const std::string kind = "report";  // named: see the g++ 12 note in control_client.cpp
-  auto uploaded = co_await async_retry(
-      [&] { return client.async_upload(run_id, kind, report.lease_token, file, sha); }, 0);
-  // Refused for its size, the report can never be taken. Any other refusal (a repeat after the
-  // Run was completed by an earlier try) goes on: the completion's answer decides.
-  if (!uploaded && uploaded.error().code == errc::kPayloadTooLarge) co_return uploaded;
-  if (!uploaded)
-    spdlog::warn("run {}: report upload refused: {}", run_id, uploaded.error().to_string());
+  if (body.size() <= protocol::kMaxInlineReportBytes)
+    co_return co_await async_retry([&] { return client.async_complete(run_id, body); }, 0);
   co_return co_await async_retry(
-      [&] {
-        return client.async_complete_uploaded(run_id, report.lease_token, report.attempt, sha);
-      },
-      0);
+      [&] { return client.async_put_report(run_id, report.lease_token, body); }, 0);
 }
 
 }  // namespace
 
-asio::awaitable<Status> async_deliver(ControlClient& client, std::string run_id, Delivery d,
-                                      std::filesystem::path scratch) {
+asio::awaitable<Status> async_deliver(ControlClient& client, std::string run_id, Delivery d) {
   if (auto logs = co_await async_send_log_tail(client, run_id, d); !logs)
     spdlog::warn("run {}: log tail not delivered: {}", run_id, logs.error().to_string());
   for (const auto& [file, kind] : {std::pair{d.plan, "plan"}, std::pair{d.state, "state"}}) {
@@ -81,7 +62,7 @@ asio::awaitable<Status> async_deliver(ControlClient& client, std::string run_id,
     if (!uploaded)
       spdlog::warn("run {}: {} upload refused: {}", run_id, k, uploaded.error().to_string());
   }
-  auto sent = co_await async_send_report(client, run_id, d.report, scratch);
+  auto sent = co_await async_send_report(client, run_id, d.report);
   if (sent || sent.error().code != errc::kPayloadTooLarge) co_return sent;
   // Refused for its size, which no retry changes: the Run fails now with what is left of the
   // report (the new state included), rather than being handed out again to end the same way.
@@ -100,14 +81,21 @@ asio::awaitable<Status> async_settle(DeliveryStores stores, JournalEntry entry, 
         !kept)
       spdlog::error("run {}: journal: {}", entry.run_id, kept.error().to_string());
   };
+  // A report no control plane would take becomes result_too_large before it is spooled, so the
+  // spool never holds a delivery that recovery could not read back.
+  if (const auto bytes = boost::json::serialize(protocol::to_json(d.report)).size();
+      bytes > protocol::kMaxRunReportBytes)
+    d.report = protocol::result_too_large(
+        d.report, "the Run's results (" + std::to_string(bytes) + " bytes) are larger than the " +
+                      std::to_string(protocol::kMaxRunReportBytes) +
+                      " a control plane accepts; nothing about the resources is reported");
   if (auto saved = stores.spool.save(entry.run_id, entry.attempt, d); !saved) {
     // Delivered straight from memory; only a restart before the answer would lose it.
     spdlog::error("run {}: cannot spool the results: {}", entry.run_id, saved.error().to_string());
   } else {
     advance(RunPhase::deliver, {});
   }
-  auto delivered = co_await async_deliver(stores.client, entry.run_id, d,
-                                          stores.spool.dir(entry.run_id, entry.attempt));
+  auto delivered = co_await async_deliver(stores.client, entry.run_id, d);
   if (delivered) {
     if (auto s = stores.spool.remove(entry.run_id, entry.attempt); !s)
       spdlog::warn("run {}: spool: {}", entry.run_id, s.error().to_string());

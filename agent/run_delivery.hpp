@@ -11,7 +11,6 @@
 // acknowledges again or refuses with the reason (lease_lost when another attempt holds the Run).
 #include <boost/asio/awaitable.hpp>
 
-#include <filesystem>
 #include <string>
 
 #include "agent/control_client.hpp"
@@ -21,12 +20,12 @@
 
 namespace takosumi::agent {
 
-// A run report larger than protocol::kMaxInlineReportBytes travels as the `report` artifact,
-// written to `scratch` (the attempt's spool directory) first. A report the control plane refuses
-// for its size (payload_too_large) is replaced by protocol::result_too_large at once: the Run
-// fails with that code instead of being retried or left undeliverable.
+// A run report larger than protocol::kMaxInlineReportBytes is streamed as the body of PUT
+// .../report instead of the JSON body of /complete. A report the control plane refuses for its
+// size (payload_too_large) is replaced by protocol::result_too_large at once: the Run fails with
+// that code instead of being retried or left undeliverable.
 boost::asio::awaitable<Status> async_deliver(ControlClient& client, std::string run_id,
-                                             Delivery delivery, std::filesystem::path scratch);
+                                             Delivery delivery);
 
 // Saves the delivery in the spool, journals the Run as `deliver`, delivers it and settles: once
 // acknowledged the spool and the journal entry go; lease_lost holds the entry as `lease_lost` and

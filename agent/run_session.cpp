@@ -160,7 +160,9 @@ asio::awaitable<void> RunSession::async_execute() {
   if (!manifest) {
     // Nothing from this manifest is used; the refusal is reported under the claim's lease.
     spdlog::error("run {}: manifest refused: {}", job_.run_id, manifest.error().to_string());
-    co_await async_report_failure(0, protocol::as_run_failure(manifest.error(), errc::kManifestInvalid));
+    // Named: g++ 12 mishandles a non-trivial temporary inside a co_await expression.
+    const Error refusal = protocol::as_run_failure(manifest.error(), errc::kManifestInvalid);
+    co_await async_report_failure(0, refusal);
     co_return;
   }
   spdlog::info("run {}: {} of capsule {} (attempt {})", job_.run_id,
@@ -173,10 +175,9 @@ asio::awaitable<void> RunSession::async_execute() {
   if (auto kept = journal(RunPhase::claimed); !kept) {
     // Without the journal a crash would strand the Run: it is not started.
     spdlog::error("run {}: journal: {}", job_.run_id, kept.error().to_string());
-    co_await async_report_failure(manifest->attempt,
-                                  Error{std::string(errc::kWorkspaceFailed),
-                                        "the agent cannot write its run journal: " +
-                                            kept.error().to_string()});
+    const Error failure{std::string(errc::kWorkspaceFailed),
+                        "the agent cannot write its run journal: " + kept.error().to_string()};
+    co_await async_report_failure(manifest->attempt, failure);
     co_return;
   }
   auto ex = co_await asio::this_coro::executor;

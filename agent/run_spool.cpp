@@ -12,7 +12,8 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 
 constexpr const char* kDeliveryFile = "delivery.json";
-// The report (at most protocol::kMaxRunReportBytes) and the undelivered log tail.
+// The report (at most protocol::kMaxRunReportBytes: async_settle replaces a larger one before
+// it is spooled) and the undelivered log tail.
 constexpr std::size_t kMaxDeliveryBytes = protocol::kMaxRunReportBytes + (32u << 20);
 
 // Artifacts are named by file name only, so a delivery can only ever point into its own spool.

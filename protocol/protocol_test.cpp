@@ -188,7 +188,14 @@ TEST(RunReport, ResultTooLargeKeepsTheStateAndDropsTheLists) {
   EXPECT_EQ(small.status, "failed");
   EXPECT_EQ(small.failure_code, "result_too_large");
   EXPECT_TRUE(is_run_failure_code(small.failure_code));
-  EXPECT_EQ(small.failure_message, "too big");
+  EXPECT_EQ(small.failure_message, "too big; the Run itself succeeded");
+  RunReport cancelled = r;
+  cancelled.status = "failed";
+  cancelled.failure_code = "cancelled";
+  cancelled.failure_message = "cancelled by the operator";
+  EXPECT_EQ(result_too_large(cancelled, "too big").failure_message,
+            "too big; the Run itself failed (cancelled: cancelled by the operator)")
+      << "how the Run ended is kept";
   EXPECT_TRUE(small.resource_changes.empty());
   EXPECT_TRUE(small.data_loss.empty());
   EXPECT_TRUE(small.refused_outputs.empty());

@@ -207,6 +207,12 @@ Result<RunReport> parse(const json::object& o) {
   if (auto out = get_optional_object(o, "outputs"); !out) {
     return std::unexpected(out.error());
   } else if (*out) {
+    // Each published Output is checked on the agent; all of them together stay small, whatever
+    // size the report may have.
+    if (const auto bytes = json::serialize(**out).size(); bytes > kMaxPublishedOutputsBytes)
+      return fail(errc::kInvalidArgument, "outputs are " + std::to_string(bytes) +
+                                              " bytes together, more than " +
+                                              std::to_string(kMaxPublishedOutputsBytes));
     r.outputs = **out;
   }
   if (auto refused = get_optional_array(o, "refusedOutputs"); !refused) {
@@ -303,6 +309,8 @@ Result<RunReport> run_report_from_text(std::string_view text) {
 
 RunReport result_too_large(const RunReport& r, std::string why) {
   RunReport out = r;
+  why += "; the Run itself " + r.status;
+  if (!r.failure_code.empty()) why += " (" + r.failure_code + ": " + r.failure_message + ")";
   out.status = "failed";
   out.failure_code = std::string(errc::kResultTooLarge);
   out.failure_message = std::move(why);

@@ -90,20 +90,22 @@ struct RunReport {
 };
 
 // A report's serialised size decides how it travels (docs/protocol.md "Complete"): up to
-// kMaxInlineReportBytes in the body of /complete; larger, as the Run's `report` artifact, named by
-// its digest; never larger than kMaxRunReportBytes, which both sides refuse.
+// kMaxInlineReportBytes as the JSON body of POST .../complete; larger, streamed as the body of
+// PUT .../report; never larger than kMaxRunReportBytes, which both sides refuse
+// (result_too_large). Published Outputs together stay under kMaxPublishedOutputsBytes.
 inline constexpr std::size_t kMaxInlineReportBytes = 512 * 1024;
-inline constexpr std::size_t kMaxRunReportBytes = 64 * 1024 * 1024;
+inline constexpr std::size_t kMaxRunReportBytes = 16 * 1024 * 1024;
+inline constexpr std::size_t kMaxPublishedOutputsBytes = 1024 * 1024;
 
 json::object to_json(const RunReport& r);
 // parse_object within kMaxRunReportBytes, then run_report_from_json.
 Result<RunReport> run_report_from_text(std::string_view text);
 
 // What is left of a report the control plane cannot take (too large): a failed Run with code
-// result_too_large and `why`, without the unbounded lists (resource changes, data-loss marks,
-// drifted resources, refused outputs) and without Outputs; the new state, the plan artifact and
-// the Run's facts (commit, tofu version, lock digest, timings) are kept, so nothing an apply did
-// is forgotten.
+// result_too_large and `why` (followed by how the Run itself ended, its own code and message),
+// without the unbounded lists (resource changes, data-loss marks, drifted resources, refused
+// outputs) and without Outputs; the new state, the plan artifact and the Run's facts (commit, tofu
+// version, lock digest, timings) are kept, so nothing an apply did is forgotten.
 RunReport result_too_large(const RunReport& r, std::string why);
 Result<RunReport> run_report_from_json(const json::object& o);
 

@@ -229,10 +229,25 @@ Status RunFlow::start_tofu() {
 
 asio::awaitable<Status> RunFlow::async_init() {
   PhaseTimer timer(report_.phase_millis, "init");
+  TAKOSUMI_CO_TRY(co_await async_tofu_version());
+  co_return co_await tofu_->async_init();
+}
+
+// Asked of the binary once per identity (TofuVersionCache), not once per Run.
+asio::awaitable<Status> RunFlow::async_tofu_version() {
+  const auto& cache = settings_.tofu_versions;
+  const auto identity = TofuVersionCache::identify(settings_.tofu_binary);
+  if (cache && identity) {
+    if (auto known = cache->find(settings_.tofu_binary, *identity)) {
+      report_.tofu_version = std::move(*known);
+      co_return Status{};
+    }
+  }
   auto version = co_await tofu_->async_version();
   if (!version) co_return std::unexpected(version.error());
   report_.tofu_version = *version;
-  co_return co_await tofu_->async_init();
+  if (cache && identity) cache->remember(settings_.tofu_binary, *identity, std::move(*version));
+  co_return Status{};
 }
 
 // The providers init installed, against the mirror and the policy, and the lock file naming them.

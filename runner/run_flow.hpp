@@ -55,6 +55,7 @@ class RunFlow {
   boost::asio::awaitable<Status> async_drift_check();
 
   // Parts of the steps.
+  boost::asio::awaitable<Status> async_tofu_version();
   boost::asio::awaitable<Result<bool>> async_tofu_plan(const std::filesystem::path& plan_file,
                                                        PlanMode mode);
   boost::asio::awaitable<Result<boost::json::object>> async_show(const std::filesystem::path& plan_file);

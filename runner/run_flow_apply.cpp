@@ -100,7 +100,14 @@ asio::awaitable<Status> RunFlow::async_publish_outputs() {
   if (!filtered) co_return std::unexpected(filtered.error());
   for (const auto& warning : filtered->warnings) notice("warning: " + warning);
   report_.outputs = std::move(filtered->outputs);
-  co_return refuse_credential_outputs();
+  TAKOSUMI_CO_TRY(refuse_credential_outputs());
+  if (const auto bytes = boost::json::serialize(report_.outputs).size();
+      bytes > protocol::kMaxPublishedOutputsBytes)
+    co_return fail(errc::kLimitExceeded,
+                   "the mapped Outputs are " + std::to_string(bytes) + " bytes together, more than " +
+                       std::to_string(protocol::kMaxPublishedOutputsBytes) +
+                       " a control plane publishes; map smaller values");
+  co_return Status{};
 }
 
 // The allowlist and `sensitive` are the module author's promises; a value that still looks like

@@ -157,6 +157,31 @@ TEST_F(RunFlowTest, APlanRunsVersionInitPlanShowInOrderAndSealsThePlan) {
     EXPECT_TRUE(planned.report.phase_millis.contains(phase)) << phase;
 }
 
+TEST_F(RunFlowTest, TofuVersionIsAskedOncePerBinaryAndAgainWhenTheBinaryChanges) {
+  // The launcher is fake, but the cache looks at the binary's file: make one.
+  settings_.tofu_binary = tmp_.path() / "tofu";
+  std::ofstream(settings_.tofu_binary) << "first build";
+  settings_.tofu_versions = std::make_shared<TofuVersionCache>();
+  const auto script = [](FakeProcessLauncher& l) {
+    l.script("plan", plan_with_changes());
+    l.script("show", show_plan());
+  };
+  auto first = plan(script);
+  ASSERT_EQ(first.report.status, "succeeded") << first.report.failure_message;
+  EXPECT_EQ(started_, (std::vector<std::string>{"version", "init", "plan", "show"}));
+  auto second = plan(script);
+  ASSERT_EQ(second.report.status, "succeeded") << second.report.failure_message;
+  EXPECT_EQ(started_, (std::vector<std::string>{"init", "plan", "show"}));
+  EXPECT_EQ(second.report.tofu_version, "1.9.0") << "the remembered version is still reported";
+
+  // Replaced in place (an upgrade): a new identity, asked again.
+  std::filesystem::remove(settings_.tofu_binary);
+  std::ofstream(settings_.tofu_binary) << "second build, longer";
+  auto third = plan(script);
+  ASSERT_EQ(third.report.status, "succeeded") << third.report.failure_message;
+  EXPECT_EQ(started_, (std::vector<std::string>{"version", "init", "plan", "show"}));
+}
+
 TEST_F(RunFlowTest, AFailedInitIsTheInitFailureWithTofusDiagnostics) {
   auto r = plan([](FakeProcessLauncher& l) {
     FakeCommand init;

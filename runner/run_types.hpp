@@ -22,6 +22,7 @@
 #include "runner/tofu/pids_cgroup.hpp"
 #include "runner/tofu/process_launcher.hpp"
 #include "runner/tofu/sandbox.hpp"
+#include "runner/tofu/tofu_version_cache.hpp"
 
 namespace takosumi::runner {
 
@@ -56,6 +57,8 @@ struct RunnerSettings {
   std::optional<std::filesystem::path> supervisor;
   // How often the state is checked for a new checkpoint while an apply runs.
   std::chrono::milliseconds checkpoint_interval{500};
+  // What `tofu version` said, shared by the agent's Runs; unset: asked on every Run.
+  std::shared_ptr<TofuVersionCache> tofu_versions;
 };
 
 struct RunInputs {

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "common/offload.hpp"
@@ -143,9 +142,11 @@ void AgentApi::register_routes(Router& r) {
         [this](auto& req, auto& p) { return phase(req, p[0]); });
   r.add("POST", "/agent/v1/runs/{}/logs", json_body,
         [this](auto& req, auto& p) { return append_log(req, p[0]); });
-  r.add_async("POST", "/agent/v1/runs/{}/complete", json_body,
+  r.add("POST", "/agent/v1/runs/{}/complete", json_body,
+        [this](auto& req, auto& p) { return complete(req, p[0]); });
+  r.add_async("PUT", "/agent/v1/runs/{}/report", RouteAccess{agent, RouteBody::file},
               [this](const HttpRequest& req, const RouteParams& p) -> awaitable<HttpResponse> {
-                co_return co_await async_complete(req, p[0]);
+                co_return co_await async_put_report(req, p[0]);
               });
   r.add("GET", "/agent/v1/runs/{}/artifacts/{}", RouteAccess{agent, RouteBody::none},
         [this](auto& req, auto& p) { return download(req, p[0], p[1]); });
@@ -331,56 +332,66 @@ HttpResponse AgentApi::append_log(const HttpRequest& req, const std::string& run
   return json_response(200, json::object{{"nextSeq", *next}});
 }
 
-// A report larger than the body of /complete may hold was uploaded as the Run's `report`
-// artifact first; the body names it: {"leaseToken","attempt","reportSha256"}.
-boost::asio::awaitable<Result<protocol::RunReport>> AgentApi::async_uploaded_report(
-    const std::string& run_id, const json::object& body) {
-  TAKOSUMI_CO_TRY(check_known_fields(body, {"leaseToken", "attempt", "reportSha256"}));
-  auto sha = get_string(body, "reportSha256", 64);
-  auto lease = get_string(body, "leaseToken", 256);
-  auto attempt = get_int(body, "attempt");
-  if (!sha) co_return std::unexpected(sha.error());
-  if (!lease) co_return std::unexpected(lease.error());
-  if (!attempt) co_return std::unexpected(attempt.error());
-  // The report names the lease and attempt it belongs to; complete() checks them against the Run
-  // as for a report in the body (and acknowledges a repeat after a lost answer again). Only
-  // uploaded reports are read: another blob is either too large or not a report.
-  if (!is_sha256_hex(*sha) || !d_.blobs.contains(*sha))
-    co_return fail(errc::kInvalidArgument, "no report " + *sha + " was uploaded; upload it as run " +
-                                               run_id + "'s `report` artifact first");
-  auto path = d_.blobs.path_for(*sha);
-  if (!path) co_return std::unexpected(path.error());
-  auto load = [file = *path] () -> Result<protocol::RunReport> {
-    auto text = read_file(file, protocol::kMaxRunReportBytes);
-    if (!text) return std::unexpected(text.error());
-    return protocol::run_report_from_text(*text);
-  };
-  auto report = co_await async_offload(d_.pool, std::move(load));
-  if (!report) co_return report;
-  if (report->lease_token != *lease || report->attempt != *attempt)
-    co_return fail(errc::kInvalidArgument,
-                   "the uploaded report belongs to another lease or attempt than this request");
-  co_return report;
+HttpResponse AgentApi::complete(const HttpRequest& req, const std::string& run_id) {
+  auto agent = authenticate(req);
+  if (!agent) return error_response(agent.error());
+  auto body = parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  auto report = protocol::run_report_from_json(*body);
+  if (!report) return error_response(report.error());
+  return apply_report(run_id, *agent, *report);
 }
 
-boost::asio::awaitable<HttpResponse> AgentApi::async_complete(const HttpRequest& req,
-                                                              const std::string& run_id) {
+// A report too large for the JSON body of /complete (docs/protocol.md "Complete"), streamed to a
+// temp file. The lease in the header is checked before it is parsed; at most two are parsed at a
+// time (each may take a hundred MiB or more while it is), later ones are asked to retry.
+boost::asio::awaitable<HttpResponse> AgentApi::async_put_report(const HttpRequest& req,
+                                                                const std::string& run_id) {
   auto agent = authenticate(req);
   if (!agent) co_return error_response(agent.error());
-  auto body = parse_object(req.body, kMaxJsonBody);
-  if (!body) co_return error_response(body.error());
-  Result<protocol::RunReport> report{std::unexpect, Error{}};
-  if (body->contains("reportSha256")) {
-    auto uploaded = co_await async_uploaded_report(run_id, *body);
-    report = std::move(uploaded);
-  } else {
-    report = protocol::run_report_from_json(*body);
-  }
+  const std::string lease = req.header("x-takosumi-lease").value_or("");
+  auto run = d_.queue.check_report_lease(run_id, *agent, lease);
+  if (!run && run.error().code == errc::kLeaseLost)
+    d_.queue.record_fenced(run_id, *agent, std::nullopt, "report");
+  if (!run) co_return error_response(run.error());
+  std::error_code ec;
+  const auto size = req.body_file.empty() ? 0 : std::filesystem::file_size(req.body_file, ec);
+  if (req.body_file.empty() || ec)
+    co_return error_response(Error{std::string(errc::kInvalidArgument), "report body missing"});
+  if (size > protocol::kMaxRunReportBytes)
+    co_return error_response(Error{std::string(errc::kPayloadTooLarge),
+                                   "the run report is " + std::to_string(size) +
+                                       " bytes, more than " +
+                                       std::to_string(protocol::kMaxRunReportBytes)});
+  constexpr int kMaxLargeReports = 2;
+  if (large_reports_in_progress_ >= kMaxLargeReports)
+    co_return error_response(Error{std::string(errc::kUnavailable),
+                                   "other large run reports are being read; retry later"});
+  ++large_reports_in_progress_;
+  struct Slot {
+    int& in_progress;
+    ~Slot() { --in_progress; }
+  } slot{large_reports_in_progress_};
+  // A named lambda: g++ 12 mishandles non-trivial temporaries inside a co_await expression.
+  auto read = [file = req.body_file]() -> Result<protocol::RunReport> {
+    auto text = read_file(file, protocol::kMaxRunReportBytes);
+    if (!text) return std::unexpected(Error{text.error().code, "cannot read the report"});
+    return protocol::run_report_from_text(*text);
+  };
+  auto report = co_await async_offload(d_.pool, std::move(read));
   if (!report) co_return error_response(report.error());
-  if (auto done = d_.queue.complete(run_id, *agent, *report); !done)
-    co_return error_response(done.error());
+  if (report->lease_token != lease)
+    co_return error_response(Error{std::string(errc::kInvalidArgument),
+                                   "the report's leaseToken is not the X-Takosumi-Lease header's"});
+  co_return apply_report(run_id, *agent, *report);
+}
+
+HttpResponse AgentApi::apply_report(const std::string& run_id, const Agent& agent,
+                                    const protocol::RunReport& report) {
+  if (auto done = d_.queue.complete(run_id, agent, report); !done)
+    return error_response(done.error());
   d_.waiters.notify_all();  // the Capsule may have queued Runs waiting for this one
-  co_return json_response(200, json::object{{"acknowledged", true}});
+  return json_response(200, json::object{{"acknowledged", true}});
 }
 
 }  // namespace takosumi::controlplane

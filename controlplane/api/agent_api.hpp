@@ -67,10 +67,13 @@ class AgentApi {
   HttpResponse heartbeat(const HttpRequest& req, const std::string& run_id);
   HttpResponse phase(const HttpRequest& req, const std::string& run_id);
   HttpResponse append_log(const HttpRequest& req, const std::string& run_id);
-  boost::asio::awaitable<HttpResponse> async_complete(const HttpRequest& req,
-                                                      const std::string& run_id);
-  boost::asio::awaitable<Result<protocol::RunReport>> async_uploaded_report(
-      const std::string& run_id, const boost::json::object& body);
+  HttpResponse complete(const HttpRequest& req, const std::string& run_id);
+  boost::asio::awaitable<HttpResponse> async_put_report(const HttpRequest& req,
+                                                        const std::string& run_id);
+  HttpResponse apply_report(const std::string& run_id, const Agent& agent,
+                            const protocol::RunReport& report);
+
+  int large_reports_in_progress_ = 0;  // on the io thread only
   // artifact_api.cpp
   HttpResponse download(const HttpRequest& req, const std::string& run_id, const std::string& kind);
   boost::asio::awaitable<HttpResponse> async_upload(const HttpRequest& req,

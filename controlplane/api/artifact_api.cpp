@@ -16,7 +16,6 @@ Error error(std::string_view code, std::string message) {
 // read-only and uploads nothing.
 Status check_upload_allowed(const Run& run, std::string_view kind) {
   using protocol::RunType;
-  if (kind == "report") return {};  // every Run reports; a large report travels this way
   if (run.type == RunType::drift_check)
     return fail(errc::kForbidden, "run " + run.id + " is a drift_check: drift checks are read-only"
                                   " and never upload a state or a plan");
@@ -62,9 +61,9 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_upload(const HttpRequest& r
                                                             const std::string& kind) {
   auto agent = authenticate(req);
   if (!agent) co_return error_response(agent.error());
-  if (kind != "state" && kind != "plan" && kind != "report")
+  if (kind != "state" && kind != "plan")
     co_return error_response(error(errc::kInvalidArgument,
-                                   "artifact kind \"" + kind + "\" must be state, plan or report"));
+                                   "artifact kind \"" + kind + "\" must be state or plan"));
   auto run = d_.queue.check_upload_lease(run_id, *agent, req.header("x-takosumi-lease").value_or(""));
   if (!run && run.error().code == errc::kLeaseLost)
     d_.queue.record_fenced(run_id, *agent, std::nullopt, "upload");  // an upload carries no attempt
@@ -78,18 +77,13 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_upload(const HttpRequest& r
   const BlobStore& blobs = d_.blobs;
   // A named lambda: g++ 12 mishandles non-trivial temporaries inside a co_await expression.
   auto check = [&keys, &blobs, temp = req.body_file, claimed, kind, capsule = run->capsule_id] {
-    return kind == "report" ? check_and_store_report(temp, claimed, blobs)
-                            : check_and_store_upload(temp, claimed, kind, capsule, keys, blobs);
+    return check_and_store_upload(temp, claimed, kind, capsule, keys, blobs);
   };
   auto stored = co_await async_offload(d_.pool, std::move(check));
   if (!stored) co_return error_response(stored.error().with_context("artifact upload"));
   auto recorded = in_transaction(d_.db, [&]() -> Status {
-    // A report is not one of the Run's artifacts: it is read once, when the agent completes, and
-    // named by its digest there; only the audit records its arrival.
-    if (kind != "report") {
-      auto fresh = d_.runs.record_artifact(run_id, kind, stored->sha256, stored->size);
-      if (!fresh || !*fresh) return fresh ? Status{} : std::unexpected(fresh.error());
-    }
+    auto fresh = d_.runs.record_artifact(run_id, kind, stored->sha256, stored->size);
+    if (!fresh || !*fresh) return fresh ? Status{} : std::unexpected(fresh.error());
     return d_.audit.record(run_event(agent_actor(agent->id), "artifact.uploaded", *run,
                                      {{"kind", kind}, {"sha256", stored->sha256},
                                       {"size", stored->size}}));

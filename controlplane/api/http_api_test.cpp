@@ -198,26 +198,24 @@ TEST_F(HttpApiTest, PlanApplyPlanRoundTrip) {
 namespace takosumi::controlplane {
 namespace {
 
-// A report too large for the body of /complete travels as the `report` artifact and is named by
-// its digest (docs/protocol.md "Complete").
-TEST_F(HttpApiTest, AnUploadedReportCompletesTheRunAndAnOversizedOneIs413) {
+// A report too large for the JSON body of /complete is streamed as the body of PUT .../report
+// (docs/protocol.md "Complete"), checked against the lease before it is read.
+TEST_F(HttpApiTest, AReportStreamedAsAFileCompletesTheRunAndAnOversizedOneIs413) {
   register_agent();
   const auto capsule = create_capsule();
   auto plan = api(http::verb::post, "/api/v1/capsules/" + capsule + "/plan");
   ASSERT_EQ(plan.status, 201u) << plan.body;
   const AgentJob job = claim_job();
   ASSERT_EQ(job.run_id, plan.str("id"));
+  const auto put_report = [&](const std::string& lease, const std::string& body) {
+    return send(http::verb::put, "/agent/v1/runs/" + job.run_id + "/report", body,
+                {{"authorization", "Bearer " + agent_token_}, {"x-takosumi-lease", lease},
+                 {"content-type", "application/json"}});
+  };
 
-  const std::string too_large(protocol::kMaxRunReportBytes + 1, ' ');
-  auto refused = upload(job.run_id, job.lease, "report", too_large);
+  auto refused = put_report(job.lease, std::string(protocol::kMaxRunReportBytes + 1, ' '));
   EXPECT_EQ(refused.status, 413u) << refused.body;
   EXPECT_EQ(refused.obj().at("error").at("code"), "payload_too_large");
-
-  const std::string complete = "/agent/v1/runs/" + job.run_id + "/complete";
-  auto unknown = agent(http::verb::post, complete,
-                       json::object{{"leaseToken", job.lease}, {"attempt", job.manifest.attempt},
-                                    {"reportSha256", std::string(64, 'a')}});
-  EXPECT_EQ(unknown.status, 400u) << unknown.body;
 
   const std::string text = "saved plan of " + job.run_id;
   auto up = upload(job.run_id, job.lease, "plan", envelope(job.manifest, "plan", text, 0));
@@ -233,26 +231,16 @@ TEST_F(HttpApiTest, AnUploadedReportCompletesTheRunAndAnOversizedOneIs413) {
       {"changeSummary", json::object{{"add", 3}, {"change", 0}, {"destroy", 0}, {"replace", 0}}},
       {"resourceChanges", changes}, {"planDigest", crypto::sha256_hex(text)},
       {"planArtifactSha256", up.str("sha256")}});
-  auto stored = upload(job.run_id, job.lease, "report", report);
-  ASSERT_EQ(stored.status, 200u) << stored.body;
-  const auto sha = stored.str("sha256");
 
-  // The body must name the lease the report carries.
-  auto foreign = agent(http::verb::post, complete,
-                       json::object{{"leaseToken", "another-lease"},
-                                    {"attempt", job.manifest.attempt}, {"reportSha256", sha}});
-  EXPECT_EQ(foreign.status, 400u) << foreign.body;
-  auto misspelt = agent(http::verb::post, complete,
-                        json::object{{"leaseToken", job.lease}, {"attempt", job.manifest.attempt},
-                                     {"reportSha256", sha}, {"status", "succeeded"}});
-  EXPECT_EQ(misspelt.status, 400u) << misspelt.body;
+  // Another lease is refused before the report is read.
+  auto foreign = put_report("another-lease", report);
+  EXPECT_EQ(foreign.status, 409u) << foreign.body;
+  EXPECT_EQ(foreign.obj().at("error").at("code"), "lease_lost");
 
-  const json::object by_reference{
-      {"leaseToken", job.lease}, {"attempt", job.manifest.attempt}, {"reportSha256", sha}};
-  auto done = agent(http::verb::post, complete, by_reference);
+  auto done = put_report(job.lease, report);
   ASSERT_EQ(done.status, 200u) << done.body;
   // A repeat after a lost answer is acknowledged again.
-  auto again = agent(http::verb::post, complete, by_reference);
+  auto again = put_report(job.lease, report);
   EXPECT_EQ(again.status, 200u) << again.body;
   auto run = api(http::verb::get, "/api/v1/runs/" + job.run_id);
   EXPECT_EQ(run.str("status"), "succeeded") << run.body;

@@ -25,11 +25,4 @@ Result<StoredArtifact> check_and_store_upload(const std::filesystem::path& temp,
                                               std::string_view kind, std::string_view capsule_id,
                                               const Keyring& keys, const BlobStore& blobs);
 
-// A run report uploaded instead of sent in /complete's body (docs/protocol.md "Complete"): the
-// digest must match and the size be at most protocol::kMaxRunReportBytes (payload_too_large
-// otherwise: the agent then reports result_too_large). Parsed only when the agent completes.
-Result<StoredArtifact> check_and_store_report(const std::filesystem::path& temp,
-                                              std::string_view claimed_sha256,
-                                              const BlobStore& blobs);
-
 }  // namespace takosumi::controlplane

@@ -28,6 +28,14 @@ Result<Run> RunQueue::check_upload_lease(std::string_view run_id, const Agent& a
   return run;
 }
 
+Result<Run> RunQueue::check_report_lease(std::string_view run_id, const Agent& agent,
+                                         std::string_view lease_token) {
+  auto run = runs_.get_run(run_id);
+  if (!run) return run;
+  if (!is_lease_of(*run, {agent.id, lease_token})) return lease_lost(run_id);
+  return run;
+}
+
 Result<LeaseRenewal> RunQueue::start_apply(std::string_view run_id, const Agent& agent,
                                            std::string_view lease_token, std::int64_t attempt) {
   auto started = start_apply_in_transaction(run_id, agent, lease_token, attempt);

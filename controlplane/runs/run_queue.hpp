@@ -87,6 +87,10 @@ class RunQueue {
   // may still upload the state the apply changed (complete() keeps it as a partial StateVersion).
   Result<Run> check_upload_lease(std::string_view run_id, const Agent& agent,
                                  std::string_view lease_token);
+  // The lease token is (or was) this agent's lease of the Run, live, expired or completed: what
+  // complete() will check again; lease_lost otherwise. Checked before a large report is read.
+  Result<Run> check_report_lease(std::string_view run_id, const Agent& agent,
+                                 std::string_view lease_token);
   // Applies a run report. Idempotent per (run, attempt). A refusal with lease_lost is audited as
   // run.fenced.
   Status complete(std::string_view run_id, const Agent& agent, const protocol::RunReport& report);
