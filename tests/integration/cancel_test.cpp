@@ -64,5 +64,15 @@ TEST(Cancel, CancelDuringApplyInterruptsTofuAndKeepsThePersistedState) {
   EXPECT_FALSE(tofu_running_under(stack.root())) << "a process of the Run survived it";
 }
 
+// A stop that comes the moment the agent was started (systemd stopping a service it just
+// restarted; a test's teardown) ends it cleanly, exit 0, never killed half-started. The
+// assertion is in Stack::stop_agents. Under load this raced: the agent died of SIGTERM (143).
+TEST(AgentStop, AnAgentStoppedTheMomentItStartsExitsCleanly) {
+  for (int i = 0; i < 5; ++i) {
+    Stack stack;
+    stack.stop_agents();
+  }
+}
+
 }  // namespace
 }  // namespace takosumi::testing

@@ -15,7 +15,7 @@ extern char** environ;
 namespace takosumi::testing {
 
 ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, std::string> env,
-                           std::filesystem::path log_file)
+                           std::filesystem::path log_file, bool stop_signals_blocked)
     : log_(std::move(log_file)) {
   std::map<std::string, std::string> merged;
   for (char** e = environ; *e; ++e) {
@@ -43,6 +43,13 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, 
     int null = ::open("/dev/null", O_RDONLY);
     if (null >= 0) ::dup2(null, 0);
     ::setpgid(0, 0);
+    if (stop_signals_blocked) {  // the mask survives execve
+      sigset_t stop;
+      ::sigemptyset(&stop);
+      ::sigaddset(&stop, SIGTERM);
+      ::sigaddset(&stop, SIGINT);
+      ::sigprocmask(SIG_BLOCK, &stop, nullptr);
+    }
     ::execve(args[0], args.data(), envp.data());
     _exit(127);
   }

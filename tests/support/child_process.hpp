@@ -14,8 +14,12 @@ namespace takosumi::testing {
 
 class ChildProcess {
  public:
+  // stop_signals_blocked: the child starts with SIGTERM and SIGINT blocked, for a program that
+  // blocks them first thing and unblocks them once its handler is in place (takosumi-agent): a
+  // stop() that comes before the program's main() then waits for the handler instead of killing
+  // it half-started.
   ChildProcess(std::vector<std::string> argv, std::map<std::string, std::string> env,
-               std::filesystem::path log_file);
+               std::filesystem::path log_file, bool stop_signals_blocked = false);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;

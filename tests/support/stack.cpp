@@ -165,7 +165,7 @@ void Stack::start_agent(int index) {
   agents_[static_cast<std::size_t>(index)] = std::make_unique<ChildProcess>(
       std::vector<std::string>{(bin / "agent/takosumi-agent").string(), "--config",
                                (dir / "agent.yaml").string()},
-      std::map<std::string, std::string>{}, dir / "agent.log");
+      std::map<std::string, std::string>{}, dir / "agent.log", /*stop_signals_blocked=*/true);
 }
 
 void Stack::stop_agents() {
