@@ -32,15 +32,10 @@ asio::awaitable<Status> async_send_log_tail(ControlClient& client, const std::st
 }
 
 // The report as the JSON body of /complete or, past kMaxInlineReportBytes, streamed as the body
-// of PUT .../report; payload_too_large when no control plane would take it.
+// of PUT .../report. One larger than kMaxRunReportBytes never gets here: async_settle replaced it.
 asio::awaitable<Status> async_send_report(ControlClient& client, const std::string& run_id,
                                           const protocol::RunReport& report) {
   const std::string body = boost::json::serialize(protocol::to_json(report));
-  if (body.size() > protocol::kMaxRunReportBytes)
-    co_return fail(errc::kPayloadTooLarge, "the run report is " + std::to_string(body.size()) +
-                                               " bytes, more than the " +
-                                               std::to_string(protocol::kMaxRunReportBytes) +
-                                               " a control plane accepts");
   if (body.size() <= protocol::kMaxInlineReportBytes)
     co_return co_await async_retry([&] { return client.async_complete(run_id, body); }, 0);
   co_return co_await async_retry(

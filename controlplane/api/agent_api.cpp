@@ -355,7 +355,7 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_put_report(const HttpReques
     d_.queue.record_fenced(run_id, *agent, std::nullopt, "report");
   if (!run) co_return error_response(run.error());
   std::error_code ec;
-  const auto size = req.body_file.empty() ? 0 : std::filesystem::file_size(req.body_file, ec);
+  const auto size = std::filesystem::file_size(req.body_file, ec);
   if (req.body_file.empty() || ec)
     co_return error_response(Error{std::string(errc::kInvalidArgument), "report body missing"});
   if (size > protocol::kMaxRunReportBytes)

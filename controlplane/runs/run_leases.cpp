@@ -9,12 +9,22 @@
 
 namespace takosumi::controlplane {
 
+namespace {
+
+// The Run, when `accepts` (lease.hpp) takes the presented lease; lease_lost otherwise.
+Result<Run> run_with_lease(RunStore& runs, std::string_view run_id, const PresentedLease& lease,
+                           bool (*accepts)(const Run&, const PresentedLease&)) {
+  auto run = runs.get_run(run_id);
+  if (!run) return run;
+  if (!accepts(*run, lease)) return lease_lost(run_id);
+  return run;
+}
+
+}  // namespace
+
 Result<Run> RunQueue::check_lease(std::string_view run_id, const Agent& agent,
                                   std::string_view lease_token) {
-  auto run = runs_.get_run(run_id);
-  if (!run) return run;
-  if (!holds_lease(*run, {agent.id, lease_token})) return lease_lost(run_id);
-  return run;
+  return run_with_lease(runs_, run_id, {agent.id, lease_token}, holds_lease);
 }
 
 Result<Run> RunQueue::check_upload_lease(std::string_view run_id, const Agent& agent,
@@ -30,10 +40,7 @@ Result<Run> RunQueue::check_upload_lease(std::string_view run_id, const Agent& a
 
 Result<Run> RunQueue::check_report_lease(std::string_view run_id, const Agent& agent,
                                          std::string_view lease_token) {
-  auto run = runs_.get_run(run_id);
-  if (!run) return run;
-  if (!is_lease_of(*run, {agent.id, lease_token})) return lease_lost(run_id);
-  return run;
+  return run_with_lease(runs_, run_id, {agent.id, lease_token}, is_lease_of);
 }
 
 Result<LeaseRenewal> RunQueue::start_apply(std::string_view run_id, const Agent& agent,
