@@ -32,6 +32,13 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, 
   for (auto& s : argv) args.push_back(s.data());
   args.push_back(nullptr);
 
+  // The mask is set before fork, not in the child: a stop sent between fork and a mask set in the
+  // child would still kill it. The child inherits the mask and keeps it across execve.
+  sigset_t stop, previous;
+  ::sigemptyset(&stop);
+  ::sigaddset(&stop, SIGTERM);
+  ::sigaddset(&stop, SIGINT);
+  if (stop_signals_blocked) ::pthread_sigmask(SIG_BLOCK, &stop, &previous);
   pid_ = ::fork();
   if (pid_ == 0) {
     int fd = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
@@ -43,16 +50,10 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, 
     int null = ::open("/dev/null", O_RDONLY);
     if (null >= 0) ::dup2(null, 0);
     ::setpgid(0, 0);
-    if (stop_signals_blocked) {  // the mask survives execve
-      sigset_t stop;
-      ::sigemptyset(&stop);
-      ::sigaddset(&stop, SIGTERM);
-      ::sigaddset(&stop, SIGINT);
-      ::sigprocmask(SIG_BLOCK, &stop, nullptr);
-    }
     ::execve(args[0], args.data(), envp.data());
     _exit(127);
   }
+  if (stop_signals_blocked) ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 ChildProcess::~ChildProcess() {
