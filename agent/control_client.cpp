@@ -23,6 +23,9 @@ Error http_error(const HttpRequest& req, const HttpResponse& res) {
       if (auto m = get_string(**err, "message", 4096); m) message += ": " + *m;
     }
   }
+  // 413 means the body was too large, whoever answered (the control plane, or a proxy in front of
+  // it that answers without our JSON): the caller's result_too_large fallback depends on it.
+  if (res.status == 413) code = std::string(errc::kPayloadTooLarge);
   return Error{code, req.method + " " + req.target + ": " + message};
 }
 

@@ -92,6 +92,26 @@ TEST(ControlClient, ErrorBodyCodeIsKeptFor4xxAndRetryableFor5xx) {
   EXPECT_TRUE(is_retryable(d.error()));
 }
 
+TEST(ControlClient, A413IsPayloadTooLargeWhoeverAnsweredIt) {
+  FakeTransport t;
+  // A reverse proxy answers without the control plane's JSON error.
+  t.answers.push_back(HttpResponse{413, "<html>Request Entity Too Large</html>"});
+  t.answers.push_back(
+      HttpResponse{413, R"({"error":{"code":"payload_too_large","message":"over 16 MiB"}})"});
+  ControlClient c(t);
+  auto proxied = run(c.async_put_report("run_1", "l", "{}"));
+  ASSERT_FALSE(proxied);
+  EXPECT_EQ(proxied.error().code, errc::kPayloadTooLarge);
+  EXPECT_FALSE(is_retryable(proxied.error()));
+  EXPECT_EQ(t.requests[0].method, "PUT");
+  EXPECT_EQ(t.requests[0].target, "/agent/v1/runs/run_1/report");
+  EXPECT_EQ(t.requests[0].headers.at("X-Takosumi-Lease"), "l");
+  auto direct = run(c.async_complete("run_1", "{}"));
+  ASSERT_FALSE(direct);
+  EXPECT_EQ(direct.error().code, errc::kPayloadTooLarge);
+  EXPECT_NE(direct.error().message.find("over 16 MiB"), std::string::npos);
+}
+
 TEST(ControlClient, ClaimParsesJobsAndRefusesMoreThanAsked) {
   FakeTransport t;
   const std::string job =

@@ -66,8 +66,7 @@ asio::awaitable<Status> async_deliver(ControlClient& client, std::string run_id,
   const auto smaller = protocol::result_too_large(
       d.report, "the Run's results are too large for the control plane (" + sent.error().message +
                     "); nothing about the resources is reported: look at the Run's log");
-  const std::string body = boost::json::serialize(protocol::to_json(smaller));
-  co_return co_await async_retry([&] { return client.async_complete(run_id, body); }, 0);
+  co_return co_await async_send_report(client, run_id, smaller);
 }
 
 asio::awaitable<Status> async_settle(DeliveryStores stores, JournalEntry entry, Delivery d) {

@@ -196,6 +196,10 @@ TEST(RunReport, ResultTooLargeKeepsTheStateAndDropsTheLists) {
   EXPECT_EQ(result_too_large(cancelled, "too big").failure_message,
             "too big; the Run itself failed (cancelled: cancelled by the operator)")
       << "how the Run ended is kept";
+  cancelled.failure_message = std::string(kMaxFailureMessageBytes - 3, 'x') + "\u00e9\u00e9";
+  const auto cut = result_too_large(cancelled, "too big");
+  EXPECT_LE(cut.failure_message.size(), kMaxFailureMessageBytes);
+  EXPECT_TRUE(run_report_from_json(to_json(cut))) << "a long message must not get it refused";
   EXPECT_TRUE(small.resource_changes.empty());
   EXPECT_TRUE(small.data_loss.empty());
   EXPECT_TRUE(small.refused_outputs.empty());

@@ -139,7 +139,7 @@ Result<RunReport> parse(const json::object& o) {
   } else if (*f) {
     TAKOSUMI_TRY(check_known_fields(**f, {"code", "message"}, "failure"));
     auto code = get_string(**f, "code", 64);
-    auto msg = get_optional_string(**f, "message", 16 * 1024);
+    auto msg = get_optional_string(**f, "message", kMaxFailureMessageBytes);
     if (!code) return std::unexpected(code.error());
     if (!msg) return std::unexpected(msg.error());
     // A code no Run may end with (an agent's bug, or a newer agent) is kept in the message under
@@ -313,6 +313,13 @@ RunReport result_too_large(const RunReport& r, std::string why) {
   if (!r.failure_code.empty()) why += " (" + r.failure_code + ": " + r.failure_message + ")";
   out.status = "failed";
   out.failure_code = std::string(errc::kResultTooLarge);
+  // Within what the control plane reads, cut before a UTF-8 continuation byte: this report must
+  // never be refused itself.
+  if (why.size() > kMaxFailureMessageBytes) {
+    std::size_t cut = kMaxFailureMessageBytes;
+    while (cut > 0 && (static_cast<unsigned char>(why[cut]) & 0xC0) == 0x80) --cut;
+    why.resize(cut);
+  }
   out.failure_message = std::move(why);
   out.resource_changes.clear();
   out.data_loss.clear();

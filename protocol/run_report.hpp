@@ -96,6 +96,8 @@ struct RunReport {
 inline constexpr std::size_t kMaxInlineReportBytes = 512 * 1024;
 inline constexpr std::size_t kMaxRunReportBytes = 16 * 1024 * 1024;
 inline constexpr std::size_t kMaxPublishedOutputsBytes = 1024 * 1024;
+// failure.message, as the control plane reads it.
+inline constexpr std::size_t kMaxFailureMessageBytes = 16 * 1024;
 
 json::object to_json(const RunReport& r);
 // parse_object within kMaxRunReportBytes, then run_report_from_json.

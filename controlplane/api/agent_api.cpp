@@ -354,6 +354,10 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_put_report(const HttpReques
   if (!run && run.error().code == errc::kLeaseLost)
     d_.queue.record_fenced(run_id, *agent, std::nullopt, "report");
   if (!run) co_return error_response(run.error());
+  // A lease is per attempt: once its attempt is completed, a repeat (after a lost answer) is
+  // acknowledged without reading the report again, and an old lease costs no parse.
+  if (run->completed_attempt > 0 && run->completed_attempt == run->attempt)
+    co_return json_response(200, json::object{{"acknowledged", true}});
   std::error_code ec;
   const auto size = std::filesystem::file_size(req.body_file, ec);
   if (req.body_file.empty() || ec)

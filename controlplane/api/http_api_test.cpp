@@ -242,6 +242,9 @@ TEST_F(HttpApiTest, AReportStreamedAsAFileCompletesTheRunAndAnOversizedOneIs413)
   // A repeat after a lost answer is acknowledged again.
   auto again = put_report(job.lease, report);
   EXPECT_EQ(again.status, 200u) << again.body;
+  // ... without parsing it again: the completed attempt's lease is all it takes.
+  auto unread = put_report(job.lease, "not read");
+  EXPECT_EQ(unread.status, 200u) << unread.body;
   auto run = api(http::verb::get, "/api/v1/runs/" + job.run_id);
   EXPECT_EQ(run.str("status"), "succeeded") << run.body;
   EXPECT_EQ(run.obj().at("resourceChanges").as_array().size(), 3u) << run.body;
