@@ -4,6 +4,7 @@
 #include <sodium.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
 
 #include "common/encoding.hpp"
@@ -47,6 +48,17 @@ struct StreamState {
 struct Digest {
   std::string sha256;
   std::uint64_t size = 0;
+};
+
+// The envelope as it is written, hashed on the way: its digest (how the control plane names the
+// artifact) then costs no second read of the file.
+struct HashedOutput {
+  TempFile& file;
+  Sha256 hash;
+  Status write(std::span<const std::uint8_t> bytes) {
+    hash.update(bytes);
+    return file.write(bytes);
+  }
 };
 
 // Payload bytes a header promises: stream header, one chunk per kChunkSize of plaintext plus the
@@ -93,50 +105,108 @@ Status seek_to(int fd, std::uint64_t offset, const fs::path& path) {
   return {};
 }
 
-// First pass over the plaintext: the digest must be in the header, which precedes the chunks.
-Result<Digest> digest_plaintext(int fd, const fs::path& path) {
-  SecretBytes buf(kChunkSize);
-  Sha256 hash;
-  Digest d;
-  for (;;) {
-    auto n = read_full(fd, buf.mutable_span(), path);
-    if (!n) return std::unexpected(n.error());
-    hash.update(buf.reveal_as_string().substr(0, *n));
-    d.size += *n;
-    if (*n < kChunkSize) break;
-  }
-  d.sha256 = hash.final_hex();
-  return d;
-}
+// Where the plaintext comes from. A small one (the usual state) is read once into memory (zeroed
+// when done), hashed, and encrypted from there: one read and one digest. A larger one is read
+// twice, the second time hashed again, so a file rewritten between the passes (a checkpoint taken while tofu
+// writes its state) is refused instead of sealed under a digest it does not have.
+class PlaintextSource {
+ public:
+  static constexpr std::size_t kHeldBytes = 4 * 1024 * 1024;
 
-// Second pass: a chunk shorter than kChunkSize is the final one; a plaintext that is a multiple
-// of kChunkSize therefore ends with an empty final chunk, which keeps the framing unambiguous.
-Status encrypt_stream(int in, const fs::path& in_path, TempFile& out, const SecretBytes& dek,
-                      std::string_view aad, const Digest& first_pass) {
+  PlaintextSource(int fd, const fs::path& path) : fd_(fd), path_(path), chunk_(kChunkSize) {}
+
+  // First pass: the digest must be in the header, which precedes the chunks.
+  Result<Digest> digest() {
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) return std::unexpected(errno_error("stat", path_, errno));
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (size <= kHeldBytes) {
+      held_ = SecretBytes(size + 1);  // one byte more tells a file that grew since fstat
+      auto n = read_full(fd_, held_.mutable_span(), path_);
+      if (!n) return std::unexpected(n.error());
+      if (*n <= size) {
+        held_size_ = *n;
+        Sha256 hash;
+        hash.update(held_.span().first(*n));
+        first_ = Digest{hash.final_hex(), *n};
+        return first_;
+      }
+      held_ = SecretBytes();
+    }
+    TAKOSUMI_TRY(seek_to(fd_, 0, path_));
+    Sha256 hash;
+    for (;;) {
+      auto n = read_full(fd_, chunk_.mutable_span(), path_);
+      if (!n) return std::unexpected(n.error());
+      hash.update(chunk_.span().first(*n));
+      first_.size += *n;
+      if (*n < kChunkSize) break;
+    }
+    first_.sha256 = hash.final_hex();
+    return first_;
+  }
+
+  // The next chunk of the second pass (shorter than kChunkSize at the end).
+  Result<std::span<const std::uint8_t>> next() {
+    if (!held_.empty()) {
+      const std::size_t n = std::min(kChunkSize, held_size_ - offset_);
+      auto out = held_.span().subspan(offset_, n);
+      offset_ += n;
+      return out;
+    }
+    if (!rereading_) {
+      TAKOSUMI_TRY(seek_to(fd_, 0, path_));
+      rereading_ = true;
+    }
+    auto n = read_full(fd_, chunk_.mutable_span(), path_);
+    if (!n) return std::unexpected(n.error());
+    second_.update(chunk_.span().first(*n));
+    second_size_ += *n;
+    return chunk_.span().first(*n);
+  }
+
+  Status check_unchanged() {
+    if (!held_.empty()) return {};
+    if (second_size_ != first_.size || second_.final_hex() != first_.sha256)
+      return fail(errc::kIoError, path_.string() +
+                                      " changed while it was being encrypted; retry once nothing "
+                                      "is writing to it");
+    return {};
+  }
+
+ private:
+  int fd_;
+  const fs::path& path_;
+  SecretBytes chunk_;
+  SecretBytes held_;
+  std::size_t held_size_ = 0;
+  std::size_t offset_ = 0;
+  bool rereading_ = false;
+  Digest first_;
+  Sha256 second_;
+  std::uint64_t second_size_ = 0;
+};
+
+// A chunk shorter than kChunkSize is the final one; a plaintext that is a multiple of kChunkSize
+// therefore ends with an empty final chunk, which keeps the framing unambiguous.
+Status encrypt_stream(PlaintextSource& in, HashedOutput& out, const SecretBytes& dek,
+                      std::string_view aad) {
   StreamState st;
   std::array<std::uint8_t, kStreamHeaderBytes> stream_header{};
   crypto_secretstream_xchacha20poly1305_init_push(&st.state, stream_header.data(), dek.data());
   TAKOSUMI_TRY(out.write(stream_header));
-  SecretBytes plain(kChunkSize);
   std::vector<std::uint8_t> cipher(kChunkSize + kChunkOverhead);
-  Sha256 hash;
-  std::uint64_t total = 0;
   for (unsigned char tag = kTagMessage; tag != kTagFinal;) {
-    auto n = read_full(in, plain.mutable_span(), in_path);
-    if (!n) return std::unexpected(n.error());
-    hash.update(plain.reveal_as_string().substr(0, *n));
-    total += *n;
-    tag = *n < kChunkSize ? kTagFinal : kTagMessage;
+    auto plain = in.next();
+    if (!plain) return std::unexpected(plain.error());
+    tag = plain->size() < kChunkSize ? kTagFinal : kTagMessage;
     unsigned long long clen = 0;
-    crypto_secretstream_xchacha20poly1305_push(&st.state, cipher.data(), &clen, plain.data(), *n,
-                                               as_bytes(aad).data(), aad.size(), tag);
+    crypto_secretstream_xchacha20poly1305_push(&st.state, cipher.data(), &clen, plain->data(),
+                                               plain->size(), as_bytes(aad).data(), aad.size(),
+                                               tag);
     TAKOSUMI_TRY(out.write(std::span(cipher).first(clen)));
   }
-  if (total != first_pass.size || hash.final_hex() != first_pass.sha256)
-    return fail(errc::kIoError, in_path.string() +
-                                    " changed while it was being encrypted; retry once nothing "
-                                    "is writing to it");
-  return {};
+  return in.check_unchanged();
 }
 
 Result<EnvelopePrefix> read_prefix_from(int fd, const fs::path& path) {
@@ -146,11 +216,12 @@ Result<EnvelopePrefix> read_prefix_from(int fd, const fs::path& path) {
   return parse_envelope_prefix(as_chars(std::span(buf).first(*n)));
 }
 
-Result<EnvelopeHeader> encrypt_impl(const fs::path& plaintext, const fs::path& out,
-                                    EnvelopeHeader header, const BoxPublicKey& recipient) {
+Result<EncryptedFile> encrypt_impl(const fs::path& plaintext, const fs::path& out,
+                                   EnvelopeHeader header, const BoxPublicKey& recipient) {
   auto in = open_regular_file(plaintext);
   if (!in) return std::unexpected(in.error());
-  auto digest = digest_plaintext(in->get(), plaintext);
+  PlaintextSource source(in->get(), plaintext);
+  auto digest = source.digest();
   if (!digest) return std::unexpected(digest.error());
   header.plaintext_sha256 = digest->sha256;
   header.plaintext_size = static_cast<std::int64_t>(digest->size);
@@ -163,13 +234,13 @@ Result<EnvelopeHeader> encrypt_impl(const fs::path& plaintext, const fs::path& o
   auto sealed = seal(dek.span(), recipient);
   if (sealed.empty())
     return fail(errc::kCryptoFailed, "cannot seal the DEK: recipient public key is not usable");
-  TAKOSUMI_TRY(seek_to(in->get(), 0, plaintext));
   auto tmp = TempFile::create_beside(out);
   if (!tmp) return std::unexpected(tmp.error());
-  TAKOSUMI_TRY(tmp->write(as_bytes(encode_prefix(header_json, sealed))));
-  TAKOSUMI_TRY(encrypt_stream(in->get(), plaintext, *tmp, dek, header_json, *digest));
+  HashedOutput hashed{*tmp, {}};
+  TAKOSUMI_TRY(hashed.write(as_bytes(encode_prefix(header_json, sealed))));
+  TAKOSUMI_TRY(encrypt_stream(source, hashed, dek, header_json));
   TAKOSUMI_TRY(tmp->commit());
-  return header;
+  return EncryptedFile{std::move(header), hashed.hash.final_hex()};
 }
 
 // Reads the chunks after the prefix, writing plaintext to out. A read shorter than a full chunk
@@ -226,7 +297,7 @@ class EnvelopeDecryptor {
                   where + " fails authentication: the envelope was altered, or the DEK or header "
                           "does not belong to it");
     }
-    hash_.update(plain_.reveal_as_string().substr(0, len));
+    hash_.update(plain_.span().first(len));
     plaintext_bytes_ += len;
     TAKOSUMI_TRY(out_.write(plain_.span().first(len)));
     if (tag == kTagFinal) return true;
@@ -281,14 +352,14 @@ Result<EnvelopeHeader> decrypt_impl(const fs::path& envelope, const fs::path& ou
   auto tmp = TempFile::create_beside(out);
   if (!tmp) return std::unexpected(tmp.error());
   TAKOSUMI_TRY(EnvelopeDecryptor(in->get(), envelope, *prefix, *tmp).run(dek));
-  TAKOSUMI_TRY(tmp->commit());
+  TAKOSUMI_TRY(tmp->commit(TempFile::Durability::scratch));
   return std::move(prefix->header);
 }
 
 }  // namespace
 
-Result<EnvelopeHeader> encrypt_file(const fs::path& plaintext, const fs::path& out,
-                                    EnvelopeHeader header, const BoxPublicKey& recipient) {
+Result<EncryptedFile> encrypt_file(const fs::path& plaintext, const fs::path& out,
+                                   EnvelopeHeader header, const BoxPublicKey& recipient) {
   detail::ensure_sodium();
   return with_context(encrypt_impl(plaintext, out, std::move(header), recipient),
                       "encrypt " + plaintext.string() + " to " + out.string());

@@ -56,9 +56,14 @@ struct EnvelopePrefix {
   std::size_t payload_offset = 0;  // where the secretstream header starts
 };
 
+struct EncryptedFile {
+  EnvelopeHeader header;  // as written, plaintext_sha256 and plaintext_size set
+  std::string sha256;     // of the envelope file, computed while it was written
+};
+
 // Encrypts the file at plaintext into an envelope at out (atomic, mode 0600) under a fresh DEK
-// sealed to recipient. Returns the header as written (with plaintext_sha256 set).
-Result<EnvelopeHeader> encrypt_file(const std::filesystem::path& plaintext,
+// sealed to recipient.
+Result<EncryptedFile> encrypt_file(const std::filesystem::path& plaintext,
                                     const std::filesystem::path& out, EnvelopeHeader header,
                                     const BoxPublicKey& recipient);
 
@@ -75,7 +80,8 @@ std::uint64_t expected_envelope_size(const EnvelopePrefix& prefix);
 Result<SecretBytes> open_envelope_dek(const EnvelopePrefix& prefix, const BoxKeyPair& keys);
 
 // Decrypts with a DEK (the agent gets the DEK re-sealed to it in the manifest). Checks the header
-// against expect before writing anything.
+// against expect before writing anything. out appears whole or not at all, but is not fsynced:
+// a plaintext is scratch, made again from its envelope after a crash.
 Result<EnvelopeHeader> decrypt_file(const std::filesystem::path& envelope,
                                     const std::filesystem::path& out, const SecretBytes& dek,
                                     const EnvelopeExpectation& expect);

@@ -75,7 +75,11 @@ class EnvelopeTest : public ::testing::Test {
  protected:
   Result<EnvelopeHeader> encrypt(const std::string& content) {
     write_bytes(plain_, content);
-    return encrypt_file(plain_, env_, state_header(), control_.public_key);
+    auto written = encrypt_file(plain_, env_, state_header(), control_.public_key);
+    if (!written) return std::unexpected(written.error());
+    // The digest computed while writing is the file's, whatever its size.
+    EXPECT_EQ(written->sha256, *sha256_file_hex(env_));
+    return written->header;
   }
 
   // The agent's path: read the prefix, open the DEK, decrypt into out_.
@@ -156,7 +160,9 @@ TEST_P(EnvelopeRoundTrip, DecryptsToTheSameBytesWithTheDocumentedFraming) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, EnvelopeRoundTrip,
                          ::testing::Values(0, 1, kChunkSize - 1, kChunkSize, kChunkSize + 1,
-                                           kMultiChunk));
+                                           kMultiChunk,
+                                           // read twice past the 4 MiB encrypted from memory
+                                           4 * 1024 * 1024, 4 * 1024 * 1024 + 1));
 
 TEST_F(EnvelopeTest, HeaderIsCanonicalJsonInFixedOrder) {
   ASSERT_TRUE(encrypt("x"));

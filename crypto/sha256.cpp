@@ -1,8 +1,12 @@
 #include "crypto/sha256.hpp"
 
 #include <fcntl.h>
+#include <openssl/evp.h>
 
+#include <array>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "common/encoding.hpp"
@@ -10,23 +14,44 @@
 #include "common/fd_io.hpp"
 #include "common/file_io.hpp"
 #include "common/unique_fd.hpp"
-#include "crypto/sodium_init.hpp"
 
 namespace takosumi::crypto {
+namespace {
 
-Sha256::Sha256() {
-  detail::ensure_sodium();
-  crypto_hash_sha256_init(&state_);
+// Fetched once: EVP_sha256() would look the implementation up again at every init.
+const EVP_MD* sha256_md() {
+  static EVP_MD* md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  return md;
 }
 
-void Sha256::update(std::string_view bytes) {
-  auto b = as_bytes(bytes);
-  crypto_hash_sha256_update(&state_, b.data(), b.size());
+// Neither can fail but for a broken OpenSSL installation (no default provider) or memory
+// exhaustion; no digest could be trusted then, so the process stops rather than hash nothing.
+void require(bool ok, const char* what) {
+  if (ok) return;
+  std::fprintf(stderr, "fatal: OpenSSL SHA-256 unavailable (%s)\n", what);
+  std::abort();
 }
+
+}  // namespace
+
+void Sha256::Free::operator()(evp_md_ctx_st* ctx) const { EVP_MD_CTX_free(ctx); }
+
+Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
+  require(ctx_ != nullptr && sha256_md() != nullptr, "no digest context");
+  require(EVP_DigestInit_ex(ctx_.get(), sha256_md(), nullptr) == 1, "init");
+}
+
+void Sha256::update(std::span<const std::uint8_t> bytes) {
+  require(EVP_DigestUpdate(ctx_.get(), bytes.data(), bytes.size()) == 1, "update");
+}
+
+void Sha256::update(std::string_view bytes) { update(as_bytes(bytes)); }
 
 std::string Sha256::final_hex() {
-  std::uint8_t digest[crypto_hash_sha256_BYTES];
-  crypto_hash_sha256_final(&state_, digest);
+  std::array<std::uint8_t, 32> digest{};
+  unsigned int len = 0;
+  require(EVP_DigestFinal_ex(ctx_.get(), digest.data(), &len) == 1 && len == digest.size(),
+          "final");
   return hex_encode(digest);
 }
 
@@ -47,7 +72,7 @@ Result<std::string> sha256_file_hex(const std::filesystem::path& path) {
   for (;;) {
     auto n = read_full(fd.get(), buf, path);
     if (!n) return std::unexpected(n.error());
-    h.update(as_chars(std::span(buf).first(*n)));
+    h.update(std::span<const std::uint8_t>(buf).first(*n));
     if (*n < buf.size()) return h.final_hex();
   }
 }

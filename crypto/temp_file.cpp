@@ -43,12 +43,15 @@ Status TempFile::write(std::span<const std::uint8_t> bytes) {
   return write_all(fd_.get(), bytes, path_);
 }
 
-Status TempFile::commit() {
-  if (::fsync(fd_.get()) != 0) return std::unexpected(errno_error("fsync", path_, errno));
+Status TempFile::commit(Durability durability) {
+  const bool durable = durability == Durability::durable;
+  if (durable && ::fsync(fd_.get()) != 0)
+    return std::unexpected(errno_error("fsync", path_, errno));
   fd_.reset();
   if (::rename(path_.c_str(), target_.c_str()) != 0)
     return std::unexpected(errno_error("rename into place", target_, errno));
   path_.clear();
+  if (!durable) return {};
   auto parent = target_.parent_path();
   return fsync_directory(parent.empty() ? std::filesystem::path(".") : parent);
 }

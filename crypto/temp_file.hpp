@@ -1,6 +1,6 @@
 #pragma once
 // Internal to crypto/: a temporary sibling of an output path (mode 0600). commit() makes it the
-// output atomically (fsync, rename, fsync of the directory); destroying an uncommitted TempFile
+// output atomically (by rename; see Durability); destroying an uncommitted TempFile
 // removes it, so every early error return leaves the directory as it was.
 #include <cstdint>
 #include <filesystem>
@@ -21,7 +21,11 @@ class TempFile {
   TempFile& operator=(const TempFile&) = delete;
 
   Status write(std::span<const std::uint8_t> bytes);
-  Status commit();
+  // durable: fsync, rename, fsync of the directory (an envelope that must survive a power loss).
+  // scratch: only the atomic rename (a plaintext in a Run's workspace, which recovery rebuilds
+  // from the envelopes anyway; its fsync was half the cost of a decrypt).
+  enum class Durability { durable, scratch };
+  Status commit(Durability durability = Durability::durable);
 
  private:
   TempFile(std::filesystem::path target, std::filesystem::path path, UniqueFd fd);

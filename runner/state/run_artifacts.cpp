@@ -36,9 +36,7 @@ Result<SealedArtifact> seal(const fs::path& plaintext, const fs::path& outbox,
   const fs::path out = outbox / file_name;
   auto written = crypto::encrypt_file(plaintext, out, std::move(header), *key);
   if (!written) return seal_error(written.error());
-  auto digest = crypto::sha256_file_hex(out);
-  if (!digest) return seal_error(digest.error());
-  return SealedArtifact{out, *digest, written->plaintext_sha256};
+  return SealedArtifact{out, written->sha256, written->header.plaintext_sha256};
 }
 
 // A new state belongs to the generation after the prior one, whichever file it is sealed to.
@@ -74,11 +72,11 @@ Status restore_saved_plan(const fs::path& envelope, const SecretBytes& dek,
   crypto::EnvelopeExpectation expect{"plan", m.capsule_id, std::nullopt, std::nullopt};
   auto header = crypto::decrypt_file(envelope, out, dek, expect);
   if (!header) return std::unexpected(integrity_error(header.error(), "saved plan"));
-  auto digest = crypto::sha256_file_hex(out);
-  if (!digest) return std::unexpected(integrity_error(digest.error(), "saved plan"));
-  if (*digest != m.saved_plan->digest) {
+  // decrypt_file checked the plaintext it wrote against the header's digest: no second read.
+  const std::string& digest = header->plaintext_sha256;
+  if (digest != m.saved_plan->digest) {
     (void)remove_tree(out);
-    return fail(errc::kPlanDigestMismatch, "saved plan has sha256 " + *digest +
+    return fail(errc::kPlanDigestMismatch, "saved plan has sha256 " + digest +
                                                " but the approved plan is " + m.saved_plan->digest +
                                                "; nothing was applied");
   }
