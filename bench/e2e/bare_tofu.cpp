@@ -44,7 +44,9 @@ std::vector<std::string> BareTofu::environment() const {
 }
 
 Result<std::filesystem::path> BareTofu::fresh_dir(const std::string& module_text) {
-  const auto dir = root_ / ("m" + std::to_string(next_dir_++));
+  std::string name = "m";  // not "m" + to_string(): g++ 12 warns of a false -Wrestrict on that
+  name += std::to_string(next_dir_++);
+  const auto dir = root_ / name;
   std::filesystem::create_directories(dir);
   TAKOSUMI_TRY(write_text(dir / "main.tf", module_text));
   return dir;

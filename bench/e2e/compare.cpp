@@ -52,7 +52,14 @@ void print_comparison(const json::object& old_doc, const json::object& new_doc, 
   auto old_figures = by_name(old_doc, "figures", "name");
   line(out, "figure (takosumi median)", "old", "new", "change", "ratio to baseline old -> new");
   line(out, std::string(44, '-'), std::string(14, '-'), std::string(14, '-'), std::string(10, '-'), "--");
-  for (const auto& [name, figure] : by_name(new_doc, "figures", "name")) {
+  // In the new document's order (the table's), not by name.
+  const auto new_list = new_doc.contains("figures") && new_doc.at("figures").is_array()
+                            ? new_doc.at("figures").get_array()
+                            : json::array{};
+  for (const auto& v : new_list) {
+    if (!v.is_object() || !v.as_object().contains("name")) continue;
+    const auto& figure = v.as_object();
+    const std::string name(figure.at("name").as_string());
     const auto unit = figure.contains("unit") ? std::string(figure.at("unit").as_string()) : "";
     auto old = old_figures.find(name);
     if (old == old_figures.end()) {
