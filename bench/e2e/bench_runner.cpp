@@ -1,6 +1,7 @@
 #include "bench/e2e/bench_runner.hpp"
 
 #include <functional>
+#include <map>
 #include <ostream>
 
 #include "bench/e2e/agent_figures.hpp"

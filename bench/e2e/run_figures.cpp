@@ -68,7 +68,7 @@ Result<Figure> plan_apply_figure(BenchContext& ctx) {
 }
 
 Result<Figure> drift_figure(BenchContext& ctx) {
-  Figure f{"drift", "drift check Run vs plan -refresh-only", "ms", "<= x1.10 (no goal set yet)", {}, {}, {}};
+  Figure f{"drift", "drift check Run vs plan -refresh-only", "ms", "<= x1.10 (proposed; issue 13 sets none)", {}, {}, {}};
   auto capsule = ctx.takosumi.new_capsule();
   if (!capsule) return std::unexpected(capsule.error());
   TAKOSUMI_TRY(ctx.takosumi.plan_apply(*capsule));
@@ -82,7 +82,7 @@ Result<Figure> drift_figure(BenchContext& ctx) {
 }
 
 Result<Figure> pickup_figure(BenchContext& ctx) {
-  Figure f{"pickup", "pickup latency (POST -> claimed)", "ms", "p50 <= 21 ms, p99 <= 37 ms (issue's before)",
+  Figure f{"pickup", "pickup latency (POST -> claimed)", "ms", "p50 <= 21 ms, p99 <= 37 ms (no worse than issue 13's before)",
            {}, {}, {}};
   auto capsule = ctx.takosumi.new_capsule();
   if (!capsule) return std::unexpected(capsule.error());
@@ -102,7 +102,7 @@ Result<Figure> concurrent_figure(BenchContext& ctx) {
   Figure f{"concurrent", std::to_string(runs) + " plan Runs at concurrency " +
                              std::to_string(ctx.concurrency) + " vs xargs -P" +
                              std::to_string(ctx.concurrency),
-           "ms", "<= x1.10 (issue's before: x1.65)", {}, {}, {}};
+           "ms", "<= x1.10 (proposed; issue 13's before: x1.65)", {}, {}, {}};
   std::vector<std::string> capsules;
   for (int i = 0; i < runs; ++i) {
     auto c = ctx.takosumi.new_capsule();
