@@ -24,13 +24,16 @@ constexpr int kPlanHasChanges = 2;
 
 }  // namespace
 
-BareTofu::BareTofu(std::filesystem::path tofu, std::filesystem::path mirror, std::filesystem::path root)
-    : tofu_(std::move(tofu)), mirror_(std::move(mirror)), root_(std::move(root)) {
-  std::filesystem::create_directories(root_ / "home");
-  std::filesystem::create_directories(root_ / "tmp");
+Result<BareTofu> BareTofu::create(std::filesystem::path tofu, std::filesystem::path mirror,
+                                  std::filesystem::path root) {
+  std::error_code ec;
+  std::filesystem::create_directories(root / "home", ec);
+  if (!ec) std::filesystem::create_directories(root / "tmp", ec);
+  if (ec) return fail("io", "create " + root.string() + "/{home,tmp}: " + ec.message());
   // The same text as TofuCli::write_cli_config: a filesystem_mirror and no direct installation.
-  (void)write_text(root_ / "tofurc", "provider_installation {\n  filesystem_mirror {\n    path = \"" +
-                                         mirror_.string() + "\"\n  }\n}\n");
+  TAKOSUMI_TRY(write_text(root / "tofurc", "provider_installation {\n  filesystem_mirror {\n    path = \"" +
+                                               mirror.string() + "\"\n  }\n}\n"));
+  return BareTofu(std::move(tofu), std::move(mirror), std::move(root));
 }
 
 std::vector<std::string> BareTofu::environment() const {

@@ -12,8 +12,10 @@ namespace takosumi::bench {
 
 class BareTofu {
  public:
-  // root must exist and is owned by the caller; the CLI config and every module dir go under it.
-  BareTofu(std::filesystem::path tofu, std::filesystem::path mirror, std::filesystem::path root);
+  // root must exist and is owned by the caller; writes the CLI config there, and every module dir
+  // goes under it. Fails when root is not writable.
+  static Result<BareTofu> create(std::filesystem::path tofu, std::filesystem::path mirror,
+                                 std::filesystem::path root);
 
   // A new directory holding main.tf = module_text.
   Result<std::filesystem::path> fresh_dir(const std::string& module_text);
@@ -31,6 +33,8 @@ class BareTofu {
   Status tofu(const std::filesystem::path& dir, std::vector<std::string> args,
               std::vector<int> allowed = {0}, const std::string& stdout_name = "") const;
   std::vector<std::string> environment() const;
+  BareTofu(std::filesystem::path tofu, std::filesystem::path mirror, std::filesystem::path root)
+      : tofu_(std::move(tofu)), mirror_(std::move(mirror)), root_(std::move(root)) {}
 
   std::filesystem::path tofu_;
   std::filesystem::path mirror_;

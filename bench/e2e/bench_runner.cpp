@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <ostream>
 
 #include "bench/e2e/agent_figures.hpp"
@@ -18,8 +19,7 @@ namespace {
 
 using FigureFn = std::function<Result<Figure>(BenchContext&)>;
 
-// In the order of figure_names(); priority order except that the agent figures that restart or
-// soak the agent come after the ones that time Runs.
+// Each figure's function by name; figure_names() gives the order they run in.
 const std::map<std::string, FigureFn>& figure_table() {
   static const std::map<std::string, FigureFn> table{
       {"plan", plan_figure},       {"plan_apply", plan_apply_figure}, {"drift", drift_figure},
@@ -66,10 +66,13 @@ json::object run_bench(const Options& options, std::ostream& progress) {
   for (auto name = figure_names(); *name; ++name) any = any || selected(options, *name);
   if (any) {
     testing::Stack stack(testing::StackOptions{.concurrency = concurrency});
+    if (stack.port() == 0 || stack.workspace_id().empty())
+      throw std::runtime_error("the stack did not start (the harness printed why above)");
     testing::TempDir bare_root("takosumi-bench-bare-");
-    BareTofu bare(TAKOSUMI_TEST_TOFU, TAKOSUMI_TEST_PROVIDER_MIRROR, bare_root.path());
+    auto bare = BareTofu::create(TAKOSUMI_TEST_TOFU, TAKOSUMI_TEST_PROVIDER_MIRROR, bare_root.path());
+    if (!bare) throw std::runtime_error(bare.error().to_string());
     TakosumiSide takosumi(stack, bench_module());
-    BenchContext ctx{stack, takosumi, bare, bench_module(), options.runs, options.soak_runs,
+    BenchContext ctx{stack, takosumi, *bare, bench_module(), options.runs, options.soak_runs,
                      concurrency, progress};
     for (auto name = figure_names(); *name; ++name) {
       if (!selected(options, *name)) continue;
