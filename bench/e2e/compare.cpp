@@ -47,7 +47,7 @@ std::string change(double before, double after) {
 
 std::string ratios(double before, double after, const std::string& baseline_change) {
   std::ostringstream s;
-  s << "x" << fixed(before, 2) << " -> x" << fixed(after, 2) << " (baseline " << baseline_change << ")";
+  s << times(before) << " -> " << times(after) << " (baseline " << baseline_change << ")";
   return s.str();
 }
 

@@ -53,6 +53,11 @@ void print_details(const json::array& figures, std::ostream& out) {
     const auto name = text_at(f, "name");
     const auto& t = object_at(f, "takosumi");
     const auto& extra = object_at(f, "extra");
+    if (const auto* phases = extra.if_contains("phaseMillisMedian"); phases && phases->is_object()) {
+      out << name << ": the agent's phases, median ms:";
+      for (const auto& [phase, ms] : phases->get_object()) out << " " << std::string(phase) << " " << fixed(number(ms), 0);
+      out << "\n";
+    }
     if (name == "pickup")
       out << "pickup: p50 " << fixed(number_at(t, "p50")) << " ms, p99 " << fixed(number_at(t, "p99"))
           << " ms (n " << number_at(t, "n") << ")\n";
@@ -100,6 +105,12 @@ std::string fixed(double value, int decimals) {
   return s.str();
 }
 
+std::string times(double ratio) {
+  std::ostringstream s;  // not "x" + std::string: g++ 12 warns a false -Wrestrict on that
+  s << "x" << fixed(ratio, 2);
+  return s.str();
+}
+
 Result<json::value> read_json_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail("io", "cannot read " + path.string());
@@ -135,7 +146,7 @@ void print_table(const json::object& doc, std::ostream& out) {
     const auto& f = v.as_object();
     const auto unit = text_at(f, "unit");
     const auto& t = object_at(f, "takosumi");
-    const std::string ratio = f.contains("ratio") ? "x" + fixed(number_at(f, "ratio"), 2) : "-";
+    const std::string ratio = f.contains("ratio") ? times(number_at(f, "ratio")) : "-";
     row(out, text_at(f, "title"), side_cell(t, unit), side_cell(object_at(f, "baseline"), unit), ratio,
         fixed(number_at(t, "n"), 0));
   }

@@ -22,6 +22,8 @@ void print_comparison(const boost::json::object& old_doc, const boost::json::obj
 
 // "12.3" for 12.34; numbers in the table need no more.
 std::string fixed(double value, int decimals = 1);
+// "x1.76" for a ratio of 1.764.
+std::string times(double ratio);
 // A JSON number of any kind as a double (0 when it is not a number).
 double number(const boost::json::value& v);
 

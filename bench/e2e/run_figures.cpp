@@ -4,6 +4,8 @@
 #include <functional>
 #include <ostream>
 
+#include "bench/e2e/summary.hpp"
+
 namespace takosumi::bench {
 namespace {
 
@@ -22,6 +24,7 @@ Status interleave(BenchContext& ctx, Figure& figure, const Sample& takosumi, con
   ctx.progress << figure.name << ": warm-up" << std::flush;
   TAKOSUMI_TRY(takosumi());
   TAKOSUMI_TRY(baseline());
+  ctx.takosumi.take_phase_samples();  // not the warm-up's
   for (int i = 0; i < ctx.runs; ++i) {
     auto a = takosumi();
     if (!a) return std::unexpected(a.error().with_context(figure.name + " takosumi"));
@@ -32,6 +35,10 @@ Status interleave(BenchContext& ctx, Figure& figure, const Sample& takosumi, con
     ctx.progress << " " << i + 1 << std::flush;
   }
   ctx.progress << "\n";
+  boost::json::object phases;
+  for (const auto& [phase, samples] : ctx.takosumi.take_phase_samples())
+    phases[phase] = summarize(samples).median;
+  figure.extra["phaseMillisMedian"] = std::move(phases);
   return {};
 }
 

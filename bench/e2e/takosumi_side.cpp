@@ -1,6 +1,7 @@
 #include "bench/e2e/takosumi_side.hpp"
 
 #include <thread>
+#include <utility>
 
 namespace takosumi::bench {
 namespace json = boost::json;
@@ -42,8 +43,8 @@ Result<std::string> TakosumiSide::start_plan(const std::string& capsule) {
   return post_run("/api/v1/capsules/" + capsule + "/plan");
 }
 
-Result<std::string> TakosumiSide::wait_status(const std::string& run_id,
-                                              std::chrono::microseconds interval, bool past_running) {
+Result<json::object> TakosumiSide::wait_run(const std::string& run_id,
+                                           std::chrono::microseconds interval, bool past_running) {
   const auto deadline = Clock::now() + kRunTimeout;
   while (Clock::now() < deadline) {
     auto r = stack_.api().get("/api/v1/runs/" + run_id);
@@ -52,7 +53,7 @@ Result<std::string> TakosumiSide::wait_status(const std::string& run_id,
     if (status != "queued" && (!past_running || status != "running")) {
       if (past_running && status != "succeeded")
         return fail("run_failed", "Run " + run_id + " ended " + status + ": " + r.body);
-      return status;
+      return r.json.as_object();
     }
     std::this_thread::sleep_for(interval);
   }
@@ -60,9 +61,17 @@ Result<std::string> TakosumiSide::wait_status(const std::string& run_id,
 }
 
 Status TakosumiSide::wait_succeeded(const std::string& run_id) {
-  auto done = wait_status(run_id, kPoll, true);
-  if (!done) return std::unexpected(done.error());
+  auto run = wait_run(run_id, kPoll, true);
+  if (!run) return std::unexpected(run.error());
+  const auto type = testing::str(*run, "type");
+  if (const auto* phases = run->if_contains("phaseMillis"); phases && phases->is_object())
+    for (const auto& [phase, ms] : phases->get_object())
+      if (ms.is_int64()) phase_samples_[type + "." + std::string(phase)].push_back(double(ms.get_int64()));
   return {};
+}
+
+std::map<std::string, std::vector<double>> TakosumiSide::take_phase_samples() {
+  return std::exchange(phase_samples_, {});
 }
 
 Result<Millis> TakosumiSide::plan(const std::string& capsule) {
@@ -96,7 +105,7 @@ Result<Millis> TakosumiSide::pickup(const std::string& capsule) {
   const auto start = Clock::now();
   auto id = start_plan(capsule);
   if (!id) return std::unexpected(id.error());
-  auto claimed = wait_status(*id, kPickupPoll, false);
+  auto claimed = wait_run(*id, kPickupPoll, false);
   if (!claimed) return std::unexpected(claimed.error());
   const Millis latency = since(start);
   TAKOSUMI_TRY(wait_succeeded(*id));

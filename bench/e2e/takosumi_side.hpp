@@ -4,6 +4,7 @@
 // API first shows the Run finished. Polls every few milliseconds, so a figure is at most one poll
 // interval late; the harness's own 50 ms wait would blur the figures.
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,17 +38,21 @@ class TakosumiSide {
   Result<std::string> start_plan(const std::string& capsule);
   // Waits until the Run left queued and running; fails unless it succeeded.
   Status wait_succeeded(const std::string& run_id);
+  // The agent's phaseMillis of every Run that succeeded since the last call, by "<type>.<phase>"
+  // (e.g. "plan.init"): where takosumi's time goes, beside the figure that includes it.
+  std::map<std::string, std::vector<double>> take_phase_samples();
 
  private:
   Result<std::string> post_run(const std::string& target);
   // Polls every interval until the Run is past queued (and past running when past_running);
-  // returns that status. With past_running, an end other than succeeded is an error.
-  Result<std::string> wait_status(const std::string& run_id, std::chrono::microseconds interval,
-                                  bool past_running);
+  // returns the Run. With past_running, an end other than succeeded is an error.
+  Result<boost::json::object> wait_run(const std::string& run_id, std::chrono::microseconds interval,
+                                       bool past_running);
 
   testing::Stack& stack_;
   testing::TestGitRepo repo_;
   int next_capsule_ = 0;
+  std::map<std::string, std::vector<double>> phase_samples_;
 };
 
 }  // namespace takosumi::bench
