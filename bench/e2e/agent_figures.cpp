@@ -63,7 +63,7 @@ Result<Figure> idle_figure(BenchContext& ctx) {
 
 Result<Figure> soak_figure(BenchContext& ctx) {
   Figure f{"soak_rss", "agent RSS every 50 Runs of " + std::to_string(ctx.soak_runs), "MiB",
-           "flat (max - min <= 1 MiB after the first 50)", {}, {}, {}};
+           "flat: no steady rise after the first 50 Runs, max - min <= 1 MiB", {}, {}, {}};
   std::vector<std::string> capsules;
   for (int i = 0; i < ctx.concurrency; ++i) {
     auto c = ctx.takosumi.new_capsule();
