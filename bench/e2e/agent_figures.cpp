@@ -41,6 +41,24 @@ Status restart_agent(BenchContext& ctx) {
   return {};
 }
 
+// count plan Runs, one per Capsule in flight (a Capsule runs one Run at a time), all ended on
+// return: the agent is idle then.
+Status run_plans(BenchContext& ctx, const std::vector<std::string>& capsules, int count) {
+  std::deque<std::string> in_flight;
+  for (int started = 0; started < count || !in_flight.empty();) {
+    // FIFO: the Run waited for is the oldest, so the Capsule it frees is the next one started on.
+    while (started < count && in_flight.size() < capsules.size()) {
+      auto id = ctx.takosumi.start_plan(capsules[std::size_t(started) % capsules.size()]);
+      if (!id) return std::unexpected(id.error());
+      in_flight.push_back(*id);
+      ++started;
+    }
+    TAKOSUMI_TRY(ctx.takosumi.wait_succeeded(in_flight.front()));
+    in_flight.pop_front();
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<Figure> idle_figure(BenchContext& ctx) {
@@ -85,19 +103,9 @@ Result<Figure> soak_figure(BenchContext& ctx) {
   sample(0);
   const auto start = Clock::now();
   for (int done = 0; done < ctx.soak_runs;) {
-    // One Run per Capsule in flight (a Capsule runs one Run at a time), drained every 50 Runs.
     const int batch = std::min(kSoakSampleEvery, ctx.soak_runs - done);
-    std::deque<std::string> in_flight;
-    for (int started = 0; started < batch || !in_flight.empty();) {
-      while (started < batch && in_flight.size() < capsules.size()) {
-        auto id = ctx.takosumi.start_plan(capsules[std::size_t(started) % capsules.size()]);
-        if (!id) return std::unexpected(id.error().with_context("soak"));
-        in_flight.push_back(*id);
-        ++started;
-      }
-      TAKOSUMI_TRY(ctx.takosumi.wait_succeeded(in_flight.front()));
-      in_flight.pop_front();
-    }
+    if (auto ran = run_plans(ctx, capsules, batch); !ran)
+      return std::unexpected(ran.error().with_context("soak"));
     done += batch;
     sample(done);
   }
