@@ -15,7 +15,7 @@
 
 namespace {
 
-using namespace takosumi::runner;
+using namespace takosumi;
 
 constexpr std::size_t kText = 10u << 20;
 constexpr std::size_t kChunk = 16 * 1024;

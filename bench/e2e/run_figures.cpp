@@ -1,0 +1,133 @@
+#include "bench/e2e/run_figures.hpp"
+
+#include <chrono>
+#include <functional>
+#include <ostream>
+
+#include "bench/e2e/summary.hpp"
+
+namespace takosumi::bench {
+namespace {
+
+using Sample = std::function<Result<Millis>()>;
+using Clock = std::chrono::steady_clock;
+
+// Times a bare sequence that returns a Status.
+Result<Millis> timed(const std::function<Status()>& work) {
+  const auto start = Clock::now();
+  TAKOSUMI_TRY(work());
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Interleaving puts a burst of machine noise on both sides instead of on one.
+Status interleave(BenchContext& ctx, Figure& figure, const Sample& takosumi, const Sample& baseline) {
+  ctx.progress << figure.name << ": warm-up" << std::flush;
+  TAKOSUMI_TRY(takosumi());
+  TAKOSUMI_TRY(baseline());
+  ctx.takosumi.take_phase_samples();  // not the warm-up's
+  for (int i = 0; i < ctx.runs; ++i) {
+    auto a = takosumi();
+    if (!a) return std::unexpected(a.error().with_context(figure.name + " takosumi"));
+    auto b = baseline();
+    if (!b) return std::unexpected(b.error().with_context(figure.name + " baseline"));
+    figure.takosumi.push_back(*a);
+    figure.baseline.push_back(*b);
+    ctx.progress << " " << i + 1 << std::flush;
+  }
+  ctx.progress << "\n";
+  boost::json::object phases;
+  for (const auto& [phase, samples] : ctx.takosumi.take_phase_samples())
+    phases[phase] = summarize(samples).median;
+  figure.extra["phaseMillisMedian"] = std::move(phases);
+  return {};
+}
+
+Result<Millis> fresh_bare(BenchContext& ctx, Status (BareTofu::*sequence)(const std::filesystem::path&) const) {
+  auto dir = ctx.bare.fresh_dir(ctx.module_text);
+  if (!dir) return std::unexpected(dir.error());
+  return timed([&] { return (ctx.bare.*sequence)(*dir); });
+}
+
+}  // namespace
+
+Result<Figure> plan_figure(BenchContext& ctx) {
+  Figure f{"plan", "plan Run vs init+plan+show", "ms", "<= x1.05", {}, {}, {}};
+  auto capsule = ctx.takosumi.new_capsule();
+  if (!capsule) return std::unexpected(capsule.error());
+  TAKOSUMI_TRY(interleave(
+      ctx, f, [&] { return ctx.takosumi.plan(*capsule); },
+      [&] { return fresh_bare(ctx, &BareTofu::plan); }));
+  return f;
+}
+
+Result<Figure> plan_apply_figure(BenchContext& ctx) {
+  Figure f{"plan_apply", "plan+apply Runs vs init+plan+apply+output", "ms", "<= x1.10", {}, {}, {}};
+  // A new Capsule per sample, as a new dir per bare sample: both apply 20 creations every time.
+  TAKOSUMI_TRY(interleave(
+      ctx, f,
+      [&]() -> Result<Millis> {
+        auto capsule = ctx.takosumi.new_capsule();
+        if (!capsule) return std::unexpected(capsule.error());
+        return ctx.takosumi.plan_apply(*capsule);
+      },
+      [&] { return fresh_bare(ctx, &BareTofu::plan_apply); }));
+  return f;
+}
+
+Result<Figure> drift_figure(BenchContext& ctx) {
+  Figure f{"drift", "drift check Run vs plan -refresh-only", "ms", "<= x1.10 (proposed; issue 13 sets none)", {}, {}, {}};
+  auto capsule = ctx.takosumi.new_capsule();
+  if (!capsule) return std::unexpected(capsule.error());
+  TAKOSUMI_TRY(ctx.takosumi.plan_apply(*capsule));
+  auto dir = ctx.bare.fresh_dir(ctx.module_text);
+  if (!dir) return std::unexpected(dir.error());
+  TAKOSUMI_TRY(ctx.bare.plan_apply(*dir));
+  TAKOSUMI_TRY(interleave(
+      ctx, f, [&] { return ctx.takosumi.drift_check(*capsule); },
+      [&] { return timed([&] { return ctx.bare.refresh_only(*dir); }); }));
+  return f;
+}
+
+Result<Figure> pickup_figure(BenchContext& ctx) {
+  Figure f{"pickup", "pickup latency (POST -> claimed)", "ms", "p50 <= 21 ms, p99 <= 37 ms (no worse than issue 13's before)",
+           {}, {}, {}};
+  auto capsule = ctx.takosumi.new_capsule();
+  if (!capsule) return std::unexpected(capsule.error());
+  const int samples = std::max(3 * ctx.runs, 40);
+  ctx.progress << "pickup: " << samples << " samples" << std::flush;
+  for (int i = 0; i < samples; ++i) {
+    auto ms = ctx.takosumi.pickup(*capsule);
+    if (!ms) return std::unexpected(ms.error().with_context("pickup"));
+    f.takosumi.push_back(*ms);
+  }
+  ctx.progress << "\n";
+  return f;
+}
+
+Result<Figure> concurrent_figure(BenchContext& ctx) {
+  const int runs = 2 * ctx.concurrency;
+  Figure f{"concurrent", std::to_string(runs) + " plan Runs at concurrency " +
+                             std::to_string(ctx.concurrency) + " vs xargs -P" +
+                             std::to_string(ctx.concurrency),
+           "ms", "<= x1.10 (proposed; issue 13's before: x1.65)", {}, {}, {}};
+  std::vector<std::string> capsules;
+  for (int i = 0; i < runs; ++i) {
+    auto c = ctx.takosumi.new_capsule();
+    if (!c) return std::unexpected(c.error());
+    capsules.push_back(*c);
+  }
+  TAKOSUMI_TRY(interleave(
+      ctx, f, [&] { return ctx.takosumi.plans_at_once(capsules); },
+      [&]() -> Result<Millis> {
+        std::vector<std::filesystem::path> dirs;
+        for (int i = 0; i < runs; ++i) {
+          auto dir = ctx.bare.fresh_dir(ctx.module_text);
+          if (!dir) return std::unexpected(dir.error());
+          dirs.push_back(*dir);
+        }
+        return timed([&] { return ctx.bare.plan_parallel(dirs, ctx.concurrency); });
+      }));
+  return f;
+}
+
+}  // namespace takosumi::bench
