@@ -92,7 +92,7 @@ asio::awaitable<Status> AgentDaemon::async_register() {
       verifier_.emplace(keys_.control_signing, *id, clock_);
       for (const auto& [nonce, expires] : nonces_->entries()) verifier_->remember(nonce, expires);
       verifier_->set_recorder([this](const std::string& nonce, std::int64_t expires) {
-        return nonces_->record(nonce, expires);
+        return nonces_->record(nonce, expires, clock_.now_unix());
       });
       co_return Status{};
     }

@@ -47,17 +47,33 @@ Result<NonceJournal> NonceJournal::open(std::filesystem::path file, std::int64_t
       if (expires > now && is_token(nonce)) journal.entries_.emplace_back(std::string(nonce), expires);
     }
   }
-  std::string live;
-  for (const auto& [nonce, expires] : journal.entries_)
-    live += std::to_string(expires) + " " + nonce + "\n";
-  if (auto written = write_file_atomic(journal.file_, live, 0600); !written)
-    return std::unexpected(written.error().with_context("nonce journal"));
+  TAKOSUMI_TRY(journal.rewrite());
   return journal;
 }
 
-Status NonceJournal::record(const std::string& nonce, std::int64_t expires_at) {
+Status NonceJournal::rewrite() {
+  std::string live;
+  for (const auto& [nonce, expires] : entries_) live += std::to_string(expires) + " " + nonce + "\n";
+  if (auto written = write_file_atomic(file_, live, 0600); !written)
+    return std::unexpected(written.error().with_context("nonce journal"));
+  lines_on_disk_ = entries_.size();
+  return {};
+}
+
+Status NonceJournal::record(const std::string& nonce, std::int64_t expires_at, std::int64_t now) {
   if (!is_token(nonce))
     return fail(errc::kInvalidArgument, "a manifest nonce must be one printable token");
+  std::erase_if(entries_, [now](const auto& e) { return e.second <= now; });
+  // Without this the file grew by a line per Run until the next start (and an agent that ran long
+  // enough would one day be refused its own journal at start for its size).
+  if (lines_on_disk_ >= 2 * entries_.size() + 64) {
+    entries_.emplace_back(nonce, expires_at);
+    if (auto rewritten = rewrite(); !rewritten) {
+      entries_.pop_back();
+      return rewritten;
+    }
+    return {};
+  }
   const std::string line = std::to_string(expires_at) + " " + nonce + "\n";
   const UniqueFd fd(::open(file_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!fd.valid()) return std::unexpected(errno_error("open nonce journal", file_, errno));
@@ -67,6 +83,7 @@ Status NonceJournal::record(const std::string& nonce, std::int64_t expires_at) {
   if (::fdatasync(fd.get()) != 0)
     return std::unexpected(errno_error("sync nonce journal", file_, errno));
   entries_.emplace_back(nonce, expires_at);
+  ++lines_on_disk_;
   return {};
 }
 

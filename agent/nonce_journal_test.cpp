@@ -24,8 +24,8 @@ TEST(NonceJournal, KeepsLiveNoncesAcrossReopenAndDropsExpiredAndTornLines) {
   {
     auto journal = NonceJournal::open(file, 100);
     ASSERT_TRUE(journal) << journal.error().to_string();
-    ASSERT_TRUE(journal->record("n-live", 500));
-    ASSERT_TRUE(journal->record("n-old", 150));
+    ASSERT_TRUE(journal->record("n-live", 500, 100));
+    ASSERT_TRUE(journal->record("n-old", 150, 100));
   }
   std::ofstream(file, std::ios::app) << "300 n-torn-without-newline";
   struct stat st {};
@@ -38,11 +38,32 @@ TEST(NonceJournal, KeepsLiveNoncesAcrossReopenAndDropsExpiredAndTornLines) {
   auto again = NonceJournal::open(file, 200);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->entries(), (Entries{{"n-live", 500}})) << "the rewrite kept only live lines";
-  EXPECT_FALSE(again->record("two words", 900));
-  EXPECT_FALSE(again->record("", 900));
+  EXPECT_FALSE(again->record("two words", 900, 200));
+  EXPECT_FALSE(again->record("", 900, 200));
 }
 
 // A manifest accepted before a restart is refused after it, while it has not expired.
+TEST(NonceJournal, ARunningAgentsJournalStaysAsSmallAsItsLiveNonces) {
+  TempDir dir("nonces-");
+  const auto file = dir.path() / "nonces";
+  auto journal = NonceJournal::open(file, 0);
+  ASSERT_TRUE(journal) << journal.error().to_string();
+  // 3,000 Runs, one a second, each manifest valid for 5 minutes: several compactions.
+  for (std::int64_t t = 1; t <= 3000; ++t)
+    ASSERT_TRUE(journal->record("n-" + std::to_string(t), t + 300, t));
+  EXPECT_LE(journal->lines_on_disk(), 2 * 300u + 64u);
+  EXPECT_LE(journal->entries().size(), 300u);
+  std::ifstream in(file);
+  std::size_t lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  EXPECT_EQ(lines, journal->lines_on_disk());
+  // Nothing live was lost on the way.
+  auto reopened = NonceJournal::open(file, 3000);
+  ASSERT_TRUE(reopened);
+  EXPECT_EQ(reopened->entries().size(), 300u);
+  EXPECT_EQ(reopened->entries().back(), (std::pair<std::string, std::int64_t>{"n-3000", 3300}));
+}
+
 TEST(NonceJournal, AReplayAfterARestartIsRefused) {
   TempDir dir("nonces-");
   const auto file = dir.path() / "nonces";
@@ -65,7 +86,7 @@ TEST(NonceJournal, AReplayAfterARestartIsRefused) {
   auto start_agent = [&](NonceJournal& journal) {
     auto verifier = std::make_unique<protocol::ManifestVerifier>(control.public_key, "agt_1", clock);
     for (const auto& [nonce, expires] : journal.entries()) verifier->remember(nonce, expires);
-    verifier->set_recorder([&journal](const std::string& n, std::int64_t e) { return journal.record(n, e); });
+    verifier->set_recorder([&journal](const std::string& n, std::int64_t e) { return journal.record(n, e, 0); });
     return verifier;
   };
   {
