@@ -35,6 +35,21 @@ void write_state(const std::filesystem::path& p, std::size_t bytes) {
   for (std::size_t n = 0; n < bytes; n += line.size()) out << line;
 }
 
+// A state file of the benchmark's size (its argument) in a fresh directory.
+struct StateFile {
+  explicit StateFile(const benchmark::State& state)
+      : size(static_cast<std::size_t>(state.range(0))), plain(dir.path / "plain") {
+    write_state(plain, size);
+  }
+  // Bytes per second from the plaintext size, whatever the benchmark does with it.
+  void count(benchmark::State& state) const {
+    state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * size));
+  }
+  TempDir dir;
+  std::size_t size;
+  std::filesystem::path plain;
+};
+
 crypto::EnvelopeHeader header() {
   crypto::EnvelopeHeader h;
   h.kind = "state";
@@ -48,31 +63,27 @@ crypto::EnvelopeHeader header() {
 }
 
 void BM_EncryptState(benchmark::State& state) {
-  TempDir dir;
-  const auto size = static_cast<std::size_t>(state.range(0));
-  write_state(dir.path / "plain", size);
+  const StateFile f(state);
   auto keys = crypto::BoxKeyPair::generate();
   for (auto _ : state) {
-    auto r = crypto::encrypt_file(dir.path / "plain", dir.path / "env", header(), keys.public_key);
+    auto r = crypto::encrypt_file(f.plain, f.dir.path / "env", header(), keys.public_key);
     if (!r) state.SkipWithError(r.error().message.c_str());
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * size));
+  f.count(state);
 }
 
 void BM_DecryptState(benchmark::State& state) {
-  TempDir dir;
-  const auto size = static_cast<std::size_t>(state.range(0));
-  write_state(dir.path / "plain", size);
+  const StateFile f(state);
   auto keys = crypto::BoxKeyPair::generate();
-  auto h = crypto::encrypt_file(dir.path / "plain", dir.path / "env", header(), keys.public_key);
-  auto prefix = crypto::read_envelope_prefix(dir.path / "env");
+  auto h = crypto::encrypt_file(f.plain, f.dir.path / "env", header(), keys.public_key);
+  auto prefix = crypto::read_envelope_prefix(f.dir.path / "env");
   auto dek = crypto::open_envelope_dek(*prefix, keys);
   crypto::EnvelopeExpectation expect{"state", "cap_bench", 1, h->header.plaintext_sha256};
   for (auto _ : state) {
-    auto r = crypto::decrypt_file(dir.path / "env", dir.path / "out", *dek, expect);
+    auto r = crypto::decrypt_file(f.dir.path / "env", f.dir.path / "out", *dek, expect);
     if (!r) state.SkipWithError(r.error().message.c_str());
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * size));
+  f.count(state);
 }
 
 // Baselines, in the same run: raw libsodium secretstream file -> file on the same 64 KiB chunks,
@@ -121,45 +132,37 @@ void raw_stream(const std::filesystem::path& in_path, const std::filesystem::pat
 }
 
 void BM_RawSecretstreamEncrypt(benchmark::State& state) {
-  TempDir dir;
-  const auto size = static_cast<std::size_t>(state.range(0));
-  write_state(dir.path / "plain", size);
+  const StateFile f(state);
   unsigned char key[crypto_secretstream_xchacha20poly1305_KEYBYTES];
   crypto_secretstream_xchacha20poly1305_keygen(key);
-  for (auto _ : state) raw_stream(dir.path / "plain", dir.path / "raw", key, true, state);
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * size));
+  for (auto _ : state) raw_stream(f.plain, f.dir.path / "raw", key, true, state);
+  f.count(state);
 }
 
 void BM_RawSecretstreamDecrypt(benchmark::State& state) {
-  TempDir dir;
-  const auto size = static_cast<std::size_t>(state.range(0));
-  write_state(dir.path / "plain", size);
+  const StateFile f(state);
   unsigned char key[crypto_secretstream_xchacha20poly1305_KEYBYTES];
   crypto_secretstream_xchacha20poly1305_keygen(key);
-  raw_stream(dir.path / "plain", dir.path / "raw", key, true, state);
-  for (auto _ : state) raw_stream(dir.path / "raw", dir.path / "out", key, false, state);
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * size));
+  raw_stream(f.plain, f.dir.path / "raw", key, true, state);
+  for (auto _ : state) raw_stream(f.dir.path / "raw", f.dir.path / "out", key, false, state);
+  f.count(state);
 }
 
 void BM_Sha256File(benchmark::State& state) {
-  TempDir dir;
-  const auto size = static_cast<std::size_t>(state.range(0));
-  write_state(dir.path / "plain", size);
+  const StateFile f(state);
   for (auto _ : state) {
-    auto r = crypto::sha256_file_hex(dir.path / "plain");
+    auto r = crypto::sha256_file_hex(f.plain);
     if (!r) state.SkipWithError(r.error().message.c_str());
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * size));
+  f.count(state);
 }
 
 void BM_Sha256sumCommand(benchmark::State& state) {
-  TempDir dir;
-  const auto size = static_cast<std::size_t>(state.range(0));
-  write_state(dir.path / "plain", size);
-  const std::string command = "sha256sum " + (dir.path / "plain").string() + " >/dev/null";
+  const StateFile f(state);
+  const std::string command = "sha256sum " + (f.plain).string() + " >/dev/null";
   for (auto _ : state)
     if (std::system(command.c_str()) != 0) state.SkipWithError("sha256sum failed");
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * size));
+  f.count(state);
 }
 
 BENCHMARK(BM_EncryptState)->Arg(64 << 10)->Arg(1 << 20)->Arg(32 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -107,8 +107,8 @@ Status seek_to(int fd, std::uint64_t offset, const fs::path& path) {
 
 // Where the plaintext comes from. A small one (the usual state) is read once into memory (zeroed
 // when done), hashed, and encrypted from there: one read and one digest. A larger one is read
-// twice, the second time hashed again, so a file rewritten between the passes (a checkpoint taken while tofu
-// writes its state) is refused instead of sealed under a digest it does not have.
+// twice, the second time hashed again, so a file rewritten between the passes (a checkpoint taken
+// while tofu writes its state) is refused instead of sealed under a digest it does not have.
 class PlaintextSource {
  public:
   static constexpr std::size_t kHeldBytes = 4 * 1024 * 1024;

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "bench/e2e/command.hpp"
+#include "runner/tofu/tofu_cli.hpp"
 
 namespace takosumi::bench {
 namespace {
@@ -30,9 +31,8 @@ Result<BareTofu> BareTofu::create(std::filesystem::path tofu, std::filesystem::p
   std::filesystem::create_directories(root / "home", ec);
   if (!ec) std::filesystem::create_directories(root / "tmp", ec);
   if (ec) return fail("io", "create " + root.string() + "/{home,tmp}: " + ec.message());
-  // The same text as TofuCli::write_cli_config: a filesystem_mirror and no direct installation.
-  TAKOSUMI_TRY(write_text(root / "tofurc", "provider_installation {\n  filesystem_mirror {\n    path = \"" +
-                                               mirror.string() + "\"\n  }\n}\n"));
+  // The agent's own CLI config text: a filesystem_mirror and no direct installation.
+  TAKOSUMI_TRY(write_text(root / "tofurc", runner::cli_config_text(mirror)));
   return BareTofu(std::move(tofu), std::move(mirror), std::move(root));
 }
 

@@ -51,10 +51,13 @@ TofuCli::TofuCli(ProcessLauncher& launcher, CancelSignal& cancel, TofuOptions op
     : launcher_(launcher), cancel_(cancel), options_(std::move(options)), workspace_(workspace),
       module_dir_(std::move(module_dir)), log_(std::move(log)) {}
 
+std::string cli_config_text(const std::filesystem::path& provider_mirror) {
+  return "provider_installation {\n  filesystem_mirror {\n    path = " +
+         hcl_quote(provider_mirror.string()) + "\n  }\n}\n";
+}
+
 Status TofuCli::write_cli_config() const {
-  const std::string text = "provider_installation {\n  filesystem_mirror {\n    path = " +
-                           hcl_quote(options_.provider_mirror.string()) + "\n  }\n}\n";
-  return write_file_atomic(workspace_.cli_config(), text, 0600);
+  return write_file_atomic(workspace_.cli_config(), cli_config_text(options_.provider_mirror), 0600);
 }
 
 // The module directory is writable in the sandbox: these are written as the agent's own files

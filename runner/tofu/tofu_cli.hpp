@@ -52,6 +52,10 @@ struct TofuOptions {
   const redaction::SecretSet* secrets = nullptr;
 };
 
+// The CLI config's text: provider_installation with only a filesystem_mirror (no direct), so
+// tofu never reaches a registry. The benchmark's bare tofu uses the same text.
+std::string cli_config_text(const std::filesystem::path& provider_mirror);
+
 class TofuCli {
  public:
   // module_dir is the working directory of every command. All references must outlive this.
