@@ -141,8 +141,8 @@ runner::RunnerSettings AgentDaemon::runner_settings() const {
 asio::awaitable<void> AgentDaemon::async_session(ClaimedJob job) {
   ++active_;
   runner::RunnerSettings settings = runner_settings();
-  SessionContext ctx{client_,   *journal_, spool_, clock_, *verifier_, keys_.box,
-                     blocking_, std::move(settings), config_.heartbeat_interval};
+  SessionContext ctx{run_services(), *verifier_, keys_.box, std::move(settings),
+                     config_.heartbeat_interval};
   RunSession session(std::move(ctx), std::move(job));
   co_await session.async_execute();
   --active_;
@@ -188,7 +188,7 @@ Status AgentDaemon::prepare_directories() {
 }
 
 asio::awaitable<RecoverySummary> AgentDaemon::async_recover_journal(bool include_held) {
-  RecoveryContext ctx{client_, *journal_, spool_, clock_, blocking_, config_.work_dir};
+  RecoveryContext ctx{run_services(), config_.work_dir};
   ctx.max_state_bytes = config_.limits.max_state_bytes;
   // The supervisor gives tofu the grace period after the interrupt, then kills it.
   ctx.lock_wait = config_.interrupt_grace + std::chrono::seconds(30);

@@ -55,6 +55,7 @@ class AgentDaemon {
   boost::asio::awaitable<void> async_claim_loop();
   boost::asio::awaitable<void> async_session(ClaimedJob job);
   runner::RunnerSettings runner_settings() const;
+  RunServices run_services() { return {client_, *journal_, spool_, clock_, blocking_}; }
   // Waits d, or less when a slot frees up or stop is requested.
   boost::asio::awaitable<void> async_wait_slot(std::chrono::steady_clock::duration d);
   boost::asio::awaitable<void> async_wait_stop();

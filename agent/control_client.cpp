@@ -56,6 +56,24 @@ asio::awaitable<Status> ControlClient::async_send(HttpRequest req) {
   co_return Status{};
 }
 
+asio::awaitable<Result<json::object>> ControlClient::async_call_json(HttpRequest req) {
+  auto res = co_await async_call(req);
+  if (!res) co_return std::unexpected(res.error());
+  co_return json_body(req, *res);
+}
+
+asio::awaitable<Result<json::object>> ControlClient::async_call_with_pool_token(
+    HttpRequest req, const SecretBytes& pool_token) {
+  // In the header, so the control plane checks it before it reads the body; our copy is wiped
+  // once it is sent.
+  std::string& auth = req.headers["Authorization"];
+  auth = "Bearer " + std::string(pool_token.reveal_as_string());
+  auto res = co_await async_call(req);
+  std::fill(auth.begin(), auth.end(), '\0');
+  if (!res) co_return std::unexpected(res.error());
+  co_return json_body(req, *res);
+}
+
 HttpRequest ControlClient::artifact_request(std::string method, const std::string& run_id,
                                             const std::string& kind, std::string lease) {
   HttpRequest req{std::move(method), "/agent/v1/runs/" + run_id + "/artifacts/" + kind};
@@ -67,13 +85,7 @@ HttpRequest ControlClient::artifact_request(std::string method, const std::strin
 asio::awaitable<Result<std::string>> ControlClient::async_register_challenge(
     const SecretBytes& pool_token) {
   HttpRequest req{"POST", "/agent/v1/register/challenge", {}, "{}"};
-  // In the header, so the control plane checks it before it reads the body; wiped once sent.
-  std::string& auth = req.headers["Authorization"];
-  auth = "Bearer " + std::string(pool_token.reveal_as_string());
-  auto res = co_await async_call(req);
-  std::fill(auth.begin(), auth.end(), '\0');
-  if (!res) co_return std::unexpected(res.error());
-  auto o = json_body(req, *res);
+  auto o = co_await async_call_with_pool_token(req, pool_token);
   if (!o) co_return std::unexpected(o.error());
   auto challenge = get_string(*o, "challenge", 128);
   if (!challenge || challenge->empty())
@@ -94,14 +106,7 @@ asio::awaitable<Result<std::string>> ControlClient::async_register(const Registr
                     {"challenge", reg.challenge},
                     {"signature", reg.signature}};
   HttpRequest req{"POST", "/agent/v1/register", {}, json::serialize(body)};
-  // In the header, so the control plane checks it before it reads the body; our copy is wiped
-  // once it is sent.
-  std::string& auth = req.headers["Authorization"];
-  auth = "Bearer " + std::string(pool_token.reveal_as_string());
-  auto res = co_await async_call(req);
-  std::fill(auth.begin(), auth.end(), '\0');
-  if (!res) co_return std::unexpected(res.error());
-  auto o = json_body(req, *res);
+  auto o = co_await async_call_with_pool_token(req, pool_token);
   if (!o) co_return std::unexpected(o.error());
   auto id = get_string(*o, "agentId", 128);
   auto token = get_string(*o, "agentToken", 512);
@@ -116,9 +121,7 @@ asio::awaitable<Result<std::vector<ClaimedJob>>> ControlClient::async_claim(std:
   json::object body{{"freeSlots", free_slots}, {"waitSeconds", wait_seconds}};
   HttpRequest req{"POST", "/agent/v1/claim", {}, json::serialize(body)};
   req.timeout = std::chrono::seconds(wait_seconds + 15);
-  auto res = co_await async_call(req);
-  if (!res) co_return std::unexpected(res.error());
-  auto o = json_body(req, *res);
+  auto o = co_await async_call_json(req);
   if (!o) co_return std::unexpected(o.error());
   auto jobs = get_optional_array(*o, "jobs");
   if (!jobs || !*jobs) co_return fail(errc::kProtocolError, "claim: answer lacks \"jobs\"");
@@ -145,9 +148,7 @@ asio::awaitable<Result<HeartbeatAnswer>> ControlClient::async_heartbeat(std::str
                                                                         std::string lease) {
   HttpRequest req{"POST", "/agent/v1/runs/" + run_id + "/heartbeat", {},
                   json::serialize(json::object{{"leaseToken", lease}})};
-  auto res = co_await async_call(req);
-  if (!res) co_return std::unexpected(res.error());
-  auto o = json_body(req, *res);
+  auto o = co_await async_call_json(req);
   if (!o) co_return std::unexpected(o.error());
   auto exp = get_int(*o, "leaseExpiresAt");
   auto cancel = get_bool_or(*o, "cancelRequested", false);
@@ -161,9 +162,7 @@ asio::awaitable<Result<bool>> ControlClient::async_start_apply(std::string run_i
   HttpRequest req{"POST", "/agent/v1/runs/" + run_id + "/phase", {},
                   json::serialize(json::object{
                       {"leaseToken", lease}, {"attempt", attempt}, {"phase", "apply"}})};
-  auto res = co_await async_call(req);
-  if (!res) co_return std::unexpected(res.error());
-  auto o = json_body(req, *res);
+  auto o = co_await async_call_json(req);
   if (!o) co_return std::unexpected(o.error());
   auto cancel = get_bool_or(*o, "cancelRequested", false);
   if (!cancel) co_return fail(errc::kProtocolError, "phase: malformed answer");

@@ -4,6 +4,7 @@
 // stable code when it sent one ({"error":{"code","message"}}), else "unavailable" for transport
 // failures and 5xx, or "protocol_error" for answers that do not parse.
 #include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -85,6 +86,11 @@ class ControlClient {
   boost::asio::awaitable<Result<HttpResponse>> async_call(HttpRequest req);
   // async_call for requests whose answer body says nothing the agent needs.
   boost::asio::awaitable<Status> async_send(HttpRequest req);
+  // async_call whose answer is a JSON object (bounded, parsed).
+  boost::asio::awaitable<Result<boost::json::object>> async_call_json(HttpRequest req);
+  // async_call_json authenticated with the pool token instead of the agent's own (registration).
+  boost::asio::awaitable<Result<boost::json::object>> async_call_with_pool_token(
+      HttpRequest req, const SecretBytes& pool_token);
   static HttpRequest artifact_request(std::string method, const std::string& run_id,
                                       const std::string& kind, std::string lease);
 

@@ -9,6 +9,7 @@
 #include "protocol/signed_manifest.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/fake_clock.hpp"
+#include "tests/support/test_manifest.hpp"
 
 using takosumi::testing::FakeClock;
 
@@ -69,15 +70,9 @@ TEST(NonceJournal, AReplayAfterARestartIsRefused) {
   const auto file = dir.path() / "nonces";
   FakeClock clock(1000);
   auto control = crypto::SignKeyPair::generate();
-  protocol::JobManifest m;
-  m.run_id = "run_1";
-  m.attempt = 1;
+  auto m = testing::test_manifest("run_1", protocol::RunType::plan,
+                                  {"file:///repo", std::string(40, 'a'), ""});
   m.agent_id = "agt_1";
-  m.workspace_id = "ws";
-  m.capsule_id = "cap";
-  m.source = {"file:///repo", std::string(40, 'a'), ""};
-  m.control_public_key = "k";
-  m.control_key_id = "id";
   m.issued_at = 1000;
   m.expires_at = 1900;
   m.nonce = "nonce-1";

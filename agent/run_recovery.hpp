@@ -10,25 +10,16 @@
 //   lease_lost, undeliverable → left for the operator, unless include_held (`recover --push`).
 // Every workspace is wiped once its state is sealed: plaintext does not outlive recovery.
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/thread_pool.hpp>
 
 #include <chrono>
 #include <filesystem>
 
-#include "agent/control_client.hpp"
-#include "agent/run_journal.hpp"
-#include "agent/run_spool.hpp"
-#include "common/clock.hpp"
+#include "agent/run_services.hpp"
 #include "config/state_limit.hpp"
 
 namespace takosumi::agent {
 
-struct RecoveryContext {
-  ControlClient& client;
-  const RunJournal& journal;
-  const RunSpool& spool;
-  const Clock& clock;
-  boost::asio::thread_pool& blocking;
+struct RecoveryContext : RunServices {
   std::filesystem::path work_root;
   // How long a tofu interrupted by its supervisor may still be saving its state.
   std::chrono::seconds lock_wait{60};

@@ -15,25 +15,17 @@
 #include <memory>
 #include <optional>
 
-#include "agent/control_client.hpp"
-#include "agent/run_journal.hpp"
-#include "agent/run_spool.hpp"
-#include "common/clock.hpp"
 #include "agent/redacting_sink.hpp"
+#include "agent/run_services.hpp"
 #include "crypto/keys.hpp"
 #include "protocol/signed_manifest.hpp"
 #include "runner/run_executor.hpp"
 
 namespace takosumi::agent {
 
-struct SessionContext {
-  ControlClient& client;
-  const RunJournal& journal;
-  const RunSpool& spool;
-  const Clock& clock;
+struct SessionContext : RunServices {
   protocol::ManifestVerifier& verifier;
   const crypto::BoxKeyPair& box_key;
-  boost::asio::thread_pool& blocking;
   runner::RunnerSettings settings;
   std::chrono::seconds heartbeat_interval{10};
 };

@@ -19,6 +19,18 @@ Error errno_error(std::string_view what, const std::filesystem::path& path, int 
                std::string(what) + " " + path.string() + ": " + std::strerror(err)};
 }
 
+Result<OpenedFile> open_regular_file(const std::filesystem::path& path) {
+  OpenedFile file{UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY)), {}};
+  if (!file.fd.valid()) {
+    if (errno == ENOENT) return fail(errc::kNotFound, "open " + path.string() + ": no such file");
+    return std::unexpected(errno_error("open", path, errno));
+  }
+  if (::fstat(file.fd.get(), &file.st) != 0) return std::unexpected(errno_error("stat", path, errno));
+  if (!S_ISREG(file.st.st_mode))
+    return fail(errc::kInvalidArgument, path.string() + " is not a regular file");
+  return file;
+}
+
 Result<std::string> read_file(const std::filesystem::path& path, std::size_t max_bytes) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (fd.get() < 0) {

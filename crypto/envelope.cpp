@@ -86,19 +86,6 @@ std::string encode_prefix(std::string_view header_json, std::span<const std::uin
   return out;
 }
 
-Result<UniqueFd> open_regular_file(const fs::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (!fd.valid()) {
-    if (errno == ENOENT) return fail(errc::kNotFound, "open " + path.string() + ": no such file");
-    return std::unexpected(errno_error("open", path, errno));
-  }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return std::unexpected(errno_error("stat", path, errno));
-  if (!S_ISREG(st.st_mode))
-    return fail(errc::kInvalidArgument, path.string() + " is not a regular file");
-  return fd;
-}
-
 Status seek_to(int fd, std::uint64_t offset, const fs::path& path) {
   if (::lseek(fd, static_cast<off_t>(offset), SEEK_SET) < 0)
     return std::unexpected(errno_error("seek", path, errno));
@@ -220,7 +207,7 @@ Result<EncryptedFile> encrypt_impl(const fs::path& plaintext, const fs::path& ou
                                    EnvelopeHeader header, const BoxPublicKey& recipient) {
   auto in = open_regular_file(plaintext);
   if (!in) return std::unexpected(in.error());
-  PlaintextSource source(in->get(), plaintext);
+  PlaintextSource source(in->fd.get(), plaintext);
   auto digest = source.digest();
   if (!digest) return std::unexpected(digest.error());
   header.plaintext_sha256 = digest->sha256;
@@ -344,14 +331,14 @@ Result<EnvelopeHeader> decrypt_impl(const fs::path& envelope, const fs::path& ou
     return fail(errc::kInvalidArgument, "DEK must be " + std::to_string(kDekBytes) + " bytes");
   auto in = open_regular_file(envelope);
   if (!in) return std::unexpected(in.error());
-  auto prefix = read_prefix_from(in->get(), envelope);
+  auto prefix = read_prefix_from(in->fd.get(), envelope);
   if (!prefix) return std::unexpected(prefix.error());
   // Before anything is created: a swapped or replayed artifact must not touch the workspace.
   TAKOSUMI_TRY(detail::check_expectation(prefix->header, expect));
-  TAKOSUMI_TRY(seek_to(in->get(), prefix->payload_offset, envelope));
+  TAKOSUMI_TRY(seek_to(in->fd.get(), prefix->payload_offset, envelope));
   auto tmp = TempFile::create_beside(out);
   if (!tmp) return std::unexpected(tmp.error());
-  TAKOSUMI_TRY(EnvelopeDecryptor(in->get(), envelope, *prefix, *tmp).run(dek));
+  TAKOSUMI_TRY(EnvelopeDecryptor(in->fd.get(), envelope, *prefix, *tmp).run(dek));
   TAKOSUMI_TRY(tmp->commit(TempFile::Durability::scratch));
   return std::move(prefix->header);
 }
@@ -400,7 +387,7 @@ Result<EnvelopePrefix> parse_envelope_prefix(std::string_view bytes) {
 Result<EnvelopePrefix> read_envelope_prefix(const fs::path& path) {
   auto fd = open_regular_file(path);
   if (!fd) return std::unexpected(fd.error());
-  return with_context(read_prefix_from(fd->get(), path), "read envelope " + path.string());
+  return with_context(read_prefix_from(fd->fd.get(), path), "read envelope " + path.string());
 }
 
 Result<EnvelopeHeader> decrypt_file(const fs::path& envelope, const fs::path& out,

@@ -39,22 +39,20 @@ std::string mode_text(mode_t mode) {
 // Reads a key file through one descriptor, so the mode we judge belongs to the bytes we read.
 // The content goes into SecretBytes because secret key files hold the key's base64.
 Result<SecretBytes> read_key_file(const fs::path& path, mode_t forbidden, std::string_view fix) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (!fd.valid()) {
-    if (errno == ENOENT) return fail(errc::kNotFound, "key file " + path.string() + " does not exist");
-    return std::unexpected(errno_error("open key file", path, errno));
-  }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return std::unexpected(errno_error("stat key file", path, errno));
-  if (!S_ISREG(st.st_mode))
+  auto file = open_regular_file(path);
+  if (!file && file.error().code == errc::kNotFound)
+    return fail(errc::kNotFound, "key file " + path.string() + " does not exist");
+  if (!file && file.error().code == errc::kInvalidArgument)
     return fail(errc::kKeyFileInvalid, "key file " + path.string() + " is not a regular file");
+  if (!file) return std::unexpected(file.error().with_context("key file"));
+  const struct stat& st = file->st;
   if ((st.st_mode & forbidden) != 0)
     return fail(errc::kKeyFileInsecure,
                 "key file " + path.string() + " has mode " + mode_text(st.st_mode) +
                     ", which lets other users access it; run `" + std::string(fix) + " " +
                     path.string() + "`");
   SecretBytes buf(kMaxKeyFile + 1);
-  auto n = read_full(fd.get(), buf.mutable_span(), path);
+  auto n = read_full(file->fd.get(), buf.mutable_span(), path);
   if (!n) return std::unexpected(n.error());
   if (*n > kMaxKeyFile)
     return fail(errc::kKeyFileInvalid, "key file " + path.string() + " is larger than " +

@@ -5,25 +5,21 @@
 #include "protocol/job_manifest.hpp"
 #include "protocol/output_type.hpp"
 #include "protocol/run_report.hpp"
+#include "tests/support/test_manifest.hpp"
 
 namespace takosumi::protocol {
 namespace {
 
 JobManifest sample_apply() {
-  JobManifest m;
-  m.run_id = "run_1";
+  auto m = testing::test_manifest("run_1", RunType::apply,
+                                  {"file:///repo", std::string(40, 'a'), "modules/app"});
   m.attempt = 2;
   m.agent_id = "agt_1";
-  m.type = RunType::apply;
-  m.workspace_id = "ws_1";
-  m.capsule_id = "cap_1";
-  m.source = {"file:///repo", std::string(40, 'a'), "modules/app"};
   m.prior_state = PriorState{"sv_1", 3, std::string(64, 'b'), 7, "lin", "ZGVr"};
   m.saved_plan = SavedPlanRef{std::string(64, 'c'), "cGxhbg=="};
   m.variables = {{"name", "demo"}};
   m.output_allowlist = {{"url", {"endpoint", "string", true}}};
   m.control_public_key = "cGs=";
-  m.control_key_id = "k1";
   m.issued_at = 100;
   m.expires_at = 200;
   m.nonce = "n1";

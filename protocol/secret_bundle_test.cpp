@@ -5,6 +5,7 @@
 #include "protocol/failure_codes.hpp"
 #include "protocol/job_manifest.hpp"
 #include "protocol/secret_bundle.hpp"
+#include "tests/support/test_manifest.hpp"
 
 namespace takosumi::protocol {
 namespace {
@@ -119,15 +120,7 @@ TEST(SecretBundle, ParseErrorsAreManifestInvalidAndNeverEchoValues) {
 }
 
 TEST(SecretBundle, ManifestCarriesTheSealedText) {
-  JobManifest m;
-  m.run_id = "run_1";
-  m.attempt = 1;
-  m.agent_id = "agt";
-  m.workspace_id = "ws";
-  m.capsule_id = "cap";
-  m.source = {"file:///x", std::string(40, 'a'), ""};
-  m.control_public_key = "k";
-  m.control_key_id = "id";
+  auto m = testing::test_manifest("run_1", RunType::plan, {"file:///x", std::string(40, 'a'), ""});
   m.nonce = "n";
   m.sealed_secrets = "c2VhbGVk";
   auto back = job_manifest_from_json(to_json(m));

@@ -15,6 +15,7 @@
 #include "tests/support/run_to_end.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
+#include "tests/support/test_manifest.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -55,21 +56,13 @@ class RunExecutorTest : public ::testing::Test {
 
   protocol::JobManifest manifest(const std::string& run_id, protocol::RunType type,
                                  const std::string& name) const {
-    protocol::JobManifest m;
-    m.run_id = run_id;
-    m.attempt = 1;
-    m.agent_id = "agt_test";
-    m.type = type;
-    m.workspace_id = "ws_1";
-    m.capsule_id = "cap_1";
-    m.source = {repo_.url(), commit_, "infra"};
+    auto m = testing::test_manifest(run_id, type, {repo_.url(), commit_, "infra"},
+                                    control_.public_key);
     // local_file writes outside the Run's workspace, which is wiped after every Run.
     m.variables = {{"name", name}, {"out_dir", (tmp_.path() / "files").string()}};
     m.output_allowlist = {{"publicName", {"name", "string", true}},
                           {"n", {"count", "number", false}},
                           {"pw", {"secret", "string", false}}};
-    m.control_public_key = control_.public_key.to_base64();
-    m.control_key_id = "k1";
     return m;
   }
 

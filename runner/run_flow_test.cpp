@@ -16,6 +16,7 @@
 #include "tests/support/fake_process_launcher.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
+#include "tests/support/test_manifest.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -71,17 +72,8 @@ class RunFlowTest : public ::testing::Test {
   }
 
   protocol::JobManifest manifest(const std::string& run_id, protocol::RunType type) const {
-    protocol::JobManifest m;
-    m.run_id = run_id;
-    m.attempt = 1;
-    m.agent_id = "agt_test";
-    m.type = type;
-    m.workspace_id = "ws_1";
-    m.capsule_id = "cap_1";
-    m.source = {repo_.url(), commit_, "infra"};
-    m.control_public_key = control_.public_key.to_base64();
-    m.control_key_id = "k1";
-    return m;
+    return testing::test_manifest(run_id, type, {repo_.url(), commit_, "infra"},
+                                  control_.public_key);
   }
 
   // Runs with a fresh launcher scripted by `script`; executor_ is the running executor.
@@ -102,23 +94,34 @@ class RunFlowTest : public ::testing::Test {
     return run(RunInputs{manifest("run_plan", protocol::RunType::plan)}, script);
   }
 
-  // Applies a plan made with scripted commands; `script` scripts the apply Run's commands.
-  RunOutcome apply(const std::function<void(FakeProcessLauncher&)>& script) {
-    auto planned = plan([](FakeProcessLauncher& l) {
+  // A plan Run with changes, made with scripted commands.
+  RunOutcome plan_with_changes_run() {
+    return plan([](FakeProcessLauncher& l) {
       l.script("plan", plan_with_changes());
       l.script("show", show_plan());
     });
-    EXPECT_TRUE(planned.plan_envelope) << planned.report.failure_message;
-    if (!planned.plan_envelope) return planned;
+  }
+
+  // The inputs of the apply of `planned` (which has a plan envelope), as an agent prepares them.
+  RunInputs apply_inputs(const RunOutcome& planned) {
     RunInputs in{manifest("run_apply", protocol::RunType::apply)};
     in.manifest.saved_plan = protocol::SavedPlanRef{planned.report.plan_digest, "unused-in-tests"};
     in.plan_envelope = *planned.plan_envelope;
     auto prefix = crypto::read_envelope_prefix(*planned.plan_envelope);
     EXPECT_TRUE(prefix);
+    if (!prefix) return in;
     auto dek = crypto::open_envelope_dek(*prefix, control_);
     EXPECT_TRUE(dek);
-    in.plan_dek = std::move(*dek);
-    return run(std::move(in), script);
+    if (dek) in.plan_dek = std::move(*dek);
+    return in;
+  }
+
+  // Applies a plan made with scripted commands; `script` scripts the apply Run's commands.
+  RunOutcome apply(const std::function<void(FakeProcessLauncher&)>& script) {
+    auto planned = plan_with_changes_run();
+    EXPECT_TRUE(planned.plan_envelope) << planned.report.failure_message;
+    if (!planned.plan_envelope) return planned;
+    return run(apply_inputs(planned), script);
   }
 
   // A command that runs until the Run is cancelled, and the cancel, sent once it runs.
@@ -275,19 +278,9 @@ TEST_F(RunFlowTest, ANewStateOverTheConfiguredLimitIsStoredAndTheRunFails) {
 
 TEST_F(RunFlowTest, AnApplyIsRefusedBeforeTofuStartsWhenBeforeApplyFails) {
   // A stale lease (fencing): nothing is applied.
-  auto planned = plan([](FakeProcessLauncher& l) {
-    l.script("plan", plan_with_changes());
-    l.script("show", show_plan());
-  });
+  auto planned = plan_with_changes_run();
   ASSERT_TRUE(planned.plan_envelope);
-  RunInputs in{manifest("run_apply", protocol::RunType::apply)};
-  in.manifest.saved_plan = protocol::SavedPlanRef{planned.report.plan_digest, "unused-in-tests"};
-  in.plan_envelope = *planned.plan_envelope;
-  auto prefix = crypto::read_envelope_prefix(*planned.plan_envelope);
-  ASSERT_TRUE(prefix);
-  auto dek = crypto::open_envelope_dek(*prefix, control_);
-  ASSERT_TRUE(dek);
-  in.plan_dek = std::move(*dek);
+  RunInputs in = apply_inputs(planned);
   in.before_apply = []() -> boost::asio::awaitable<Status> {
     co_return fail("lease_lost", "the lease was lost");
   };

@@ -6,9 +6,9 @@
 
 namespace takosumi::controlplane {
 
-class AgentAdminApi {
+class AgentAdminApi : public PublicResource {
  public:
-  explicit AgentAdminApi(const PublicApiDeps& deps) : d_(deps), actor_(public_actor(deps)) {}
+  using PublicResource::PublicResource;
   // Routes capture `this`: the AgentAdminApi must outlive the router.
   void register_routes(Router& r, const PublicRouteAccess& access);
 
@@ -16,9 +16,6 @@ class AgentAdminApi {
   // Revokes the agent's token and lets its next registration in with the signing key the body
   // names, {"signPublicKey": "<base64>"}, and no other (agent.keys_reset).
   HttpResponse reset_agent_keys(const HttpRequest& req, const std::string& agent_id);
-
-  PublicApiDeps d_;
-  std::string actor_;
 };
 
 }  // namespace takosumi::controlplane

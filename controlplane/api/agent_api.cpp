@@ -273,39 +273,39 @@ HttpResponse AgentApi::claim_response(const Agent& agent, const std::vector<Job>
   return res;
 }
 
-HttpResponse AgentApi::heartbeat(const HttpRequest& req, const std::string& run_id) {
+Result<AgentApi::LeasedRequest> AgentApi::leased_request(
+    const HttpRequest& req, std::initializer_list<std::string_view> fields) {
   auto agent = authenticate(req);
-  if (!agent) return error_response(agent.error());
+  if (!agent) return std::unexpected(agent.error());
   auto body = parse_object(req.body, kMaxJsonBody);
-  if (!body) return error_response(body.error());
-  if (auto known = check_known_fields(*body, {"leaseToken"}); !known)
-    return error_response(known.error());
+  if (!body) return std::unexpected(body.error());
+  TAKOSUMI_TRY(check_known_fields(*body, fields));
   auto lease = get_string(*body, "leaseToken", 256);
-  if (!lease) return error_response(lease.error());
-  auto renewed = d_.queue.heartbeat(run_id, *agent, *lease);
+  if (!lease) return std::unexpected(lease.error());
+  return LeasedRequest{std::move(*agent), std::move(*body), std::move(*lease)};
+}
+
+HttpResponse AgentApi::heartbeat(const HttpRequest& req, const std::string& run_id) {
+  auto leased = leased_request(req, {"leaseToken"});
+  if (!leased) return error_response(leased.error());
+  auto renewed = d_.queue.heartbeat(run_id, leased->agent, leased->lease);
   if (!renewed) return error_response(renewed.error());
   return json_response(200, json::object{{"leaseExpiresAt", renewed->lease_expires_at},
                                          {"cancelRequested", renewed->cancel_requested}});
 }
 
 HttpResponse AgentApi::phase(const HttpRequest& req, const std::string& run_id) {
-  auto agent = authenticate(req);
-  if (!agent) return error_response(agent.error());
-  auto body = parse_object(req.body, kMaxJsonBody);
-  if (!body) return error_response(body.error());
-  if (auto known = check_known_fields(*body, {"leaseToken", "attempt", "phase"}); !known)
-    return error_response(known.error());
-  auto lease = get_string(*body, "leaseToken", 256);
-  auto attempt = get_int(*body, "attempt");
-  auto phase = get_string(*body, "phase", 64);
-  if (!lease) return error_response(lease.error());
+  auto leased = leased_request(req, {"leaseToken", "attempt", "phase"});
+  if (!leased) return error_response(leased.error());
+  auto attempt = get_int(leased->body, "attempt");
+  auto phase = get_string(leased->body, "phase", 64);
   if (!attempt) return error_response(attempt.error());
   if (!phase) return error_response(phase.error());
   // Only the apply changes real resources, so only its start needs fencing.
   if (*phase != "apply")
     return error_response(Error{std::string(errc::kInvalidArgument),
                                 "field \"phase\" must be \"apply\""});
-  auto started = d_.queue.start_apply(run_id, *agent, *lease, *attempt);
+  auto started = d_.queue.start_apply(run_id, leased->agent, leased->lease, *attempt);
   if (!started) return error_response(started.error());
   return json_response(200, json::object{{"phase", "apply"},
                                          {"leaseExpiresAt", started->lease_expires_at},
@@ -313,19 +313,13 @@ HttpResponse AgentApi::phase(const HttpRequest& req, const std::string& run_id) 
 }
 
 HttpResponse AgentApi::append_log(const HttpRequest& req, const std::string& run_id) {
-  auto agent = authenticate(req);
-  if (!agent) return error_response(agent.error());
-  auto body = parse_object(req.body, kMaxJsonBody);
-  if (!body) return error_response(body.error());
-  if (auto known = check_known_fields(*body, {"leaseToken", "seq", "text"}); !known)
-    return error_response(known.error());
-  auto lease = get_string(*body, "leaseToken", 256);
-  auto seq = get_int(*body, "seq");
-  auto text = get_string(*body, "text", kMaxJsonBody);
-  if (!lease) return error_response(lease.error());
+  auto leased = leased_request(req, {"leaseToken", "seq", "text"});
+  if (!leased) return error_response(leased.error());
+  auto seq = get_int(leased->body, "seq");
+  auto text = get_string(leased->body, "text", kMaxJsonBody);
   if (!seq) return error_response(seq.error());
   if (!text) return error_response(text.error());
-  auto run = d_.queue.check_lease(run_id, *agent, *lease);
+  auto run = d_.queue.check_lease(run_id, leased->agent, leased->lease);
   if (!run) return error_response(run.error());
   auto next = d_.logs.append(run_id, run->attempt, *seq, *text);
   if (!next) return error_response(next.error());

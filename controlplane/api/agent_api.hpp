@@ -8,7 +8,11 @@
 // Registering, claims, apply phases, new artifacts and completions are audited as "agent:<id>",
 // and so are completions, uploads and phase calls refused with lease_lost (run.fenced).
 #include <boost/asio/thread_pool.hpp>
+#include <boost/json/object.hpp>
 
+#include <initializer_list>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/secret_bytes.hpp"
@@ -54,6 +58,15 @@ class AgentApi {
 
  private:
   Result<Agent> authenticate(const HttpRequest& req);
+  // A request about one leased Run: the authenticated agent, its JSON body holding only `fields`,
+  // and the body's leaseToken.
+  struct LeasedRequest {
+    Agent agent;
+    boost::json::object body;
+    std::string lease;
+  };
+  Result<LeasedRequest> leased_request(const HttpRequest& req,
+                                       std::initializer_list<std::string_view> fields);
   Status check_pool_token(const HttpRequest& head) const;
   static std::string pool_token_sha256(const HttpRequest& head);
   HttpResponse register_challenge(const HttpRequest& req);

@@ -15,9 +15,9 @@
 
 namespace takosumi::controlplane {
 
-class CapsuleApi {
+class CapsuleApi : public PublicResource {
  public:
-  explicit CapsuleApi(const PublicApiDeps& deps) : d_(deps), actor_(public_actor(deps)) {}
+  using PublicResource::PublicResource;
   // Routes capture `this`: the CapsuleApi must outlive the router.
   void register_routes(Router& r, const PublicRouteAccess& access);
 
@@ -36,9 +36,6 @@ class CapsuleApi {
                                                std::string_view workspace_id,
                                                const std::map<std::string, std::string>& variables);
   Status check_assignable(std::string_view workspace_id, const std::vector<std::string>& ids);
-
-  PublicApiDeps d_;
-  std::string actor_;
 };
 
 }  // namespace takosumi::controlplane

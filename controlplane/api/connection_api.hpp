@@ -7,9 +7,9 @@
 
 namespace takosumi::controlplane {
 
-class ConnectionApi {
+class ConnectionApi : public PublicResource {
  public:
-  explicit ConnectionApi(const PublicApiDeps& deps) : d_(deps), actor_(public_actor(deps)) {}
+  using PublicResource::PublicResource;
   // Routes capture `this`: the ConnectionApi must outlive the router.
   void register_routes(Router& r, const PublicRouteAccess& access);
 
@@ -18,9 +18,6 @@ class ConnectionApi {
   HttpResponse list_connections(const HttpRequest& req);
   HttpResponse get_connection(const std::string& id);
   HttpResponse revoke_connection(const std::string& id);
-
-  PublicApiDeps d_;
-  std::string actor_;
 };
 
 }  // namespace takosumi::controlplane

@@ -56,6 +56,17 @@ struct PublicRouteAccess {
 // The audit actor of every public API action ("api:" and a prefix of the token's hash).
 std::string public_actor(const PublicApiDeps& d);
 
+// What each resource class of the public API (capsule_api.hpp, run_api.hpp, …) holds: the shared
+// dependencies and the actor its audit records name.
+class PublicResource {
+ public:
+  explicit PublicResource(const PublicApiDeps& deps) : d_(deps), actor_(public_actor(deps)) {}
+
+ protected:
+  PublicApiDeps d_;
+  std::string actor_;
+};
+
 // Capsule JSON with needsAttention and attention, computed now.
 Result<boost::json::object> capsule_json(const PublicApiDeps& d, const Capsule& capsule);
 HttpResponse capsule_response(const PublicApiDeps& d, int status, const Capsule& capsule);

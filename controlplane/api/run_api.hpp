@@ -7,9 +7,9 @@
 
 namespace takosumi::controlplane {
 
-class RunApi {
+class RunApi : public PublicResource {
  public:
-  explicit RunApi(const PublicApiDeps& deps) : d_(deps), actor_(public_actor(deps)) {}
+  using PublicResource::PublicResource;
   // Routes capture `this`: the RunApi must outlive the router.
   void register_routes(Router& r, const PublicRouteAccess& access);
 
@@ -19,9 +19,6 @@ class RunApi {
   HttpResponse apply(const HttpRequest& req, const std::string& plan_run_id);
   HttpResponse cancel(const std::string& run_id);
   HttpResponse logs(const std::string& run_id);
-
-  PublicApiDeps d_;
-  std::string actor_;
 };
 
 }  // namespace takosumi::controlplane

@@ -11,9 +11,9 @@
 
 namespace takosumi::controlplane {
 
-class StateVersionApi {
+class StateVersionApi : public PublicResource {
  public:
-  explicit StateVersionApi(const PublicApiDeps& deps) : d_(deps), actor_(public_actor(deps)) {}
+  using PublicResource::PublicResource;
   // Routes capture `this`: the StateVersionApi must outlive the router.
   void register_routes(Router& r, const PublicRouteAccess& access);
 
@@ -27,9 +27,6 @@ class StateVersionApi {
   HttpResponse drift_check_capsule(const std::string& capsule_id);
   HttpResponse drift_check_workspace(const std::string& workspace_id);
   boost::asio::awaitable<HttpResponse> async_destroy(const std::string& capsule_id);
-
-  PublicApiDeps d_;
-  std::string actor_;
 };
 
 }  // namespace takosumi::controlplane

@@ -7,9 +7,9 @@
 
 namespace takosumi::controlplane {
 
-class WorkspaceApi {
+class WorkspaceApi : public PublicResource {
  public:
-  explicit WorkspaceApi(const PublicApiDeps& deps) : d_(deps), actor_(public_actor(deps)) {}
+  using PublicResource::PublicResource;
   // Routes capture `this`: the WorkspaceApi must outlive the router.
   void register_routes(Router& r, const PublicRouteAccess& access);
 
@@ -17,9 +17,6 @@ class WorkspaceApi {
   HttpResponse create_workspace(const HttpRequest& req);
   HttpResponse list_workspaces();
   HttpResponse get_workspace(const std::string& id);
-
-  PublicApiDeps d_;
-  std::string actor_;
 };
 
 }  // namespace takosumi::controlplane

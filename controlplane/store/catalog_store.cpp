@@ -63,12 +63,8 @@ Result<Workspace> CatalogStore::create_workspace(const std::string& name) {
 }
 
 Result<Workspace> CatalogStore::get_workspace(std::string_view id) {
-  auto s = db_.query("SELECT id, name, created_at FROM workspaces WHERE id = ?", id);
-  if (!s) return std::unexpected(s.error());
-  auto row = s->step();
-  if (!row) return std::unexpected(row.error());
-  if (!*row) return fail(errc::kNotFound, "workspace " + std::string(id) + " not found");
-  return workspace_from_row(*s);
+  return one_row(db_.query("SELECT id, name, created_at FROM workspaces WHERE id = ?", id),
+                 "workspace " + std::string(id), workspace_from_row);
 }
 
 Result<std::vector<Workspace>> CatalogStore::list_workspaces() {
@@ -140,12 +136,9 @@ Status CatalogStore::set_policy(std::string_view capsule_id, const protocol::Run
 
 Result<std::optional<std::string>> CatalogStore::sealed_sensitive_variables(
     std::string_view capsule_id) {
-  auto s = db_.query("SELECT sealed_sensitive_variables FROM capsules WHERE id = ?", capsule_id);
-  if (!s) return std::unexpected(s.error());
-  auto row = s->step();
-  if (!row) return std::unexpected(row.error());
-  if (!*row) return fail(errc::kNotFound, "capsule " + std::string(capsule_id) + " not found");
-  return s->optional_text(0);
+  return one_row(
+      db_.query("SELECT sealed_sensitive_variables FROM capsules WHERE id = ?", capsule_id),
+      "capsule " + std::string(capsule_id), [](const Statement& s) { return s.optional_text(0); });
 }
 
 Result<Capsule> CatalogStore::with_connections(Result<Capsule> capsule) {
@@ -161,12 +154,10 @@ Result<Capsule> CatalogStore::with_connections(Result<Capsule> capsule) {
 }
 
 Result<Capsule> CatalogStore::get_capsule(std::string_view id) {
-  auto s = db_.query("SELECT " + std::string(kCapsuleColumns) + " FROM capsules WHERE id = ?", id);
-  if (!s) return std::unexpected(s.error());
-  auto row = s->step();
-  if (!row) return std::unexpected(row.error());
-  if (!*row) return fail(errc::kNotFound, "capsule " + std::string(id) + " not found");
-  return with_connections(capsule_from_row(*s));
+  return one_row(
+      db_.query("SELECT " + std::string(kCapsuleColumns) + " FROM capsules WHERE id = ?", id),
+      "capsule " + std::string(id),
+      [this](const Statement& s) { return with_connections(capsule_from_row(s)); });
 }
 
 Status CatalogStore::set_destroyed(std::string_view capsule_id, std::optional<std::int64_t> at) {

@@ -69,12 +69,8 @@ Result<Connection> ConnectionStore::create(ConnectionRequest req) {
 }
 
 Result<Connection> ConnectionStore::get(std::string_view id) {
-  auto s = db_.query(std::string(kSelect) + " WHERE id = ?", id);
-  if (!s) return std::unexpected(s.error());
-  auto row = s->step();
-  if (!row) return std::unexpected(row.error());
-  if (!*row) return fail(errc::kNotFound, "connection " + std::string(id) + " not found");
-  return connection_from_row(*s);
+  return one_row(db_.query(std::string(kSelect) + " WHERE id = ?", id),
+                 "connection " + std::string(id), connection_from_row);
 }
 
 Result<std::vector<Connection>> ConnectionStore::list(std::string_view workspace_id) {
@@ -116,12 +112,12 @@ Result<std::optional<ConnectionRefusal>> ConnectionStore::first_unusable(const C
 }
 
 Result<protocol::ConnectionSecret> ConnectionStore::open(const Connection& connection) {
-  auto s = db_.query("SELECT sealed_values FROM connections WHERE id = ?", connection.id);
-  if (!s) return std::unexpected(s.error());
-  auto row = s->step();
-  if (!row) return std::unexpected(row.error());
-  if (!*row) return fail(errc::kNotFound, "connection " + connection.id + " not found");
-  auto bundle = open_from_storage(s->text(0), keys_);
+  auto sealed = one_row(
+      db_.query("SELECT sealed_values FROM connections WHERE id = ?", connection.id),
+      "connection " + connection.id,
+      [](const Statement& s) { return s.text(0); });
+  if (!sealed) return std::unexpected(sealed.error());
+  auto bundle = open_from_storage(*sealed, keys_);
   if (!bundle) return std::unexpected(bundle.error().with_context("connection " + connection.id));
   // The sealed text carries its Connection's id: a sealed value copied onto another row is refused.
   if (bundle->connections.size() != 1 || bundle->connections.front().id != connection.id)

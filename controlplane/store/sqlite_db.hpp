@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/error_codes.hpp"
 
 namespace takosumi::controlplane {
 
@@ -125,6 +126,19 @@ Result<std::vector<T>> collect(Statement& s, RowFn&& row) {
       out.push_back(row(s));
     }
   }
+}
+
+// Steps `s` (a query by key) to its first row and returns row(s), a T or a Result<T> as for
+// collect(); no row is not_found "<what> not found" (what: "run 0190…").
+template <class RowFn,
+          class Made = std::invoke_result_t<RowFn&, Statement&>,
+          class T = typename detail::RowOf<Made>::type>
+Result<T> one_row(Result<Statement> s, std::string_view what, RowFn&& row) {
+  if (!s) return std::unexpected(s.error());
+  auto found = s->step();
+  if (!found) return std::unexpected(found.error());
+  if (!*found) return fail(errc::kNotFound, std::string(what) + " not found");
+  return row(*s);
 }
 
 // BEGIN IMMEDIATE on construction (check begun()); rolls back in the destructor unless committed.

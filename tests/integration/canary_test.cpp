@@ -124,39 +124,6 @@ class CanaryTest : public ::testing::Test {
         {"policy", json::object{{"allowProvisioners", true}}}});
   }
 
-  // Every body the public API answers for this stack, concatenated.
-  std::string public_surface(const std::vector<std::string>& capsules) {
-    std::string all;
-    auto grab = [&](const std::string& target) {
-      auto r = stack_.api().get(target);
-      EXPECT_EQ(r.status, 200u) << target << ": " << r.body;
-      all += target + "\n" + r.body + "\n";
-      return r.json;
-    };
-    const std::string ws = "/api/v1/workspaces/" + stack_.workspace_id();
-    grab("/api/v1/workspaces");
-    grab(ws);
-    grab(ws + "/capsules");
-    grab(ws + "/current-state-versions");
-    grab(ws + "/activity?limit=200");
-    grab("/api/v1/connections?workspaceId=" + stack_.workspace_id());
-    for (const auto& id : {env_connection_, file_connection_}) grab("/api/v1/connections/" + id);
-    for (const auto& capsule : capsules) {
-      grab("/api/v1/capsules/" + capsule);
-      grab("/api/v1/capsules/" + capsule + "/outputs");
-      auto versions = grab("/api/v1/capsules/" + capsule + "/state-versions");
-      for (const auto& v : versions.at("stateVersions").as_array())
-        grab("/api/v1/state-versions/" + str(v.as_object(), "id"));
-      auto runs = grab("/api/v1/capsules/" + capsule + "/runs?limit=100");
-      for (const auto& run : runs.at("runs").as_array()) {
-        const auto id = str(run.as_object(), "id");
-        grab("/api/v1/runs/" + id);
-        grab("/api/v1/runs/" + id + "/logs");
-      }
-    }
-    return all;
-  }
-
   std::string logs_of(const json::object& run) {
     return stack_.api().get("/api/v1/runs/" + str(run, "id") + "/logs").body;
   }
@@ -242,7 +209,7 @@ TEST_F(CanaryTest, NoPlantedSecretReachesAnySurface) {
   EXPECT_NE(refused_plan.body.find("connection_revoked"), std::string::npos) << refused_plan.body;
 
   stack_.stop_agents();
-  const auto surface = public_surface({good, failing});
+  const auto surface = stack_.public_surface({good, failing}, {env_connection_, file_connection_});
   const auto agent_log = stack_.agent_logs();
   const auto control_log = stack_.control_log();
   for (const auto& [what, canary] : canaries_.all()) {

@@ -162,35 +162,6 @@ class RedactionTest : public ::testing::Test {
         {"policy", json::object{{"allowProvisioners", true}}}});
   }
 
-  // Every body the public API answers about this Capsule, concatenated.
-  std::string public_surface(const std::string& capsule, const std::string& connection) {
-    std::string all;
-    auto grab = [&](const std::string& target) {
-      auto r = stack_.api().get(target);
-      EXPECT_EQ(r.status, 200u) << target << ": " << r.body;
-      all += target + "\n" + r.body + "\n";
-      return r.json;
-    };
-    const std::string ws = "/api/v1/workspaces/" + stack_.workspace_id();
-    grab(ws);
-    grab(ws + "/capsules");
-    grab(ws + "/current-state-versions");
-    grab(ws + "/activity?limit=200");
-    grab("/api/v1/connections/" + connection);
-    grab("/api/v1/capsules/" + capsule);
-    grab("/api/v1/capsules/" + capsule + "/outputs");
-    auto versions = grab("/api/v1/capsules/" + capsule + "/state-versions");
-    for (const auto& v : versions.at("stateVersions").as_array())
-      grab("/api/v1/state-versions/" + str(v.as_object(), "id"));
-    auto runs = grab("/api/v1/capsules/" + capsule + "/runs?limit=100");
-    for (const auto& run : runs.at("runs").as_array()) {
-      const auto id = str(run.as_object(), "id");
-      grab("/api/v1/runs/" + id);
-      grab("/api/v1/runs/" + id + "/logs");
-    }
-    return all;
-  }
-
   // The Run's log as text: its chunks joined.
   std::string log_text(const json::object& run) {
     auto r = stack_.api().get("/api/v1/runs/" + str(run, "id") + "/logs");
@@ -246,7 +217,7 @@ TEST_F(RedactionTest, NoPieceOrEncodingOfAConnectionValueReachesAnySurface) {
   EXPECT_FALSE(outputs.json.at("outputs").as_object().contains("environ")) << outputs.body;
 
   stack_.stop_agents();
-  const auto surface = public_surface(capsule, connection);
+  const auto surface = stack_.public_surface({capsule}, {connection});
   const auto agent_log = stack_.agent_logs();
   const auto control_log = stack_.control_log();
   const NeedleFinder finder(forbidden(canary));

@@ -125,6 +125,39 @@ json::object Stack::capsule(const std::string& capsule_id) {
   return r.json.is_object() ? r.json.as_object() : json::object{};
 }
 
+std::string Stack::public_surface(const std::vector<std::string>& capsules,
+                                  const std::vector<std::string>& connections) {
+  std::string all;
+  auto grab = [&](const std::string& target) {
+    auto r = api_->get(target);
+    EXPECT_EQ(r.status, 200u) << target << ": " << r.body;
+    all += target + "\n" + r.body + "\n";
+    return r.json;
+  };
+  const std::string ws = "/api/v1/workspaces/" + workspace_id_;
+  grab("/api/v1/workspaces");
+  grab(ws);
+  grab(ws + "/capsules");
+  grab(ws + "/current-state-versions");
+  grab(ws + "/activity?limit=200");
+  grab("/api/v1/connections?workspaceId=" + workspace_id_);
+  for (const auto& id : connections) grab("/api/v1/connections/" + id);
+  for (const auto& capsule : capsules) {
+    grab("/api/v1/capsules/" + capsule);
+    grab("/api/v1/capsules/" + capsule + "/outputs");
+    auto versions = grab("/api/v1/capsules/" + capsule + "/state-versions");
+    for (const auto& v : versions.at("stateVersions").as_array())
+      grab("/api/v1/state-versions/" + str(v.as_object(), "id"));
+    auto runs = grab("/api/v1/capsules/" + capsule + "/runs?limit=100");
+    for (const auto& run : runs.at("runs").as_array()) {
+      const auto id = str(run.as_object(), "id");
+      grab("/api/v1/runs/" + id);
+      grab("/api/v1/runs/" + id + "/logs");
+    }
+  }
+  return all;
+}
+
 Stack::~Stack() {
   stop_agents();
   if (control_) control_->stop();

@@ -77,6 +77,11 @@ class Stack {
   std::string state_plaintext(const std::string& ciphertext_sha256) const;
   // The public API's answer for a Capsule.
   boost::json::object capsule(const std::string& capsule_id);
+  // Every body the public API answers about the stack's workspace, these Connections and these
+  // Capsules (their StateVersions, Runs and logs included), concatenated: what a search for a
+  // leaked secret must cover.
+  std::string public_surface(const std::vector<std::string>& capsules,
+                             const std::vector<std::string>& connections);
   std::string agent_logs() const;
   std::string control_log() const;
 
