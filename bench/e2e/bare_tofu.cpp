@@ -82,6 +82,7 @@ Status BareTofu::plan_apply(const std::filesystem::path& dir) const {
 }
 
 Status BareTofu::refresh_only(const std::filesystem::path& dir) const {
+  TAKOSUMI_TRY(tofu(dir, kInit));
   return tofu(dir, {"plan", "-refresh-only", "-input=false", "-no-color", "-lock=false",
                     "-detailed-exitcode"},
               {0, kPlanHasChanges});

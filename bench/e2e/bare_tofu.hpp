@@ -23,7 +23,8 @@ class BareTofu {
   Status plan(const std::filesystem::path& dir) const;
   // init, plan -out=p, apply p, output -json.
   Status plan_apply(const std::filesystem::path& dir) const;
-  // plan -refresh-only in a directory that plan_apply already applied.
+  // init, plan -refresh-only, in a fresh directory holding the state of one that plan_apply
+  // applied: what the agent does for a drift check (a fresh workspace, the prior state restored).
   Status refresh_only(const std::filesystem::path& dir) const;
   // The plan sequence for each dir, four at a time, as `xargs -P4` of a shell script would.
   Status plan_parallel(const std::vector<std::filesystem::path>& dirs, int parallelism) const;

@@ -98,7 +98,7 @@ json::object to_json(const Run& r) {
   o["cancelRequested"] = r.cancel_requested;
   o["hasChanges"] = r.has_changes;
   o["changeSummary"] = stored_json(r.change_summary_json, nullptr);
-  o["resourceChanges"] = stored_json(r.resource_changes_json, json::array{});
+  if (r.resource_changes_json) o["resourceChanges"] = stored_json(r.resource_changes_json, json::array{});
   o["planDigest"] = optional_value(r.plan_digest);
   o["priorStateVersionId"] = optional_value(r.prior_state_version_id);
   o["priorGeneration"] = optional_value(r.prior_generation);

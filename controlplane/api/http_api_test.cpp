@@ -248,6 +248,13 @@ TEST_F(HttpApiTest, AReportStreamedAsAFileCompletesTheRunAndAnOversizedOneIs413)
   auto run = api(http::verb::get, "/api/v1/runs/" + job.run_id);
   EXPECT_EQ(run.str("status"), "succeeded") << run.body;
   EXPECT_EQ(run.obj().at("resourceChanges").as_array().size(), 3u) << run.body;
+  // A list of Runs leaves each Run's changes out (they run to megabytes); the summary stays.
+  auto list = api(http::verb::get, "/api/v1/capsules/" + capsule + "/runs");
+  ASSERT_EQ(list.status, 200u) << list.body;
+  const auto& listed = list.obj().at("runs").as_array().at(0).as_object();
+  EXPECT_EQ(listed.at("id").as_string(), job.run_id);
+  EXPECT_FALSE(listed.contains("resourceChanges")) << list.body;
+  EXPECT_EQ(listed.at("changeSummary").at("add").as_int64(), 3) << list.body;
 }
 
 }  // namespace

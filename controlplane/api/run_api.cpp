@@ -44,6 +44,10 @@ HttpResponse RunApi::list_runs(const HttpRequest& req, const std::string& capsul
 HttpResponse RunApi::get_run(const std::string& id) {
   auto run = d_.runs.get_run(id);
   if (!run) return error_response(run.error());
+  // Only here: a list of Runs leaves the changes out (each may be megabytes).
+  auto changes = d_.runs.resource_changes(id);
+  if (!changes) return error_response(changes.error());
+  run->resource_changes_json = std::move(*changes);
   return json_response(200, to_json(*run));
 }
 

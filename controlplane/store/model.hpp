@@ -91,6 +91,7 @@ struct Run {
   std::optional<std::string> plan_artifact_sha256;
   bool has_changes = false;
   std::optional<std::string> change_summary_json;
+  // Empty unless loaded on purpose (RunStore::resource_changes): up to 16 MiB per plan.
   std::optional<std::string> resource_changes_json;
   std::optional<std::string> failure_code;
   std::optional<std::string> failure_message;

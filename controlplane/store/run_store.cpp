@@ -6,10 +6,12 @@
 
 namespace takosumi::controlplane {
 
+// Every column but the resource changes (NULL in their place): a plan's changes run to 16 MiB, and
+// no reader but GET /api/v1/runs/{id} wants them (RunStore::resource_changes).
 const std::string_view kRunSelect =
     "r.id, r.capsule_id, c.workspace_id, r.type, r.status, r.attempt, r.source_commit,"
     " r.planned_by, r.plan_digest, r.plan_artifact_sha256, r.has_changes, r.change_summary,"
-    " r.resource_changes, r.failure_code, r.failure_message, r.state_version_id, r.tofu_version,"
+    " NULL, r.failure_code, r.failure_message, r.state_version_id, r.tofu_version,"
     " r.provider_lock_sha256, r.env_names, r.phase_millis, r.cancel_requested, r.agent_id,"
     " r.lease_token_sha256, r.lease_expires_at, r.prior_state_version_id, r.prior_generation,"
     " r.completed_attempt, r.created_at, r.started_at, r.finished_at,"
@@ -139,12 +141,16 @@ Result<Run> RunStore::create_apply(const Run& plan, bool data_loss_accepted) {
 }
 
 Result<Run> RunStore::get_run(std::string_view id) {
-  auto s = db_.query("SELECT " + std::string(kRunSelect) + " WHERE r.id = ?", id);
-  if (!s) return std::unexpected(s.error());
-  auto row = s->step();
-  if (!row) return std::unexpected(row.error());
-  if (!*row) return fail(errc::kNotFound, "run " + std::string(id) + " not found");
-  return run_from_row(*s);
+  return one_row(db_.query("SELECT " + std::string(kRunSelect) + " WHERE r.id = ?", id),
+                 "run " + std::string(id), run_from_row);
+}
+
+Result<std::string> RunStore::resource_changes(std::string_view run_id) {
+  auto changes = one_row(db_.query("SELECT resource_changes FROM runs WHERE id = ?", run_id),
+                         "run " + std::string(run_id),
+                         [](const Statement& s) { return s.optional_text(0); });
+  if (!changes) return std::unexpected(changes.error());
+  return changes->value_or("[]");
 }
 
 Result<std::vector<Run>> RunStore::list_runs(std::string_view capsule_id, int limit) {

@@ -37,7 +37,9 @@ class RunStore {
   // (runs/apply_admission.hpp). The apply carries the plan's dataLoss marks, restoresStateVersionId and
   // whether the marks were accepted. A second apply for the same plan is refused by the schema.
   Result<Run> create_apply(const Run& plan, bool data_loss_accepted = false);
+  // Every read of a Run leaves its resource_changes_json empty; this is the JSON array itself.
   Result<Run> get_run(std::string_view id);
+  Result<std::string> resource_changes(std::string_view run_id);
   Result<std::vector<Run>> list_runs(std::string_view capsule_id, int limit);
   // The Capsule's running Runs, oldest first (live leases, expired ones and stranded applies).
   Result<std::vector<Run>> list_running(std::string_view capsule_id);
