@@ -2,9 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <tuple>
+
 #include "agent/retry.hpp"
 #include "common/error_codes.hpp"
-#include "crypto/sha256.hpp"
 #include "protocol/failure_codes.hpp"
 
 namespace takosumi::agent {
@@ -47,13 +48,15 @@ asio::awaitable<Status> async_send_report(ControlClient& client, const std::stri
 asio::awaitable<Status> async_deliver(ControlClient& client, std::string run_id, Delivery d) {
   if (auto logs = co_await async_send_log_tail(client, run_id, d); !logs)
     spdlog::warn("run {}: log tail not delivered: {}", run_id, logs.error().to_string());
-  for (const auto& [file, kind] : {std::pair{d.plan, "plan"}, std::pair{d.state, "state"}}) {
+  // The digests are the runner's, taken as it sealed each file (and checked by the control plane
+  // as the bytes arrive): the files are not read again for them.
+  const std::string state_sha = d.report.new_state ? d.report.new_state->artifact_sha256 : "";
+  for (const auto& [file, kind, sha] : {std::tuple{d.plan, "plan", d.report.plan_artifact_sha256},
+                                        std::tuple{d.state, "state", state_sha}}) {
     if (!file) continue;
-    auto sha = crypto::sha256_file_hex(*file);
-    if (!sha) co_return std::unexpected(sha.error());
     const std::string k = kind;
     auto uploaded = co_await async_retry(
-        [&] { return client.async_upload(run_id, k, d.report.lease_token, *file, *sha); }, 0);
+        [&] { return client.async_upload(run_id, k, d.report.lease_token, *file, sha); }, 0);
     if (!uploaded)
       spdlog::warn("run {}: {} upload refused: {}", run_id, k, uploaded.error().to_string());
   }
@@ -69,7 +72,7 @@ asio::awaitable<Status> async_deliver(ControlClient& client, std::string run_id,
   co_return co_await async_send_report(client, run_id, smaller);
 }
 
-asio::awaitable<Status> async_settle(DeliveryStores stores, JournalEntry entry, Delivery d) {
+asio::awaitable<Status> async_settle(RunServices stores, JournalEntry entry, Delivery d) {
   const auto advance = [&](RunPhase phase, std::string note) {
     if (auto kept = stores.journal.advance(entry, phase, std::move(note), stores.clock.now_unix());
         !kept)

@@ -13,10 +13,7 @@
 
 #include <string>
 
-#include "agent/control_client.hpp"
-#include "agent/run_journal.hpp"
-#include "agent/run_spool.hpp"
-#include "common/clock.hpp"
+#include "agent/run_services.hpp"
 
 namespace takosumi::agent {
 
@@ -31,13 +28,7 @@ boost::asio::awaitable<Status> async_deliver(ControlClient& client, std::string 
 // acknowledged the spool and the journal entry go; lease_lost holds the entry as `lease_lost` and
 // any other refusal as `undeliverable`, both with the spool kept for the operator
 // (`takosumi-agent recover`). Returns the delivery's own result.
-struct DeliveryStores {
-  ControlClient& client;
-  const RunJournal& journal;
-  const RunSpool& spool;
-  const Clock& clock;
-};
-boost::asio::awaitable<Status> async_settle(DeliveryStores stores, JournalEntry entry,
+boost::asio::awaitable<Status> async_settle(RunServices stores, JournalEntry entry,
                                             Delivery delivery);
 
 }  // namespace takosumi::agent

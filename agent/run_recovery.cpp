@@ -128,7 +128,7 @@ asio::awaitable<Status> async_recover_one(const RecoveryContext& ctx, JournalEnt
   delivery->report.attempt = e.attempt;
   const std::string code = delivery->report.failure_code;
   const bool applied_nothing = e.phase == RunPhase::claimed;
-  auto settled = co_await async_settle({ctx.client, ctx.journal, ctx.spool, ctx.clock}, e,
+  auto settled = co_await async_settle(ctx, e,
                                        std::move(*delivery));
   if (settled) {
     spdlog::info("run {}: recovered and reported{}", e.run_id, code.empty() ? "" : " (" + code + ")");

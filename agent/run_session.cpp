@@ -239,7 +239,7 @@ asio::awaitable<void> RunSession::async_finish(Delivery delivery) {
   }
   const std::string status = delivery.report.status;
   const std::string code = delivery.report.failure_code;
-  auto settled = co_await async_settle({ctx_.client, ctx_.journal, ctx_.spool, ctx_.clock}, entry_,
+  auto settled = co_await async_settle(ctx_, entry_,
                                        std::move(delivery));
   if (!settled) co_return;
   spdlog::info("run {}: {}{}", job_.run_id, status, code.empty() ? "" : " (" + code + ")");

@@ -76,8 +76,9 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_upload(const HttpRequest& r
   const Keyring& keys = d_.keys;
   const BlobStore& blobs = d_.blobs;
   // A named lambda: g++ 12 mishandles non-trivial temporaries inside a co_await expression.
-  auto check = [&keys, &blobs, temp = req.body_file, claimed, kind, capsule = run->capsule_id] {
-    return check_and_store_upload(temp, claimed, kind, capsule, keys, blobs);
+  auto check = [&keys, &blobs, temp = req.body_file, received = req.body_sha256, claimed, kind,
+                capsule = run->capsule_id] {
+    return check_and_store_upload(temp, received, claimed, kind, capsule, keys, blobs);
   };
   auto stored = co_await async_offload(d_.pool, std::move(check));
   if (!stored) co_return error_response(stored.error().with_context("artifact upload"));

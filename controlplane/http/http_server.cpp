@@ -14,6 +14,7 @@
 #include "protocol/api_error_codes.hpp"
 #include "controlplane/http/connection_slots.hpp"
 #include "crypto/random_ids.hpp"
+#include "crypto/sha256.hpp"
 #include "controlplane/http/socket_client_link.hpp"
 #include "controlplane/http/temp_budget.hpp"
 
@@ -65,6 +66,8 @@ struct BudgetedFileBody {
     http::file_body::value_type file;
     TempUpload* upload = nullptr;
     std::uint64_t written = 0;
+    // Hashed as it is written, so no handler reads an upload of up to 256 MiB again for it.
+    crypto::Sha256 digest;
   };
 
   class reader {
@@ -82,7 +85,15 @@ struct BudgetedFileBody {
         return 0;
       }
       body_.written += n;
-      return file_.put(buffers, ec);
+      const std::size_t put = file_.put(buffers, ec);
+      std::size_t hashed = 0;
+      for (const auto buffer : beast::buffers_range_ref(buffers)) {
+        if (hashed == put) break;
+        const std::size_t take = std::min(buffer.size(), put - hashed);
+        body_.digest.update(std::string_view(static_cast<const char*>(buffer.data()), take));
+        hashed += take;
+      }
+      return put;
     }
     void finish(beast::error_code& ec) { file_.finish(ec); }
 
@@ -382,6 +393,7 @@ asio::awaitable<BodyRead> HttpServer::Impl::read_to_file(Session& s, beast::flat
   if (ec == http::error::body_limit) co_return BodyRead{BodyRead::too_large};
   if (ec) co_return BodyRead{BodyRead::broken};
   req.body_file = upload.path();
+  req.body_sha256 = parser.get().body().digest.final_hex();
   co_return BodyRead{BodyRead::complete, parser.get().keep_alive()};
 }
 

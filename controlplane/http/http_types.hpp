@@ -39,6 +39,7 @@ struct HttpRequest {
   std::map<std::string, std::string> headers;  // names lowercased
   std::string body;
   std::filesystem::path body_file;  // set instead of body when the body was streamed to a file
+  std::string body_sha256;  // of body_file, hashed while it was received (lowercase hex)
   std::shared_ptr<ClientLink> client;  // set by the server; null for requests built elsewhere
 
   std::optional<std::string> header(std::string_view lowercase_name) const;

@@ -5,20 +5,21 @@
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "crypto/envelope.hpp"
-#include "crypto/sha256.hpp"
 
 namespace takosumi::controlplane {
 
 Result<StoredArtifact> check_and_store_upload(const std::filesystem::path& temp,
+                                              std::string_view received_sha256,
                                               std::string_view claimed_sha256,
                                               std::string_view kind, std::string_view capsule_id,
                                               const Keyring& keys, const BlobStore& blobs) {
   if (!is_sha256_hex(claimed_sha256))
     return fail(errc::kInvalidArgument, "X-Takosumi-Sha256 must be 64 lowercase hex characters");
-  auto actual = crypto::sha256_file_hex(temp);
-  if (!actual) return std::unexpected(actual.error());
-  if (*actual != claimed_sha256)
-    return fail(errc::kInvalidArgument, "body sha256 " + *actual +
+  if (!is_sha256_hex(received_sha256))
+    return fail(errc::kInternal, "the upload's body was not hashed as it was received");
+  const std::string actual(received_sha256);
+  if (actual != claimed_sha256)
+    return fail(errc::kInvalidArgument, "body sha256 " + actual +
                                             " does not match X-Takosumi-Sha256 " +
                                             std::string(claimed_sha256));
   std::error_code ec;
@@ -35,8 +36,8 @@ Result<StoredArtifact> check_and_store_upload(const std::filesystem::path& temp,
                                             prefix->header.capsule_id + "\", not " +
                                             std::string(capsule_id));
   TAKOSUMI_TRY(keys.check_dek(*prefix));
-  TAKOSUMI_TRY(blobs.adopt(temp, *actual));
-  return StoredArtifact{*actual, static_cast<std::int64_t>(size)};
+  TAKOSUMI_TRY(blobs.adopt(temp, actual));
+  return StoredArtifact{actual, static_cast<std::int64_t>(size)};
 }
 
 }  // namespace takosumi::controlplane

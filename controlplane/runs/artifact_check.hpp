@@ -1,8 +1,9 @@
 #pragma once
-// Checks an uploaded artifact before it is kept: the body's SHA-256 equals what the agent claims,
+// Checks an uploaded artifact before it is kept: the body's SHA-256 (received_sha256, hashed by
+// the server as the body arrived) equals what the agent claims,
 // the bytes are a well-formed envelope of the expected kind for the Run's Capsule, and its DEK is
 // sealed to our storage key. Only then is the file adopted into the BlobStore. Never decrypts the
-// payload. Blocking (hashes up to 256 MiB): run it on the blocking-work pool.
+// payload. Blocking (reads the envelope's header, moves the file): run it on the blocking-work pool.
 // Errors: invalid_argument (digest mismatch, wrong kind/capsule), envelope_* (framing, key).
 #include <cstdint>
 #include <filesystem>
@@ -21,6 +22,7 @@ struct StoredArtifact {
 };
 
 Result<StoredArtifact> check_and_store_upload(const std::filesystem::path& temp,
+                                              std::string_view received_sha256,
                                               std::string_view claimed_sha256,
                                               std::string_view kind, std::string_view capsule_id,
                                               const Keyring& keys, const BlobStore& blobs);
