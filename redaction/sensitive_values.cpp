@@ -7,6 +7,7 @@
 #include <iterator>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "redaction/json_number_text.hpp"
 
@@ -15,13 +16,30 @@ namespace {
 
 namespace json = boost::json;
 
+// Where the values found go: a SecretSet to redact with, or a list to seal with a plan.
+class Found {
+ public:
+  explicit Found(SecretSet& set) : set_(&set) {}
+  explicit Found(std::vector<SecretBytes>& list) : list_(&list) {}
+  void add(std::string_view value) {
+    if (set_)
+      set_->add(value);
+    else
+      list_->push_back(SecretBytes::from_string(value));
+  }
+
+ private:
+  SecretSet* set_ = nullptr;
+  std::vector<SecretBytes>* list_ = nullptr;
+};
+
 const json::value* field(const json::value* v, std::string_view key) {
   return v && v->is_object() ? v->get_object().if_contains(key) : nullptr;
 }
 
 bool is_true(const json::value* v) { return v && v->is_bool() && v->get_bool(); }
 
-void add_leaves(const json::value& v, SecretSet& into) {
+void add_leaves(const json::value& v, Found& into) {
   if (v.is_string()) {
     into.add(v.get_string());
   } else if (auto number = json_number_text(v)) {
@@ -34,7 +52,7 @@ void add_leaves(const json::value& v, SecretSet& into) {
 }
 
 // marks mirrors value's shape; true at a node marks its whole subtree sensitive.
-void add_marked(const json::value& value, const json::value& marks, SecretSet& into) {
+void add_marked(const json::value& value, const json::value& marks, Found& into) {
   if (marks.is_bool()) {
     if (marks.get_bool()) add_leaves(value, into);
   } else if (marks.is_object() && value.is_object()) {
@@ -50,7 +68,7 @@ void add_marked(const json::value& value, const json::value& marks, SecretSet& i
   }
 }
 
-void add_change(const json::value& change, SecretSet& into) {
+void add_change(const json::value& change, Found& into) {
   for (const auto& [value_key, marks_key] : {std::pair{"before", "before_sensitive"},
                                              std::pair{"after", "after_sensitive"}}) {
     const auto* value = field(&change, value_key);
@@ -59,14 +77,14 @@ void add_change(const json::value& change, SecretSet& into) {
   }
 }
 
-void add_resource_changes(const json::value* changes, SecretSet& into) {
+void add_resource_changes(const json::value* changes, Found& into) {
   if (!changes || !changes->is_array()) return;
   for (const auto& rc : changes->get_array())
     if (const auto* change = field(&rc, "change")) add_change(*change, into);
 }
 
 // {name: {"sensitive": bool, "value": ...}}: state, `tofu output -json` and plan values alike.
-void add_sensitive_outputs(const json::value* outputs, SecretSet& into) {
+void add_sensitive_outputs(const json::value* outputs, Found& into) {
   if (!outputs || !outputs->is_object()) return;
   for (const auto& kv : outputs->get_object()) {
     const auto* value = field(&kv.value(), "value");
@@ -74,7 +92,7 @@ void add_sensitive_outputs(const json::value* outputs, SecretSet& into) {
   }
 }
 
-void add_module_values(const json::value* module, SecretSet& into) {
+void add_module_values(const json::value* module, Found& into) {
   if (const auto* resources = field(module, "resources"); resources && resources->is_array()) {
     for (const auto& r : resources->get_array()) {
       const auto* values = field(&r, "values");
@@ -87,12 +105,12 @@ void add_module_values(const json::value* module, SecretSet& into) {
 }
 
 // The "values" representation shared by prior_state and planned_values.
-void add_values(const json::value* values, SecretSet& into) {
+void add_values(const json::value* values, Found& into) {
   add_sensitive_outputs(field(values, "outputs"), into);
   add_module_values(field(values, "root_module"), into);
 }
 
-void add_sensitive_variables(const json::value& plan, SecretSet& into) {
+void add_sensitive_variables(const json::value& plan, Found& into) {
   const auto* declared =
       field(field(field(&plan, "configuration"), "root_module"), "variables");
   if (!declared || !declared->is_object()) return;
@@ -158,7 +176,7 @@ const json::value* resolve_path(const json::value* attributes, const json::value
   return unwrap_dynamic(node);
 }
 
-void add_instance(const json::value& instance, SecretSet& into) {
+void add_instance(const json::value& instance, Found& into) {
   const auto* attributes = field(&instance, "attributes");
   const auto* paths = field(&instance, "sensitive_attributes");
   if (!attributes || !paths || !paths->is_array()) return;
@@ -166,9 +184,7 @@ void add_instance(const json::value& instance, SecretSet& into) {
     if (const auto* value = resolve_path(attributes, path)) add_leaves(*value, into);
 }
 
-}  // namespace
-
-void collect_plan_secrets(const json::value& plan, SecretSet& into) {
+void add_plan_secrets(const json::value& plan, Found& into) {
   add_sensitive_variables(plan, into);
   add_resource_changes(field(&plan, "resource_changes"), into);
   add_resource_changes(field(&plan, "resource_drift"), into);
@@ -178,7 +194,22 @@ void collect_plan_secrets(const json::value& plan, SecretSet& into) {
   add_values(field(&plan, "planned_values"), into);
 }
 
-void collect_state_secrets(const json::value& state, SecretSet& into) {
+}  // namespace
+
+void collect_plan_secrets(const json::value& plan, SecretSet& into) {
+  Found found(into);
+  add_plan_secrets(plan, found);
+}
+
+std::vector<SecretBytes> plan_secret_values(const json::value& plan) {
+  std::vector<SecretBytes> values;
+  Found found(values);
+  add_plan_secrets(plan, found);
+  return values;
+}
+
+void collect_state_secrets(const json::value& state, SecretSet& set) {
+  Found into(set);
   add_sensitive_outputs(field(&state, "outputs"), into);
   const auto* resources = field(&state, "resources");
   if (!resources || !resources->is_array()) return;
@@ -189,7 +220,8 @@ void collect_state_secrets(const json::value& state, SecretSet& into) {
   }
 }
 
-void collect_output_secrets(const json::value& outputs, SecretSet& into) {
+void collect_output_secrets(const json::value& outputs, SecretSet& set) {
+  Found into(set);
   add_sensitive_outputs(&outputs, into);
 }
 

@@ -190,9 +190,14 @@ asio::awaitable<Status> RunFlow::async_restore_inputs() {
   if (manifest_.type == protocol::RunType::apply) {
     auto restored = co_await async_offload(blocking_.get_executor(), [this] {
       return restore_saved_plan(*inputs_.plan_envelope, inputs_.plan_dek, manifest_,
-                                workspace_->frozen_plan());
+                                workspace_->plan_contents(), workspace_->frozen_plan());
     });
-    if (!restored) co_return restored;
+    if (!restored) co_return std::unexpected(restored.error());
+    // The plan's sensitive values are secrets before tofu prints a line, init included.
+    if (*restored) {
+      for (const auto& value : **restored) secrets_.add(value.reveal_as_string());
+      plan_secrets_restored_ = true;
+    }
   }
   inputs_.prior_state_dek.wipe();
   inputs_.plan_dek.wipe();
@@ -341,7 +346,10 @@ asio::awaitable<Status> RunFlow::async_plan() {
     PhaseTimer timer(report_.phase_millis, "show");
     auto doc = co_await async_show(workspace_->frozen_plan());
     if (!doc) co_return std::unexpected(doc.error());
-    analysis = co_await async_offload(blocking_.get_executor(), [&] { return analyze_plan(*doc); });
+    analysis = co_await async_offload(blocking_.get_executor(), [&] {
+      plan_secret_values_ = redaction::plan_secret_values(*doc);
+      return analyze_plan(*doc);
+    });
   }
   if (!analysis) co_return std::unexpected(analysis.error());
   report_.data_loss = mark_data_loss(analysis->resource_changes, settings_.data_loss_patterns,
@@ -356,7 +364,8 @@ asio::awaitable<Status> RunFlow::async_plan() {
 asio::awaitable<Status> RunFlow::async_seal_plan() {
   PhaseTimer timer(report_.phase_millis, "encrypt");
   auto sealed = co_await async_offload(blocking_.get_executor(), [this] {
-    return seal_plan(workspace_->frozen_plan(), inputs_.outbox, manifest_);
+    return seal_plan(workspace_->frozen_plan(), plan_secret_values_, workspace_->plan_contents(),
+                     inputs_.outbox, manifest_);
   });
   if (!sealed) co_return std::unexpected(sealed.error());
   outcome_.plan_envelope = sealed->path;
@@ -366,9 +375,10 @@ asio::awaitable<Status> RunFlow::async_seal_plan() {
 }
 
 asio::awaitable<Status> RunFlow::async_apply() {
-  {
+  if (!plan_secrets_restored_) {
     // The plan names the sensitive values this apply will handle (attributes, outputs, variable
-    // values): they must be known before tofu prints a line.
+    // values): they must be known before tofu prints a line. A plan sealed by an agent before
+    // plan contents did not bring them along (async_restore_inputs): ask tofu.
     PhaseTimer timer(report_.phase_millis, "show");
     TAKOSUMI_CO_TRY(co_await async_show(workspace_->frozen_plan()));
   }

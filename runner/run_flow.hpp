@@ -94,6 +94,10 @@ class RunFlow {
   std::set<std::string> locked_providers_;  // from the lock file, read once after init
   bool new_state_empty_ = false;  // the sealed state holds no resources and no outputs
   boost::json::object new_state_outputs_;  // `tofu output -json`'s shape (state_outputs)
+  // A plan Run's sensitive values from `tofu show -json`, sealed with the plan.
+  std::vector<SecretBytes> plan_secret_values_;
+  // An apply's: true once they came out of the sealed plan (no `tofu show` needed).
+  bool plan_secrets_restored_ = false;
 };
 
 }  // namespace takosumi::runner

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "common/file_io.hpp"
 #include "crypto/envelope.hpp"
 #include "runner/run_executor.hpp"
 #include "tests/support/run_to_end.hpp"
@@ -76,15 +77,17 @@ class RunFlowTest : public ::testing::Test {
                                   control_.public_key);
   }
 
-  // Runs with a fresh launcher scripted by `script`; executor_ is the running executor.
-  RunOutcome run(RunInputs inputs, const std::function<void(FakeProcessLauncher&)>& script) {
+  // Runs with a fresh launcher scripted by `script`; executor_ is the running executor. The
+  // Run's log lines (redacted) go to `log` when given.
+  RunOutcome run(RunInputs inputs, const std::function<void(FakeProcessLauncher&)>& script,
+                 redaction::LogSink log = nullptr) {
     auto launcher = std::make_unique<FakeProcessLauncher>();
     script(*launcher);
     const FakeProcessLauncher& fake = *launcher;  // owned by the executor
     RunExecutor executor(io_.get_executor(), pool_, settings_, std::move(launcher));
     executor_ = &executor;
     inputs.outbox = tmp_.path() / "outbox";
-    auto outcome = testing::run_to_end(io_, executor.async_run(std::move(inputs), nullptr));
+    auto outcome = testing::run_to_end(io_, executor.async_run(std::move(inputs), std::move(log)));
     started_ = fake.started();
     executor_ = nullptr;
     return outcome;
@@ -246,6 +249,60 @@ TEST_F(RunFlowTest, AFailedApplyIsTheApplyFailureAndKeepsTheStateItWrote) {
   EXPECT_EQ(r.report.failure_code, "apply_failed");
   EXPECT_TRUE(r.state_envelope);
   EXPECT_TRUE(r.report.outputs.empty());
+  // The plan's sensitive values came sealed with the plan: no `tofu show` of it again.
+  EXPECT_EQ(started_, (std::vector<std::string>{"version", "init", "apply"}));
+}
+
+// The plan Run seals the sensitive values its `tofu show -json` named with the plan; the apply
+// redacts them from its first line on without asking tofu again.
+TEST_F(RunFlowTest, AnApplyRedactsThePlansSensitiveValuesWithoutShowingThePlanAgain) {
+  const std::string secret = "plan-only-secret-9f8e7d6c5b4a";
+  FakeCommand show;
+  show.captured_stdout =
+      R"({"format_version":"1.2","resource_changes":[{"address":"terraform_data.a",)"
+      R"("type":"terraform_data","change":{"actions":["create"],"after":{"input":")" +
+      secret + R"("},"after_sensitive":{"input":true}}}]})";
+  auto planned = plan([&](FakeProcessLauncher& l) {
+    l.script("plan", plan_with_changes());
+    l.script("show", show);
+  });
+  ASSERT_TRUE(planned.plan_envelope) << planned.report.failure_message;
+  FakeCommand apply = apply_writing_state(0);
+  apply.stdout_lines = {"terraform_data.a: Creating... [input=" + secret + "]"};
+  std::string log;
+  auto applied = run(
+      apply_inputs(planned), [&](FakeProcessLauncher& l) { l.script("apply", apply); },
+      [&log](std::string_view line) { log += std::string(line) + "\n"; });
+  EXPECT_EQ(applied.report.status, "succeeded") << applied.report.failure_message;
+  EXPECT_EQ(started_, (std::vector<std::string>{"version", "init", "apply"}));
+  EXPECT_EQ(log.find(secret), std::string::npos) << log;
+  EXPECT_NE(log.find("Creating... [input=[REDACTED]]"), std::string::npos) << log;
+}
+
+// A plan sealed by an agent before plan contents is the bare plan file: the apply takes it as it
+// is and runs `tofu show -json` of it for the sensitive values, as it always did.
+TEST_F(RunFlowTest, AnOlderAgentsBarePlanIsAppliedAfterShowingIt) {
+  const auto bare_plan = tmp_.path() / "bare.tfplan";
+  ASSERT_TRUE(write_file_atomic(bare_plan, "PK\3\4 an older agent's plan file"));
+  const auto manifest = this->manifest("run_plan", protocol::RunType::plan);
+  auto key = crypto::BoxPublicKey::from_base64(manifest.control_public_key);
+  ASSERT_TRUE(key);
+  crypto::EnvelopeHeader header;
+  header.kind = "plan";
+  header.capsule_id = manifest.capsule_id;
+  header.run_id = manifest.run_id;
+  header.key_id = manifest.control_key_id;
+  const auto envelope = tmp_.path() / "bare.plan.env";
+  auto sealed = crypto::encrypt_file(bare_plan, envelope, header, *key);
+  ASSERT_TRUE(sealed) << sealed.error().to_string();
+  RunOutcome planned;
+  planned.plan_envelope = envelope;
+  planned.report.plan_digest = sealed->header.plaintext_sha256;
+  auto applied = run(apply_inputs(planned), [](FakeProcessLauncher& l) {
+    l.script("show", show_plan());
+    l.script("apply", apply_writing_state(0));
+  });
+  EXPECT_EQ(applied.report.status, "succeeded") << applied.report.failure_message;
   EXPECT_EQ(started_, (std::vector<std::string>{"version", "init", "show", "apply"}));
 }
 

@@ -17,6 +17,7 @@ struct BenchContext {
   int runs = 15;        // samples per side and figure
   int soak_runs = 300;  // Runs in the soak
   int concurrency = 4;  // the agent's concurrency, and xargs -P
+  int large_resources = 10000;  // the `large` figure's module
   std::ostream& progress;
 };
 

@@ -24,11 +24,13 @@ const std::map<std::string, FigureFn>& figure_table() {
   static const std::map<std::string, FigureFn> table{
       {"plan", plan_figure},       {"plan_apply", plan_apply_figure}, {"drift", drift_figure},
       {"pickup", pickup_figure},   {"idle", idle_figure},             {"soak", soak_figure},
-      {"sigterm", sigterm_figure}, {"concurrent", concurrent_figure}};
+      {"sigterm", sigterm_figure}, {"concurrent", concurrent_figure}, {"large", large_figure}};
   return table;
 }
 
+// `large` takes minutes: only when asked for by name.
 bool selected(const Options& options, const std::string& name) {
+  if (name == "large") return options.only.contains(name);
   return options.only.empty() || options.only.contains(name);
 }
 
@@ -60,20 +62,24 @@ json::object run_bench(const Options& options, std::ostream& progress) {
                    {"machine", machine_json()},
                    {"tofuVersion", tofu_version(TAKOSUMI_TEST_TOFU)},
                    {"runs", options.runs},
-                   {"soakRuns", options.soak_runs}};
+                   {"soakRuns", options.soak_runs},
+                   {"manifestTtlSeconds", options.manifest_ttl_seconds},
+                   {"largeResources", options.large_resources}};
   json::array figures, errors;
   bool any = false;
   for (auto name = figure_names(); *name; ++name) any = any || selected(options, *name);
   if (any) {
-    testing::Stack stack(testing::StackOptions{.concurrency = concurrency});
+    testing::Stack stack(testing::StackOptions{
+        .concurrency = concurrency, .manifest_ttl_seconds = options.manifest_ttl_seconds});
     if (stack.port() == 0 || stack.workspace_id().empty())
       throw std::runtime_error("the stack did not start (the harness printed why above)");
     testing::TempDir bare_root("takosumi-bench-bare-");
     auto bare = BareTofu::create(TAKOSUMI_TEST_TOFU, TAKOSUMI_TEST_PROVIDER_MIRROR, bare_root.path());
     if (!bare) throw std::runtime_error(bare.error().to_string());
     TakosumiSide takosumi(stack, bench_module());
-    BenchContext ctx{stack, takosumi, *bare, bench_module(), options.runs, options.soak_runs,
-                     concurrency, progress};
+    BenchContext ctx{stack,        takosumi,    *bare,       bench_module(),
+                     options.runs, options.soak_runs, concurrency, options.large_resources,
+                     progress};
     for (auto name = figure_names(); *name; ++name) {
       if (!selected(options, *name)) continue;
       auto figure = figure_table().at(*name)(ctx);

@@ -8,13 +8,15 @@ namespace takosumi::bench {
 namespace {
 
 constexpr const char* kFigures[] = {"plan", "plan_apply", "drift", "pickup", "idle",
-                                    "soak", "sigterm", "concurrent", nullptr};
+                                    "soak", "sigterm", "concurrent", "large", nullptr};
 
 constexpr const char* kUsage =
-    "usage: e2e_bench [--runs N] [--soak N] [--out FILE] [--only fig,...] [--google NAME=FILE]...\n"
+    "usage: e2e_bench [--runs N] [--soak N] [--manifest-ttl SECONDS] [--large RESOURCES]\n"
+    "                 [--out FILE] [--only fig,...] [--google NAME=FILE]...\n"
     "       e2e_bench --compare OLD.json NEW.json\n"
     "       e2e_bench --print RESULTS.json\n"
-    "figures: plan plan_apply drift pickup idle soak sigterm concurrent (or none)\n";
+    "figures: plan plan_apply drift pickup idle soak sigterm concurrent large (or none);\n"
+    "         large (default 10000 resources, minutes) runs only when --only names it\n";
 
 bool known_figure(std::string_view name) {
   for (auto f = kFigures; *f; ++f)
@@ -36,10 +38,13 @@ std::optional<Options> parse_options(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     const bool has_value = i + 1 < argc;
-    if ((a == "--runs" || a == "--soak") && has_value) {
+    if ((a == "--runs" || a == "--soak" || a == "--manifest-ttl" || a == "--large") && has_value) {
       const int n = std::atoi(argv[++i]);
       if (n < 1) return usage(std::string(a) + " needs a positive number");
-      (a == "--runs" ? o.runs : o.soak_runs) = n;
+      (a == "--runs"   ? o.runs
+       : a == "--soak" ? o.soak_runs
+       : a == "--large" ? o.large_resources
+                        : o.manifest_ttl_seconds) = n;
     } else if (a == "--out" && has_value) {
       o.out = argv[++i];
     } else if (a == "--only" && has_value) {

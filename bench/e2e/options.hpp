@@ -10,6 +10,12 @@ namespace takosumi::bench {
 struct Options {
   int runs = 15;
   int soak_runs = 300;
+  // The control plane's manifest lifetime: the agent keeps each manifest's nonce this long, so a
+  // soak shows its journal level off only when it runs longer than this (default: the product's).
+  int manifest_ttl_seconds = 900;
+  // The resources of the `large` figure's module (one plan + apply per side); only run when
+  // named in --only, it takes minutes.
+  int large_resources = 10000;
   std::string out = "bench-results.json";
   std::set<std::string> only;                  // empty: every figure
   std::map<std::string, std::string> google;   // program name → its --benchmark_out JSON file

@@ -4,6 +4,7 @@
 #include <functional>
 #include <ostream>
 
+#include "bench/e2e/bench_module.hpp"
 #include "bench/e2e/summary.hpp"
 
 namespace takosumi::bench {
@@ -136,6 +137,32 @@ Result<Figure> concurrent_figure(BenchContext& ctx) {
         }
         return timed([&] { return ctx.bare.plan_parallel(dirs, ctx.concurrency); });
       }));
+  return f;
+}
+
+Result<Figure> large_figure(BenchContext& ctx) {
+  const int n = ctx.large_resources;
+  Figure f{"large", "plan+apply of " + std::to_string(n) + " resources vs init+plan+apply+output",
+           "ms", "works end to end; <= x1.10 (proposed)", {}, {}, {}};
+  const std::string module = bench_module(n);
+  TakosumiSide large(ctx.stack, module, "bench-large-repo");
+  auto capsule = large.new_capsule();
+  if (!capsule) return std::unexpected(capsule.error());
+  ctx.progress << f.name << ":" << std::flush;
+  auto a = large.plan_apply(*capsule);
+  if (!a) return std::unexpected(a.error().with_context("large takosumi"));
+  ctx.progress << " takosumi " << *a << " ms" << std::flush;
+  auto dir = ctx.bare.fresh_dir(module);
+  if (!dir) return std::unexpected(dir.error());
+  auto b = timed([&] { return ctx.bare.plan_apply(*dir); });
+  if (!b) return std::unexpected(b.error().with_context("large baseline"));
+  ctx.progress << ", bare " << *b << " ms\n";
+  f.takosumi.push_back(*a);
+  f.baseline.push_back(*b);
+  boost::json::object phases;
+  for (const auto& [phase, samples] : large.take_phase_samples())
+    phases[phase] = summarize(samples).median;
+  f.extra["phaseMillisMedian"] = std::move(phases);
   return f;
 }
 

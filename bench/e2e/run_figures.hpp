@@ -13,5 +13,8 @@ Result<Figure> drift_figure(BenchContext& ctx);
 Result<Figure> pickup_figure(BenchContext& ctx);
 // 2 × concurrency plan Runs at once vs xargs -P<concurrency> of the bare plan sequence.
 Result<Figure> concurrent_figure(BenchContext& ctx);
+// One plan + apply of a module of ctx.large_resources resources per side (no warm-up: a
+// sample takes minutes): large plans work end to end, and what they cost beside bare tofu.
+Result<Figure> large_figure(BenchContext& ctx);
 
 }  // namespace takosumi::bench

@@ -19,8 +19,10 @@ using Millis = double;
 
 class TakosumiSide {
  public:
-  // stack must outlive this object; module_text is committed to a repo under stack.root().
-  TakosumiSide(testing::Stack& stack, const std::string& module_text);
+  // stack must outlive this object; module_text is committed to a repo under stack.root()
+  // (repo_name: one repository per module).
+  TakosumiSide(testing::Stack& stack, const std::string& module_text,
+               const std::string& repo_name = "bench-repo");
 
   // A new Capsule of the module (no state yet).
   Result<std::string> new_capsule();

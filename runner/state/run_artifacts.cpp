@@ -1,10 +1,13 @@
 #include "runner/state/run_artifacts.hpp"
 
+#include <unistd.h>
+
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "crypto/envelope.hpp"
 #include "crypto/sha256.hpp"
 #include "protocol/failure_codes.hpp"
+#include "runner/state/plan_contents.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -67,24 +70,32 @@ Status restore_prior_state(const fs::path& envelope, const SecretBytes& dek,
   return {};
 }
 
-Status restore_saved_plan(const fs::path& envelope, const SecretBytes& dek,
-                          const protocol::JobManifest& m, const fs::path& out) {
+Result<std::optional<std::vector<SecretBytes>>> restore_saved_plan(
+    const fs::path& envelope, const SecretBytes& dek, const protocol::JobManifest& m,
+    const fs::path& contents, const fs::path& plan_out) {
   crypto::EnvelopeExpectation expect{"plan", m.capsule_id, std::nullopt, std::nullopt};
-  auto header = crypto::decrypt_file(envelope, out, dek, expect);
+  auto header = crypto::decrypt_file(envelope, contents, dek, expect);
   if (!header) return std::unexpected(integrity_error(header.error(), "saved plan"));
   // decrypt_file checked the plaintext it wrote against the header's digest: no second read.
   const std::string& digest = header->plaintext_sha256;
   if (digest != m.saved_plan->digest) {
-    (void)remove_tree(out);
+    (void)remove_tree(contents);
     return fail(errc::kPlanDigestMismatch, "saved plan has sha256 " + digest +
                                                " but the approved plan is " + m.saved_plan->digest +
                                                "; nothing was applied");
   }
-  return {};
+  auto split = split_plan_contents(contents, plan_out);
+  if (!split) return std::unexpected(integrity_error(split.error(), "saved plan"));
+  return split;
 }
 
-Result<SealedArtifact> seal_plan(const fs::path& plan_file, const fs::path& outbox,
+Result<SealedArtifact> seal_plan(const fs::path& plan_file,
+                                 const std::vector<SecretBytes>& sensitive_values,
+                                 const fs::path& contents, const fs::path& outbox,
                                  const protocol::JobManifest& m) {
+  (void)::unlink(contents.c_str());  // a scratch file an earlier attempt may have left
+  if (auto written = write_plan_contents(plan_file, sensitive_values, contents); !written)
+    return std::unexpected(integrity_error(written.error(), "saved plan"));
   crypto::EnvelopeHeader header;
   header.kind = "plan";
   if (m.prior_state) {
@@ -92,7 +103,9 @@ Result<SealedArtifact> seal_plan(const fs::path& plan_file, const fs::path& outb
     header.lineage = m.prior_state->lineage;
     header.serial = m.prior_state->serial;
   }
-  return seal(plan_file, outbox, artifact_name(m, "plan"), std::move(header), m);
+  auto sealed = seal(contents, outbox, artifact_name(m, "plan"), std::move(header), m);
+  (void)::unlink(contents.c_str());  // it holds the plan's secrets in plaintext
+  return sealed;
 }
 
 Result<SealedArtifact> seal_state(const fs::path& state_file, const fs::path& outbox,

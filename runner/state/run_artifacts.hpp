@@ -3,7 +3,9 @@
 // plan it reads, the plan and the new state it writes for the control plane. All blocking (file
 // crypto and hashing): call on the thread pool.
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/error.hpp"
 #include "common/secret_bytes.hpp"
@@ -24,16 +26,23 @@ struct SealedArtifact {
 Status restore_prior_state(const std::filesystem::path& envelope, const SecretBytes& dek,
                            const protocol::JobManifest& manifest, const std::filesystem::path& out);
 
-// Decrypts the saved plan into out (kind "plan", this Capsule) and checks sha256 of the plaintext
-// against manifest.saved_plan->digest. Errors: state_integrity_failed (envelope unusable),
-// plan_digest_mismatch (a valid plan, but not the one approved; out is removed),
-// workspace_failed.
-Status restore_saved_plan(const std::filesystem::path& envelope, const SecretBytes& dek,
-                          const protocol::JobManifest& manifest, const std::filesystem::path& out);
+// Decrypts the saved plan (kind "plan", this Capsule) into the scratch file `contents`, checks
+// sha256 of the plaintext against manifest.saved_plan->digest, and splits it (plan_contents.hpp):
+// the plan file to plan_out, and the sensitive values the plan Run sealed with it (nullopt for a
+// plan sealed by an older agent). Errors: state_integrity_failed (envelope or layout unusable),
+// plan_digest_mismatch (a valid plan, but not the one approved; nothing is left), workspace_failed.
+Result<std::optional<std::vector<SecretBytes>>> restore_saved_plan(
+    const std::filesystem::path& envelope, const SecretBytes& dek,
+    const protocol::JobManifest& manifest, const std::filesystem::path& contents,
+    const std::filesystem::path& plan_out);
 
-// Encrypts the plan file to <outbox>/<run_id>-<attempt>.plan.env for the control plane's key:
-// header generation = prior generation (or 0), lineage/serial of the prior state if any.
+// Seals the plan file with the sensitive values `tofu show -json` of it named (written to the
+// scratch file `contents` first, removed after) to <outbox>/<run_id>-<attempt>.plan.env for the
+// control plane's key: header generation = prior generation (or 0), lineage/serial of the prior
+// state if any. The plan's digest is that of the whole contents.
 Result<SealedArtifact> seal_plan(const std::filesystem::path& plan_file,
+                                 const std::vector<SecretBytes>& sensitive_values,
+                                 const std::filesystem::path& contents,
                                  const std::filesystem::path& outbox,
                                  const protocol::JobManifest& manifest);
 

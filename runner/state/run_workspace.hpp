@@ -41,6 +41,8 @@ class RunWorkspace {
   // those bytes that is shown, sealed and applied.
   std::filesystem::path plan_file() const { return root_ / "run.tfplan"; }
   std::filesystem::path frozen_plan() const { return agent_dir() / "run.tfplan"; }
+  // The plaintext of the sealed plan (plan_contents.hpp): scratch while sealing or restoring.
+  std::filesystem::path plan_contents() const { return agent_dir() / "run.tfplan.contents"; }
   // The refresh-only plan of a drift check: read, never sealed or uploaded.
   std::filesystem::path drift_plan_file() const { return root_ / "drift.tfplan"; }
   // Where stdout of data commands (show -json, output -json) is captured; never logged.
