@@ -7,6 +7,7 @@
 #include <iterator>
 #include <string_view>
 #include <utility>
+#include <unordered_set>
 #include <vector>
 
 #include "redaction/json_number_text.hpp"
@@ -16,21 +17,28 @@ namespace {
 
 namespace json = boost::json;
 
-// Where the values found go: a SecretSet to redact with, or a list to seal with a plan.
+// Where the values found go: a SecretSet to redact with, or a list to seal with a plan. The list
+// keeps what SecretSet::add would keep, each value once: an unchanged sensitive attribute appears
+// in a plan four times (before, after, prior state, planned values).
 class Found {
  public:
   explicit Found(SecretSet& set) : set_(&set) {}
   explicit Found(std::vector<SecretBytes>& list) : list_(&list) {}
   void add(std::string_view value) {
-    if (set_)
+    if (set_) {
       set_->add(value);
-    else
-      list_->push_back(SecretBytes::from_string(value));
+      return;
+    }
+    if (value.size() < kMinRedactedLength || seen_.contains(value)) return;
+    list_->push_back(SecretBytes::from_string(value));
+    // A view of the stored copy: its bytes stay where they are when the list grows.
+    seen_.insert(list_->back().reveal_as_string());
   }
 
  private:
   SecretSet* set_ = nullptr;
   std::vector<SecretBytes>* list_ = nullptr;
+  std::unordered_set<std::string_view> seen_;
 };
 
 const json::value* field(const json::value* v, std::string_view key) {

@@ -19,8 +19,9 @@ namespace takosumi::redaction {
 // sensitive, and prior_state / planned_values (sensitive outputs, resources' sensitive_values,
 // child modules included).
 void collect_plan_secrets(const boost::json::value& plan, SecretSet& into);
-// The same values as a list (in the order found, repeats kept), to seal with the plan so that its
-// apply knows them without reading the plan JSON again (runner/state/plan_contents.hpp).
+// The same values as a list (in the order found, each once, none shorter than kMinRedactedLength),
+// to seal with the plan so that its apply knows them without reading the plan JSON again
+// (runner/state/plan_contents.hpp).
 std::vector<SecretBytes> plan_secret_values(const boost::json::value& plan);
 
 // A raw state file (format version 4): sensitive outputs and every resource instance's attributes

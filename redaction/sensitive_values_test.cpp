@@ -5,6 +5,7 @@
 #include <boost/json/parse.hpp>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,33 @@ TEST(SensitiveValues, CreatePlanYieldsThePlantedValues) {
   expect_exactly(set, {"var-db-password-9914", "tdata-sensitive-token-7731", "73310042",
                        "local-sensitive-content-5521", "child-module-secret-3390", kNestedContent,
                        kDsn});
+}
+
+// The list sealed with a plan holds the same values as the set, each once (an unchanged value is
+// in before, after, prior state and planned values alike) and none too short to redact.
+TEST(SensitiveValues, APlansValueListHoldsWhatTheSetHoldsEachOnce) {
+  for (const char* name : {"plan_create.json", "plan_update.json"}) {
+    SecretSet collected;
+    collect_plan_secrets(fixture(name), collected);
+    const auto values = plan_secret_values(fixture(name));
+    SecretSet from_list;
+    std::set<std::string> distinct;
+    for (const auto& v : values) {
+      EXPECT_GE(v.size(), kMinRedactedLength) << name;
+      EXPECT_TRUE(from_list.add(v.reveal_as_string())) << name;
+      distinct.insert(std::string(v.reveal_as_string()));
+    }
+    EXPECT_EQ(distinct.size(), values.size()) << name << ": a value listed twice";
+    EXPECT_EQ(from_list.size(), collected.size()) << name;
+    for (const auto& v : values) EXPECT_TRUE(collected.contains_secret(v.reveal_as_string())) << name;
+  }
+  // Short and repeated values are left out of the list.
+  const auto values = plan_secret_values(boost::json::parse(
+      R"({"resource_changes":[{"change":{"before":{"a":"ab","b":"long-enough-1"},)"
+      R"("after":{"a":"ab","b":"long-enough-1"},"before_sensitive":{"a":true,"b":true},)"
+      R"("after_sensitive":{"a":true,"b":true}}}]})"));
+  ASSERT_EQ(values.size(), 1u);
+  EXPECT_EQ(values[0].reveal_as_string(), "long-enough-1");
 }
 
 TEST(SensitiveValues, UpdatePlanAddsBeforeValuesAndCollectionElements) {

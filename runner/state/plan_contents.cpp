@@ -7,6 +7,7 @@
 #include <array>
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <span>
 #include <string>
@@ -22,7 +23,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::array<std::uint8_t, 8> kMagic{'T', 'K', 'S', 'P', 'L', 'A', 'N', '1'};
+constexpr std::array<std::uint8_t, 7> kMagic{'T', 'K', 'S', 'P', 'L', 'A', 'N'};
 constexpr std::size_t kCopyChunk = 64 * 1024;
 
 template <std::size_t N>
@@ -82,10 +83,16 @@ Status write_plan_contents(const fs::path& plan_file, const std::vector<SecretBy
   if (!fd) return std::unexpected(fd.error());
   const auto written = [&]() -> Status {
     TAKOSUMI_TRY(write_all(fd->get(), std::span<const std::uint8_t>(kMagic), out));
+    const auto revision = static_cast<std::uint8_t>(kPlanSecretsRevision);
+    TAKOSUMI_TRY(write_all(fd->get(), std::span(&revision, 1), out));
     TAKOSUMI_TRY(write_all(fd->get(), std::span<const std::uint8_t>(big_endian<8>(plan_size)), out));
     TAKOSUMI_TRY(copy_bytes(plan->fd.get(), fd->get(), plan_size, plan_file, out));
+    if (values.size() > UINT32_MAX)
+      return std::unexpected(malformed(out, std::to_string(values.size()) + " sensitive values"));
     TAKOSUMI_TRY(write_all(fd->get(), std::span<const std::uint8_t>(big_endian<4>(values.size())), out));
     for (const auto& value : values) {
+      if (value.size() > UINT32_MAX)
+        return std::unexpected(malformed(out, "a sensitive value over 4 GiB"));
       TAKOSUMI_TRY(write_all(fd->get(), std::span<const std::uint8_t>(big_endian<4>(value.size())), out));
       TAKOSUMI_TRY(write_all(fd->get(), value.span(), out));
     }
@@ -107,13 +114,15 @@ Result<std::optional<std::vector<SecretBytes>>> split_plan_contents(const fs::pa
   std::array<std::uint8_t, 16> head{};
   auto n = read_full(in->fd.get(), head, contents);
   if (!n) return std::unexpected(n.error());
-  if (*n < kMagic.size() || std::memcmp(head.data(), kMagic.data(), kMagic.size()) != 0) {
+  if (*n <= kMagic.size() || std::memcmp(head.data(), kMagic.data(), kMagic.size()) != 0) {
     // A bare plan file, sealed by an agent before plan contents existed.
     if (::rename(contents.c_str(), plan_out.c_str()) != 0)
       return std::unexpected(errno_error("rename", contents, errno));
     return std::optional<std::vector<SecretBytes>>{};
   }
-  if (*n < head.size()) return std::unexpected(malformed(contents, "truncated"));
+  if (*n < head.size() || total < head.size())
+    return std::unexpected(malformed(contents, "truncated"));
+  const bool current = head[kMagic.size()] == static_cast<std::uint8_t>(kPlanSecretsRevision);
   const std::uint64_t plan_size = from_big_endian(std::span(head).subspan(8));
   if (plan_size > total - head.size())
     return std::unexpected(malformed(contents, "the plan is larger than the file"));
@@ -147,6 +156,7 @@ Result<std::optional<std::vector<SecretBytes>>> split_plan_contents(const fs::pa
     values.push_back(std::move(value));
   }
   if (left != 0) return std::unexpected(malformed(contents, "bytes after the sensitive values"));
+  if (!current) return std::optional<std::vector<SecretBytes>>{};  // found by older code: ask tofu
   return std::optional<std::vector<SecretBytes>>(std::move(values));
 }
 

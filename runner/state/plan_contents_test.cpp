@@ -78,6 +78,20 @@ TEST_F(PlanContentsTest, AnOlderAgentsBarePlanFileIsThePlan) {
   EXPECT_EQ(text_of(dir_.path() / "out.tfplan"), plan_);
 }
 
+// Values found by code of another revision are not trusted: the plan comes out, and the apply
+// asks tofu for the values (nullopt).
+TEST_F(PlanContentsTest, ValuesOfAnotherRevisionAreAskedOfTofuAgain) {
+  std::vector<SecretBytes> values;
+  values.push_back(SecretBytes::from_string("found-by-older-code"));
+  std::string contents = contents_with(values);
+  ASSERT_EQ(contents.substr(0, 8), std::string("TKSPLAN") + kPlanSecretsRevision);
+  contents[7] = static_cast<char>(kPlanSecretsRevision - 1);
+  auto split = this->split(contents);
+  ASSERT_TRUE(split) << split.error().to_string();
+  EXPECT_FALSE(split->has_value());
+  EXPECT_EQ(text_of(dir_.path() / "out.tfplan"), plan_);
+}
+
 TEST_F(PlanContentsTest, AMalformedLayoutIsAnIntegrityFailure) {
   std::vector<SecretBytes> values;
   values.push_back(SecretBytes::from_string("a-sensitive-value"));
