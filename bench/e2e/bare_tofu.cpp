@@ -71,7 +71,7 @@ Status BareTofu::tofu(const std::filesystem::path& dir, std::vector<std::string>
 Status BareTofu::plan(const std::filesystem::path& dir) const {
   TAKOSUMI_TRY(tofu(dir, kInit));
   TAKOSUMI_TRY(tofu(dir, kPlan, {0, kPlanHasChanges}));
-  return tofu(dir, {"show", "-json", "-no-color", "p"}, {0}, "plan.json");
+  return show_json(dir);
 }
 
 Status BareTofu::plan_apply(const std::filesystem::path& dir) const {
@@ -79,6 +79,10 @@ Status BareTofu::plan_apply(const std::filesystem::path& dir) const {
   TAKOSUMI_TRY(tofu(dir, kPlan, {0, kPlanHasChanges}));
   TAKOSUMI_TRY(tofu(dir, {"apply", "-input=false", "-no-color", "p"}));
   return tofu(dir, {"output", "-json", "-no-color"}, {0}, "outputs.json");
+}
+
+Status BareTofu::show_json(const std::filesystem::path& dir) const {
+  return tofu(dir, {"show", "-json", "-no-color", "p"}, {0}, "plan.json");
 }
 
 Status BareTofu::refresh_only(const std::filesystem::path& dir) const {

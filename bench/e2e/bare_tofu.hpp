@@ -23,6 +23,8 @@ class BareTofu {
   Status plan(const std::filesystem::path& dir) const;
   // init, plan -out=p, apply p, output -json.
   Status plan_apply(const std::filesystem::path& dir) const;
+  // show -json p into dir/plan.json, in a directory plan or plan_apply used.
+  Status show_json(const std::filesystem::path& dir) const;
   // init, plan -refresh-only, in a fresh directory holding the state of one that plan_apply
   // applied: what the agent does for a drift check (a fresh workspace, the prior state restored).
   Status refresh_only(const std::filesystem::path& dir) const;

@@ -5,6 +5,10 @@
 #include <ostream>
 
 #include "bench/e2e/bench_module.hpp"
+#include "common/file_io.hpp"
+#include "redaction/sensitive_values.hpp"
+#include "runner/plan/plan_analysis.hpp"
+#include "runner/state/state_document.hpp"
 #include "bench/e2e/summary.hpp"
 
 namespace takosumi::bench {
@@ -156,9 +160,30 @@ Result<Figure> large_figure(BenchContext& ctx) {
   if (!dir) return std::unexpected(dir.error());
   auto b = timed([&] { return ctx.bare.plan_apply(*dir); });
   if (!b) return std::unexpected(b.error().with_context("large baseline"));
-  ctx.progress << ", bare " << *b << " ms\n";
+  ctx.progress << ", bare " << *b << " ms" << std::flush;
   f.takosumi.push_back(*a);
   f.baseline.push_back(*b);
+  // What the agent does with the plan's JSON (parse, collect its secrets twice: for the Run and
+  // for the sealed plan, analyse) against producing it (`tofu show -json` of the same plan).
+  auto shown = timed([&] { return ctx.bare.show_json(*dir); });
+  if (!shown) return std::unexpected(shown.error().with_context("large show -json"));
+  auto analysed = timed([&]() -> Status {
+    auto text = read_file(*dir / "plan.json", std::size_t{1} << 30);
+    if (!text) return std::unexpected(text.error());
+    auto doc = runner::parse_json_document(*text, "tofu show -json");
+    if (!doc) return std::unexpected(doc.error());
+    redaction::SecretSet secrets;
+    redaction::collect_plan_secrets(*doc, secrets);
+    [[maybe_unused]] const auto sealed = redaction::plan_secret_values(*doc);
+    auto analysis = runner::analyze_plan(doc->as_object());
+    if (!analysis) return std::unexpected(analysis.error());
+    return {};
+  });
+  if (!analysed) return std::unexpected(analysed.error().with_context("large analysis"));
+  ctx.progress << "; show -json " << *shown << " ms, the agent's analysis of it " << *analysed
+               << " ms\n";
+  f.extra["showJsonMillis"] = *shown;
+  f.extra["agentPlanAnalysisMillis"] = *analysed;
   boost::json::object phases;
   for (const auto& [phase, samples] : large.take_phase_samples())
     phases[phase] = summarize(samples).median;
