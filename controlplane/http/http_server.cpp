@@ -160,7 +160,7 @@ HttpRequest head_of(const HeadParser& parser) {
 struct HttpServer::Impl {
   Impl(asio::io_context& io_, HttpHandler& handler_, std::filesystem::path temp, ServerLimits lim)
       : io(io_), handler(handler_), temp_dir(std::move(temp)), limits(lim),
-        budget(lim.max_temp_bytes), acceptor(io_),
+        budget(std::make_shared<TempBudget>(lim.max_temp_bytes)), acceptor(io_),
         slots({lim.max_connections, lim.max_connections_per_client}) {}
 
   asio::awaitable<void> accept_loop();
@@ -188,7 +188,7 @@ struct HttpServer::Impl {
   HttpHandler& handler;
   std::filesystem::path temp_dir;
   ServerLimits limits;
-  TempBudget budget;
+  std::shared_ptr<TempBudget> budget;  // shared with every TempUpload (see there)
   tcp::acceptor acceptor;
   ConnectionSlots slots;  // taken at accept, before the session starts
   std::list<Session*> sessions;

@@ -113,7 +113,7 @@ TEST_F(HttpServerTest, AnAnswerCutOffByAResetIsReportedUndelivered) {
 // pieces the body came in.
 TEST_F(HttpServerTest, AStreamedBodysDigestIsThatOfTheBytesInItsFile) {
   std::string body;
-  for (int i = 0; body.size() < (3u << 20) + 17; ++i) body += std::to_string(i * 7919) + ",";
+  for (std::uint64_t i = 0; body.size() < (3u << 20) + 17; ++i) body += std::to_string(i * 7919) + ",";
   const std::string expected = crypto::sha256_hex(body);
   asio::io_context io;
   {

@@ -15,12 +15,12 @@ void TempBudget::release(std::uint64_t n) { used_ -= n < used_ ? n : used_; }
 TempUpload::~TempUpload() {
   std::error_code ignored;
   std::filesystem::remove(path_, ignored);
-  budget_.release(reserved_);
+  budget_->release(reserved_);
 }
 
 bool TempUpload::reserve_total(std::uint64_t total) {
   if (total <= reserved_) return true;
-  if (!budget_.try_reserve(total - reserved_)) {
+  if (!budget_->try_reserve(total - reserved_)) {
     refused_ = true;
     return false;
   }

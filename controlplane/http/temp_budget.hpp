@@ -5,6 +5,7 @@
 // bounded. Single-threaded: use from the io_context's thread only.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 
 namespace takosumi::controlplane {
 
@@ -23,10 +24,12 @@ class TempBudget {
 
 // One request's temp file (not created here) and its share of the budget. The destructor removes
 // the file and returns the share. Not copyable or movable: it is referenced while the body is read.
+// It shares the budget: a session's coroutine frame, and the upload in it, can be destroyed after
+// the server that made it (an io_context torn down with the session suspended mid-answer).
 class TempUpload {
  public:
-  TempUpload(TempBudget& budget, std::filesystem::path path)
-      : budget_(budget), path_(std::move(path)) {}
+  TempUpload(std::shared_ptr<TempBudget> budget, std::filesystem::path path)
+      : budget_(std::move(budget)), path_(std::move(path)) {}
   ~TempUpload();
   TempUpload(const TempUpload&) = delete;
   TempUpload& operator=(const TempUpload&) = delete;
@@ -37,7 +40,7 @@ class TempUpload {
   const std::filesystem::path& path() const { return path_; }
 
  private:
-  TempBudget& budget_;
+  std::shared_ptr<TempBudget> budget_;
   std::filesystem::path path_;
   std::uint64_t reserved_ = 0;
   bool refused_ = false;

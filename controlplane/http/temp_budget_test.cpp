@@ -23,14 +23,15 @@ TEST(TempBudget, ReservesUpToTheLimitAndNoFurther) {
 
 TEST(TempUpload, RemovesItsFileAndReturnsItsShare) {
   takosumi::testing::TempDir dir;
-  TempBudget budget(100);
+  auto shared = std::make_shared<TempBudget>(100);
+  TempBudget& budget = *shared;
   {
-    TempUpload first(budget, dir.path() / "first");
+    TempUpload first(shared, dir.path() / "first");
     std::ofstream(first.path()) << "partial";
     EXPECT_TRUE(first.reserve_total(30));
     EXPECT_TRUE(first.reserve_total(70));  // grows by 40
     EXPECT_TRUE(first.reserve_total(50));  // already covered
-    TempUpload second(budget, dir.path() / "second");
+    TempUpload second(shared, dir.path() / "second");
     EXPECT_FALSE(second.reserve_total(31));
     EXPECT_TRUE(second.refused());
     EXPECT_EQ(budget.used(), 70u);

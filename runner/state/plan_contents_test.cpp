@@ -50,7 +50,7 @@ class PlanContentsTest : public ::testing::Test {
 TEST_F(PlanContentsTest, ThePlanAndItsValuesComeBackExactly) {
   std::vector<SecretBytes> values;
   values.push_back(SecretBytes::from_string("hunter2-is-a-password"));
-  values.push_back(SecretBytes::from_string(std::string("with\0nul and \xe2\x9c\x93", 18)));
+  values.push_back(SecretBytes::from_string(std::string("with") + '\0' + "nul and \xe2\x9c\x93"));
   values.push_back(SecretBytes::from_string(""));
   auto split = this->split(contents_with(values));
   ASSERT_TRUE(split) << split.error().to_string();
