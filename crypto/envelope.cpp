@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 
+#include "common/big_endian.hpp"
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "common/fd_io.hpp"
@@ -67,21 +68,11 @@ std::uint64_t expected_payload_bytes(std::uint64_t plaintext_size) {
   return kStreamHeaderBytes + (plaintext_size / kChunkSize + 1) * kChunkOverhead + plaintext_size;
 }
 
-std::uint32_t read_be(std::string_view bytes, std::size_t at, std::size_t width) {
-  std::uint32_t v = 0;
-  for (std::size_t i = 0; i < width; ++i) v = (v << 8) | static_cast<std::uint8_t>(bytes[at + i]);
-  return v;
-}
-
-void append_be(std::string& out, std::uint32_t v, std::size_t width) {
-  for (std::size_t i = width; i-- > 0;) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-
 std::string encode_prefix(std::string_view header_json, std::span<const std::uint8_t> sealed) {
   std::string out(kMagic);
-  append_be(out, static_cast<std::uint32_t>(header_json.size()), 4);
+  append_big_endian(out, header_json.size(), 4);
   out += header_json;
-  append_be(out, static_cast<std::uint32_t>(sealed.size()), 2);
+  append_big_endian(out, sealed.size(), 2);
   out += as_chars(sealed);
   return out;
 }
@@ -361,14 +352,14 @@ Result<EnvelopePrefix> parse_envelope_prefix(std::string_view bytes) {
     return fail(errc::kEnvelopeMalformed,
                 "not a takosumi envelope: it does not start with \"TKSENV01\"");
   if (bytes.size() < kMagic.size() + 4) return truncated("magic and header length");
-  const std::size_t header_len = read_be(bytes, kMagic.size(), 4);
+  const std::size_t header_len = read_big_endian(bytes.substr(kMagic.size(), 4));
   if (header_len == 0 || header_len > detail::kMaxHeaderBytes)
     return fail(errc::kEnvelopeMalformed, "header length " + std::to_string(header_len) +
                                               " is outside 1.." +
                                               std::to_string(detail::kMaxHeaderBytes));
   const std::size_t dek_len_at = kMagic.size() + 4 + header_len;
   if (bytes.size() < dek_len_at + 2) return truncated("header");
-  const std::size_t dek_len = read_be(bytes, dek_len_at, 2);
+  const std::size_t dek_len = read_big_endian(bytes.substr(dek_len_at, 2));
   if (dek_len != kSealedDekBytes)
     return fail(errc::kEnvelopeMalformed, "sealed DEK length " + std::to_string(dek_len) +
                                               " must be " + std::to_string(kSealedDekBytes));

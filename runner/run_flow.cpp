@@ -347,8 +347,11 @@ asio::awaitable<Status> RunFlow::async_plan() {
     auto doc = co_await async_show(workspace_->frozen_plan());
     if (!doc) co_return std::unexpected(doc.error());
     analysis = co_await async_offload(blocking_.get_executor(), [&] {
-      plan_secret_values_ = redaction::plan_secret_values(*doc);
-      return analyze_plan(*doc);
+      auto analysed = analyze_plan(*doc);
+      // Only a plan with changes is sealed, and only a sealed plan carries its values.
+      if (analysed && (analysed->has_changes || *changed))
+        plan_secret_values_ = redaction::plan_secret_values(*doc);
+      return analysed;
     });
   }
   if (!analysis) co_return std::unexpected(analysis.error());

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 
+#include "common/big_endian.hpp"
 #include "common/error_codes.hpp"
 #include "common/fd_io.hpp"
 #include "common/file_io.hpp"
@@ -25,19 +26,6 @@ namespace fs = std::filesystem;
 
 constexpr std::array<std::uint8_t, 7> kMagic{'T', 'K', 'S', 'P', 'L', 'A', 'N'};
 constexpr std::size_t kCopyChunk = 64 * 1024;
-
-template <std::size_t N>
-std::array<std::uint8_t, N> big_endian(std::uint64_t v) {
-  std::array<std::uint8_t, N> out{};
-  for (std::size_t i = 0; i < N; ++i) out[N - 1 - i] = static_cast<std::uint8_t>(v >> (8 * i));
-  return out;
-}
-
-std::uint64_t from_big_endian(std::span<const std::uint8_t> bytes) {
-  std::uint64_t v = 0;
-  for (const auto b : bytes) v = (v << 8) | b;
-  return v;
-}
 
 Error malformed(const fs::path& contents, const std::string& why) {
   return Error{std::string(errc::kStateIntegrityFailed),
@@ -123,7 +111,7 @@ Result<std::optional<std::vector<SecretBytes>>> split_plan_contents(const fs::pa
   if (*n < head.size() || total < head.size())
     return std::unexpected(malformed(contents, "truncated"));
   const bool current = head[kMagic.size()] == static_cast<std::uint8_t>(kPlanSecretsRevision);
-  const std::uint64_t plan_size = from_big_endian(std::span(head).subspan(8));
+  const std::uint64_t plan_size = read_big_endian(std::span(head).subspan(8));
   if (plan_size > total - head.size())
     return std::unexpected(malformed(contents, "the plan is larger than the file"));
   auto out = create_new(plan_out);
@@ -138,7 +126,7 @@ Result<std::optional<std::vector<SecretBytes>>> split_plan_contents(const fs::pa
     if (left < word.size()) return std::unexpected(malformed(contents, "truncated"));
     TAKOSUMI_TRY(read_exact(in->fd.get(), word, contents));
     left -= word.size();
-    return static_cast<std::uint32_t>(from_big_endian(word));
+    return static_cast<std::uint32_t>(read_big_endian(word));
   };
   auto count = next_word();
   if (!count) return std::unexpected(count.error());
