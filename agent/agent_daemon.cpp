@@ -75,9 +75,11 @@ asio::awaitable<Result<std::string>> AgentDaemon::async_register_once() {
                                         keys_.box.public_key,
                                         crypto::sha256_hex(config_.pool_token.reveal_as_string()),
                                         keys_.control_signing};
-  Registration reg{config_.name, TAKOSUMI_VERSION, config_.labels, config_.concurrency,
-                   keys_.box.public_key.to_base64(), keys_.sign.public_key.to_base64(),
-                   *challenge, crypto::sign_registration(claim, keys_.sign)};
+  const protocol::RegistrationRequest reg{
+      {config_.name, TAKOSUMI_VERSION, config_.labels, config_.concurrency,
+       keys_.box.public_key.to_base64(), keys_.sign.public_key.to_base64()},
+      *challenge,
+      crypto::sign_registration(claim, keys_.sign)};
   co_return co_await client_.async_register(reg, config_.pool_token);
 }
 

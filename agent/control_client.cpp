@@ -93,18 +93,9 @@ asio::awaitable<Result<std::string>> ControlClient::async_register_challenge(
   co_return *challenge;
 }
 
-asio::awaitable<Result<std::string>> ControlClient::async_register(const Registration& reg,
-                                                                   const SecretBytes& pool_token) {
-  json::array labels;
-  for (const auto& l : reg.labels) labels.emplace_back(l);
-  json::object body{{"name", reg.name},
-                    {"version", reg.version},
-                    {"labels", std::move(labels)},
-                    {"capacity", reg.capacity},
-                    {"boxPublicKey", reg.box_public_key},
-                    {"signPublicKey", reg.sign_public_key},
-                    {"challenge", reg.challenge},
-                    {"signature", reg.signature}};
+asio::awaitable<Result<std::string>> ControlClient::async_register(
+    const protocol::RegistrationRequest& reg, const SecretBytes& pool_token) {
+  const json::object body = protocol::to_json(reg);
   HttpRequest req{"POST", "/agent/v1/register", {}, json::serialize(body)};
   auto o = co_await async_call_with_pool_token(req, pool_token);
   if (!o) co_return std::unexpected(o.error());

@@ -13,21 +13,11 @@
 
 #include "agent/http_transport.hpp"
 #include "common/secret_bytes.hpp"
-#include "protocol/signed_manifest.hpp"
+#include "protocol/registration_request.hpp"
 #include "protocol/run_report.hpp"
+#include "protocol/signed_manifest.hpp"
 
 namespace takosumi::agent {
-
-struct Registration {
-  std::string name;
-  std::string version;
-  std::vector<std::string> labels;
-  std::int64_t capacity = 1;
-  std::string box_public_key;   // base64
-  std::string sign_public_key;  // base64
-  std::string challenge;        // from async_register_challenge, used once
-  std::string signature;        // crypto::sign_registration over the claim
-};
 
 struct ClaimedJob {
   std::string run_id;
@@ -54,8 +44,8 @@ class ControlClient {
   // A single-use registration challenge (valid for about a minute).
   boost::asio::awaitable<Result<std::string>> async_register_challenge(const SecretBytes& pool_token);
   // Returns the agent id; keeps the agent token for later calls.
-  boost::asio::awaitable<Result<std::string>> async_register(const Registration& reg,
-                                                             const SecretBytes& pool_token);
+  boost::asio::awaitable<Result<std::string>> async_register(
+      const protocol::RegistrationRequest& reg, const SecretBytes& pool_token);
   boost::asio::awaitable<Result<std::vector<ClaimedJob>>> async_claim(std::int64_t free_slots,
                                                                       std::int64_t wait_seconds);
   boost::asio::awaitable<Result<HeartbeatAnswer>> async_heartbeat(std::string run_id,

@@ -40,7 +40,7 @@ TEST(ControlClient, RegisterKeepsTokenForLaterCalls) {
   t.answers.push_back(HttpResponse{200, R"({"agentId":"agt_1","agentToken":"tok"})"});
   t.answers.push_back(HttpResponse{200, R"({"jobs":[]})"});
   ControlClient c(t);
-  auto id = run(c.async_register({"w", "0", {}, 1, "b", "s"}, SecretBytes::from_string("pool")));
+  auto id = run(c.async_register({{"w", "0", {}, 1, "b", "s"}, "", ""}, SecretBytes::from_string("pool")));
   ASSERT_TRUE(id) << id.error().message;
   EXPECT_EQ(*id, "agt_1");
   EXPECT_EQ(t.requests[0].headers.at("Authorization"), "Bearer pool");
@@ -62,7 +62,7 @@ TEST(ControlClient, RegistrationFetchesAChallengeAndSendsTheSignedProof) {
   ASSERT_TRUE(challenge) << challenge.error().message;
   EXPECT_EQ(*challenge, "c1");
   EXPECT_EQ(t.requests[0].target, "/agent/v1/register/challenge");
-  auto id = run(c.async_register({"w", "0", {}, 1, "b", "s", *challenge, "sig"}, pool));
+  auto id = run(c.async_register({{"w", "0", {}, 1, "b", "s"}, *challenge, "sig"}, pool));
   ASSERT_TRUE(id) << id.error().message;
   auto sent = parse_object(t.requests[1].body, 1 << 20);
   ASSERT_TRUE(sent);

@@ -74,29 +74,27 @@ asio::awaitable<Result<runner::RunInputs>> RunSession::async_prepare(const proto
   in.secrets = std::move(*secrets);
   in.secret_set = secret_set_;
   TAKOSUMI_CO_TRY(ensure_directory(inbox_));
-  auto fetch = [&](const char* kind) -> asio::awaitable<Result<std::filesystem::path>> {
+  // An envelope of the Run (its prior state, its saved plan): the data key unsealed with the
+  // agent's box key, the ciphertext downloaded into the inbox.
+  auto fetch = [&](const std::string& sealed_dek, const char* what, const char* kind,
+                   std::optional<std::filesystem::path>& envelope,
+                   SecretBytes& dek) -> asio::awaitable<Status> {
+    auto opened = unseal(sealed_dek, ctx_.box_key, what);
+    if (!opened) co_return std::unexpected(opened.error());
     auto path = inbox_ / (std::string(kind) + ".env");
     auto s = co_await async_retry(
         [&] { return ctx_.client.async_download(job_.run_id, kind, job_.lease_token, path); }, 8);
     if (!s) co_return fail(errc::kArtifactTransferFailed, "download " + std::string(kind) + ": " + s.error().message);
-    co_return path;
+    envelope = path;
+    dek = std::move(*opened);
+    co_return Status{};
   };
-  if (m.prior_state) {
-    auto dek = unseal(m.prior_state->sealed_dek, ctx_.box_key, "priorState");
-    if (!dek) co_return std::unexpected(dek.error());
-    auto path = co_await fetch("prior_state");
-    if (!path) co_return std::unexpected(path.error());
-    in.prior_state_envelope = *path;
-    in.prior_state_dek = std::move(*dek);
-  }
-  if (m.saved_plan) {
-    auto dek = unseal(m.saved_plan->sealed_dek, ctx_.box_key, "savedPlan");
-    if (!dek) co_return std::unexpected(dek.error());
-    auto path = co_await fetch("plan");
-    if (!path) co_return std::unexpected(path.error());
-    in.plan_envelope = *path;
-    in.plan_dek = std::move(*dek);
-  }
+  if (m.prior_state)
+    TAKOSUMI_CO_TRY(co_await fetch(m.prior_state->sealed_dek, "priorState", "prior_state",
+                                   in.prior_state_envelope, in.prior_state_dek));
+  if (m.saved_plan)
+    TAKOSUMI_CO_TRY(co_await fetch(m.saved_plan->sealed_dek, "savedPlan", "plan", in.plan_envelope,
+                                   in.plan_dek));
   co_return in;
 }
 

@@ -35,6 +35,16 @@ Result<T> with_context(Result<T> r, std::string_view context) {
   return r;
 }
 
+// The first error among results read side by side (several fields of one object, each reported
+// alone), or nullptr when every one succeeded:
+//   if (const Error* e = first_error(address, type)) return std::unexpected(*e);
+template <class... Results>
+const Error* first_error(const Results&... results) {
+  const Error* found = nullptr;
+  ((found = found != nullptr ? found : (results ? nullptr : &results.error())), ...);
+  return found;
+}
+
 }  // namespace takosumi
 
 // Propagates the error of an expression yielding Result<T>/Status; usable in functions

@@ -31,6 +31,18 @@ inline constexpr std::string_view kCryptoFailed = "crypto_failed";
 // Run failure codes (ARCHITECTURE §6), and the manifest and Connection refusals a Run can end
 // with, are owned by protocol/failure_codes.hpp.
 
+// The control plane's API (the HTTP status each answers with is in http_types.cpp).
+// 409: the plan marks data-bearing resources for delete/replace and the apply request did not
+// send {"acceptDataLoss": true}.
+inline constexpr std::string_view kDataLossNotAccepted = "data_loss_not_accepted";
+// 409: the operation needs a StateVersion (drift check, destroy) and the Capsule has none.
+inline constexpr std::string_view kNoStateVersion = "no_state_version";
+// 431: the request's header section is larger than the server reads (16 KiB).
+inline constexpr std::string_view kHeadersTooLarge = "headers_too_large";
+// 503: streaming this body to disk would pass the server's budget of temporary bytes
+// (maxTempMiB, shared by all requests); retry later.
+inline constexpr std::string_view kTempSpaceExhausted = "temp_space_exhausted";
+
 // Agent registration (docs/protocol.md "Register")
 // 401: the challenge is unknown, already used, expired or fetched with another pool token.
 inline constexpr std::string_view kRegistrationChallengeInvalid = "registration_challenge_invalid";

@@ -1,6 +1,7 @@
 #include "common/json_fields.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "common/error_codes.hpp"
 #include "common/strict_json.hpp"
@@ -9,6 +10,19 @@ namespace takosumi {
 namespace {
 
 std::string field_name(std::string_view key) { return "field \"" + std::string(key) + "\""; }
+
+// The field `key` as `as` sees it (a pointer to the object or array in it); nullptr when the field
+// is absent or null, a refusal naming the field when it holds another kind of value.
+template <class As, class Ptr = std::invoke_result_t<As, const json::value&>>
+Result<Ptr> optional_field(const json::object& o, std::string_view key, std::string_view kind,
+                           As as) {
+  auto it = o.find(key);
+  if (it == o.end() || it->value().is_null()) return Ptr{nullptr};
+  Ptr found = as(it->value());
+  if (found == nullptr)
+    return fail(errc::kInvalidArgument, field_name(key) + " must be " + std::string(kind));
+  return found;
+}
 
 }  // namespace
 
@@ -86,11 +100,7 @@ Result<bool> get_bool_or(const json::object& o, std::string_view key, bool fallb
 }
 
 Result<const json::object*> get_optional_object(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  if (it == o.end() || it->value().is_null()) return static_cast<const json::object*>(nullptr);
-  if (!it->value().is_object())
-    return fail(errc::kInvalidArgument, field_name(key) + " must be an object");
-  return &it->value().get_object();
+  return optional_field(o, key, "an object", [](const json::value& v) { return v.if_object(); });
 }
 
 Result<const json::object*> get_object(const json::object& o, std::string_view key) {
@@ -101,11 +111,7 @@ Result<const json::object*> get_object(const json::object& o, std::string_view k
 }
 
 Result<const json::array*> get_optional_array(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  if (it == o.end() || it->value().is_null()) return static_cast<const json::array*>(nullptr);
-  if (!it->value().is_array())
-    return fail(errc::kInvalidArgument, field_name(key) + " must be an array");
-  return &it->value().get_array();
+  return optional_field(o, key, "an array", [](const json::value& v) { return v.if_array(); });
 }
 
 std::string serialize(const json::value& v) { return json::serialize(v); }

@@ -39,6 +39,19 @@ Result<const json::object*> get_object(const json::object& o, std::string_view k
 Result<const json::object*> get_optional_object(const json::object& o, std::string_view key);
 Result<const json::array*> get_optional_array(const json::object& o, std::string_view key);
 
+// Reads the optional object field `key` with `parse` (const json::object& → Result<T>) into
+// `out`; an absent field leaves `out` as it is. Errors are returned as `parse` wrote them.
+template <class Parse, class T>
+Status read_optional_object(const json::object& o, std::string_view key, Parse&& parse, T& out) {
+  auto field = get_optional_object(o, key);
+  if (!field) return std::unexpected(field.error());
+  if (!*field) return {};
+  auto parsed = parse(**field);
+  if (!parsed) return std::unexpected(parsed.error());
+  out = std::move(*parsed);
+  return {};
+}
+
 std::string serialize(const json::value& v);
 
 }  // namespace takosumi

@@ -95,12 +95,8 @@ Status load_agent_fields(const YAML::Node& root, const std::filesystem::path& ba
   auto patterns = yaml_strings(root, "dataLossPatterns", "");
   if (!patterns) return std::unexpected(patterns.error());
   c.data_loss_patterns = *patterns;
-  for (const Error* e :
-       {name ? nullptr : &name.error(), labels ? nullptr : &labels.error(),
-        concurrency ? nullptr : &concurrency.error(), state ? nullptr : &state.error(),
-        work ? nullptr : &work.error(), wait ? nullptr : &wait.error(),
-        beat ? nullptr : &beat.error(), level ? nullptr : &level.error()})
-    if (e) return std::unexpected(*e);
+  if (const Error* e = first_error(name, labels, concurrency, state, work, wait, beat, level))
+    return std::unexpected(*e);
   if (name->empty()) return fail(errc::kConfigInvalid, "name is required (the agent's name)");
   c.name = *name;
   c.labels = *labels;

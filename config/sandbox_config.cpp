@@ -82,9 +82,7 @@ Status load_sandbox(const YAML::Node& root, const std::filesystem::path& base, S
   auto bwrap = yaml_string(node, "bubblewrap", "sandbox", "/usr/bin/bwrap");
   auto network = yaml_string(node, "network", "sandbox", "default");
   auto writable = yaml_strings(node, "writablePaths", "sandbox");
-  for (const Error* e : {mode ? nullptr : &mode.error(), bwrap ? nullptr : &bwrap.error(),
-                         network ? nullptr : &network.error(), writable ? nullptr : &writable.error()})
-    if (e) return std::unexpected(*e);
+  if (const Error* e = first_error(mode, bwrap, network, writable)) return std::unexpected(*e);
   if (*mode != "bubblewrap" && *mode != "none")
     return fail(errc::kConfigInvalid, "sandbox.mode must be bubblewrap or none");
   if (*network != "default" && *network != "none")
@@ -117,11 +115,8 @@ Status load_limits(const YAML::Node& root, LimitsConfig& out) {
                        4096, kTiB);
   auto tmp = yaml_int(node, "tmpMiB", "limits", 512, 1, 1 << 20);
   auto processes = yaml_int(node, "maxProcesses", "limits", 512, 0, 1 << 22);
-  for (const Error* e : {memory ? nullptr : &memory.error(), cpu ? nullptr : &cpu.error(),
-                         logs ? nullptr : &logs.error(), plan ? nullptr : &plan.error(),
-                         state ? nullptr : &state.error(), tmp ? nullptr : &tmp.error(),
-                         processes ? nullptr : &processes.error()})
-    if (e) return std::unexpected(*e);
+  if (const Error* e = first_error(memory, cpu, logs, plan, state, tmp, processes))
+    return std::unexpected(*e);
   out.tmp_mib = static_cast<std::uint64_t>(*tmp);
   out.max_processes = static_cast<std::uint64_t>(*processes);
   out.memory_mib = static_cast<std::uint64_t>(*memory);
@@ -150,10 +145,7 @@ Status load_pool_policy(const YAML::Node& root, protocol::RunPolicy& out) {
   auto denied = provider_list(node, "deniedProviders");
   auto provisioners = yaml_bool(node, "allowProvisioners", "policy", true);
   auto external = yaml_bool(node, "allowExternalData", "policy", true);
-  for (const Error* e : {denied ? nullptr : &denied.error(),
-                         provisioners ? nullptr : &provisioners.error(),
-                         external ? nullptr : &external.error()})
-    if (e) return std::unexpected(*e);
+  if (const Error* e = first_error(denied, provisioners, external)) return std::unexpected(*e);
   out.denied_providers = std::move(*denied);
   out.allow_provisioners = *provisioners;
   out.allow_external_data = *external;

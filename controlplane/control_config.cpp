@@ -114,10 +114,7 @@ Result<ControlConfig> parse_control_config(const YAML::Node& root,
   auto data_dir = config::yaml_string(root, "dataDir", "", "");
   auto lease = config::yaml_int(root, "leaseSeconds", "", 60, 1, 3600);
   auto ttl = config::yaml_int(root, "manifestTtlSeconds", "", 900, 0, 86400);
-  for (const Error* e : {listen ? nullptr : &listen.error(), port ? nullptr : &port.error(),
-                         data_dir ? nullptr : &data_dir.error(), lease ? nullptr : &lease.error(),
-                         ttl ? nullptr : &ttl.error()})
-    if (e) return std::unexpected(*e);
+  if (const Error* e = first_error(listen, port, data_dir, lease, ttl)) return std::unexpected(*e);
   if (data_dir->empty()) return fail(errc::kConfigInvalid, "dataDir is required");
   if (listen->empty()) return fail(errc::kConfigInvalid, "listenAddress must not be empty");
   cfg.listen_address = *listen;

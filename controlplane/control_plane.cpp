@@ -65,10 +65,9 @@ struct ControlPlane::Parts {
         manifests(catalog, runs, connections, blobs, keys, clock, config.manifest_ttl_seconds),
         challenges(clock),
         pool(2),
-        public_api({db, catalog, runs, states, logs, connections, audit, blobs, keys, git,
-                    pool.get_executor(), waiters, clock, config.api_token, agents}),
-        agent_api({db, agents, queue, runs, states, logs, audit, blobs, keys, manifests, waiters,
-                   pool.get_executor(), config.pool_tokens, challenges}),
+        public_api({stores(), git, pool.get_executor(), waiters, clock, config.api_token}),
+        agent_api({stores(), queue, manifests, waiters, pool.get_executor(), config.pool_tokens,
+                   challenges}),
         service(router),
         server(io, service, config.data_dir / "tmp",
                ServerLimits{config.max_connections, config.max_connections_per_client,
@@ -77,6 +76,9 @@ struct ControlPlane::Parts {
     public_api.register_routes(router);
     agent_api.register_routes(router);
   }
+
+  // Every member named here is declared (so constructed) before the APIs that take it.
+  Stores stores() { return {db, catalog, runs, states, logs, connections, agents, audit, blobs, keys}; }
 
   ControlConfig config;
   const Clock& clock;

@@ -127,6 +127,17 @@ Result<Key> public_key_from_base64(std::string_view text, std::string_view what)
   return key;
 }
 
+// A new key pair from libsodium's `keypair` (crypto_box_keypair, crypto_sign_keypair), the secret
+// half written straight into zeroing memory.
+template <class Pair>
+Pair generate_pair(std::size_t secret_bytes, int (*keypair)(unsigned char*, unsigned char*)) {
+  detail::ensure_sodium();
+  Pair pair;
+  pair.secret_key = SecretBytes(secret_bytes);
+  keypair(pair.public_key.bytes.data(), pair.secret_key.data());
+  return pair;
+}
+
 }  // namespace
 
 std::string BoxPublicKey::to_base64() const { return base64_encode(bytes); }
@@ -151,19 +162,11 @@ Result<SignPublicKey> SignPublicKey::from_base64(std::string_view text) {
 }
 
 BoxKeyPair BoxKeyPair::generate() {
-  detail::ensure_sodium();
-  BoxKeyPair pair;
-  pair.secret_key = SecretBytes(crypto_box_SECRETKEYBYTES);
-  crypto_box_keypair(pair.public_key.bytes.data(), pair.secret_key.data());
-  return pair;
+  return generate_pair<BoxKeyPair>(crypto_box_SECRETKEYBYTES, crypto_box_keypair);
 }
 
 SignKeyPair SignKeyPair::generate() {
-  detail::ensure_sodium();
-  SignKeyPair pair;
-  pair.secret_key = SecretBytes(crypto_sign_SECRETKEYBYTES);
-  crypto_sign_keypair(pair.public_key.bytes.data(), pair.secret_key.data());
-  return pair;
+  return generate_pair<SignKeyPair>(crypto_sign_SECRETKEYBYTES, crypto_sign_keypair);
 }
 
 Result<BoxKeyPair> load_box_key(const fs::path& path) {

@@ -25,10 +25,7 @@ Result<PriorState> prior_from_json(const json::object& o) {
   auto serial = get_int(o, "serial");
   auto lineage = get_string(o, "lineage", 128);
   auto dek = get_string(o, "sealedDek", 512);
-  for (const Error* e : {id ? nullptr : &id.error(), gen ? nullptr : &gen.error(),
-                         sha ? nullptr : &sha.error(), serial ? nullptr : &serial.error(),
-                         lineage ? nullptr : &lineage.error(), dek ? nullptr : &dek.error()})
-    if (e) return std::unexpected(*e);
+  if (const Error* e = first_error(id, gen, sha, serial, lineage, dek)) return std::unexpected(*e);
   return PriorState{*id, *gen, *sha, *serial, *lineage, *dek};
 }
 
@@ -98,13 +95,8 @@ Result<JobManifest> parse(const json::object& o) {
   if (!commit) return std::unexpected(commit.error());
   if (!mp) return std::unexpected(mp.error());
   m.source = SourceSpec{*url, *commit, mp->value_or("")};
-  auto prior = get_optional_object(o, "priorState");
-  if (!prior) return std::unexpected(prior.error());
-  if (*prior) {
-    auto p = prior_from_json(**prior);
-    if (!p) return std::unexpected(p.error().with_context("priorState"));
-    m.prior_state = std::move(*p);
-  }
+  TAKOSUMI_TRY(with_context(read_optional_object(o, "priorState", prior_from_json, m.prior_state),
+                            "priorState"));
   auto plan = get_optional_object(o, "savedPlan");
   if (!plan) return std::unexpected(plan.error());
   if (*plan) {
@@ -127,13 +119,8 @@ Result<JobManifest> parse(const json::object& o) {
   auto secrets = get_optional_string(o, "secrets", kMaxSealedSecrets);
   if (!secrets) return std::unexpected(secrets.error());
   m.sealed_secrets = secrets->value_or("");
-  auto policy = get_optional_object(o, "policy");
-  if (!policy) return std::unexpected(policy.error());
-  if (*policy) {
-    auto p = run_policy_from_json(**policy);
-    if (!p) return std::unexpected(p.error().with_context("policy"));
-    m.policy = std::move(*p);
-  }
+  TAKOSUMI_TRY(
+      with_context(read_optional_object(o, "policy", run_policy_from_json, m.policy), "policy"));
   TAKOSUMI_TRY(str("controlPublicKey", m.control_public_key, 128));
   TAKOSUMI_TRY(str("controlKeyId", m.control_key_id, 128));
   TAKOSUMI_TRY(num("issuedAt", m.issued_at));
@@ -147,33 +134,25 @@ Result<JobManifest> parse(const json::object& o) {
 }  // namespace
 
 json::object to_json(const JobManifest& m) {
-  json::object o;
-  o["runId"] = m.run_id;
-  o["attempt"] = m.attempt;
-  o["agentId"] = m.agent_id;
-  o["type"] = to_string(m.type);
-  o["workspaceId"] = m.workspace_id;
-  o["capsuleId"] = m.capsule_id;
+  json::object vars;
+  for (const auto& [k, v] : m.variables) vars[k] = v;
+  json::object allow;
+  for (const auto& [k, v] : m.output_allowlist)
+    allow[k] = json::object{{"from", v.from}, {"type", v.type}, {"required", v.required}};
+  json::object o{{"runId", m.run_id},           {"attempt", m.attempt},
+                 {"agentId", m.agent_id},       {"type", to_string(m.type)},
+                 {"workspaceId", m.workspace_id}, {"capsuleId", m.capsule_id},
+                 {"variables", std::move(vars)}, {"outputAllowlist", std::move(allow)},
+                 {"policy", to_json(m.policy)}, {"controlPublicKey", m.control_public_key},
+                 {"controlKeyId", m.control_key_id}, {"issuedAt", m.issued_at},
+                 {"expiresAt", m.expires_at},   {"nonce", m.nonce}};
   o["source"] = json::object{
       {"url", m.source.url}, {"commit", m.source.commit}, {"modulePath", m.source.module_path}};
   if (m.prior_state) o["priorState"] = prior_to_json(*m.prior_state);
   if (m.saved_plan)
     o["savedPlan"] = json::object{{"digest", m.saved_plan->digest},
                                   {"sealedDek", m.saved_plan->sealed_dek}};
-  json::object vars;
-  for (const auto& [k, v] : m.variables) vars[k] = v;
-  o["variables"] = std::move(vars);
-  json::object allow;
-  for (const auto& [k, v] : m.output_allowlist)
-    allow[k] = json::object{{"from", v.from}, {"type", v.type}, {"required", v.required}};
-  o["outputAllowlist"] = std::move(allow);
   if (!m.sealed_secrets.empty()) o["secrets"] = m.sealed_secrets;
-  o["policy"] = to_json(m.policy);
-  o["controlPublicKey"] = m.control_public_key;
-  o["controlKeyId"] = m.control_key_id;
-  o["issuedAt"] = m.issued_at;
-  o["expiresAt"] = m.expires_at;
-  o["nonce"] = m.nonce;
   return o;
 }
 

@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
 #include "common/error_codes.hpp"
+#include "crypto/keys.hpp"
 #include "protocol/failure_codes.hpp"
 #include "protocol/job_manifest.hpp"
 #include "protocol/output_type.hpp"
+#include "protocol/registration_request.hpp"
 #include "protocol/run_report.hpp"
 #include "tests/support/test_manifest.hpp"
 
@@ -238,6 +240,39 @@ TEST(KnownFields, RunReportRefusesUnknownFieldsAtEveryLevel) {
   auto c = run_report_from_json(mark);
   ASSERT_FALSE(c);
   EXPECT_NE(c.error().message.find("unknown field \"accepted\""), std::string::npos) << c.error().message;
+}
+
+TEST(RegistrationRequest, RoundTripsAndRefusesWhatTheControlPlaneCannotRecord) {
+  const std::string key = crypto::SignKeyPair::generate().public_key.to_base64();
+  const std::string box = crypto::BoxKeyPair::generate().public_key.to_base64();
+  const RegistrationRequest sent{{"worker-1", "1.2.3", {"gpu", "eu"}, 4, box, key}, "ch", "sig"};
+  auto read = registration_request_from_json(to_json(sent));
+  ASSERT_TRUE(read) << read.error().to_string();
+  EXPECT_EQ(read->agent.name, "worker-1");
+  EXPECT_EQ(read->agent.version, "1.2.3");
+  EXPECT_EQ(read->agent.labels, (std::vector<std::string>{"gpu", "eu"}));
+  EXPECT_EQ(read->agent.capacity, 4);
+  EXPECT_EQ(read->agent.box_public_key, box);
+  EXPECT_EQ(read->agent.sign_public_key, key);
+  EXPECT_EQ(read->challenge, "ch");
+  EXPECT_EQ(read->signature, "sig");
+
+  auto refused = [&](const char* field, boost::json::value v, const char* says) {
+    auto body = to_json(sent);
+    if (v.is_null())
+      body.erase(field);
+    else
+      body[field] = std::move(v);
+    auto r = registration_request_from_json(body);
+    ASSERT_FALSE(r) << field;
+    EXPECT_EQ(r.error().code, errc::kInvalidArgument);
+    EXPECT_NE(r.error().message.find(says), std::string::npos) << r.error().message;
+  };
+  refused("name", "", "must not be empty");
+  refused("capacity", 0, "between 1 and 1024");
+  refused("signPublicKey", "c2hvcnQ=", "base64 of 32 bytes");
+  refused("signature", nullptr, "must be signed");
+  refused("pool", "x", "unknown field \"pool\"");
 }
 
 }  // namespace

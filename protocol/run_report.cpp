@@ -57,9 +57,7 @@ Result<DataLossMark> mark_from_json(const json::value& v) {
   auto type = get_string(o, "type", 256);
   auto action = get_string(o, "action", 32);
   auto reason = get_optional_string(o, "reason", 1024);
-  for (const Error* e : {address ? nullptr : &address.error(), type ? nullptr : &type.error(),
-                         action ? nullptr : &action.error(), reason ? nullptr : &reason.error()})
-    if (e) return std::unexpected(*e);
+  if (const Error* e = first_error(address, type, action, reason)) return std::unexpected(*e);
   return DataLossMark{*address, *type, *action, reason->value_or("")};
 }
 
@@ -71,9 +69,7 @@ Result<DriftedResource> drifted_from_json(const json::value& v) {
   auto type = get_string(o, "type", 256);
   auto action = get_optional_string(o, "action", 32);
   auto attrs = get_optional_array(o, "attributes");
-  for (const Error* e : {address ? nullptr : &address.error(), type ? nullptr : &type.error(),
-                         action ? nullptr : &action.error(), attrs ? nullptr : &attrs.error()})
-    if (e) return std::unexpected(*e);
+  if (const Error* e = first_error(address, type, action, attrs)) return std::unexpected(*e);
   auto names = strings_from_json(*attrs, "attributes");
   if (!names) return std::unexpected(names.error());
   return DriftedResource{*address, *type, action->value_or(""), std::move(*names)};
@@ -198,10 +194,8 @@ Result<RunReport> parse(const json::object& o) {
     auto serial = get_int(**ns, "serial");
     auto lineage = get_string(**ns, "lineage", 128);
     auto prior = get_int(**ns, "priorGeneration");
-    for (const Error* e : {a ? nullptr : &a.error(), p ? nullptr : &p.error(),
-                           serial ? nullptr : &serial.error(), lineage ? nullptr : &lineage.error(),
-                           prior ? nullptr : &prior.error()})
-      if (e) return std::unexpected(e->with_context("newState"));
+    if (const Error* e = first_error(a, p, serial, lineage, prior))
+      return std::unexpected(e->with_context("newState"));
     r.new_state = NewStateDescriptor{*a, *p, *serial, *lineage, *prior};
   }
   if (auto out = get_optional_object(o, "outputs"); !out) {

@@ -258,13 +258,19 @@ bool ignores_sigint(pid_t pid) {
   return false;
 }
 
-class AgentDeath : public SupervisorTest, public ::testing::WithParamInterface<bool> {};
+class AgentDeath : public SupervisorTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  // The tofu-like command under the supervisor (holding the lock, interrupting its group when the
+  // parameter says so) under a stand-in agent.
+  pid_t start_supervised() {
+    std::vector<std::string> options{"--grace-ms", "20000", "--lock", lock_.string()};
+    if (GetParam()) options.emplace_back("--interrupt-group");
+    return start_under_agent(supervise(options, tofu_like(dir_.path(), GetParam())));
+  }
+};
 
 TEST_P(AgentDeath, InterruptsTheCommandWhichFinishesAndTheLockIsFreed) {
-  std::vector<std::string> options{"--grace-ms", "20000", "--lock", lock_.string()};
-  if (GetParam()) options.emplace_back("--interrupt-group");
-  const pid_t supervisor =
-      start_under_agent(supervise(options, tofu_like(dir_.path(), GetParam())));
+  const pid_t supervisor = start_supervised();
   ASSERT_GT(supervisor, 0);
   ASSERT_TRUE(eventually([&] { return exists("ready"); }));
   EXPECT_FALSE(lock_is_free(lock_));
@@ -284,10 +290,7 @@ TEST_P(AgentDeath, InterruptsTheCommandWhichFinishesAndTheLockIsFreed) {
 // The launcher's cancel, then the agent dies during the grace: the command must not get a second
 // interrupt (tofu would give up at once, without persisting its state).
 TEST_P(AgentDeath, AfterACancelDoesNotInterruptAgain) {
-  std::vector<std::string> options{"--grace-ms", "20000", "--lock", lock_.string()};
-  if (GetParam()) options.emplace_back("--interrupt-group");
-  const pid_t supervisor =
-      start_under_agent(supervise(options, tofu_like(dir_.path(), GetParam())));
+  const pid_t supervisor = start_supervised();
   ASSERT_GT(supervisor, 0);
   ASSERT_TRUE(eventually([&] { return exists("ready"); }));
 

@@ -76,12 +76,17 @@ std::map<std::string, std::vector<double>> TakosumiSide::take_phase_samples() {
   return std::exchange(phase_samples_, {});
 }
 
-Result<Millis> TakosumiSide::plan(const std::string& capsule) {
+Result<Millis> TakosumiSide::until_succeeded(
+    const std::function<Result<std::string>()>& start_run) {
   const auto start = Clock::now();
-  auto id = start_plan(capsule);
+  auto id = start_run();
   if (!id) return std::unexpected(id.error());
   TAKOSUMI_TRY(wait_succeeded(*id));
   return since(start);
+}
+
+Result<Millis> TakosumiSide::plan(const std::string& capsule) {
+  return until_succeeded([&] { return start_plan(capsule); });
 }
 
 Result<Millis> TakosumiSide::plan_apply(const std::string& capsule) {
@@ -96,11 +101,7 @@ Result<Millis> TakosumiSide::plan_apply(const std::string& capsule) {
 }
 
 Result<Millis> TakosumiSide::drift_check(const std::string& capsule) {
-  const auto start = Clock::now();
-  auto id = post_run("/api/v1/capsules/" + capsule + "/drift-check");
-  if (!id) return std::unexpected(id.error());
-  TAKOSUMI_TRY(wait_succeeded(*id));
-  return since(start);
+  return until_succeeded([&] { return post_run("/api/v1/capsules/" + capsule + "/drift-check"); });
 }
 
 Result<Millis> TakosumiSide::pickup(const std::string& capsule) {

@@ -4,6 +4,7 @@
 // API first shows the Run finished. Polls every few milliseconds, so a figure is at most one poll
 // interval late; the harness's own 50 ms wait would blur the figures.
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -46,6 +47,8 @@ class TakosumiSide {
 
  private:
   Result<std::string> post_run(const std::string& target);
+  // The time from start_run (which creates a Run and returns its id) until that Run succeeded.
+  Result<Millis> until_succeeded(const std::function<Result<std::string>()>& start_run);
   // Polls every interval until the Run is past queued (and past running when past_running);
   // returns the Run. With past_running, an end other than succeeded is an error.
   Result<boost::json::object> wait_run(const std::string& run_id, std::chrono::microseconds interval,

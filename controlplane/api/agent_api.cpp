@@ -13,84 +13,13 @@
 #include "crypto/keys.hpp"
 #include "crypto/registration_proof.hpp"
 #include "crypto/sha256.hpp"
+#include "protocol/registration_request.hpp"
 #include "protocol/run_report.hpp"
 
 namespace takosumi::controlplane {
 namespace {
 
 namespace json = boost::json;
-
-// A registration body: what the registry stores, the decoded keys and the proof of possession.
-struct RegistrationRequest {
-  AgentRegistration reg;
-  crypto::SignPublicKey sign_key;
-  crypto::BoxPublicKey box_key;
-  std::string challenge;
-  std::string signature;
-};
-
-Status parse_agent_fields(const json::object& o, AgentRegistration& reg) {
-  auto name = get_string(o, "name", 128);
-  if (!name) return std::unexpected(name.error());
-  if (name->empty()) return fail(errc::kInvalidArgument, "field \"name\" must not be empty");
-  reg.name = *name;
-  auto version = get_optional_string(o, "version", 64);
-  if (!version) return std::unexpected(version.error());
-  reg.version = version->value_or("");
-  auto labels = get_optional_array(o, "labels");
-  if (!labels) return std::unexpected(labels.error());
-  if (*labels) {
-    if ((*labels)->size() > 64) return fail(errc::kInvalidArgument, "too many labels");
-    for (const auto& l : **labels) {
-      if (!l.is_string() || l.get_string().size() > 128)
-        return fail(errc::kInvalidArgument, "field \"labels\" must hold strings");
-      reg.labels.emplace_back(l.get_string());
-    }
-  }
-  auto capacity = get_optional_int(o, "capacity");
-  if (!capacity) return std::unexpected(capacity.error());
-  reg.capacity = capacity->value_or(1);
-  if (reg.capacity < 1 || reg.capacity > 1024)
-    return fail(errc::kInvalidArgument, "field \"capacity\" must be between 1 and 1024");
-  return {};
-}
-
-Status parse_keys_and_proof(const json::object& o, RegistrationRequest& r) {
-  auto box = get_string(o, "boxPublicKey", 64);
-  auto sign = get_string(o, "signPublicKey", 64);
-  if (!box) return std::unexpected(box.error());
-  if (!sign) return std::unexpected(sign.error());
-  auto box_key = crypto::BoxPublicKey::from_base64(*box);
-  auto sign_key = crypto::SignPublicKey::from_base64(*sign);
-  if (!box_key) return fail(errc::kInvalidArgument, "boxPublicKey must be base64 of 32 bytes");
-  if (!sign_key) return fail(errc::kInvalidArgument, "signPublicKey must be base64 of 32 bytes");
-  r.reg.box_public_key = *box;
-  // Canonical base64: compared as text with the key on record and the one an operator's reset names.
-  r.reg.sign_public_key = sign_key->to_base64();
-  r.box_key = *box_key;
-  r.sign_key = *sign_key;
-  if (!o.contains("challenge") || !o.contains("signature"))
-    return fail(errc::kInvalidArgument,
-                "registration must be signed (fields \"challenge\" and \"signature\", "
-                "docs/protocol.md \"Register\"); upgrade this takosumi-agent");
-  auto challenge = get_string(o, "challenge", 128);
-  auto signature = get_string(o, "signature", 128);
-  if (!challenge) return std::unexpected(challenge.error());
-  if (!signature) return std::unexpected(signature.error());
-  r.challenge = *challenge;
-  r.signature = *signature;
-  return {};
-}
-
-Result<RegistrationRequest> parse_registration(const json::object& o) {
-  TAKOSUMI_TRY(check_known_fields(o, {"name", "version", "labels", "capacity",
-                                                "boxPublicKey", "signPublicKey", "challenge",
-                                                "signature"}));
-  RegistrationRequest r;
-  TAKOSUMI_TRY(parse_agent_fields(o, r.reg));
-  TAKOSUMI_TRY(parse_keys_and_proof(o, r));
-  return r;
-}
 
 struct ClaimRequest {
   std::int64_t free_slots = 1;
@@ -192,14 +121,18 @@ HttpResponse AgentApi::register_challenge(const HttpRequest& req) {
 // The challenge is used up before the signature is checked, so each one allows a single attempt.
 Result<AgentRegistration> AgentApi::proven_registration(const HttpRequest& req,
                                                         const json::object& body) {
-  auto r = parse_registration(body);
+  auto r = protocol::registration_request_from_json(body);
   if (!r) return std::unexpected(r.error());
   const std::string pool = pool_token_sha256(req);
   TAKOSUMI_TRY(d_.challenges.redeem(r->challenge, pool));
-  const crypto::RegistrationClaim claim{r->challenge, r->reg.name,  r->sign_key, r->box_key,
+  // Both keys were read as base64 of 32 bytes by registration_request_from_json.
+  auto sign_key = crypto::SignPublicKey::from_base64(r->agent.sign_public_key);
+  auto box_key = crypto::BoxPublicKey::from_base64(r->agent.box_public_key);
+  if (const Error* e = first_error(sign_key, box_key)) return std::unexpected(*e);
+  const crypto::RegistrationClaim claim{r->challenge, r->agent.name, *sign_key, *box_key,
                                         pool,         d_.keys.signing_key().public_key};
   TAKOSUMI_TRY(crypto::verify_registration(claim, r->signature));
-  return std::move(r->reg);
+  return std::move(r->agent);
 }
 
 HttpResponse AgentApi::register_agent(const HttpRequest& req) {

@@ -16,33 +16,20 @@
 #include <vector>
 
 #include "common/secret_bytes.hpp"
-#include "controlplane/store/agent_registry.hpp"
-#include "controlplane/store/audit_log.hpp"
-#include "controlplane/store/blob_store.hpp"
-#include "controlplane/runs/claim_waiters.hpp"
-#include "controlplane/store/keyring.hpp"
-#include "controlplane/runs/manifest_builder.hpp"
 #include "controlplane/api/registration_challenges.hpp"
 #include "controlplane/http/router.hpp"
-#include "controlplane/store/run_log_store.hpp"
+#include "controlplane/runs/claim_waiters.hpp"
+#include "controlplane/runs/manifest_builder.hpp"
 #include "controlplane/runs/run_queue.hpp"
-#include "controlplane/store/state_store.hpp"
+#include "controlplane/store/stores.hpp"
 
 namespace takosumi::controlplane {
 
 inline constexpr std::size_t kMaxArtifactBytes = 256ull * 1024 * 1024;
 inline constexpr int kMaxClaimWaitSeconds = 30;
 
-struct AgentApiDeps {
-  Database& db;
-  AgentRegistry& agents;
+struct AgentApiDeps : Stores {
   RunQueue& queue;
-  RunStore& runs;
-  StateStore& states;
-  RunLogStore& logs;
-  AuditLog& audit;
-  const BlobStore& blobs;
-  const Keyring& keys;
   ManifestBuilder& manifests;
   ClaimWaiters& waiters;
   boost::asio::thread_pool::executor_type pool;

@@ -89,10 +89,7 @@ boost::asio::awaitable<HttpResponse> CapsuleApi::async_plan(const std::string& c
   if (auto usable = check_connections(d_, *capsule); !usable) co_return error_response(usable.error());
   auto commit = co_await async_resolve_head(d_, *capsule);
   if (!commit) co_return error_response(commit.error());
-  auto run = create_run(d_, actor_, [&] { return d_.runs.create_plan(*capsule, *commit); });
-  if (!run) co_return error_response(run.error());
-  d_.waiters.notify_all();
-  co_return json_response(201, to_json(*run));
+  co_return create_run(d_, actor_, [&] { return d_.runs.create_plan(*capsule, *commit); });
 }
 
 HttpResponse CapsuleApi::outputs(const std::string& capsule_id) {

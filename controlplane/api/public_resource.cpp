@@ -34,10 +34,10 @@ Status check_connections(const PublicApiDeps& d, const Capsule& capsule) {
   return {};
 }
 
-Result<Run> create_run(const PublicApiDeps& d, std::string_view actor,
-                       const std::function<Result<Run>()>& create,
-                       std::optional<bool> accept_data_loss) {
-  return in_transaction(d.db, [&]() -> Result<Run> {
+HttpResponse create_run(const PublicApiDeps& d, std::string_view actor,
+                        const std::function<Result<Run>()>& create,
+                        std::optional<bool> accept_data_loss) {
+  auto created = in_transaction(d.db, [&]() -> Result<Run> {
     auto run = create();
     if (!run) return run;
     json::object detail{{"type", protocol::to_string(run->type)}};
@@ -46,6 +46,9 @@ Result<Run> create_run(const PublicApiDeps& d, std::string_view actor,
     TAKOSUMI_TRY(d.audit.record(run_event(actor, "run.created", *run, std::move(detail))));
     return run;
   });
+  if (!created) return error_response(created.error());
+  d.waiters.notify_all();
+  return json_response(201, to_json(*created));
 }
 
 boost::asio::awaitable<Result<std::string>> async_resolve_head(const PublicApiDeps& d,

@@ -17,34 +17,16 @@
 #include "controlplane/http/router.hpp"
 #include "controlplane/runs/claim_waiters.hpp"
 #include "controlplane/runs/git_ref_resolver.hpp"
-#include "controlplane/store/agent_registry.hpp"
-#include "controlplane/store/audit_log.hpp"
-#include "controlplane/store/blob_store.hpp"
-#include "controlplane/store/catalog_store.hpp"
-#include "controlplane/store/connection_store.hpp"
-#include "controlplane/store/keyring.hpp"
-#include "controlplane/store/run_log_store.hpp"
-#include "controlplane/store/run_store.hpp"
-#include "controlplane/store/state_store.hpp"
+#include "controlplane/store/stores.hpp"
 
 namespace takosumi::controlplane {
 
-struct PublicApiDeps {
-  Database& db;
-  CatalogStore& catalog;
-  RunStore& runs;
-  StateStore& states;
-  RunLogStore& logs;
-  ConnectionStore& connections;
-  AuditLog& audit;
-  const BlobStore& blobs;
-  const Keyring& keys;
+struct PublicApiDeps : Stores {
   const GitRefResolver& git;
   boost::asio::thread_pool::executor_type pool;
   ClaimWaiters& waiters;
   const Clock& clock;
   const SecretBytes& api_token;
-  AgentRegistry& agents;
 };
 
 // Both check the API token on the request head; `json_body` routes also take a JSON body.
@@ -76,8 +58,8 @@ HttpResponse capsule_response(const PublicApiDeps& d, int status, const Capsule&
 Status check_connections(const PublicApiDeps& d, const Capsule& capsule);
 
 // Runs `create` and records run.created by `actor` (with acceptDataLoss for applies) in one
-// transaction.
-Result<Run> create_run(const PublicApiDeps& d, std::string_view actor,
+// transaction, wakes the agents waiting for work, and answers 201 with the new Run (or the error).
+HttpResponse create_run(const PublicApiDeps& d, std::string_view actor,
                        const std::function<Result<Run>()>& create,
                        std::optional<bool> accept_data_loss = std::nullopt);
 

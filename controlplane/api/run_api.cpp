@@ -62,11 +62,8 @@ HttpResponse RunApi::apply(const HttpRequest& req, const std::string& plan_run_i
   if (auto usable = check_connections(d_, *capsule); !usable) return error_response(usable.error());
   auto admitted = admit_apply(*candidate, *accept);
   if (!admitted) return error_response(admitted.error());
-  auto run = create_run(d_, actor_, 
-      [&] { return d_.runs.create_apply(plan, admitted->data_loss_accepted); }, *accept);
-  if (!run) return error_response(run.error());
-  d_.waiters.notify_all();
-  return json_response(201, to_json(*run));
+  return create_run(
+      d_, actor_, [&] { return d_.runs.create_apply(plan, admitted->data_loss_accepted); }, *accept);
 }
 
 HttpResponse RunApi::cancel(const std::string& run_id) {

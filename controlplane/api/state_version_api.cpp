@@ -1,7 +1,6 @@
 #include "controlplane/api/state_version_api.hpp"
 
 #include "common/error_codes.hpp"
-#include "protocol/api_error_codes.hpp"
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/api/page_cursor.hpp"
 #include "protocol/failure_codes.hpp"
@@ -92,21 +91,20 @@ HttpResponse StateVersionApi::rollback_plan(const std::string& state_version_id)
   if (auto usable = check_connections(d_, *capsule); !usable) return error_response(usable.error());
   auto destroyed = d_.runs.is_destroy_result(*target);
   if (!destroyed) return error_response(destroyed.error());
-  auto run = create_run(d_, actor_, [&] { return d_.runs.create_rollback_plan(*capsule, *target, *destroyed); });
-  if (!run) return error_response(run.error());
-  d_.waiters.notify_all();
-  return json_response(201, to_json(*run));
+  return create_run(d_, actor_, [&] {
+    return d_.runs.create_rollback_plan(*capsule, *target, *destroyed);
+  });
 }
 
 Result<StateVersion> StateVersionApi::drift_pin(const Capsule& capsule) {
   auto current = d_.states.current(capsule.id);
   if (!current) return std::unexpected(current.error());
   if (!*current)
-    return fail(api_errc::kNoStateVersion,
+    return fail(errc::kNoStateVersion,
                 "capsule " + capsule.id + " has no StateVersion yet, so there is nothing to compare"
                 " with the real resources; plan and apply it first");
   if (capsule.destroyed_at)
-    return fail(api_errc::kNoStateVersion,
+    return fail(errc::kNoStateVersion,
                 "capsule " + capsule.id + " was destroyed: its current StateVersion (generation " +
                     std::to_string((*current)->generation) +
                     ") holds no resources, so there is nothing to check; plan and apply to use it again");
@@ -119,14 +117,11 @@ HttpResponse StateVersionApi::drift_check_capsule(const std::string& capsule_id)
   auto pinned = drift_pin(*capsule);
   if (!pinned) return error_response(pinned.error());
   if (auto usable = check_connections(d_, *capsule); !usable) return error_response(usable.error());
-  auto run = create_run(d_, actor_, [&]() -> Result<Run> {
+  return create_run(d_, actor_, [&]() -> Result<Run> {
     auto runs = d_.runs.create_drift_checks({{*capsule, std::move(*pinned)}});
     if (!runs) return std::unexpected(runs.error());
     return std::move(runs->front());
   });
-  if (!run) return error_response(run.error());
-  d_.waiters.notify_all();
-  return json_response(201, to_json(*run));
 }
 
 HttpResponse StateVersionApi::drift_check_workspace(const std::string& workspace_id) {
@@ -143,7 +138,7 @@ HttpResponse StateVersionApi::drift_check_workspace(const std::string& workspace
     } else if (!usable && is_connection_refusal(usable.error())) {
       skipped.push_back(skipped_capsule(c, usable.error()));
       if (!refused) refused = usable.error();
-    } else if (!pinned && pinned.error().code == api_errc::kNoStateVersion) {
+    } else if (!pinned && pinned.error().code == errc::kNoStateVersion) {
       skipped.push_back(skipped_capsule(c, pinned.error()));
     } else {
       return error_response(pinned ? usable.error() : pinned.error());
@@ -151,7 +146,7 @@ HttpResponse StateVersionApi::drift_check_workspace(const std::string& workspace
   }
   if (targets.empty() && refused) return error_response(*refused);
   if (targets.empty())
-    return error_response(Error{std::string(api_errc::kNoStateVersion),
+    return error_response(Error{std::string(errc::kNoStateVersion),
                                 "no capsule of workspace " + workspace_id +
                                     " has a StateVersion to check (" +
                                     std::to_string(capsules->size()) +
@@ -177,7 +172,7 @@ boost::asio::awaitable<HttpResponse> StateVersionApi::async_destroy(const std::s
   auto current = d_.states.current(capsule_id);
   if (!current) co_return error_response(current.error());
   if (!*current)
-    co_return error_response(Error{std::string(api_errc::kNoStateVersion),
+    co_return error_response(Error{std::string(errc::kNoStateVersion),
                                    "capsule " + capsule_id + " has no StateVersion: nothing was"
                                    " ever applied, so there is nothing to destroy"});
   if (capsule->destroyed_at)
@@ -188,10 +183,8 @@ boost::asio::awaitable<HttpResponse> StateVersionApi::async_destroy(const std::s
   if (auto usable = check_connections(d_, *capsule); !usable) co_return error_response(usable.error());
   auto commit = co_await async_resolve_head(d_, *capsule);
   if (!commit) co_return error_response(commit.error());
-  auto run = create_run(d_, actor_, [&] { return d_.runs.create_destroy_plan(*capsule, *commit); });
-  if (!run) co_return error_response(run.error());
-  d_.waiters.notify_all();
-  co_return json_response(201, to_json(*run));
+  co_return create_run(d_, actor_,
+                       [&] { return d_.runs.create_destroy_plan(*capsule, *commit); });
 }
 
 }  // namespace takosumi::controlplane

@@ -11,7 +11,6 @@
 #include <optional>
 
 #include "common/error_codes.hpp"
-#include "protocol/api_error_codes.hpp"
 #include "controlplane/http/connection_slots.hpp"
 #include "crypto/random_ids.hpp"
 #include "crypto/sha256.hpp"
@@ -138,7 +137,7 @@ std::optional<Exchange> answer_for(BodyRead::Outcome outcome, const BodyPolicy& 
       return refusal(errc::kPayloadTooLarge,
                      "request body exceeds " + std::to_string(policy.max_bytes) + " bytes");
     case BodyRead::over_budget:
-      return refusal(api_errc::kTempSpaceExhausted,
+      return refusal(errc::kTempSpaceExhausted,
                      "the server's space for uploads in progress is in use; retry later");
     case BodyRead::unbufferable: return refusal(errc::kIoError, "cannot buffer upload");
     case BodyRead::complete:
@@ -340,7 +339,7 @@ asio::awaitable<std::optional<Exchange>> HttpServer::Impl::read_and_handle(
   slots.set_waiting(s.id, false);
   if (!s.stream.socket().is_open()) co_return std::nullopt;  // evicted while its read completed
   if (hec == http::error::header_limit)
-    co_return refusal(api_errc::kHeadersTooLarge,
+    co_return refusal(errc::kHeadersTooLarge,
                       "request headers exceed " + std::to_string(kHeaderLimit) + " bytes");
   if (hec) co_return std::nullopt;
   HttpRequest req = head_of(head);

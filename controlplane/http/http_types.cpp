@@ -6,7 +6,6 @@
 #include <charconv>
 
 #include "common/error_codes.hpp"
-#include "protocol/api_error_codes.hpp"
 #include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
@@ -62,14 +61,14 @@ int http_status_for(std::string_view code) {
   if (code == errc::kForbidden) return 403;
   if (code == errc::kNotFound) return 404;
   if (code == errc::kConflict || code == errc::kLeaseLost ||
-      code == api_errc::kDataLossNotAccepted || code == api_errc::kNoStateVersion ||
+      code == errc::kDataLossNotAccepted || code == errc::kNoStateVersion ||
       code == errc::kConnectionRevoked || code == errc::kConnectionExpired ||
       code == errc::kAgentKeyMismatch)
     return 409;
   if (code == errc::kPayloadTooLarge) return 413;
-  if (code == api_errc::kHeadersTooLarge) return 431;
+  if (code == errc::kHeadersTooLarge) return 431;
   if (code == errc::kSourceFetchFailed) return 502;
-  if (code == errc::kUnavailable || code == api_errc::kTempSpaceExhausted) return 503;
+  if (code == errc::kUnavailable || code == errc::kTempSpaceExhausted) return 503;
   return 500;
 }
 

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "common/error_codes.hpp"
-#include "protocol/api_error_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -56,7 +55,7 @@ TEST(ApplyAdmissionTest, DataLossMarksNeedAcceptanceAndTheApplyRecordsIt) {
   c.plan.data_loss_json = kMarks;
   auto refused = admit_apply(c, false);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().code, api_errc::kDataLossNotAccepted);
+  EXPECT_EQ(refused.error().code, errc::kDataLossNotAccepted);
   auto accepted = admit_apply(c, true);
   ASSERT_TRUE(accepted) << accepted.error().to_string();
   EXPECT_TRUE(accepted->data_loss_accepted);

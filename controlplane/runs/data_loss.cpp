@@ -1,7 +1,6 @@
 #include "controlplane/runs/data_loss.hpp"
 
 #include "common/error_codes.hpp"
-#include "protocol/api_error_codes.hpp"
 
 namespace takosumi::controlplane {
 
@@ -24,7 +23,7 @@ Status check_data_loss_accepted(const Run& plan, bool accepted) {
     if (!list.empty()) list += ", ";
     list += m.address + " (" + m.action + (m.reason.empty() ? "" : ": " + m.reason) + ")";
   }
-  return fail(api_errc::kDataLossNotAccepted,
+  return fail(errc::kDataLossNotAccepted,
               "run " + plan.id + " would lose the data held by " + std::to_string(marks.size()) +
                   (marks.size() == 1 ? " resource: " : " resources: ") + list +
                   ". Review the plan (GET /api/v1/runs/" + plan.id +

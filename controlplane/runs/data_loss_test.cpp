@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "common/error_codes.hpp"
-#include "protocol/api_error_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -27,7 +26,7 @@ TEST(DataLossTest, MarksAreRefusedUntilAcceptedAndEveryAddressIsNamed) {
       R"( {"address":"local_file.data","type":"local_file","action":"delete","reason":"r2"}])");
   auto refused = check_data_loss_accepted(plan, false);
   ASSERT_FALSE(refused);
-  EXPECT_EQ(refused.error().code, api_errc::kDataLossNotAccepted);
+  EXPECT_EQ(refused.error().code, errc::kDataLossNotAccepted);
   EXPECT_NE(refused.error().message.find("aws_db_instance.main (replace: r1)"), std::string::npos);
   EXPECT_NE(refused.error().message.find("local_file.data (delete: r2)"), std::string::npos);
   EXPECT_NE(refused.error().message.find("\"acceptDataLoss\": true"), std::string::npos);

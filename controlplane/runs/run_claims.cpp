@@ -5,7 +5,6 @@
 #include "common/error_codes.hpp"
 #include "controlplane/runs/run_queue.hpp"
 #include "crypto/random_ids.hpp"
-#include "protocol/api_error_codes.hpp"
 #include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {

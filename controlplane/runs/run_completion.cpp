@@ -29,10 +29,15 @@ Status RunQueue::check_plan_report(const Run& run, const protocol::RunReport& re
   if (report.status != run_status::kSucceeded || !report.has_changes) return {};
   if (!is_sha256_hex(report.plan_digest))
     return fail(errc::kInvalidArgument, "a plan with changes needs planDigest (64 hex)");
-  auto stored = runs_.has_artifact(run.id, "plan", report.plan_artifact_sha256);
+  return check_uploaded(run, "plan", report.plan_artifact_sha256, "planArtifactSha256");
+}
+
+Status RunQueue::check_uploaded(const Run& run, std::string_view kind, const std::string& sha256,
+                                std::string_view field) {
+  auto stored = runs_.has_artifact(run.id, kind, sha256);
   if (!stored) return std::unexpected(stored.error());
   if (!*stored)
-    return fail(errc::kInvalidArgument, "planArtifactSha256 \"" + report.plan_artifact_sha256 +
+    return fail(errc::kInvalidArgument, std::string(field) + " \"" + sha256 +
                                             "\" was not uploaded for run " + run.id);
   return {};
 }
@@ -57,11 +62,7 @@ Result<std::optional<StateVersion>> RunQueue::store_new_state(const Run& run,
                                                               const protocol::RunReport& report) {
   if (!report.new_state) return std::optional<StateVersion>{};
   const auto& ns = *report.new_state;
-  auto stored = runs_.has_artifact(run.id, "state", ns.artifact_sha256);
-  if (!stored) return std::unexpected(stored.error());
-  if (!*stored)
-    return fail(errc::kInvalidArgument, "newState.artifactSha256 \"" + ns.artifact_sha256 +
-                                            "\" was not uploaded for run " + run.id);
+  TAKOSUMI_TRY(check_uploaded(run, "state", ns.artifact_sha256, "newState.artifactSha256"));
   auto current = states_.current(run.capsule_id);
   if (!current) return std::unexpected(current.error());
   const std::int64_t generation = *current ? (*current)->generation : 0;

@@ -138,6 +138,9 @@ class RunQueue {
   Status finish(const Run& run, const protocol::RunReport& report,
                 const std::optional<StateVersion>& created);
   Status check_plan_report(const Run& run, const protocol::RunReport& report);
+  // invalid_argument naming `field` unless the Run uploaded a `kind` artifact of that digest.
+  Status check_uploaded(const Run& run, std::string_view kind, const std::string& sha256,
+                        std::string_view field);
   Status check_report_for_type(const Run& run, const protocol::RunReport& report);
   Status mark_destroyed(const Run& run, const protocol::RunReport& report,
                         const std::optional<StateVersion>& created);

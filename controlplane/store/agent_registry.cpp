@@ -69,9 +69,9 @@ Result<std::vector<AgentRegistry::NamedAgent>> AgentRegistry::agents_named(std::
       "SELECT id, sign_public_key, key_reset_at IS NOT NULL, coalesce(reset_sign_public_key, '')"
       " FROM agents WHERE name = ? ORDER BY created_at, id",
       name);
-  if (!s) return std::unexpected(s.error());
-  return collect(*s, [](const Statement& row) {
-    NamedAgent agent{row.text(0), row.text(1), row.integer(2) != 0, row.text(3)};
+  return collect(std::move(s), [](const Statement& row) {
+    NamedAgent agent;
+    ColumnReader(row) >> agent.id >> agent.sign_public_key >> agent.reset >> agent.awaited_key;
     if (!agent.reset) agent.awaited_key.clear();
     return agent;
   });

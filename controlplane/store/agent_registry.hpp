@@ -13,17 +13,11 @@
 #include "common/error.hpp"
 #include "controlplane/store/model.hpp"
 #include "controlplane/store/sqlite_db.hpp"
+#include "protocol/registration_request.hpp"
 
 namespace takosumi::controlplane {
 
-struct AgentRegistration {
-  std::string name;
-  std::string version;
-  std::vector<std::string> labels;
-  std::int64_t capacity = 1;
-  std::string box_public_key;   // base64, validated by the caller
-  std::string sign_public_key;  // base64, validated by the caller
-};
+using AgentRegistration = protocol::AgentRegistration;
 
 struct AgentCredential {
   std::string agent_id;

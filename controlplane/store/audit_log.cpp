@@ -10,16 +10,11 @@ namespace {
 
 AuditEvent event_from_row(const Statement& s) {
   AuditEvent e;
-  e.id = s.integer(0);
-  e.at = s.integer(1);
-  e.actor = s.text(2);
-  e.action = s.text(3);
-  e.workspace_id = s.optional_text(4);
-  e.capsule_id = s.optional_text(5);
-  e.run_id = s.optional_text(6);
-  e.connection_id = s.optional_text(7);
+  std::string detail;
+  ColumnReader(s) >> e.id >> e.at >> e.actor >> e.action >> e.workspace_id >> e.capsule_id >>
+      e.run_id >> e.connection_id >> detail;
   // Written by record() below; an unreadable detail is shown empty rather than hiding the event.
-  if (auto detail = parse_object(s.text(8), 1 << 20)) e.detail = std::move(*detail);
+  if (auto parsed = parse_object(detail, 1 << 20)) e.detail = std::move(*parsed);
   return e;
 }
 
@@ -73,8 +68,7 @@ Result<std::vector<AuditEvent>> AuditLog::list(std::string_view workspace_id, in
       "SELECT id, at, actor, action, workspace_id, capsule_id, run_id, connection_id, detail"
       " FROM audit_events WHERE workspace_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
       workspace_id, before.value_or(std::numeric_limits<std::int64_t>::max()), limit);
-  if (!s) return std::unexpected(s.error());
-  return collect(*s, event_from_row);
+  return collect(std::move(s), event_from_row);
 }
 
 }  // namespace takosumi::controlplane

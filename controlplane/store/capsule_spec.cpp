@@ -176,27 +176,10 @@ Result<CapsuleRequest> parse_capsule_request(const json::object& body) {
   auto source = parse_source(body);
   if (!source) return std::unexpected(source.error());
   req.source = std::move(*source);
-  auto allow = get_optional_object(body, "outputAllowlist");
-  if (!allow) return std::unexpected(allow.error());
-  if (*allow) {
-    auto parsed = allowlist_from_json(**allow);
-    if (!parsed) return std::unexpected(parsed.error());
-    req.output_allowlist = std::move(*parsed);
-  }
-  auto vars = get_optional_object(body, "variables");
-  if (!vars) return std::unexpected(vars.error());
-  if (*vars) {
-    auto parsed = variables_from_json(**vars);
-    if (!parsed) return std::unexpected(parsed.error());
-    req.variables = std::move(*parsed);
-  }
-  auto policy = get_optional_object(body, "policy");
-  if (!policy) return std::unexpected(policy.error());
-  if (*policy) {
-    auto parsed = parse_policy(**policy);
-    if (!parsed) return std::unexpected(parsed.error());
-    req.policy = std::move(*parsed);
-  }
+  TAKOSUMI_TRY(
+      read_optional_object(body, "outputAllowlist", allowlist_from_json, req.output_allowlist));
+  TAKOSUMI_TRY(read_optional_object(body, "variables", variables_from_json, req.variables));
+  TAKOSUMI_TRY(read_optional_object(body, "policy", parse_policy, req.policy));
   return req;
 }
 

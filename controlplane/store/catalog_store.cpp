@@ -1,6 +1,7 @@
 #include "controlplane/store/catalog_store.hpp"
 
 #include "common/error_codes.hpp"
+#include "controlplane/store/stored_names.hpp"
 #include "crypto/random_ids.hpp"
 
 namespace takosumi::controlplane {
@@ -11,26 +12,24 @@ constexpr std::string_view kCapsuleColumns =
     " destroyed_at, sensitive_variable_names, policy";
 
 Workspace workspace_from_row(const Statement& s) {
-  return Workspace{s.text(0), s.text(1), s.integer(2)};
+  Workspace w;
+  ColumnReader(s) >> w.id >> w.name >> w.created_at;
+  return w;
 }
 
 Result<Capsule> capsule_from_row(const Statement& s) {
   Capsule c;
-  c.id = s.text(0);
-  c.workspace_id = s.text(1);
-  c.name = s.text(2);
-  c.source = CapsuleSource{s.text(3), s.text(4), s.text(5)};
-  c.created_at = s.integer(8);
-  if (!s.is_null(9)) c.destroyed_at = s.integer(9);
-  auto allow = parse_object(s.text(6), 1 << 20);
-  auto vars = parse_object(s.text(7), 1 << 20);
-  auto policy = parse_object(s.text(11), 1 << 20);
-  boost::system::error_code ec;
-  auto sensitive = boost::json::parse(s.text(10), ec);
-  if (!allow || !vars || !policy || ec || !sensitive.is_array())
+  std::string allow_text, vars_text, sensitive_text, policy_text;
+  ColumnReader(s) >> c.id >> c.workspace_id >> c.name >> c.source.git_url >> c.source.ref >>
+      c.source.module_path >> allow_text >> vars_text >> c.created_at >> c.destroyed_at >>
+      sensitive_text >> policy_text;
+  auto allow = parse_object(allow_text, 1 << 20);
+  auto vars = parse_object(vars_text, 1 << 20);
+  auto policy = parse_object(policy_text, 1 << 20);
+  auto sensitive = names_from_text(sensitive_text);
+  if (!allow || !vars || !policy || !sensitive)
     return fail(errc::kInternal, "capsule " + c.id + ": stored JSON is corrupt");
-  for (const auto& name : sensitive.get_array())
-    if (name.is_string()) c.sensitive_variable_names.emplace_back(name.get_string());
+  c.sensitive_variable_names = std::move(*sensitive);
   auto allowlist = allowlist_from_json(*allow);
   auto variables = variables_from_json(*vars);
   auto run_policy = protocol::run_policy_from_json(*policy);
@@ -42,12 +41,6 @@ Result<Capsule> capsule_from_row(const Statement& s) {
   c.variables = std::move(*variables);
   c.policy = std::move(*run_policy);
   return c;
-}
-
-std::string names_json(const std::vector<std::string>& names) {
-  boost::json::array out;
-  for (const auto& n : names) out.emplace_back(n);
-  return takosumi::serialize(out);
 }
 
 }  // namespace
@@ -68,9 +61,8 @@ Result<Workspace> CatalogStore::get_workspace(std::string_view id) {
 }
 
 Result<std::vector<Workspace>> CatalogStore::list_workspaces() {
-  auto s = db_.query("SELECT id, name, created_at FROM workspaces ORDER BY created_at, rowid");
-  if (!s) return std::unexpected(s.error());
-  return collect(*s, workspace_from_row);
+  return collect(db_.query("SELECT id, name, created_at FROM workspaces ORDER BY created_at, rowid"),
+                 workspace_from_row);
 }
 
 Result<Capsule> CatalogStore::create_capsule(std::string_view workspace_id,
@@ -90,7 +82,7 @@ Result<Capsule> CatalogStore::create_capsule(std::string_view workspace_id,
         c.id, c.workspace_id, c.name, c.source.git_url, c.source.ref, c.source.module_path,
         takosumi::serialize(allowlist_to_json(c.output_allowlist)),
         takosumi::serialize(variables_to_json(c.variables)), c.created_at,
-        names_json(c.sensitive_variable_names), secrets.sealed_sensitive_variables,
+        names_to_text(c.sensitive_variable_names), secrets.sealed_sensitive_variables,
         takosumi::serialize(protocol::to_json(c.policy)));
     if (!st && st.error().code == errc::kConflict)
       return fail(errc::kConflict, "capsule \"" + req.name + "\" already exists in this workspace");
@@ -125,7 +117,7 @@ Status CatalogStore::set_sensitive_variables(std::string_view capsule_id,
   return db_.run(
       "UPDATE capsules SET sensitive_variable_names = ?, sealed_sensitive_variables = ?"
       " WHERE id = ?",
-      names_json(names), sealed, capsule_id);
+      names_to_text(names), sealed, capsule_id);
 }
 
 Status CatalogStore::set_policy(std::string_view capsule_id, const protocol::RunPolicy& policy) {
@@ -146,8 +138,7 @@ Result<Capsule> CatalogStore::with_connections(Result<Capsule> capsule) {
   auto s = db_.query(
       "SELECT connection_id FROM capsule_connections WHERE capsule_id = ? ORDER BY position",
       capsule->id);
-  if (!s) return std::unexpected(s.error());
-  auto ids = collect(*s, [](const Statement& row) { return row.text(0); });
+  auto ids = collect(std::move(s), [](const Statement& row) { return row.text(0); });
   if (!ids) return std::unexpected(ids.error());
   capsule->connection_ids = std::move(*ids);
   return capsule;
@@ -169,8 +160,7 @@ Result<std::vector<Capsule>> CatalogStore::list_capsules(std::string_view worksp
   auto s = db_.query("SELECT " + std::string(kCapsuleColumns) +
                          " FROM capsules WHERE workspace_id = ? ORDER BY created_at, rowid",
                      workspace_id);
-  if (!s) return std::unexpected(s.error());
-  auto all = collect(*s, capsule_from_row);
+  auto all = collect(std::move(s), capsule_from_row);
   if (!all) return std::unexpected(all.error());
   std::vector<Capsule> out = std::move(*all);
   for (auto& c : out) {

@@ -1,10 +1,11 @@
 #include "controlplane/store/connection_store.hpp"
 
 #include "common/error_codes.hpp"
-#include "crypto/random_ids.hpp"
-#include "controlplane/store/secret_storage.hpp"
-#include "protocol/failure_codes.hpp"
 #include "common/json_fields.hpp"
+#include "controlplane/store/secret_storage.hpp"
+#include "controlplane/store/stored_names.hpp"
+#include "crypto/random_ids.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -17,27 +18,16 @@ constexpr std::string_view kSelect =
 
 Result<Connection> connection_from_row(const Statement& s) {
   Connection c;
-  c.id = s.text(0);
-  c.workspace_id = s.text(1);
-  c.name = s.text(2);
-  c.provider = s.text(3);
-  c.auth_mode = protocol::auth_mode_from_string(s.text(4)).value_or(protocol::AuthMode::env);
-  c.created_at = s.integer(6);
-  c.expires_at = s.optional_integer(7);
-  c.revoked_at = s.optional_integer(8);
-  boost::system::error_code ec;
-  json::value names = json::parse(s.text(5), ec);
-  if (ec || !names.is_array())
+  std::string auth_mode;
+  std::string names_text;
+  ColumnReader(s) >> c.id >> c.workspace_id >> c.name >> c.provider >> auth_mode >> names_text >>
+      c.created_at >> c.expires_at >> c.revoked_at;
+  c.auth_mode = protocol::auth_mode_from_string(auth_mode).value_or(protocol::AuthMode::env);
+  auto names = names_from_text(names_text);
+  if (!names)
     return fail(errc::kInternal, "connection " + c.id + ": stored credential names are corrupt");
-  for (const auto& n : names.get_array())
-    if (n.is_string()) c.credential_names.emplace_back(n.get_string());
+  c.credential_names = std::move(*names);
   return c;
-}
-
-json::array names_json(const SecretMap& values) {
-  json::array out;
-  for (const auto& [name, value] : values) out.emplace_back(name);  // std::map: sorted
-  return out;
 }
 
 }  // namespace
@@ -51,8 +41,8 @@ Result<Connection> ConnectionStore::create(ConnectionRequest req) {
   c.auth_mode = req.auth_mode;
   c.created_at = clock_.now_unix();
   c.expires_at = req.expires_at;
-  for (const auto& [name, value] : req.values) c.credential_names.push_back(name);
-  const std::string names = takosumi::serialize(names_json(req.values));
+  for (const auto& [name, value] : req.values) c.credential_names.push_back(name);  // sorted
+  const std::string names = names_to_text(c.credential_names);
   protocol::SecretBundle bundle;
   bundle.connections.push_back({c.id, c.name, c.provider, c.auth_mode, std::move(req.values)});
   auto sealed = seal_for_storage(bundle, keys_);
@@ -74,10 +64,10 @@ Result<Connection> ConnectionStore::get(std::string_view id) {
 }
 
 Result<std::vector<Connection>> ConnectionStore::list(std::string_view workspace_id) {
-  auto s = db_.query(std::string(kSelect) + " WHERE workspace_id = ? ORDER BY created_at, rowid",
-                     workspace_id);
-  if (!s) return std::unexpected(s.error());
-  return collect(*s, connection_from_row);
+  return collect(
+      db_.query(std::string(kSelect) + " WHERE workspace_id = ? ORDER BY created_at, rowid",
+                workspace_id),
+      connection_from_row);
 }
 
 Result<std::vector<Connection>> ConnectionStore::get_many(const std::vector<std::string>& ids) {

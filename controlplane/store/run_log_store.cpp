@@ -52,9 +52,10 @@ Result<std::vector<LogChunk>> RunLogStore::list(std::string_view run_id) {
       "SELECT attempt, seq, text FROM run_logs WHERE run_id = ? AND text <> ''"
       " ORDER BY attempt, seq",
       run_id);
-  if (!s) return std::unexpected(s.error());
-  return collect(*s, [](const Statement& row) {
-    return LogChunk{row.integer(0), row.integer(1), row.text(2)};
+  return collect(std::move(s), [](const Statement& row) {
+    LogChunk chunk;
+    ColumnReader(row) >> chunk.attempt >> chunk.seq >> chunk.text;
+    return chunk;
   });
 }
 

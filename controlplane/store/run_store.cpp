@@ -20,42 +20,17 @@ const std::string_view kRunSelect =
 
 Run run_from_row(const Statement& s) {
   Run r;
-  r.id = s.text(0);
-  r.capsule_id = s.text(1);
-  r.workspace_id = s.text(2);
-  r.type = protocol::run_type_from_string(s.text(3)).value_or(protocol::RunType::plan);
-  r.status = s.text(4);
-  r.attempt = s.integer(5);
-  r.source_commit = s.text(6);
-  r.planned_by = s.optional_text(7);
-  r.plan_digest = s.optional_text(8);
-  r.plan_artifact_sha256 = s.optional_text(9);
-  r.has_changes = s.integer(10) != 0;
-  r.change_summary_json = s.optional_text(11);
-  r.resource_changes_json = s.optional_text(12);
-  r.failure_code = s.optional_text(13);
-  r.failure_message = s.optional_text(14);
-  r.state_version_id = s.optional_text(15);
-  r.tofu_version = s.optional_text(16);
-  r.provider_lock_sha256 = s.optional_text(17);
-  r.env_names_json = s.optional_text(18);
-  r.phase_millis_json = s.optional_text(19);
-  r.cancel_requested = s.integer(20) != 0;
-  r.agent_id = s.optional_text(21);
-  r.lease_token_sha256 = s.optional_text(22);
-  r.lease_expires_at = s.optional_integer(23);
-  r.prior_state_version_id = s.optional_text(24);
-  r.prior_generation = s.optional_integer(25);
-  r.completed_attempt = s.integer(26);
-  r.created_at = s.integer(27);
-  r.started_at = s.optional_integer(28);
-  r.finished_at = s.optional_integer(29);
-  r.restores_state_version_id = s.optional_text(30);
-  r.data_loss_json = s.optional_text(31);
-  r.data_loss_accepted = s.integer(32) != 0;
-  r.drift_json = s.optional_text(33);
-  r.refused_outputs_json = s.optional_text(34);
-  r.apply_started_attempt = s.optional_integer(35);
+  std::string type;
+  ColumnReader(s) >> r.id >> r.capsule_id >> r.workspace_id >> type >> r.status >> r.attempt >>
+      r.source_commit >> r.planned_by >> r.plan_digest >> r.plan_artifact_sha256 >>
+      r.has_changes >> r.change_summary_json >> r.resource_changes_json >> r.failure_code >>
+      r.failure_message >> r.state_version_id >> r.tofu_version >> r.provider_lock_sha256 >>
+      r.env_names_json >> r.phase_millis_json >> r.cancel_requested >> r.agent_id >>
+      r.lease_token_sha256 >> r.lease_expires_at >> r.prior_state_version_id >>
+      r.prior_generation >> r.completed_attempt >> r.created_at >> r.started_at >>
+      r.finished_at >> r.restores_state_version_id >> r.data_loss_json >>
+      r.data_loss_accepted >> r.drift_json >> r.refused_outputs_json >> r.apply_started_attempt;
+  r.type = protocol::run_type_from_string(type).value_or(protocol::RunType::plan);
   return r;
 }
 
@@ -157,16 +132,14 @@ Result<std::vector<Run>> RunStore::list_runs(std::string_view capsule_id, int li
   auto s = db_.query("SELECT " + std::string(kRunSelect) +
                          " WHERE r.capsule_id = ? ORDER BY r.rowid DESC LIMIT ?",
                      capsule_id, limit);
-  if (!s) return std::unexpected(s.error());
-  return collect(*s, run_from_row);
+  return collect(std::move(s), run_from_row);
 }
 
 Result<std::vector<Run>> RunStore::list_running(std::string_view capsule_id) {
   auto s = db_.query("SELECT " + std::string(kRunSelect) +
                          " WHERE r.capsule_id = ? AND r.status = 'running' ORDER BY r.rowid",
                      capsule_id);
-  if (!s) return std::unexpected(s.error());
-  return collect(*s, run_from_row);
+  return collect(std::move(s), run_from_row);
 }
 
 Result<bool> RunStore::is_destroy_result(const StateVersion& sv) {

@@ -59,6 +59,30 @@ class Statement {
   Status bind_status_;
 };
 
+// Reads the current row's columns in the order of the SELECT, so a row mapper names each field
+// once, in that order, with no column numbers to keep in step with the column list:
+//   ColumnReader(s) >> run.id >> run.capsule_id >> run.lease_expires_at;
+// An integer read into a bool is "not 0"; NULL reads as nullopt into an optional.
+class ColumnReader {
+ public:
+  explicit ColumnReader(const Statement& s) : s_(s) {}
+  template <class T>
+  ColumnReader& operator>>(T& out) {
+    read(next_++, out);
+    return *this;
+  }
+
+ private:
+  void read(int c, std::string& out) const { out = s_.text(c); }
+  void read(int c, std::optional<std::string>& out) const { out = s_.optional_text(c); }
+  void read(int c, std::int64_t& out) const { out = s_.integer(c); }
+  void read(int c, std::optional<std::int64_t>& out) const { out = s_.optional_integer(c); }
+  void read(int c, bool& out) const { out = s_.integer(c) != 0; }
+
+  const Statement& s_;
+  int next_ = 0;
+};
+
 class Database {
  public:
   // Opens (creating) the file, enables WAL and foreign keys, sets a busy timeout.
@@ -106,24 +130,25 @@ struct RowOf<Result<T>> {
 };
 }  // namespace detail
 
-// Steps `s` to its end and returns row(s) for every row, in order. `row` reads the current row
-// and returns a T, or a Result<T> when a row can be refused; the first error (SQLite's or the
-// row's) ends the collection and is returned.
+// Steps the query `s` to its end and returns row(s) for every row, in order. `row` reads the
+// current row and returns a T, or a Result<T> when a row can be refused; the first error (the
+// query's, SQLite's or the row's) ends the collection and is returned.
 template <class RowFn,
           class Made = std::invoke_result_t<RowFn&, Statement&>,
           class T = typename detail::RowOf<Made>::type>
-Result<std::vector<T>> collect(Statement& s, RowFn&& row) {
+Result<std::vector<T>> collect(Result<Statement> s, RowFn&& row) {
+  if (!s) return std::unexpected(s.error());
   std::vector<T> out;
   for (;;) {
-    auto more = s.step();
+    auto more = s->step();
     if (!more) return std::unexpected(more.error());
     if (!*more) return out;
     if constexpr (std::is_same_v<Made, Result<T>>) {
-      auto made = row(s);
+      auto made = row(*s);
       if (!made) return std::unexpected(made.error());
       out.push_back(std::move(*made));
     } else {
-      out.push_back(row(s));
+      out.push_back(row(*s));
     }
   }
 }

@@ -50,16 +50,14 @@ TEST_F(SqliteDbTest, OuterFailureRollsBackCommittedInnerWork) {
 
 TEST_F(SqliteDbTest, CollectReadsEveryRowInOrderAndStopsAtTheFirstRefusedRow) {
   ASSERT_TRUE(db_.exec("INSERT INTO t VALUES (1), (2), (3)"));
-  auto s = db_.query("SELECT v FROM t ORDER BY v");
-  ASSERT_TRUE(s);
-  auto all = collect(*s, [](const Statement& row) { return row.integer(0); });
+  auto all =
+      collect(db_.query("SELECT v FROM t ORDER BY v"), [](const Statement& row) { return row.integer(0); });
   ASSERT_TRUE(all) << all.error().to_string();
   EXPECT_EQ(*all, (std::vector<std::int64_t>{1, 2, 3}));
 
-  auto again = db_.query("SELECT v FROM t ORDER BY v");
-  ASSERT_TRUE(again);
   int read = 0;
-  auto refused = collect(*again, [&](const Statement& row) -> Result<std::int64_t> {
+  auto refused = collect(db_.query("SELECT v FROM t ORDER BY v"),
+                         [&](const Statement& row) -> Result<std::int64_t> {
     ++read;
     if (row.integer(0) == 2) return fail(errc::kInternal, "row 2 is corrupt");
     return row.integer(0);
@@ -67,6 +65,13 @@ TEST_F(SqliteDbTest, CollectReadsEveryRowInOrderAndStopsAtTheFirstRefusedRow) {
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, errc::kInternal);
   EXPECT_EQ(read, 2);
+
+  auto bad_query = collect(db_.query("SELECT missing FROM t"), [](const Statement& row) {
+    return row.integer(0);
+  });
+  ASSERT_FALSE(bad_query);
+  EXPECT_NE(bad_query.error().message.find("missing"), std::string::npos)
+      << bad_query.error().to_string();
 }
 
 }  // namespace

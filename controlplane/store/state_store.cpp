@@ -11,28 +11,27 @@ constexpr std::string_view kColumns =
     " plaintext_sha256, ciphertext_sha256, created_at, restored_from, partial FROM state_versions ";
 
 StateVersion from_row(const Statement& s) {
-  return StateVersion{s.text(0),    s.text(1), s.integer(2), s.text(3),    s.text(4),
-                      s.integer(5), s.text(6), s.text(7),    s.text(8),    s.integer(9),
-                      s.optional_text(10),     s.integer(11) != 0};
+  StateVersion v;
+  ColumnReader(s) >> v.id >> v.capsule_id >> v.generation >> v.created_by_run_id >>
+      v.source_commit >> v.serial >> v.lineage >> v.plaintext_sha256 >> v.ciphertext_sha256 >>
+      v.created_at >> v.restored_from >> v.partial;
+  return v;
 }
 
 }  // namespace
 
 Result<std::optional<StateVersion>> StateStore::current(std::string_view capsule_id) {
-  auto s = db_.query(std::string(kColumns) +
-                         "WHERE capsule_id = ? ORDER BY generation DESC LIMIT 1",
-                     capsule_id);
-  if (!s) return std::unexpected(s.error());
-  auto all = collect(*s, from_row);
+  auto all = collect(
+      db_.query(std::string(kColumns) + "WHERE capsule_id = ? ORDER BY generation DESC LIMIT 1",
+                capsule_id),
+      from_row);
   if (!all) return std::unexpected(all.error());
   if (all->empty()) return std::optional<StateVersion>{};
   return std::optional<StateVersion>(std::move(all->front()));
 }
 
 Result<StateVersion> StateStore::get(std::string_view id) {
-  auto s = db_.query(std::string(kColumns) + "WHERE id = ?", id);
-  if (!s) return std::unexpected(s.error());
-  auto all = collect(*s, from_row);
+  auto all = collect(db_.query(std::string(kColumns) + "WHERE id = ?", id), from_row);
   if (!all) return std::unexpected(all.error());
   if (all->empty()) return fail(errc::kNotFound, "state version " + std::string(id) + " not found");
   return std::move(all->front());
@@ -44,8 +43,7 @@ Result<std::vector<StateVersion>> StateStore::list(std::string_view capsule_id, 
                          "WHERE capsule_id = ? AND (? IS NULL OR generation < ?)"
                          " ORDER BY generation DESC LIMIT ?",
                      capsule_id, before, before, limit);
-  if (!s) return std::unexpected(s.error());
-  return collect(*s, from_row);
+  return collect(std::move(s), from_row);
 }
 
 Result<StateVersion> StateStore::append(StateVersion sv) {

@@ -1,0 +1,30 @@
+#pragma once
+// Everything the control plane keeps, as its API reaches it: one struct of references (owned by
+// ControlPlane, outliving every user) instead of the same list in each dependencies struct.
+#include "controlplane/store/agent_registry.hpp"
+#include "controlplane/store/audit_log.hpp"
+#include "controlplane/store/blob_store.hpp"
+#include "controlplane/store/catalog_store.hpp"
+#include "controlplane/store/connection_store.hpp"
+#include "controlplane/store/keyring.hpp"
+#include "controlplane/store/run_log_store.hpp"
+#include "controlplane/store/run_store.hpp"
+#include "controlplane/store/sqlite_db.hpp"
+#include "controlplane/store/state_store.hpp"
+
+namespace takosumi::controlplane {
+
+struct Stores {
+  Database& db;
+  CatalogStore& catalog;
+  RunStore& runs;
+  StateStore& states;
+  RunLogStore& logs;
+  ConnectionStore& connections;
+  AgentRegistry& agents;
+  AuditLog& audit;
+  const BlobStore& blobs;
+  const Keyring& keys;
+};
+
+}  // namespace takosumi::controlplane
