@@ -99,6 +99,13 @@ Result<bool> get_bool_or(const json::object& o, std::string_view key, bool fallb
   return it->value().get_bool();
 }
 
+Result<const json::object*> entry_object(const json::value& v, std::string_view entries,
+                                         std::initializer_list<std::string_view> known) {
+  if (!v.is_object()) return fail(errc::kInvalidArgument, std::string(entries) + " must be objects");
+  TAKOSUMI_TRY(check_known_fields(v.get_object(), known));
+  return &v.get_object();
+}
+
 Result<const json::object*> get_optional_object(const json::object& o, std::string_view key) {
   return optional_field(o, key, "an object", [](const json::value& v) { return v.if_object(); });
 }

@@ -25,6 +25,10 @@ Result<json::object> parse_object(std::string_view text, std::size_t max_bytes);
 // instead of silently ignored.
 Status check_known_fields(const json::object& o, std::initializer_list<std::string_view> known,
                           std::string_view where = {});
+// An entry of a JSON array that must be an object with only `known` fields; `entries` names the
+// array's entries in the refusal ("dataLoss entries must be objects").
+Result<const json::object*> entry_object(const json::value& v, std::string_view entries,
+                                         std::initializer_list<std::string_view> known);
 
 Result<std::string> get_string(const json::object& o, std::string_view key,
                                std::size_t max_len = 4096);

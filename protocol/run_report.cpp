@@ -30,9 +30,10 @@ Result<std::vector<std::string>> strings_from_json(const json::array* a, std::st
 }
 
 Result<ResourceChange> change_from_json(const json::value& v) {
-  if (!v.is_object()) return fail(errc::kInvalidArgument, "resourceChanges entries must be objects");
-  const auto& o = v.get_object();
-  TAKOSUMI_TRY(check_known_fields(o, {"address", "type", "actions", "delete", "replace"}));
+  auto entry =
+      entry_object(v, "resourceChanges entries", {"address", "type", "actions", "delete", "replace"});
+  if (!entry) return std::unexpected(entry.error());
+  const json::object& o = **entry;
   ResourceChange c;
   auto address = get_string(o, "address", 2048);
   if (!address) return std::unexpected(address.error());
@@ -50,9 +51,9 @@ Result<ResourceChange> change_from_json(const json::value& v) {
 }
 
 Result<DataLossMark> mark_from_json(const json::value& v) {
-  if (!v.is_object()) return fail(errc::kInvalidArgument, "dataLoss entries must be objects");
-  const auto& o = v.get_object();
-  TAKOSUMI_TRY(check_known_fields(o, {"address", "type", "action", "reason"}));
+  auto entry = entry_object(v, "dataLoss entries", {"address", "type", "action", "reason"});
+  if (!entry) return std::unexpected(entry.error());
+  const json::object& o = **entry;
   auto address = get_string(o, "address", 2048);
   auto type = get_string(o, "type", 256);
   auto action = get_string(o, "action", 32);
@@ -62,9 +63,9 @@ Result<DataLossMark> mark_from_json(const json::value& v) {
 }
 
 Result<DriftedResource> drifted_from_json(const json::value& v) {
-  if (!v.is_object()) return fail(errc::kInvalidArgument, "drift resources must be objects");
-  const auto& o = v.get_object();
-  TAKOSUMI_TRY(check_known_fields(o, {"address", "type", "action", "attributes"}));
+  auto entry = entry_object(v, "drift resources", {"address", "type", "action", "attributes"});
+  if (!entry) return std::unexpected(entry.error());
+  const json::object& o = **entry;
   auto address = get_string(o, "address", 2048);
   auto type = get_string(o, "type", 256);
   auto action = get_optional_string(o, "action", 32);

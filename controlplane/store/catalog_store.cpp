@@ -7,15 +7,15 @@
 namespace takosumi::controlplane {
 namespace {
 
-constexpr std::string_view kCapsuleColumns =
-    "id, workspace_id, name, git_url, ref, module_path, output_allowlist, variables, created_at,"
-    " destroyed_at, sensitive_variable_names, policy";
-
 Workspace workspace_from_row(const Statement& s) {
   Workspace w;
   ColumnReader(s) >> w.id >> w.name >> w.created_at;
   return w;
 }
+
+constexpr std::string_view kCapsuleColumns =
+    "id, workspace_id, name, git_url, ref, module_path, output_allowlist, variables, created_at,"
+    " destroyed_at, sensitive_variable_names, policy";
 
 Result<Capsule> capsule_from_row(const Statement& s) {
   Capsule c;

@@ -9,6 +9,12 @@ namespace {
 
 constexpr std::string_view kTruncatedMarker = "\n[takosumi: log limit reached; further output dropped]\n";
 
+LogChunk chunk_from_row(const Statement& s) {
+  LogChunk chunk;
+  ColumnReader(s) >> chunk.attempt >> chunk.seq >> chunk.text;
+  return chunk;
+}
+
 }  // namespace
 
 Result<std::int64_t> RunLogStore::append(std::string_view run_id, std::int64_t attempt,
@@ -48,15 +54,10 @@ Result<std::int64_t> RunLogStore::append(std::string_view run_id, std::int64_t a
 }
 
 Result<std::vector<LogChunk>> RunLogStore::list(std::string_view run_id) {
-  auto s = db_.query(
-      "SELECT attempt, seq, text FROM run_logs WHERE run_id = ? AND text <> ''"
-      " ORDER BY attempt, seq",
-      run_id);
-  return collect(std::move(s), [](const Statement& row) {
-    LogChunk chunk;
-    ColumnReader(row) >> chunk.attempt >> chunk.seq >> chunk.text;
-    return chunk;
-  });
+  return collect(db_.query("SELECT attempt, seq, text FROM run_logs"
+                           " WHERE run_id = ? AND text <> '' ORDER BY attempt, seq",
+                           run_id),
+                 chunk_from_row);
 }
 
 }  // namespace takosumi::controlplane

@@ -1,6 +1,7 @@
 #include "controlplane/store/schema.hpp"
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 
 #include "common/error_codes.hpp"
@@ -217,88 +218,87 @@ Status add_column_if_missing(Database& db, std::string_view table, std::string_v
                  std::string(definition));
 }
 
-// v1 → v2 in one transaction: new nullable columns on capsules and state_versions (ALTER TABLE
-// ADD COLUMN), and `runs` rebuilt because its CHECK on `type` must admit the new Run types
-// (SQLite cannot alter a CHECK). Foreign keys are off during the rebuild, as SQLite's
-// documented table-rebuild procedure requires, and checked before the commit.
-Status migrate_v1_to_v2(Database& db) {
-  TAKOSUMI_TRY(db.exec("PRAGMA foreign_keys=OFF"));
-  Status migrated = [&]() -> Status {
-    Transaction tx(db);
-    TAKOSUMI_TRY(tx.begun());
-    TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "destroyed_at", "INTEGER"));
-    TAKOSUMI_TRY(add_column_if_missing(db, "state_versions", "restored_from",
-                                       "TEXT REFERENCES state_versions(id)"));
-    TAKOSUMI_TRY(db.exec("DROP TABLE IF EXISTS runs_v2;" + create_runs_sql("CREATE TABLE runs_v2")));
-    TAKOSUMI_TRY(db.exec("INSERT INTO runs_v2 (" + std::string(kRunsColumnsV1) + ") SELECT " +
-                         std::string(kRunsColumnsV1) + " FROM runs"));
-    TAKOSUMI_TRY(db.exec("DROP TABLE runs; ALTER TABLE runs_v2 RENAME TO runs;"));
-    auto broken = single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check");
-    if (!broken) return std::unexpected(broken.error());
-    if (*broken != 0)
-      return fail(errc::kInternal, std::to_string(*broken) + " foreign key violations after migration");
-    TAKOSUMI_TRY(db.exec("PRAGMA user_version = 2"));
-    return tx.commit();
-  }();
-  auto restored = db.exec("PRAGMA foreign_keys=ON");
-  if (!migrated) return std::unexpected(migrated.error().with_context("migrate schema 1 -> 2"));
-  return restored;
+// v1 → v2: new nullable columns on capsules and state_versions (ALTER TABLE ADD COLUMN), and
+// `runs` rebuilt because its CHECK on `type` must admit the new Run types (SQLite cannot alter a
+// CHECK): a migration that rebuilds tables.
+Status to_v2(Database& db) {
+  TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "destroyed_at", "INTEGER"));
+  TAKOSUMI_TRY(add_column_if_missing(db, "state_versions", "restored_from",
+                                     "TEXT REFERENCES state_versions(id)"));
+  TAKOSUMI_TRY(db.exec("DROP TABLE IF EXISTS runs_v2;" + create_runs_sql("CREATE TABLE runs_v2")));
+  TAKOSUMI_TRY(db.exec("INSERT INTO runs_v2 (" + std::string(kRunsColumnsV1) + ") SELECT " +
+                       std::string(kRunsColumnsV1) + " FROM runs"));
+  return db.exec("DROP TABLE runs; ALTER TABLE runs_v2 RENAME TO runs;");
 }
 
-// v2 → v3 in one transaction: only additions (nullable or defaulted columns, new tables), so no
-// table needs rebuilding and every existing row keeps its meaning.
-Status migrate_v2_to_v3(Database& db) {
-  auto migrated = in_transaction(db, [&]() -> Status {
-    TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "sensitive_variable_names",
-                                       "TEXT NOT NULL DEFAULT '[]'"));
-    TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "sealed_sensitive_variables", "TEXT"));
-    TAKOSUMI_TRY(add_column_if_missing(db, "runs", "refused_outputs", "TEXT"));
-    TAKOSUMI_TRY(db.exec(kTablesV3));
-    return db.exec("PRAGMA user_version = 3");
-  });
-  return with_context(migrated, "migrate schema 2 -> 3");
+// v2 → v3: only additions (nullable or defaulted columns, new tables), so no table needs
+// rebuilding and every existing row keeps its meaning.
+Status to_v3(Database& db) {
+  TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "sensitive_variable_names",
+                                     "TEXT NOT NULL DEFAULT '[]'"));
+  TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "sealed_sensitive_variables", "TEXT"));
+  TAKOSUMI_TRY(add_column_if_missing(db, "runs", "refused_outputs", "TEXT"));
+  return db.exec(kTablesV3);
 }
 
 // v3 → v4: the Capsule's Run policy. Existing Capsules read '{}', the default policy (no provider
 // lists; provisioners and external data not allowed), as a Capsule created without one does.
-Status migrate_v3_to_v4(Database& db) {
-  auto migrated = in_transaction(db, [&]() -> Status {
-    TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "policy", "TEXT NOT NULL DEFAULT '{}'"));
-    return db.exec("PRAGMA user_version = 4");
-  });
-  return with_context(migrated, "migrate schema 3 -> 4");
+Status to_v4(Database& db) {
+  return add_column_if_missing(db, "capsules", "policy", "TEXT NOT NULL DEFAULT '{}'");
 }
 
-// v4 -> v5: crash safety. Existing StateVersions all came from succeeded applies (a failed apply
+// v4 → v5: crash safety. Existing StateVersions all came from succeeded applies (a failed apply
 // stored none before v5), so partial defaults to 0; no Run has announced its apply phase yet.
-Status migrate_v4_to_v5(Database& db) {
-  auto migrated = in_transaction(db, [&]() -> Status {
-    TAKOSUMI_TRY(
-        add_column_if_missing(db, "state_versions", "partial", "INTEGER NOT NULL DEFAULT 0"));
-    TAKOSUMI_TRY(add_column_if_missing(db, "runs", "apply_started_attempt", "INTEGER"));
-    return db.exec("PRAGMA user_version = 5");
-  });
-  return with_context(migrated, "migrate schema 4 -> 5");
+Status to_v5(Database& db) {
+  TAKOSUMI_TRY(
+      add_column_if_missing(db, "state_versions", "partial", "INTEGER NOT NULL DEFAULT 0"));
+  return add_column_if_missing(db, "runs", "apply_started_attempt", "INTEGER");
 }
 
-// v5 -> v6: agent identity. key_reset_at marks an operator's reset of an agent's keys; no agent
+// v5 → v6: agent identity. key_reset_at marks an operator's reset of an agent's keys; no agent
 // has one yet. Agents that share a name (a new key used to make a new agent) are kept as they are.
-Status migrate_v5_to_v6(Database& db) {
-  auto migrated = in_transaction(db, [&]() -> Status {
-    TAKOSUMI_TRY(add_column_if_missing(db, "agents", "key_reset_at", "INTEGER"));
-    return db.exec("PRAGMA user_version = 6");
-  });
-  return with_context(migrated, "migrate schema 5 -> 6");
+Status to_v6(Database& db) {
+  return add_column_if_missing(db, "agents", "key_reset_at", "INTEGER");
 }
 
-// v6 -> v7: an operator's reset names the signing key the agent may come back with. A reset that
+// v6 → v7: an operator's reset names the signing key the agent may come back with. A reset that
 // is pending from v6 named none, so it admits no key until the operator resets again with one.
-Status migrate_v6_to_v7(Database& db) {
+Status to_v7(Database& db) {
+  return add_column_if_missing(db, "agents", "reset_sign_public_key", "TEXT");
+}
+
+// One step of the schema, from version `to - 1` to `to`.
+struct Migration {
+  std::int64_t to;
+  Status (*steps)(Database&);
+  // Foreign keys are off while tables are rebuilt, as SQLite's documented table-rebuild
+  // procedure requires, and checked before the commit.
+  bool rebuilds_tables = false;
+};
+
+constexpr Migration kMigrations[] = {{2, to_v2, true}, {3, to_v3}, {4, to_v4},
+                                     {5, to_v5},       {6, to_v6}, {7, to_v7}};
+static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
+
+// Runs one migration in one transaction that also sets user_version: a database is at one
+// version or the next, never between.
+Status migrate(Database& db, const Migration& m) {
+  if (m.rebuilds_tables) TAKOSUMI_TRY(db.exec("PRAGMA foreign_keys=OFF"));
   auto migrated = in_transaction(db, [&]() -> Status {
-    TAKOSUMI_TRY(add_column_if_missing(db, "agents", "reset_sign_public_key", "TEXT"));
-    return db.exec("PRAGMA user_version = 7");
+    TAKOSUMI_TRY(m.steps(db));
+    if (m.rebuilds_tables) {
+      auto broken = single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check");
+      if (!broken) return std::unexpected(broken.error());
+      if (*broken != 0)
+        return fail(errc::kInternal,
+                    std::to_string(*broken) + " foreign key violations after migration");
+    }
+    return db.exec("PRAGMA user_version = " + std::to_string(m.to));
   });
-  return with_context(migrated, "migrate schema 6 -> 7");
+  if (m.rebuilds_tables)
+    if (auto restored = db.exec("PRAGMA foreign_keys=ON"); migrated && !restored) return restored;
+  return with_context(migrated,
+                      "migrate schema " + std::to_string(m.to - 1) + " -> " + std::to_string(m.to));
 }
 
 Result<std::int64_t> stored_version(Database& db) {
@@ -319,12 +319,9 @@ Status create_schema(Database& db) {
                 "create schema: the database has schema version " + std::to_string(*version) +
                     " but this takosumi-control knows only up to " + std::to_string(kSchemaVersion) +
                     "; run a newer takosumi-control on this data directory");
-  if (*version == 1) TAKOSUMI_TRY(migrate_v1_to_v2(db));
-  if (*version == 1 || *version == 2) TAKOSUMI_TRY(migrate_v2_to_v3(db));
-  if (*version >= 1 && *version <= 3) TAKOSUMI_TRY(migrate_v3_to_v4(db));
-  if (*version >= 1 && *version <= 4) TAKOSUMI_TRY(migrate_v4_to_v5(db));
-  if (*version >= 1 && *version <= 5) TAKOSUMI_TRY(migrate_v5_to_v6(db));
-  if (*version >= 1 && *version <= 6) TAKOSUMI_TRY(migrate_v6_to_v7(db));
+  // A new database (version 0) is created at the current version below, with no migration.
+  for (const Migration& m : kMigrations)
+    if (*version >= 1 && *version < m.to) TAKOSUMI_TRY(migrate(db, m));
   const std::string sql = std::string(kTablesBeforeRuns) +
                           create_runs_sql("\nCREATE TABLE IF NOT EXISTS runs") +
                           std::string(kTablesAfterRuns) + std::string(kTablesV3) +
