@@ -29,19 +29,6 @@ Result<PriorState> prior_from_json(const json::object& o) {
   return PriorState{*id, *gen, *sha, *serial, *lineage, *dek};
 }
 
-Result<std::map<std::string, std::string>> string_map(const json::object* o) {
-  std::map<std::string, std::string> out;
-  if (!o) return out;
-  if (o->size() > kMaxEntries) return fail(errc::kInvalidArgument, "too many entries");
-  for (const auto& kv : *o) {
-    if (!kv.value().is_string() || kv.value().get_string().size() > kMaxValue)
-      return fail(errc::kInvalidArgument,
-                  "value of \"" + std::string(kv.key()) + "\" must be a string up to 64 KiB");
-    out.emplace(std::string(kv.key()), std::string(kv.value().get_string()));
-  }
-  return out;
-}
-
 Result<std::map<std::string, OutputMapping>> allowlist_from_json(const json::object* o) {
   std::map<std::string, OutputMapping> out;
   if (!o) return out;
@@ -106,11 +93,7 @@ Result<JobManifest> parse(const json::object& o) {
     if (!k) return std::unexpected(k.error().with_context("savedPlan"));
     m.saved_plan = SavedPlanRef{*d, *k};
   }
-  auto vars = get_optional_object(o, "variables");
-  if (!vars) return std::unexpected(vars.error());
-  auto vm = string_map(*vars);
-  if (!vm) return std::unexpected(vm.error().with_context("variables"));
-  m.variables = std::move(*vm);
+  TAKOSUMI_TRY(read_optional_object(o, "variables", variables_from_json, m.variables));
   auto allow = get_optional_object(o, "outputAllowlist");
   if (!allow) return std::unexpected(allow.error());
   auto am = allowlist_from_json(*allow);
@@ -134,15 +117,13 @@ Result<JobManifest> parse(const json::object& o) {
 }  // namespace
 
 json::object to_json(const JobManifest& m) {
-  json::object vars;
-  for (const auto& [k, v] : m.variables) vars[k] = v;
   json::object allow;
   for (const auto& [k, v] : m.output_allowlist)
     allow[k] = json::object{{"from", v.from}, {"type", v.type}, {"required", v.required}};
   json::object o{{"runId", m.run_id},           {"attempt", m.attempt},
                  {"agentId", m.agent_id},       {"type", to_string(m.type)},
                  {"workspaceId", m.workspace_id}, {"capsuleId", m.capsule_id},
-                 {"variables", std::move(vars)}, {"outputAllowlist", std::move(allow)},
+                 {"variables", to_json(m.variables)}, {"outputAllowlist", std::move(allow)},
                  {"policy", to_json(m.policy)}, {"controlPublicKey", m.control_public_key},
                  {"controlKeyId", m.control_key_id}, {"issuedAt", m.issued_at},
                  {"expiresAt", m.expires_at},   {"nonce", m.nonce}};

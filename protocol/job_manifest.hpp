@@ -11,6 +11,7 @@
 #include "common/json_fields.hpp"
 #include "protocol/run_policy.hpp"
 #include "protocol/run_type.hpp"
+#include "protocol/variables.hpp"
 
 namespace takosumi::protocol {
 
@@ -52,7 +53,7 @@ struct JobManifest {
   SourceSpec source;
   std::optional<PriorState> prior_state;
   std::optional<SavedPlanRef> saved_plan;
-  std::map<std::string, std::string> variables;
+  Variables variables;
   std::map<std::string, OutputMapping> output_allowlist;  // public name → mapping
   // base64 crypto_box_seal to the agent of the Run's SecretBundle (protocol/secret_bundle.hpp);
   // empty when the Capsule has no Connections and no sensitive variables.

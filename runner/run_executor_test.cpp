@@ -59,7 +59,8 @@ class RunExecutorTest : public ::testing::Test {
     auto m = testing::test_manifest(run_id, type, {repo_.url(), commit_, "infra"},
                                     control_.public_key);
     // local_file writes outside the Run's workspace, which is wiped after every Run.
-    m.variables = {{"name", name}, {"out_dir", (tmp_.path() / "files").string()}};
+    m.variables = {{"name", boost::json::string(name)},
+                   {"out_dir", boost::json::string((tmp_.path() / "files").string())}};
     m.output_allowlist = {{"publicName", {"name", "string", true}},
                           {"n", {"count", "number", false}},
                           {"pw", {"secret", "string", false}}};

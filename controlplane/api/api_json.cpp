@@ -47,7 +47,7 @@ json::object to_json(const Capsule& c) {
                                   {"ref", c.source.ref},
                                   {"modulePath", c.source.module_path}}},
           {"outputAllowlist", allowlist_to_json(c.output_allowlist)},
-          {"variables", variables_to_json(c.variables)},
+          {"variables", protocol::to_json(c.variables)},
           {"connections", string_array(c.connection_ids)},
           {"sensitiveVariableNames", string_array(c.sensitive_variable_names)},
           {"policy", protocol::to_json(c.policy)},

@@ -34,7 +34,7 @@ class CapsuleApi : public PublicResource {
   // What the create request asks of the Capsule's secrets, checked and sealed.
   Result<CapsuleSecretsRecord> capsule_secrets(boost::json::object& body,
                                                std::string_view workspace_id,
-                                               const std::map<std::string, std::string>& variables);
+                                               const protocol::Variables& variables);
   Status check_assignable(std::string_view workspace_id, const std::vector<std::string>& ids);
 };
 

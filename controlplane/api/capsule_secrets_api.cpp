@@ -87,7 +87,7 @@ HttpResponse CapsuleApi::set_sensitive_variables(const HttpRequest& req,
 
 Result<CapsuleSecretsRecord> CapsuleApi::capsule_secrets(
     json::object& body, std::string_view workspace_id,
-    const std::map<std::string, std::string>& variables) {
+    const protocol::Variables& variables) {
   auto values = take_sensitive_variables(body);
   if (!values) return std::unexpected(values.error());
   auto ids = parse_connection_ids(body);

@@ -213,7 +213,7 @@ TEST_F(ConnectionApiTest, ManifestCarriesTheSecretsSealedToTheClaimingAgent) {
 
   auto [job, manifest] = claim();
   bodies_.push_back(json::serialize(job));
-  EXPECT_EQ(manifest.variables, (std::map<std::string, std::string>{{"region", "eu"}}));
+  EXPECT_EQ(manifest.variables, (protocol::Variables{{"region", "eu"}}));
   ASSERT_FALSE(manifest.sealed_secrets.empty());
   auto sealed = base64_decode(manifest.sealed_secrets);
   ASSERT_TRUE(sealed);

@@ -11,17 +11,11 @@ namespace takosumi::controlplane {
 namespace {
 
 constexpr std::size_t kMaxEntries = 256;
-constexpr std::size_t kMaxVariableValue = 64 * 1024;
 
 bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool is_alpha_(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-// OpenTofu identifiers (variables, outputs): letter or underscore, then letters, digits, _ and -.
-bool is_tofu_identifier(std::string_view s) {
-  if (s.empty() || s.size() > 128 || !is_alpha_(s.front())) return false;
-  return std::ranges::all_of(s, [](char c) { return is_alpha_(c) || is_digit(c) || c == '-'; });
-}
 
 bool has_space_or_control(std::string_view s) {
   return std::ranges::any_of(s, [](char c) {
@@ -124,7 +118,7 @@ Result<OutputAllowlist> allowlist_from_json(const json::object& o) {
     TAKOSUMI_TRY(check_known_fields(e, {"from", "type", "required"}, field));
     auto from = get_string(e, "from", 128);
     if (!from) return std::unexpected(from.error().with_context(field));
-    if (!is_tofu_identifier(*from))
+    if (!protocol::is_tofu_identifier(*from))
       return invalid(field + ".from \"" + *from + "\" is not an OpenTofu output name");
     auto type = get_optional_string(e, "type", 32);
     if (!type) return std::unexpected(type.error().with_context(field));
@@ -134,20 +128,6 @@ Result<OutputAllowlist> allowlist_from_json(const json::object& o) {
     auto required = get_bool_or(e, "required", false);
     if (!required) return std::unexpected(required.error().with_context(field));
     out.emplace(name, protocol::OutputMapping{*from, t, *required});
-  }
-  return out;
-}
-
-Result<std::map<std::string, std::string>> variables_from_json(const json::object& o) {
-  std::map<std::string, std::string> out;
-  if (o.size() > kMaxEntries) return invalid("variables has more than 256 entries");
-  for (const auto& kv : o) {
-    const std::string name(kv.key());
-    if (!is_tofu_identifier(name))
-      return invalid("variables: \"" + name + "\" is not an OpenTofu variable name");
-    if (!kv.value().is_string() || kv.value().get_string().size() > kMaxVariableValue)
-      return invalid("variables." + name + " must be a string of at most 64 KiB");
-    out.emplace(name, std::string(kv.value().get_string()));
   }
   return out;
 }
@@ -178,7 +158,8 @@ Result<CapsuleRequest> parse_capsule_request(const json::object& body) {
   req.source = std::move(*source);
   TAKOSUMI_TRY(
       read_optional_object(body, "outputAllowlist", allowlist_from_json, req.output_allowlist));
-  TAKOSUMI_TRY(read_optional_object(body, "variables", variables_from_json, req.variables));
+  TAKOSUMI_TRY(
+      read_optional_object(body, "variables", protocol::variables_from_json, req.variables));
   TAKOSUMI_TRY(read_optional_object(body, "policy", parse_policy, req.policy));
   return req;
 }
@@ -190,11 +171,6 @@ json::object allowlist_to_json(const OutputAllowlist& allowlist) {
   return o;
 }
 
-json::object variables_to_json(const std::map<std::string, std::string>& variables) {
-  json::object o;
-  for (const auto& [k, v] : variables) o[k] = v;
-  return o;
-}
 
 }  // namespace takosumi::controlplane
 

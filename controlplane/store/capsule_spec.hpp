@@ -24,7 +24,7 @@ struct CapsuleRequest {
   std::string name;
   CapsuleSource source;
   OutputAllowlist output_allowlist;
-  std::map<std::string, std::string> variables;
+  protocol::Variables variables;
   protocol::RunPolicy policy;  // the default policy when the request has none
 };
 
@@ -37,8 +37,6 @@ Result<protocol::RunPolicy> parse_policy(const json::object& o);
 // Allowlist and variables travel as camelCase JSON; stored in SQLite in the same form.
 json::object allowlist_to_json(const OutputAllowlist& allowlist);
 Result<OutputAllowlist> allowlist_from_json(const json::object& o);
-json::object variables_to_json(const std::map<std::string, std::string>& variables);
-Result<std::map<std::string, std::string>> variables_from_json(const json::object& o);
 
 }  // namespace takosumi::controlplane
 

@@ -91,9 +91,23 @@ TEST(CapsuleSpec, RejectsBadAllowlists) {
   expect_invalid([](json::object& b) { b["outputAllowlist"] = json::array{}; }, "\"outputAllowlist\" must be an object");
 }
 
-TEST(CapsuleSpec, RejectsBadVariables) {
-  expect_invalid([](json::object& b) { b["variables"] = json::object{{"n", 3}}; }, "variables.n");
+TEST(CapsuleSpec, VariablesTakeAnyJsonValueAndRefuseBadNamesAndHugeValues) {
+  auto body = capsule_body();
+  const json::object typed{{"enabled", true},
+                           {"count", 3},
+                           {"ratio", 0.5},
+                           {"zones", json::array{"a", "b"}},
+                           {"tags", json::object{{"team", "infra"}}},
+                           {"nothing", nullptr}};
+  body["variables"] = typed;
+  auto r = parse_capsule_request(body);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(protocol::to_json(r->variables), typed);
+
   expect_invalid([](json::object& b) { b["variables"] = json::object{{"1x", "v"}}; }, "\"1x\"");
+  expect_invalid([](json::object& b) {
+    b["variables"] = json::object{{"big", json::array(70 * 1024, json::value(1))}};
+  }, "variables.big is longer than 64 KiB");
 }
 
 TEST(CapsuleSpec, PolicyIsOptionalAndParsed) {

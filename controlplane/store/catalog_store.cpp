@@ -31,7 +31,7 @@ Result<Capsule> capsule_from_row(const Statement& s) {
     return fail(errc::kInternal, "capsule " + c.id + ": stored JSON is corrupt");
   c.sensitive_variable_names = std::move(*sensitive);
   auto allowlist = allowlist_from_json(*allow);
-  auto variables = variables_from_json(*vars);
+  auto variables = protocol::variables_from_json(*vars);
   auto run_policy = protocol::run_policy_from_json(*policy);
   if (!allowlist) return std::unexpected(allowlist.error().with_context("capsule " + c.id));
   if (!variables) return std::unexpected(variables.error().with_context("capsule " + c.id));
@@ -81,7 +81,7 @@ Result<Capsule> CatalogStore::create_capsule(std::string_view workspace_id,
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         c.id, c.workspace_id, c.name, c.source.git_url, c.source.ref, c.source.module_path,
         takosumi::serialize(allowlist_to_json(c.output_allowlist)),
-        takosumi::serialize(variables_to_json(c.variables)), c.created_at,
+        takosumi::serialize(protocol::to_json(c.variables)), c.created_at,
         names_to_text(c.sensitive_variable_names), secrets.sealed_sensitive_variables,
         takosumi::serialize(protocol::to_json(c.policy)));
     if (!st && st.error().code == errc::kConflict)

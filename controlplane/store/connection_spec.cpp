@@ -134,7 +134,7 @@ Result<std::optional<SecretMap>> take_sensitive_variables(json::object& body) {
 }
 
 Status check_no_plain_twin(const SecretMap& sensitive,
-                           const std::map<std::string, std::string>& variables) {
+                           const protocol::Variables& variables) {
   for (const auto& [name, value] : sensitive)
     if (variables.contains(name))
       return invalid("sensitiveVariables." + name + " is also a plain variable; a variable is"

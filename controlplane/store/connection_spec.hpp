@@ -37,7 +37,7 @@ Result<ConnectionRequest> take_connection_request(boost::json::object& body, std
 Result<std::optional<SecretMap>> take_sensitive_variables(boost::json::object& body);
 // No sensitive variable may also be one of the plain `variables`.
 Status check_no_plain_twin(const SecretMap& sensitive,
-                           const std::map<std::string, std::string>& variables);
+                           const protocol::Variables& variables);
 
 // body["connections"]: nullopt when absent; otherwise distinct Connection ids.
 Result<std::optional<std::vector<std::string>>> parse_connection_ids(const boost::json::object& body);

@@ -42,7 +42,7 @@ struct Capsule {
   std::string name;
   CapsuleSource source;
   OutputAllowlist output_allowlist;
-  std::map<std::string, std::string> variables;
+  protocol::Variables variables;  // any JSON value per variable
   std::int64_t created_at = 0;
   // Set when the apply of a destroy_plan succeeded; cleared by the next apply that stores state.
   std::optional<std::int64_t> destroyed_at;

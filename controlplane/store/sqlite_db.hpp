@@ -23,8 +23,11 @@ class Statement {
  public:
   Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
   ~Statement();
+  // A bind that failed stays with the statement: step() reports it wherever the statement went.
   Statement(Statement&& other) noexcept
-      : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)) {}
+      : db_(other.db_),
+        stmt_(std::exchange(other.stmt_, nullptr)),
+        bind_status_(std::move(other.bind_status_)) {}
   Statement& operator=(Statement&&) = delete;
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;

@@ -74,5 +74,15 @@ TEST_F(SqliteDbTest, CollectReadsEveryRowInOrderAndStopsAtTheFirstRefusedRow) {
       << bad_query.error().to_string();
 }
 
+TEST_F(SqliteDbTest, AFailedBindTravelsWithTheStatementItFailedOn) {
+  ASSERT_TRUE(db_.exec("INSERT INTO t VALUES (1)"));
+  // Two values for one parameter: the second bind is out of range.
+  auto s = db_.query("SELECT v FROM t WHERE v = ?", 1, 2);
+  ASSERT_TRUE(s);
+  auto rows = collect(std::move(s), [](const Statement& row) { return row.integer(0); });
+  ASSERT_FALSE(rows) << "a query with a failed bind returned " << rows->size() << " rows";
+  EXPECT_NE(rows.error().message.find("bind"), std::string::npos) << rows.error().to_string();
+}
+
 }  // namespace
 }  // namespace takosumi::controlplane

@@ -67,9 +67,8 @@ Status TofuCli::write_agent_files() const {
                                           "terraform {\n  backend \"local\" {\n    path = "
                                           "\"terraform.tfstate\"\n  }\n}\n"));
   if (!variables_) return {};
-  json::object o;
-  for (const auto& [name, value] : *variables_) o[name] = value;
-  return workspace_.write_in_source(module_dir_ / "takosumi.auto.tfvars.json", takosumi::serialize(o));
+  return workspace_.write_in_source(module_dir_ / "takosumi.auto.tfvars.json",
+                                    takosumi::serialize(protocol::to_json(*variables_)));
 }
 
 std::vector<std::string> TofuCli::environment() const {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "protocol/variables.hpp"
 #include "runner/tofu/cancel_signal.hpp"
 #include "redaction/log_sink.hpp"
 #include "runner/tofu/process_launcher.hpp"
@@ -70,7 +71,7 @@ class TofuCli {
   // Before every command <module>/takosumi_override.tofu is written too, forcing the local backend,
   // so the state is always <module>/terraform.tfstate whatever backend the source declares. Both
   // go through RunWorkspace::write_in_source: never through a link the module left.
-  void set_variables(std::map<std::string, std::string> variables) { variables_ = std::move(variables); }
+  void set_variables(protocol::Variables variables) { variables_ = std::move(variables); }
 
   std::vector<std::string> environment() const;  // "NAME=value"
   static std::vector<std::string> environment_names();
@@ -114,7 +115,7 @@ class TofuCli {
   Status write_agent_files() const;
 
   const RunCredentials* credentials_ = nullptr;
-  std::optional<std::map<std::string, std::string>> variables_;
+  std::optional<protocol::Variables> variables_;
   std::deque<std::string> diagnostics_;  // last stderr lines of the current command
   std::string sandbox_error_;             // bubblewrap's own complaint, if it made one
 };

@@ -143,5 +143,60 @@ TEST_F(PlanApplyTest, TamperedStateCiphertextFailsTheRunAndAddsNoStateVersion) {
   EXPECT_EQ(stack_.state_versions(capsule).size(), 1u);
 }
 
+// A module's variables of every type, configured as JSON values (a string still converts to a
+// number, as before typed variables), reach tofu and come back as typed public Outputs.
+TEST_F(PlanApplyTest, TypedVariablesReachTheModuleAndTypedOutputsArePublished) {
+  repo_ = std::make_unique<TestGitRepo>(stack_.root() / "repo");
+  repo_->commit({{"main.tf", R"(
+variable "enabled" { type = bool }
+variable "replicas" { type = number }
+variable "zones" { type = list(string) }
+variable "tags" { type = map(string) }
+variable "settings" {
+  type = object({ size = number, name = string })
+}
+variable "legacy" { type = number }
+output "enabled" { value = var.enabled }
+output "double" { value = var.replicas * 2 }
+output "zones" { value = var.zones }
+output "team" { value = var.tags["team"] }
+output "settings" { value = var.settings }
+output "legacy_plus_one" { value = var.legacy + 1 }
+)"}});
+  const json::object variables{{"enabled", true},
+                               {"replicas", 3},
+                               {"zones", json::array{"eu-1a", "eu-1b"}},
+                               {"tags", json::object{{"team", "infra"}}},
+                               {"settings", json::object{{"size", 2}, {"name", "blue"}}},
+                               {"legacy", "7"}};
+  auto mapping = [](const char* from, const char* type) {
+    return json::object{{"from", from}, {"type", type}, {"required", true}};
+  };
+  const auto capsule = stack_.create_capsule(
+      repo_->url(), variables,
+      {{"enabled", mapping("enabled", "bool")},
+       {"double", mapping("double", "number")},
+       {"zones", mapping("zones", "any")},
+       {"team", mapping("team", "string")},
+       {"settings", mapping("settings", "any")},
+       {"legacyPlusOne", mapping("legacy_plus_one", "number")}});
+  EXPECT_EQ(stack_.capsule(capsule).at("variables"), variables) << "the Capsule shows other values";
+
+  auto plan = stack_.plan(capsule);
+  ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << stack_.agent_logs();
+  auto applied = stack_.apply(str(plan, "id"));
+  ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied) << stack_.agent_logs();
+
+  auto outputs = stack_.api().get("/api/v1/capsules/" + capsule + "/outputs");
+  ASSERT_EQ(outputs.status, 200u) << outputs.body;
+  const auto& values = outputs.json.at("outputs").as_object();
+  EXPECT_EQ(values.at("enabled"), json::value(true));
+  EXPECT_EQ(values.at("double"), json::value(6));
+  EXPECT_EQ(values.at("zones"), (json::array{"eu-1a", "eu-1b"}));
+  EXPECT_EQ(values.at("team"), json::value("infra"));
+  EXPECT_EQ(values.at("settings"), (json::object{{"name", "blue"}, {"size", 2}}));
+  EXPECT_EQ(values.at("legacyPlusOne"), json::value(8));
+}
+
 }  // namespace
 }  // namespace takosumi::testing
