@@ -29,16 +29,26 @@ Result<std::vector<std::string>> strings_from_json(const json::array* a, std::st
   return out;
 }
 
+// The address and type every resource entry of a report names, within one set of bounds.
+struct NamedResource {
+  std::string address;
+  std::string type;
+};
+
+Result<NamedResource> named_resource(const json::object& o) {
+  auto address = get_string(o, "address", 2048);
+  auto type = get_string(o, "type", 256);
+  if (const Error* e = first_error(address, type)) return std::unexpected(*e);
+  return NamedResource{std::move(*address), std::move(*type)};
+}
+
 Result<ResourceChange> change_from_json(const json::value& v) {
   auto entry =
       entry_object(v, "resourceChanges entries", {"address", "type", "actions", "delete", "replace"});
   if (!entry) return std::unexpected(entry.error());
   const json::object& o = **entry;
-  ResourceChange c;
-  auto address = get_string(o, "address", 2048);
-  if (!address) return std::unexpected(address.error());
-  auto type = get_string(o, "type", 256);
-  if (!type) return std::unexpected(type.error());
+  auto named = named_resource(o);
+  if (!named) return std::unexpected(named.error());
   auto actions = get_optional_array(o, "actions");
   if (!actions) return std::unexpected(actions.error());
   auto list = strings_from_json(*actions, "actions");
@@ -47,33 +57,32 @@ Result<ResourceChange> change_from_json(const json::value& v) {
   auto rep = get_bool_or(o, "replace", false);
   if (!del) return std::unexpected(del.error());
   if (!rep) return std::unexpected(rep.error());
-  return ResourceChange{*address, *type, std::move(*list), *del, *rep};
+  return ResourceChange{std::move(named->address), std::move(named->type), std::move(*list), *del,
+                        *rep};
 }
 
 Result<DataLossMark> mark_from_json(const json::value& v) {
   auto entry = entry_object(v, "dataLoss entries", {"address", "type", "action", "reason"});
   if (!entry) return std::unexpected(entry.error());
-  const json::object& o = **entry;
-  auto address = get_string(o, "address", 2048);
-  auto type = get_string(o, "type", 256);
-  auto action = get_string(o, "action", 32);
-  auto reason = get_optional_string(o, "reason", 1024);
-  if (const Error* e = first_error(address, type, action, reason)) return std::unexpected(*e);
-  return DataLossMark{*address, *type, *action, reason->value_or("")};
+  auto named = named_resource(**entry);
+  auto action = get_string(**entry, "action", 32);
+  auto reason = get_optional_string(**entry, "reason", 1024);
+  if (const Error* e = first_error(named, action, reason)) return std::unexpected(*e);
+  return DataLossMark{std::move(named->address), std::move(named->type), *action,
+                      reason->value_or("")};
 }
 
 Result<DriftedResource> drifted_from_json(const json::value& v) {
   auto entry = entry_object(v, "drift resources", {"address", "type", "action", "attributes"});
   if (!entry) return std::unexpected(entry.error());
-  const json::object& o = **entry;
-  auto address = get_string(o, "address", 2048);
-  auto type = get_string(o, "type", 256);
-  auto action = get_optional_string(o, "action", 32);
-  auto attrs = get_optional_array(o, "attributes");
-  if (const Error* e = first_error(address, type, action, attrs)) return std::unexpected(*e);
+  auto named = named_resource(**entry);
+  auto action = get_optional_string(**entry, "action", 32);
+  auto attrs = get_optional_array(**entry, "attributes");
+  if (const Error* e = first_error(named, action, attrs)) return std::unexpected(*e);
   auto names = strings_from_json(*attrs, "attributes");
   if (!names) return std::unexpected(names.error());
-  return DriftedResource{*address, *type, action->value_or(""), std::move(*names)};
+  return DriftedResource{std::move(named->address), std::move(named->type), action->value_or(""),
+                         std::move(*names)};
 }
 
 Result<std::optional<DriftReport>> drift_from_json(const json::object& o) {
