@@ -40,7 +40,8 @@ TEST(ControlClient, RegisterKeepsTokenForLaterCalls) {
   t.answers.push_back(HttpResponse{200, R"({"agentId":"agt_1","agentToken":"tok"})"});
   t.answers.push_back(HttpResponse{200, R"({"jobs":[]})"});
   ControlClient c(t);
-  auto id = run(c.async_register({{"w", "0", {}, 1, "b", "s"}, "", ""}, SecretBytes::from_string("pool")));
+  auto id =
+      run(c.async_register({{"w", "0", {}, 1, "b", "s"}, "", ""}, SecretBytes::from_string("pool")));
   ASSERT_TRUE(id) << id.error().message;
   EXPECT_EQ(*id, "agt_1");
   EXPECT_EQ(t.requests[0].headers.at("Authorization"), "Bearer pool");

@@ -101,7 +101,8 @@ Result<bool> get_bool_or(const json::object& o, std::string_view key, bool fallb
 
 Result<const json::object*> entry_object(const json::value& v, std::string_view entries,
                                          std::initializer_list<std::string_view> known) {
-  if (!v.is_object()) return fail(errc::kInvalidArgument, std::string(entries) + " must be objects");
+  if (!v.is_object())
+    return fail(errc::kInvalidArgument, std::string(entries) + " must be objects");
   TAKOSUMI_TRY(check_known_fields(v.get_object(), known));
   return &v.get_object();
 }

@@ -78,7 +78,9 @@ struct ControlPlane::Parts {
   }
 
   // Every member named here is declared (so constructed) before the APIs that take it.
-  Stores stores() { return {db, catalog, runs, states, logs, connections, agents, audit, blobs, keys}; }
+  Stores stores() {
+    return {db, catalog, runs, states, logs, connections, agents, audit, blobs, keys};
+  }
 
   ControlConfig config;
   const Clock& clock;

@@ -7,7 +7,6 @@ namespace takosumi::protocol {
 namespace {
 
 constexpr std::size_t kMaxEntries = 256;
-constexpr std::size_t kMaxValue = 64 * 1024;
 // base64 of a sealed SecretBundle of at most 512 KiB (protocol/secret_bundle.hpp).
 constexpr std::size_t kMaxSealedSecrets = 700 * 1024;
 

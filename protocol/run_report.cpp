@@ -1,5 +1,7 @@
 #include "protocol/run_report.hpp"
 
+#include <type_traits>
+
 #include "common/error_codes.hpp"
 #include "common/strict_json.hpp"
 
@@ -25,6 +27,24 @@ Result<std::vector<std::string>> strings_from_json(const json::array* a, std::st
     if (!v.is_string() || v.get_string().size() > 1024)
       return fail(errc::kInvalidArgument, std::string(what) + " must hold strings");
     out.emplace_back(v.get_string());
+  }
+  return out;
+}
+
+// Every entry of one of the report's resource lists (resourceChanges, dataLoss, drift.resources),
+// read by `entry`; at most kMaxResources of them, and a refused entry names its list.
+template <class Entry,
+          class T = typename std::invoke_result_t<Entry, const json::value&>::value_type>
+Result<std::vector<T>> entries_from_json(const json::array& list, std::string_view name,
+                                         Entry entry) {
+  if (list.size() > kMaxResources)
+    return fail(errc::kInvalidArgument, "too many " + std::string(name) + " entries");
+  std::vector<T> out;
+  out.reserve(list.size());
+  for (const auto& v : list) {
+    auto read = entry(v);
+    if (!read) return std::unexpected(read.error().with_context(name));
+    out.push_back(std::move(*read));
   }
   return out;
 }
@@ -98,12 +118,9 @@ Result<std::optional<DriftReport>> drift_from_json(const json::object& o) {
   auto list = get_optional_array(**d, "resources");
   if (!list) return std::unexpected(list.error());
   if (*list) {
-    if ((*list)->size() > kMaxResources) return fail(errc::kInvalidArgument, "too many drifted resources");
-    for (const auto& v : **list) {
-      auto r = drifted_from_json(v);
-      if (!r) return std::unexpected(r.error().with_context("drift.resources"));
-      report.resources.push_back(std::move(*r));
-    }
+    auto resources = entries_from_json(**list, "drift.resources", drifted_from_json);
+    if (!resources) return std::unexpected(resources.error());
+    report.resources = std::move(*resources);
   }
   return std::optional<DriftReport>(std::move(report));
 }
@@ -174,12 +191,9 @@ Result<RunReport> parse(const json::object& o) {
   auto rc = get_optional_array(o, "resourceChanges");
   if (!rc) return std::unexpected(rc.error());
   if (*rc) {
-    if ((*rc)->size() > kMaxResources) return fail(errc::kInvalidArgument, "too many resourceChanges");
-    for (const auto& v : **rc) {
-      auto c = change_from_json(v);
-      if (!c) return std::unexpected(c.error().with_context("resourceChanges"));
-      r.resource_changes.push_back(std::move(*c));
-    }
+    auto changes = entries_from_json(**rc, "resourceChanges", change_from_json);
+    if (!changes) return std::unexpected(changes.error());
+    r.resource_changes = std::move(*changes);
   }
   TAKOSUMI_TRY(parse_marks(o, r));
   auto opt = [&](std::string_view key, std::string& dst, std::size_t max) -> Status {
@@ -334,14 +348,7 @@ RunReport result_too_large(const RunReport& r, std::string why) {
 }
 
 Result<std::vector<DataLossMark>> data_loss_from_json(const json::array& marks) {
-  if (marks.size() > kMaxResources) return fail(errc::kInvalidArgument, "too many dataLoss marks");
-  std::vector<DataLossMark> out;
-  for (const auto& v : marks) {
-    auto m = mark_from_json(v);
-    if (!m) return std::unexpected(m.error().with_context("dataLoss"));
-    out.push_back(std::move(*m));
-  }
-  return out;
+  return entries_from_json(marks, "dataLoss", mark_from_json);
 }
 
 Result<std::vector<DataLossMark>> data_loss_from_text(std::string_view text) {

@@ -63,7 +63,8 @@ HttpResponse RunApi::apply(const HttpRequest& req, const std::string& plan_run_i
   auto admitted = admit_apply(*candidate, *accept);
   if (!admitted) return error_response(admitted.error());
   return create_run(
-      d_, actor_, [&] { return d_.runs.create_apply(plan, admitted->data_loss_accepted); }, *accept);
+      d_, actor_, [&] { return d_.runs.create_apply(plan, admitted->data_loss_accepted); },
+      *accept);
 }
 
 HttpResponse RunApi::cancel(const std::string& run_id) {

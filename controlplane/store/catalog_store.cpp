@@ -61,8 +61,9 @@ Result<Workspace> CatalogStore::get_workspace(std::string_view id) {
 }
 
 Result<std::vector<Workspace>> CatalogStore::list_workspaces() {
-  return collect(db_.query("SELECT id, name, created_at FROM workspaces ORDER BY created_at, rowid"),
-                 workspace_from_row);
+  return collect(
+      db_.query("SELECT id, name, created_at FROM workspaces ORDER BY created_at, rowid"),
+      workspace_from_row);
 }
 
 Result<Capsule> CatalogStore::create_capsule(std::string_view workspace_id,

@@ -50,8 +50,8 @@ TEST_F(SqliteDbTest, OuterFailureRollsBackCommittedInnerWork) {
 
 TEST_F(SqliteDbTest, CollectReadsEveryRowInOrderAndStopsAtTheFirstRefusedRow) {
   ASSERT_TRUE(db_.exec("INSERT INTO t VALUES (1), (2), (3)"));
-  auto all =
-      collect(db_.query("SELECT v FROM t ORDER BY v"), [](const Statement& row) { return row.integer(0); });
+  auto all = collect(db_.query("SELECT v FROM t ORDER BY v"),
+                     [](const Statement& row) { return row.integer(0); });
   ASSERT_TRUE(all) << all.error().to_string();
   EXPECT_EQ(*all, (std::vector<std::int64_t>{1, 2, 3}));
 

@@ -16,7 +16,8 @@ std::string names_to_text(const std::vector<std::string>& names) {
 Result<std::vector<std::string>> names_from_text(std::string_view text) {
   boost::system::error_code ec;
   const boost::json::value parsed = boost::json::parse(text, ec);
-  if (ec || !parsed.is_array()) return fail(errc::kInternal, "a stored name list is not a JSON array");
+  if (ec || !parsed.is_array())
+    return fail(errc::kInternal, "a stored name list is not a JSON array");
   std::vector<std::string> names;
   for (const auto& n : parsed.get_array())
     if (n.is_string()) names.emplace_back(n.get_string());
