@@ -43,6 +43,10 @@ inline constexpr std::string_view kHeadersTooLarge = "headers_too_large";
 // (maxTempMiB, shared by all requests); retry later.
 inline constexpr std::string_view kTempSpaceExhausted = "temp_space_exhausted";
 
+// 409: the Dependency would close a cycle of Capsules (docs/passing-values.md), named in the
+// message.
+inline constexpr std::string_view kDependencyCycle = "dependency_cycle";
+
 // Agent registration (docs/protocol.md "Register")
 // 401: the challenge is unknown, already used, expired or fetched with another pool token.
 inline constexpr std::string_view kRegistrationChallengeInvalid = "registration_challenge_invalid";

@@ -60,9 +60,10 @@ struct ControlPlane::Parts {
         logs(db),
         agents(db, clock),
         connections(db, keys, clock),
+        dependencies(db, clock),
         audit(db, clock),
         queue(db, catalog, runs, states, connections, audit, clock, config.lease_seconds),
-        manifests(catalog, runs, connections, blobs, keys, clock, config.manifest_ttl_seconds),
+        manifests(stores(), clock, config.manifest_ttl_seconds),
         challenges(clock),
         pool(2),
         public_api({stores(), git, pool.get_executor(), waiters, clock, config.api_token}),
@@ -79,7 +80,7 @@ struct ControlPlane::Parts {
 
   // Every member named here is declared (so constructed) before the APIs that take it.
   Stores stores() {
-    return {db, catalog, runs, states, logs, connections, agents, audit, blobs, keys};
+    return {db, catalog, runs, states, logs, connections, dependencies, agents, audit, blobs, keys};
   }
 
   ControlConfig config;
@@ -95,6 +96,7 @@ struct ControlPlane::Parts {
   RunLogStore logs;
   AgentRegistry agents;
   ConnectionStore connections;
+  DependencyStore dependencies;
   AuditLog audit;
   RunQueue queue;
   ManifestBuilder manifests;

@@ -17,8 +17,8 @@ bool is_run_failure_code(std::string_view code) {
       errc::kWorkspaceFailed,        errc::kArtifactTransferFailed, errc::kResultTooLarge, errc::kOutputRefused,
       errc::kProviderPolicyDenied,   errc::kProvisionerDenied,     errc::kExternalDataDenied,
       errc::kEncryptionConfigDenied, errc::kBackendConfigDenied,   errc::kConnectionRevoked,
-      errc::kConnectionExpired,      errc::kStateVersionSuperseded, errc::kInternal,
-      errc::kUnavailable};
+      errc::kConnectionExpired,      errc::kStateVersionSuperseded, errc::kDependencyOutputMissing,
+      errc::kInternal,               errc::kUnavailable};
   return std::find(kCodes.begin(), kCodes.end(), code) != kCodes.end();
 }
 

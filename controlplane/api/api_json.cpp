@@ -107,6 +107,7 @@ json::object to_json(const Run& r) {
   o["dataLossAccepted"] = r.data_loss_accepted;
   o["drift"] = stored_json(r.drift_json, nullptr);
   o["refusedOutputs"] = stored_json(r.refused_outputs_json, json::array{});
+  o["dependencyInputs"] = stored_json(r.dependency_inputs_json, json::array{});
   o["stateVersionId"] = optional_value(r.state_version_id);
   o["tofuVersion"] = optional_value(r.tofu_version);
   o["providerLockSha256"] = optional_value(r.provider_lock_sha256);

@@ -20,6 +20,7 @@ void PublicApi::register_routes(Router& r) {
   runs_.register_routes(r, access);
   state_versions_.register_routes(r, access);
   connections_.register_routes(r, access);
+  dependencies_.register_routes(r, access);
   activity_.register_routes(r, access);
   agents_.register_routes(r, access);
 }

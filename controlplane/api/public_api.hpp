@@ -1,6 +1,6 @@
 #pragma once
 // The public API under /api/v1, one class per resource (Workspaces, Capsules, Runs,
-// StateVersions, Connections, activity, agent administration) sharing PublicApiDeps. Every route
+// StateVersions, Connections, Dependencies, activity, agent administration) sharing PublicApiDeps. Every route
 // is guarded by the API bearer token (constant-time comparison), which the router checks on the
 // request head before the body is read. Bodies are strict: an unknown field is refused by name.
 // JSON is camelCase; errors follow http_types. Every action is audited in its own transaction;
@@ -10,6 +10,7 @@
 #include "controlplane/api/agent_admin_api.hpp"
 #include "controlplane/api/capsule_api.hpp"
 #include "controlplane/api/connection_api.hpp"
+#include "controlplane/api/dependency_api.hpp"
 #include "controlplane/api/public_resource.hpp"
 #include "controlplane/api/run_api.hpp"
 #include "controlplane/api/state_version_api.hpp"
@@ -26,6 +27,7 @@ class PublicApi {
         runs_(deps),
         state_versions_(deps),
         connections_(deps),
+        dependencies_(deps),
         activity_(deps),
         agents_(deps) {}
   // Routes capture `this` and the resources: the PublicApi must outlive the router.
@@ -40,6 +42,7 @@ class PublicApi {
   RunApi runs_;
   StateVersionApi state_versions_;
   ConnectionApi connections_;
+  DependencyApi dependencies_;
   ActivityApi activity_;
   AgentAdminApi agents_;
 };

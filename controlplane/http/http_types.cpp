@@ -63,7 +63,7 @@ int http_status_for(std::string_view code) {
   if (code == errc::kConflict || code == errc::kLeaseLost ||
       code == errc::kDataLossNotAccepted || code == errc::kNoStateVersion ||
       code == errc::kConnectionRevoked || code == errc::kConnectionExpired ||
-      code == errc::kAgentKeyMismatch)
+      code == errc::kAgentKeyMismatch || code == errc::kDependencyCycle)
     return 409;
   if (code == errc::kPayloadTooLarge) return 413;
   if (code == errc::kHeadersTooLarge) return 431;

@@ -2,10 +2,14 @@
 
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
-#include "crypto/random_ids.hpp"
+#include "common/json_fields.hpp"
+#include "controlplane/store/capsule_spec.hpp"
 #include "controlplane/store/secret_storage.hpp"
+#include "crypto/random_ids.hpp"
 #include "crypto/sealed_box.hpp"
+#include "crypto/sha256.hpp"
 #include "protocol/failure_codes.hpp"
+#include "protocol/output_type.hpp"
 
 namespace takosumi::controlplane {
 
@@ -80,6 +84,54 @@ Status ManifestBuilder::add_secrets(const Capsule& capsule, const crypto::BoxPub
   return {};
 }
 
+Status ManifestBuilder::add_dependency_inputs(const Run& run, protocol::JobManifest& m) {
+  namespace json = boost::json;
+  auto dependencies = dependencies_.as_consumer(run.capsule_id);
+  if (!dependencies) return std::unexpected(dependencies.error());
+  if (dependencies->empty()) return runs_.set_dependency_inputs(run.id, std::nullopt);
+  json::array inputs;
+  for (const Dependency& d : *dependencies) {
+    auto producer = catalog_.get_capsule(d.producer_capsule_id);
+    if (!producer) return std::unexpected(producer.error());
+    auto stored = states_.outputs(d.producer_capsule_id);
+    if (!stored) return std::unexpected(stored.error());
+    // Only what the producer publishes (its mapped Outputs; a sensitive one never is), never its
+    // state: the same values GET /api/v1/capsules/{id}/outputs shows.
+    auto published = filter_outputs(stored->outputs, producer->output_allowlist);
+    if (!published) return std::unexpected(published.error());
+    json::array variables;
+    for (const auto& [variable, mapping] : d.outputs) {
+      const json::value* value = published->if_contains(mapping.from);
+      std::optional<std::string> missing;
+      if (value == nullptr) {
+        missing = "has not published Output \"" + mapping.from + "\"";
+      } else {
+        auto fits = protocol::output_type_matches(*value, mapping.type);
+        if (!fits) return std::unexpected(fits.error());
+        if (!*fits)
+          missing = "published Output \"" + mapping.from + "\" as " +
+                    protocol::output_kind(*value) + ", not " + mapping.type;
+      }
+      if (missing && !mapping.required) continue;
+      if (missing)
+        return fail(errc::kDependencyOutputMissing,
+                    "capsule " + producer->name + " (" + producer->id + ") " + *missing +
+                        ", which variable " + variable + " needs (dependency " + d.id +
+                        "); plan and apply that capsule first");
+      m.variables[variable] = *value;
+      variables.emplace_back(variable);
+    }
+    inputs.emplace_back(json::object{
+        {"dependencyId", d.id},
+        {"producerCapsuleId", d.producer_capsule_id},
+        {"stateVersionId", stored->state_version_id ? json::value(*stored->state_version_id)
+                                                    : json::value(nullptr)},
+        {"outputsSha256", crypto::sha256_hex(takosumi::serialize(*published))},
+        {"variables", std::move(variables)}});
+  }
+  return runs_.set_dependency_inputs(run.id, takosumi::serialize(inputs));
+}
+
 Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
                                                      const Agent& agent) {
   const Run& run = claimed.run;
@@ -104,6 +156,8 @@ Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
   }
   if (run.type == protocol::RunType::apply) TAKOSUMI_TRY(add_saved_plan(claimed, *agent_key, m));
   m.variables = capsule->variables;
+  // An apply takes its variables from its saved plan; every other Run evaluates the module.
+  if (run.type != protocol::RunType::apply) TAKOSUMI_TRY(add_dependency_inputs(run, m));
   TAKOSUMI_TRY(add_secrets(*capsule, *agent_key, m));
   m.output_allowlist = capsule->output_allowlist;
   m.policy = capsule->policy;

@@ -7,28 +7,24 @@
 // SecretBytes while the manifest is built.
 // Errors: state_integrity_failed when a needed blob is missing; conflict when an apply's plan was
 // made against a generation that is no longer current; connection_revoked / connection_expired
-// when an assigned Connection is no longer active; crypto errors from re-sealing.
+// when an assigned Connection is no longer active; dependency_output_missing when a required
+// input of a Dependency is not published; crypto errors from re-sealing.
 #include <cstdint>
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
-#include "controlplane/store/blob_store.hpp"
-#include "controlplane/store/catalog_store.hpp"
-#include "controlplane/store/connection_store.hpp"
-#include "controlplane/store/keyring.hpp"
 #include "controlplane/runs/run_queue.hpp"
-#include "controlplane/store/run_store.hpp"
+#include "controlplane/store/stores.hpp"
 #include "protocol/signed_manifest.hpp"
 
 namespace takosumi::controlplane {
 
 class ManifestBuilder {
  public:
-  ManifestBuilder(CatalogStore& catalog, RunStore& runs, ConnectionStore& connections,
-                  const BlobStore& blobs, const Keyring& keys, const Clock& clock,
-                  std::int64_t ttl_seconds)
-      : catalog_(catalog), runs_(runs), connections_(connections), blobs_(blobs), keys_(keys),
-        clock_(clock), ttl_seconds_(ttl_seconds) {}
+  ManifestBuilder(const Stores& stores, const Clock& clock, std::int64_t ttl_seconds)
+      : catalog_(stores.catalog), runs_(stores.runs), states_(stores.states),
+        connections_(stores.connections), dependencies_(stores.dependencies),
+        blobs_(stores.blobs), keys_(stores.keys), clock_(clock), ttl_seconds_(ttl_seconds) {}
 
   Result<protocol::JobManifest> build(const ClaimedRun& claimed, const Agent& agent);
   Result<protocol::SignedManifest> build_signed(const ClaimedRun& claimed, const Agent& agent);
@@ -41,10 +37,16 @@ class ManifestBuilder {
   Result<protocol::SecretBundle> open_secrets(const Capsule& capsule);
   Status add_secrets(const Capsule& capsule, const crypto::BoxPublicKey& to,
                      protocol::JobManifest& m);
+  // The producers' current public Outputs the Capsule's Dependencies map, as variables of m,
+  // and what was taken recorded on the Run; dependency_output_missing for a required one that
+  // is not published (or not of its type).
+  Status add_dependency_inputs(const Run& run, protocol::JobManifest& m);
 
   CatalogStore& catalog_;
   RunStore& runs_;
+  StateStore& states_;
   ConnectionStore& connections_;
+  DependencyStore& dependencies_;
   const BlobStore& blobs_;
   const Keyring& keys_;
   const Clock& clock_;

@@ -121,7 +121,9 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
   }  // the claim is rolled back; the Run fails on its own below
   spdlog::warn("run {} cannot be dispatched: {}", unbuildable->id, build_error.to_string());
   TAKOSUMI_TRY(in_transaction(db_, [&]() -> Status {
-    if (build_error.code == errc::kConnectionRevoked || build_error.code == errc::kConnectionExpired)
+    const std::string& code = build_error.code;
+    if (code == errc::kConnectionRevoked || code == errc::kConnectionExpired ||
+        code == errc::kDependencyOutputMissing)
       TAKOSUMI_TRY(audit_.record(run_event(kControlPlaneActor, "run.refused", *unbuildable,
                                            {{"code", build_error.code}, {"agentId", agent.id}})));
     return fail_run(*unbuildable, run_status::kFailed, build_error, kControlPlaneActor);

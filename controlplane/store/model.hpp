@@ -119,6 +119,9 @@ struct Run {
   std::optional<std::int64_t> finished_at;
   // Apply Runs: the attempt whose agent announced it was starting `tofu apply` (the phase call).
   std::optional<std::int64_t> apply_started_attempt;
+  // What the Run's last manifest took from its Capsule's Dependencies: [{dependencyId,
+  // producerCapsuleId, stateVersionId, outputsSha256, variables}] (NULL when it had none).
+  std::optional<std::string> dependency_inputs_json;
 
   bool finished() const {
     return status == run_status::kSucceeded || status == run_status::kFailed ||
@@ -134,6 +137,18 @@ struct Run {
   bool stranded(std::int64_t now) const {
     return apply_started() && lease_expires_at && *lease_expires_at <= now;
   }
+};
+
+// A Capsule's use of public Outputs of another Capsule of its Workspace: each entry of `outputs`
+// maps one of the consumer's variables to a public Output of the producer ({from, type,
+// required}), handed to the consumer's plans and drift checks as that variable.
+struct Dependency {
+  std::string id;
+  std::string workspace_id;
+  std::string consumer_capsule_id;
+  std::string producer_capsule_id;
+  std::map<std::string, protocol::OutputMapping> outputs;  // consumer variable → producer Output
+  std::int64_t created_at = 0;
 };
 
 struct StateVersion {

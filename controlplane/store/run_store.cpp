@@ -16,7 +16,8 @@ const std::string_view kRunSelect =
     " r.lease_token_sha256, r.lease_expires_at, r.prior_state_version_id, r.prior_generation,"
     " r.completed_attempt, r.created_at, r.started_at, r.finished_at,"
     " r.restores_state_version_id, r.data_loss, r.data_loss_accepted, r.drift, r.refused_outputs,"
-    " r.apply_started_attempt FROM runs r JOIN capsules c ON c.id = r.capsule_id";
+    " r.apply_started_attempt, r.dependency_inputs FROM runs r"
+    " JOIN capsules c ON c.id = r.capsule_id";
 
 Run run_from_row(const Statement& s) {
   Run r;
@@ -29,7 +30,8 @@ Run run_from_row(const Statement& s) {
       r.lease_token_sha256 >> r.lease_expires_at >> r.prior_state_version_id >>
       r.prior_generation >> r.completed_attempt >> r.created_at >> r.started_at >>
       r.finished_at >> r.restores_state_version_id >> r.data_loss_json >>
-      r.data_loss_accepted >> r.drift_json >> r.refused_outputs_json >> r.apply_started_attempt;
+      r.data_loss_accepted >> r.drift_json >> r.refused_outputs_json >> r.apply_started_attempt >>
+      r.dependency_inputs_json;
   r.type = protocol::run_type_from_string(type).value_or(protocol::RunType::plan);
   return r;
 }
@@ -126,6 +128,11 @@ Result<std::string> RunStore::resource_changes(std::string_view run_id) {
                          [](const Statement& s) { return s.optional_text(0); });
   if (!changes) return std::unexpected(changes.error());
   return changes->value_or("[]");
+}
+
+Status RunStore::set_dependency_inputs(std::string_view run_id,
+                                       std::optional<std::string> inputs_json) {
+  return db_.run("UPDATE runs SET dependency_inputs = ? WHERE id = ?", inputs_json, run_id);
 }
 
 Result<std::vector<Run>> RunStore::list_runs(std::string_view capsule_id, int limit) {

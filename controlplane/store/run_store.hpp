@@ -54,6 +54,8 @@ class RunStore {
                                std::string_view sha256, std::int64_t size);
   Result<bool> has_artifact(std::string_view run_id, std::string_view kind,
                             std::string_view sha256);
+  // What the Run's manifest took from its Capsule's Dependencies (a JSON array), or NULL.
+  Status set_dependency_inputs(std::string_view run_id, std::optional<std::string> inputs_json);
 
  private:
   Result<Run> insert(Run run);

@@ -11,7 +11,7 @@ namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 7;
+constexpr std::int64_t kSchemaVersion = 8;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -52,7 +52,8 @@ constexpr std::string_view kRunsColumns = R"sql(
   data_loss_accepted INTEGER NOT NULL DEFAULT 0,
   drift TEXT,
   refused_outputs TEXT,
-  apply_started_attempt INTEGER
+  apply_started_attempt INTEGER,
+  dependency_inputs TEXT
 )sql";
 
 constexpr std::string_view kRunsColumnsV1 =
@@ -191,6 +192,20 @@ CREATE TRIGGER IF NOT EXISTS audit_events_no_delete BEFORE DELETE ON audit_event
   BEGIN SELECT RAISE(ABORT, 'audit events are append-only'); END;
 )sql";
 
+// v8: a Capsule's Dependencies on public Outputs of other Capsules of its Workspace
+// (docs/passing-values.md).
+constexpr std::string_view kTablesV8 = R"sql(
+CREATE TABLE IF NOT EXISTS dependencies (
+  id TEXT PRIMARY KEY,
+  workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+  consumer_capsule_id TEXT NOT NULL REFERENCES capsules(id),
+  producer_capsule_id TEXT NOT NULL REFERENCES capsules(id),
+  outputs TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  UNIQUE (consumer_capsule_id, producer_capsule_id));
+CREATE INDEX IF NOT EXISTS dependencies_by_producer ON dependencies(producer_capsule_id);
+)sql";
+
 std::string create_runs_sql(std::string_view prefix) {
   return std::string(prefix) + " (" + std::string(kRunsColumns) + ");";
 }
@@ -267,6 +282,13 @@ Status to_v7(Database& db) {
   return add_column_if_missing(db, "agents", "reset_sign_public_key", "TEXT");
 }
 
+// v7 → v8: Dependencies, and what each Run took from them (dependency_inputs, NULL for every
+// Run before: none had any).
+Status to_v8(Database& db) {
+  TAKOSUMI_TRY(add_column_if_missing(db, "runs", "dependency_inputs", "TEXT"));
+  return db.exec(kTablesV8);
+}
+
 // One step of the schema, from version `to - 1` to `to`.
 struct Migration {
   std::int64_t to;
@@ -276,8 +298,8 @@ struct Migration {
   bool rebuilds_tables = false;
 };
 
-constexpr Migration kMigrations[] = {{2, to_v2, true}, {3, to_v3}, {4, to_v4},
-                                     {5, to_v5},       {6, to_v6}, {7, to_v7}};
+constexpr Migration kMigrations[] = {{2, to_v2, true}, {3, to_v3}, {4, to_v4}, {5, to_v5},
+                                     {6, to_v6},       {7, to_v7}, {8, to_v8}};
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 // Runs one migration in one transaction that also sets user_version: a database is at one
@@ -322,10 +344,10 @@ Status create_schema(Database& db) {
   // A new database (version 0) is created at the current version below, with no migration.
   for (const Migration& m : kMigrations)
     if (*version >= 1 && *version < m.to) TAKOSUMI_TRY(migrate(db, m));
-  const std::string sql = std::string(kTablesBeforeRuns) +
-                          create_runs_sql("\nCREATE TABLE IF NOT EXISTS runs") +
-                          std::string(kTablesAfterRuns) + std::string(kTablesV3) +
-                          "PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";";
+  const std::string sql =
+      std::string(kTablesBeforeRuns) + create_runs_sql("\nCREATE TABLE IF NOT EXISTS runs") +
+      std::string(kTablesAfterRuns) + std::string(kTablesV3) + std::string(kTablesV8) +
+      "PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";";
   return with_context(db.exec(sql), "create schema");
 }
 

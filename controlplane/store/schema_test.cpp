@@ -23,6 +23,8 @@ namespace {
 
 using takosumi::testing::TempDir;
 
+constexpr std::int64_t kCurrentVersion = 8;
+
 // The frozen schema of an earlier release, testdata/schema_v<N>.sql, verbatim as that release
 // created it: migrations are tested against the real thing and not against today's DDL.
 std::string schema_snapshot(int version) {
@@ -64,9 +66,9 @@ INSERT INTO run_logs VALUES ('run_plan', 1, 0, 'Plan: 1 to add');
 TEST(SchemaTest, FreshDatabaseHasTheCurrentVersionAndIsIdempotent) {
   TempDir dir;
   Database db = testing::open_test_db(dir.path() / "control.db");
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
 }
 
 TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
@@ -74,7 +76,7 @@ TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v1_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_EQ(single_integer(db, "PRAGMA foreign_keys"), 1);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
@@ -121,7 +123,7 @@ TEST(SchemaTest, NewerDatabaseIsRefused) {
   const auto file = dir.path() / "control.db";
   {
     Database db = testing::open_test_db(file);
-    ASSERT_TRUE(db.exec("PRAGMA user_version = 8"));
+    ASSERT_TRUE(db.exec("PRAGMA user_version = " + std::to_string(kCurrentVersion + 1)));
   }
   auto db = Database::open(file);
   ASSERT_TRUE(db);
@@ -162,7 +164,7 @@ TEST(SchemaTest, VersionTwoDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v2_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
   FakeClock clock{100};
@@ -197,7 +199,7 @@ TEST(SchemaTest, VersionTwoDatabaseIsMigratedInPlace) {
   EXPECT_FALSE(db.run("UPDATE audit_events SET actor = 'y'"));
   EXPECT_FALSE(db.run("DELETE FROM audit_events"));
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
 }
 
 // A version 3 database with a Capsule that has a Connection and sensitive variables, a Run with
@@ -229,7 +231,7 @@ TEST(SchemaTest, VersionThreeDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v3_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
   FakeClock clock{100};
@@ -256,7 +258,7 @@ TEST(SchemaTest, VersionThreeDatabaseIsMigratedInPlace) {
   ASSERT_TRUE(catalog.set_policy("cap_1", policy));
   EXPECT_EQ(catalog.get_capsule("cap_1")->policy, policy);
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_EQ(catalog.get_capsule("cap_1")->policy, policy);
 }
 
@@ -294,7 +296,7 @@ TEST(SchemaTest, VersionFourDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v4_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM runs"), 4);
 
@@ -332,7 +334,7 @@ TEST(SchemaTest, VersionFourDatabaseIsMigratedInPlace) {
   EXPECT_TRUE((*states.current("cap_1"))->partial);
   EXPECT_FALSE(db.run("UPDATE state_versions SET partial = 0"));
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM state_versions"), 2);
 }
 
@@ -360,7 +362,7 @@ TEST(SchemaTest, VersionFiveDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v5_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM agents WHERE key_reset_at IS NULL"), 2);
   FakeClock clock{100};
@@ -384,7 +386,7 @@ TEST(SchemaTest, VersionFiveDatabaseIsMigratedInPlace) {
   EXPECT_TRUE(replaced->keys_replaced);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM agents"), 2);
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
 }
 
 // A version 6 database with an agent whose keys an operator reset (a v6 reset names no key) and
@@ -412,7 +414,7 @@ TEST(SchemaTest, VersionSixDatabaseIsMigratedInPlace) {
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v6_database(file));
   Database db = testing::open_test_db(file);  // runs create_schema
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM agents WHERE reset_sign_public_key IS NULL"), 2);
   FakeClock clock{100};
@@ -435,7 +437,39 @@ TEST(SchemaTest, VersionSixDatabaseIsMigratedInPlace) {
   EXPECT_EQ(renewed->agent_id, "agt_1");
   EXPECT_TRUE(renewed->keys_replaced);
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), 7);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
+}
+
+// A v7 database: a Capsule of two and a Run that took nothing from any Dependency.
+TEST(SchemaTest, VersionSevenDatabaseIsMigratedInPlace) {
+  TempDir dir;
+  const auto file = dir.path() / "control.db";
+  {
+    auto db = Database::open(file);
+    ASSERT_TRUE(db) << db.error().to_string();
+    ASSERT_TRUE(db->exec(schema_snapshot(7)));
+    ASSERT_TRUE(db->exec(R"sql(
+INSERT INTO workspaces VALUES ('ws_1', 'demo', 1);
+INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,
+                      variables, created_at)
+  VALUES ('cap_1', 'ws_1', 'app', 'file:///repo', 'main', '', '{}', '{}', 1),
+         ('cap_2', 'ws_1', 'db', 'file:///repo', 'main', '', '{}', '{}', 1);
+INSERT INTO runs (id, capsule_id, type, status, source_commit, created_at)
+  VALUES ('run_plan', 'cap_1', 'plan', 'succeeded', 'c1', 3);
+)sql"));
+  }
+  Database db = testing::open_test_db(file);  // runs create_schema
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+  FakeClock clock{100};
+  RunStore runs(db, clock);
+  auto run = runs.get_run("run_plan");
+  ASSERT_TRUE(run) << run.error().to_string();
+  EXPECT_FALSE(run->dependency_inputs_json.has_value());
+  EXPECT_TRUE(
+      db.exec("INSERT INTO dependencies VALUES ('dep_1', 'ws_1', 'cap_1', 'cap_2', '{}', 4)"));
+  EXPECT_TRUE(create_schema(db));
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM dependencies"), 1);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "controlplane/store/blob_store.hpp"
 #include "controlplane/store/catalog_store.hpp"
 #include "controlplane/store/connection_store.hpp"
+#include "controlplane/store/dependency_store.hpp"
 #include "controlplane/store/keyring.hpp"
 #include "controlplane/store/run_log_store.hpp"
 #include "controlplane/store/run_store.hpp"
@@ -21,6 +22,7 @@ struct Stores {
   StateStore& states;
   RunLogStore& logs;
   ConnectionStore& connections;
+  DependencyStore& dependencies;
   AgentRegistry& agents;
   AuditLog& audit;
   const BlobStore& blobs;

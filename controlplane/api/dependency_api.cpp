@@ -1,0 +1,95 @@
+#include "controlplane/api/dependency_api.hpp"
+
+#include "common/error_codes.hpp"
+#include "controlplane/store/dependency_spec.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+namespace json = boost::json;
+
+json::object to_json(const Dependency& d) {
+  json::object outputs;
+  for (const auto& [variable, m] : d.outputs)
+    outputs[variable] = json::object{{"from", m.from}, {"type", m.type}, {"required", m.required}};
+  return json::object{{"id", d.id},
+                      {"workspaceId", d.workspace_id},
+                      {"consumerCapsuleId", d.consumer_capsule_id},
+                      {"producerCapsuleId", d.producer_capsule_id},
+                      {"outputs", std::move(outputs)},
+                      {"createdAt", d.created_at}};
+}
+
+json::array to_json_array(const std::vector<Dependency>& all) {
+  json::array out;
+  for (const auto& d : all) out.emplace_back(to_json(d));
+  return out;
+}
+
+AuditEvent dependency_event(std::string_view actor, std::string_view action, const Dependency& d) {
+  AuditEvent e{.actor = std::string(actor), .action = std::string(action),
+               .workspace_id = d.workspace_id, .capsule_id = d.consumer_capsule_id};
+  e.detail = {{"dependencyId", d.id}, {"producerCapsuleId", d.producer_capsule_id}};
+  return e;
+}
+
+}  // namespace
+
+void DependencyApi::register_routes(Router& r, const PublicRouteAccess& a) {
+  r.add("POST", "/api/v1/capsules/{}/dependencies", a.json_body,
+        [this](auto& req, auto& p) { return create_dependency(req, p[0]); });
+  r.add("GET", "/api/v1/capsules/{}/dependencies", a.none,
+        [this](auto&, auto& p) { return list_dependencies(p[0]); });
+  r.add("DELETE", "/api/v1/dependencies/{}", a.none,
+        [this](auto&, auto& p) { return delete_dependency(p[0]); });
+}
+
+HttpResponse DependencyApi::create_dependency(const HttpRequest& req,
+                                              const std::string& consumer_id) {
+  auto body = parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  auto parsed = parse_dependency_request(*body);
+  if (!parsed) return error_response(parsed.error());
+  auto created = in_transaction(d_.db, [&]() -> Result<Dependency> {
+    auto consumer = d_.catalog.get_capsule(consumer_id);
+    if (!consumer) return std::unexpected(consumer.error());
+    auto producer = d_.catalog.get_capsule(parsed->producer_capsule_id);
+    if (!producer && producer.error().code == errc::kNotFound)
+      return fail(errc::kInvalidArgument,
+                  "producerCapsuleId \"" + parsed->producer_capsule_id + "\" is not a capsule");
+    if (!producer) return std::unexpected(producer.error());
+    auto existing = d_.dependencies.as_consumer(consumer_id);
+    if (!existing) return std::unexpected(existing.error());
+    TAKOSUMI_TRY(check_dependency(*parsed, *consumer, *producer, *existing));
+    auto dependency = d_.dependencies.create(*consumer, *producer, std::move(parsed->outputs));
+    if (!dependency) return dependency;
+    TAKOSUMI_TRY(d_.audit.record(dependency_event(actor_, "dependency.created", *dependency)));
+    return dependency;
+  });
+  if (!created) return error_response(created.error());
+  return json_response(201, to_json(*created));
+}
+
+HttpResponse DependencyApi::list_dependencies(const std::string& capsule_id) {
+  if (auto capsule = d_.catalog.get_capsule(capsule_id); !capsule)
+    return error_response(capsule.error());
+  auto as_producer = d_.dependencies.as_producer(capsule_id);
+  if (!as_producer) return error_response(as_producer.error());
+  auto as_consumer = d_.dependencies.as_consumer(capsule_id);
+  if (!as_consumer) return error_response(as_consumer.error());
+  return json_response(200, json::object{{"asProducer", to_json_array(*as_producer)},
+                                         {"asConsumer", to_json_array(*as_consumer)}});
+}
+
+HttpResponse DependencyApi::delete_dependency(const std::string& id) {
+  auto removed = in_transaction(d_.db, [&]() -> Status {
+    auto dependency = d_.dependencies.get(id);
+    if (!dependency) return std::unexpected(dependency.error());
+    TAKOSUMI_TRY(d_.dependencies.remove(id));
+    return d_.audit.record(dependency_event(actor_, "dependency.deleted", *dependency));
+  });
+  if (!removed) return error_response(removed.error());
+  return HttpResponse{204, "application/json", "", {}, {}};
+}
+
+}  // namespace takosumi::controlplane

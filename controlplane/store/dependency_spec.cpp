@@ -1,0 +1,84 @@
+#include "controlplane/store/dependency_spec.hpp"
+
+#include <algorithm>
+
+#include "common/error_codes.hpp"
+#include "protocol/output_type.hpp"
+#include "protocol/variables.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+std::unexpected<Error> invalid(std::string message) {
+  return fail(errc::kInvalidArgument, std::move(message));
+}
+
+Result<protocol::OutputMapping> mapping_from_json(const std::string& field, const json::value& v) {
+  if (!v.is_object()) return invalid(field + " must be an object {from, type, required}");
+  const auto& o = v.get_object();
+  TAKOSUMI_TRY(check_known_fields(o, {"from", "type", "required"}, field));
+  auto from = get_string(o, "from", 128);
+  auto type = get_optional_string(o, "type", 16);
+  auto required = get_bool_or(o, "required", true);
+  if (const Error* e = first_error(from, type, required))
+    return std::unexpected(e->with_context(field));
+  protocol::OutputMapping m{*from, type->value_or("any"), *required};
+  if (!protocol::is_output_type(m.type))
+    return invalid(field + ".type \"" + m.type + "\" must be string, number, bool or any");
+  return m;
+}
+
+}  // namespace
+
+Result<DependencyRequest> parse_dependency_request(const json::object& body) {
+  TAKOSUMI_TRY(check_known_fields(body, {"producerCapsuleId", "outputs"}));
+  auto producer = get_string(body, "producerCapsuleId", 128);
+  if (!producer) return std::unexpected(producer.error());
+  auto outputs = get_object(body, "outputs");
+  if (!outputs) return std::unexpected(outputs.error());
+  if ((*outputs)->empty() || (*outputs)->size() > protocol::kMaxVariables)
+    return invalid("outputs must map 1 to " + std::to_string(protocol::kMaxVariables) +
+                   " variables");
+  DependencyRequest req{*producer, {}};
+  for (const auto& kv : **outputs) {
+    const std::string variable(kv.key());
+    if (!protocol::is_tofu_identifier(variable))
+      return invalid("outputs: \"" + variable + "\" is not an OpenTofu variable name");
+    auto mapping = mapping_from_json("outputs." + variable, kv.value());
+    if (!mapping) return std::unexpected(mapping.error());
+    req.outputs.emplace(variable, std::move(*mapping));
+  }
+  return req;
+}
+
+Status check_dependency(const DependencyRequest& req, const Capsule& consumer,
+                        const Capsule& producer, const std::vector<Dependency>& consumer_has) {
+  if (producer.workspace_id != consumer.workspace_id)
+    return invalid("capsule " + producer.id + " is in another Workspace (" + producer.workspace_id +
+                   "): Outputs cross Workspaces only through an OutputShare");
+  if (producer.id == consumer.id)
+    return fail(errc::kDependencyCycle, "capsule " + consumer.id + " cannot depend on itself");
+  for (const auto& [variable, mapping] : req.outputs) {
+    if (!producer.output_allowlist.contains(mapping.from)) {
+      std::string published;
+      for (const auto& [name, unused] : producer.output_allowlist)
+        published += (published.empty() ? "" : ", ") + name;
+      return invalid("outputs." + variable + ".from \"" + mapping.from +
+                     "\" is not a public Output of capsule " + producer.id + " (public: " +
+                     (published.empty() ? "none" : published) + ")");
+    }
+    const bool sensitive =
+        std::ranges::find(consumer.sensitive_variable_names, variable) !=
+        consumer.sensitive_variable_names.end();
+    const bool taken = std::ranges::any_of(consumer_has, [&](const Dependency& d) {
+      return d.outputs.contains(variable);
+    });
+    if (consumer.variables.contains(variable) || sensitive || taken)
+      return invalid("outputs." + variable + ": capsule " + consumer.id +
+                     " already sets variable " + variable +
+                     " (variables, sensitiveVariables or another Dependency)");
+  }
+  return {};
+}
+
+}  // namespace takosumi::controlplane
