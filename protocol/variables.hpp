@@ -20,6 +20,9 @@ using Variables = std::map<std::string, boost::json::value>;
 
 inline constexpr std::size_t kMaxVariables = 256;
 inline constexpr std::size_t kMaxVariableBytes = 64 * 1024;  // one value, serialized
+// All of a Run's variables, serialized: half of the signed manifest's 1 MiB payload, so the
+// manifest (and the claim answer that carries it base64-encoded) always fits what an agent reads.
+inline constexpr std::size_t kMaxRunVariablesBytes = 512 * 1024;
 
 // OpenTofu identifiers (variables, outputs): letter or underscore, then letters, digits, _ and -.
 bool is_tofu_identifier(std::string_view s);

@@ -1,6 +1,7 @@
 #include "controlplane/api/capsule_api.hpp"
 
 #include "controlplane/api/api_json.hpp"
+#include "controlplane/runs/published_outputs.hpp"
 #include "controlplane/store/capsule_spec.hpp"
 
 namespace takosumi::controlplane {
@@ -95,16 +96,14 @@ boost::asio::awaitable<HttpResponse> CapsuleApi::async_plan(const std::string& c
 HttpResponse CapsuleApi::outputs(const std::string& capsule_id) {
   auto capsule = d_.catalog.get_capsule(capsule_id);
   if (!capsule) return error_response(capsule.error());
-  auto stored = d_.states.outputs(capsule_id);
-  if (!stored) return error_response(stored.error());
-  auto outputs = filter_outputs(stored->outputs, capsule->output_allowlist);
-  if (!outputs) return error_response(outputs.error());
+  auto published = published_outputs(*capsule, d_.states);
+  if (!published) return error_response(published.error());
   json::value sv_id = nullptr;
-  if (stored->state_version_id) sv_id = *stored->state_version_id;
+  if (published->state_version_id) sv_id = *published->state_version_id;
   return json_response(200, json::object{{"capsuleId", capsule_id},
                                          {"stateVersionId", sv_id},
-                                         {"generation", stored->generation},
-                                         {"outputs", std::move(*outputs)}});
+                                         {"generation", published->generation},
+                                         {"outputs", std::move(published->values)}});
 }
 
 }  // namespace takosumi::controlplane

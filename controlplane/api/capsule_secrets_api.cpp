@@ -71,6 +71,17 @@ HttpResponse CapsuleApi::set_sensitive_variables(const HttpRequest& req,
   if (!capsule) return error_response(capsule.error());
   if (auto ok = check_no_plain_twin(**values, capsule->variables); !ok)
     return error_response(ok.error());
+  // A Dependency's value would win over the secret (tofu reads the tfvars file after the
+  // environment): a name is either one or the other.
+  auto dependencies = d_.dependencies.as_consumer(capsule_id);
+  if (!dependencies) return error_response(dependencies.error());
+  for (const auto& d : *dependencies)
+    for (const auto& [name, unused] : **values)
+      if (d.outputs.contains(name))
+        return error_response(Error{
+            std::string(errc::kInvalidArgument),
+            "sensitiveVariables." + name + " is set by dependency " + d.id + " (from capsule " +
+                d.producer_capsule_id + "); a variable has one source"});
   auto record = seal_sensitive(std::move(**values), d_.keys);
   if (!record) return error_response(record.error());
   auto updated = in_transaction(d_.db, [&]() -> Result<Capsule> {

@@ -13,7 +13,7 @@ std::string public_actor(const PublicApiDeps& d) {
 }
 
 Result<json::object> capsule_json(const PublicApiDeps& d, const Capsule& capsule) {
-  auto attention = load_capsule_attention(d.states, d.runs, capsule.id, d.clock.now_unix());
+  auto attention = load_capsule_attention(d, capsule, d.clock.now_unix());
   if (!attention) return std::unexpected(attention.error());
   json::object o = to_json(capsule);
   o["needsAttention"] = !attention->empty();

@@ -181,6 +181,17 @@ boost::asio::awaitable<HttpResponse> StateVersionApi::async_destroy(const std::s
                                        std::to_string((*current)->generation) +
                                        " is empty); to use it again, plan and apply"});
   if (auto usable = check_connections(d_, *capsule); !usable) co_return error_response(usable.error());
+  // Its consumers' next plans would find nothing published: they are unlinked first, on purpose.
+  auto consumers = d_.dependencies.as_producer(capsule_id);
+  if (!consumers) co_return error_response(consumers.error());
+  if (!consumers->empty()) {
+    std::string names;
+    for (const auto& d : *consumers)
+      names += (names.empty() ? "" : ", ") + d.consumer_capsule_id + " (dependency " + d.id + ")";
+    co_return error_response(Error{std::string(errc::kConflict),
+                                   "capsule " + capsule_id + " still has consumers: " + names +
+                                       "; delete those Dependencies before destroying it"});
+  }
   auto commit = co_await async_resolve_head(d_, *capsule);
   if (!commit) co_return error_response(commit.error());
   co_return create_run(d_, actor_,

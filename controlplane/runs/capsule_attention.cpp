@@ -2,25 +2,33 @@
 
 #include <boost/json/object.hpp>
 
+#include <map>
+
+#include "common/strict_json.hpp"
+#include "controlplane/runs/published_outputs.hpp"
+
 namespace takosumi::controlplane {
 namespace {
 
 Attention partial_state(const StateVersion& sv, const std::optional<Run>& creator) {
   std::string why = "status unknown";
   if (creator) why = creator->failure_code.value_or(creator->status);
-  return {std::string(attention_code::kPartialState), sv.created_by_run_id, sv.id, sv.generation,
-          std::nullopt,
-          "the current StateVersion was kept from an apply that did not finish (" + why +
-              "); review it and plan again"};
+  return {.code = std::string(attention_code::kPartialState),
+          .run_id = sv.created_by_run_id,
+          .state_version_id = sv.id,
+          .generation = sv.generation,
+          .message = "the current StateVersion was kept from an apply that did not finish (" + why +
+                     "); review it and plan again"};
 }
 
 Attention apply_stranded(const Run& run) {
   const std::string agent = run.agent_id.value_or("?");
-  return {std::string(attention_code::kApplyStranded), run.id, std::nullopt, std::nullopt,
-          run.agent_id,
-          "the apply of run " + run.id + " was interrupted and agent " + agent +
-              " has not reported back; its state may be on that host: run `takosumi-agent"
-              " recover` there, or cancel the run"};
+  return {.code = std::string(attention_code::kApplyStranded),
+          .run_id = run.id,
+          .agent_id = run.agent_id,
+          .message = "the apply of run " + run.id + " was interrupted and agent " + agent +
+                     " has not reported back; its state may be on that host: run `takosumi-agent"
+                     " recover` there, or cancel the run"};
 }
 
 }  // namespace
@@ -35,9 +43,49 @@ std::vector<Attention> capsule_attention(const std::optional<StateVersion>& curr
   return out;
 }
 
-Result<std::vector<Attention>> load_capsule_attention(StateStore& states, RunStore& runs,
-                                                      std::string_view capsule_id,
+Result<std::vector<Attention>> upstream_changes(const Stores& stores, const Capsule& capsule) {
+  auto dependencies = stores.dependencies.as_consumer(capsule.id);
+  if (!dependencies) return std::unexpected(dependencies.error());
+  if (dependencies->empty()) return std::vector<Attention>{};
+  auto plan = stores.runs.latest_succeeded_plan(capsule.id);
+  if (!plan) return std::unexpected(plan.error());
+  if (!*plan) return std::vector<Attention>{};
+  // What the plan took, by Dependency: written by ManifestBuilder, an unreadable record is none.
+  std::map<std::string, std::string> taken;
+  if (auto inputs = parse_json_strict((*plan)->dependency_inputs_json.value_or("[]"));
+      inputs && inputs->is_array())
+    for (const auto& input : inputs->get_array())
+      if (const auto* o = input.if_object())
+        if (const auto *id = o->if_contains("dependencyId"), *sha = o->if_contains("outputsSha256");
+            id && sha && id->is_string() && sha->is_string())
+          taken.emplace(std::string(id->get_string()), std::string(sha->get_string()));
+  std::vector<Attention> out;
+  for (const Dependency& d : *dependencies) {
+    auto producer = stores.catalog.get_capsule(d.producer_capsule_id);
+    if (!producer) return std::unexpected(producer.error());
+    auto published = published_outputs(*producer, stores.states);
+    if (!published) return std::unexpected(published.error());
+    auto it = taken.find(d.id);
+    if (it != taken.end() && it->second == published->sha256) continue;
+    out.push_back({.code = std::string(attention_code::kUpstreamChanged),
+                   .run_id = (*plan)->id,
+                   .state_version_id = published->state_version_id,
+                   .generation = published->generation,
+                   .dependency_id = d.id,
+                   .producer_capsule_id = d.producer_capsule_id,
+                   .outputs_sha256 = published->sha256,
+                   .message = "capsule " + producer->name + " (" + producer->id +
+                              ") publishes other Outputs than the latest plan of this capsule"
+                              " (run " + (*plan)->id + ") took; plan it again"});
+  }
+  return out;
+}
+
+Result<std::vector<Attention>> load_capsule_attention(const Stores& stores, const Capsule& capsule,
                                                       std::int64_t now) {
+  StateStore& states = stores.states;
+  RunStore& runs = stores.runs;
+  const std::string& capsule_id = capsule.id;
   auto current = states.current(capsule_id);
   if (!current) return std::unexpected(current.error());
   std::optional<Run> creator;
@@ -48,7 +96,11 @@ Result<std::vector<Attention>> load_capsule_attention(StateStore& states, RunSto
   }
   auto running = runs.list_running(capsule_id);
   if (!running) return std::unexpected(running.error());
-  return capsule_attention(*current, creator, *running, now);
+  auto out = capsule_attention(*current, creator, *running, now);
+  auto upstream = upstream_changes(stores, capsule);
+  if (!upstream) return std::unexpected(upstream.error());
+  out.insert(out.end(), upstream->begin(), upstream->end());
+  return out;
 }
 
 boost::json::array to_json(const std::vector<Attention>& attention) {
@@ -58,6 +110,9 @@ boost::json::array to_json(const std::vector<Attention>& attention) {
     if (a.state_version_id) o["stateVersionId"] = *a.state_version_id;
     if (a.generation) o["generation"] = *a.generation;
     if (a.agent_id) o["agentId"] = *a.agent_id;
+    if (a.dependency_id) o["dependencyId"] = *a.dependency_id;
+    if (a.producer_capsule_id) o["producerCapsuleId"] = *a.producer_capsule_id;
+    if (a.outputs_sha256) o["outputsSha256"] = *a.outputs_sha256;
     o["message"] = a.message;
     out.push_back(std::move(o));
   }

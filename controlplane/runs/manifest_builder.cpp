@@ -3,13 +3,13 @@
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "common/json_fields.hpp"
-#include "controlplane/store/capsule_spec.hpp"
+#include "controlplane/runs/published_outputs.hpp"
 #include "controlplane/store/secret_storage.hpp"
 #include "crypto/random_ids.hpp"
 #include "crypto/sealed_box.hpp"
-#include "crypto/sha256.hpp"
 #include "protocol/failure_codes.hpp"
 #include "protocol/output_type.hpp"
+#include "protocol/variables.hpp"
 
 namespace takosumi::controlplane {
 
@@ -93,15 +93,13 @@ Status ManifestBuilder::add_dependency_inputs(const Run& run, protocol::JobManif
   for (const Dependency& d : *dependencies) {
     auto producer = catalog_.get_capsule(d.producer_capsule_id);
     if (!producer) return std::unexpected(producer.error());
-    auto stored = states_.outputs(d.producer_capsule_id);
-    if (!stored) return std::unexpected(stored.error());
     // Only what the producer publishes (its mapped Outputs; a sensitive one never is), never its
     // state: the same values GET /api/v1/capsules/{id}/outputs shows.
-    auto published = filter_outputs(stored->outputs, producer->output_allowlist);
+    auto published = published_outputs(*producer, states_);
     if (!published) return std::unexpected(published.error());
     json::array variables;
     for (const auto& [variable, mapping] : d.outputs) {
-      const json::value* value = published->if_contains(mapping.from);
+      const json::value* value = published->values.if_contains(mapping.from);
       std::optional<std::string> missing;
       if (value == nullptr) {
         missing = "has not published Output \"" + mapping.from + "\"";
@@ -118,17 +116,29 @@ Status ManifestBuilder::add_dependency_inputs(const Run& run, protocol::JobManif
                     "capsule " + producer->name + " (" + producer->id + ") " + *missing +
                         ", which variable " + variable + " needs (dependency " + d.id +
                         "); plan and apply that capsule first");
+      if (const std::size_t size = takosumi::serialize(*value).size();
+          size > protocol::kMaxVariableBytes)
+        return fail(errc::kLimitExceeded,
+                    "Output \"" + mapping.from + "\" of capsule " + producer->id + " takes " +
+                        std::to_string(size) + " bytes; variable " + variable + " (dependency " +
+                        d.id + ") takes at most " + std::to_string(protocol::kMaxVariableBytes));
       m.variables[variable] = *value;
       variables.emplace_back(variable);
     }
     inputs.emplace_back(json::object{
         {"dependencyId", d.id},
         {"producerCapsuleId", d.producer_capsule_id},
-        {"stateVersionId", stored->state_version_id ? json::value(*stored->state_version_id)
-                                                    : json::value(nullptr)},
-        {"outputsSha256", crypto::sha256_hex(takosumi::serialize(*published))},
+        {"stateVersionId", published->state_version_id
+                               ? json::value(*published->state_version_id)
+                               : json::value(nullptr)},
+        {"outputsSha256", published->sha256},
         {"variables", std::move(variables)}});
   }
+  if (m.variables.size() > protocol::kMaxVariables)
+    return fail(errc::kLimitExceeded,
+                "capsule " + run.capsule_id + " has " + std::to_string(m.variables.size()) +
+                    " variables with its Dependencies' inputs; a Run takes at most " +
+                    std::to_string(protocol::kMaxVariables));
   return runs_.set_dependency_inputs(run.id, takosumi::serialize(inputs));
 }
 
@@ -158,6 +168,13 @@ Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
   m.variables = capsule->variables;
   // An apply takes its variables from its saved plan; every other Run evaluates the module.
   if (run.type != protocol::RunType::apply) TAKOSUMI_TRY(add_dependency_inputs(run, m));
+  if (const std::size_t size = takosumi::serialize(protocol::to_json(m.variables)).size();
+      size > protocol::kMaxRunVariablesBytes)
+    return fail(errc::kLimitExceeded,
+                "the variables of run " + run.id + " take " + std::to_string(size) +
+                    " bytes serialized; a Run takes at most " +
+                    std::to_string(protocol::kMaxRunVariablesBytes) +
+                    " (its Capsule's variables and its Dependencies' inputs together)");
   TAKOSUMI_TRY(add_secrets(*capsule, *agent_key, m));
   m.output_allowlist = capsule->output_allowlist;
   m.policy = capsule->policy;

@@ -54,7 +54,7 @@ class StrandedApplyTest : public RunQueueTest {
   }
 
   std::vector<Attention> attention(const Capsule& c) {
-    auto a = load_capsule_attention(states_, runs_, c.id, clock_.now_unix());
+    auto a = load_capsule_attention(stores(), c, clock_.now_unix());
     EXPECT_TRUE(a) << a.error().to_string();
     return a ? *a : std::vector<Attention>{};
   }

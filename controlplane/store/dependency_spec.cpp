@@ -54,10 +54,14 @@ Result<DependencyRequest> parse_dependency_request(const json::object& body) {
 Status check_dependency(const DependencyRequest& req, const Capsule& consumer,
                         const Capsule& producer, const std::vector<Dependency>& consumer_has) {
   if (producer.workspace_id != consumer.workspace_id)
-    return invalid("capsule " + producer.id + " is in another Workspace (" + producer.workspace_id +
-                   "): Outputs cross Workspaces only through an OutputShare");
+    return invalid("capsule " + producer.id +
+                   " is not in this Workspace: Outputs cross Workspaces only through an OutputShare");
   if (producer.id == consumer.id)
     return fail(errc::kDependencyCycle, "capsule " + consumer.id + " cannot depend on itself");
+  for (const auto& d : consumer_has)
+    if (d.producer_capsule_id == producer.id)
+      return fail(errc::kConflict, "capsule " + consumer.id + " already depends on " + producer.id +
+                                       " (dependency " + d.id + "); delete it to replace it");
   for (const auto& [variable, mapping] : req.outputs) {
     if (!producer.output_allowlist.contains(mapping.from)) {
       std::string published;

@@ -149,6 +149,17 @@ Result<std::vector<Run>> RunStore::list_running(std::string_view capsule_id) {
   return collect(std::move(s), run_from_row);
 }
 
+Result<std::optional<Run>> RunStore::latest_succeeded_plan(std::string_view capsule_id) {
+  auto s = db_.query("SELECT " + std::string(kRunSelect) +
+                         " WHERE r.capsule_id = ? AND r.type IN ('plan', 'destroy_plan')"
+                         " AND r.status = 'succeeded' ORDER BY r.rowid DESC LIMIT 1",
+                     capsule_id);
+  auto found = collect(std::move(s), run_from_row);
+  if (!found) return std::unexpected(found.error());
+  if (found->empty()) return std::optional<Run>{};
+  return std::optional<Run>(std::move(found->front()));
+}
+
 Result<bool> RunStore::is_destroy_result(const StateVersion& sv) {
   auto s = db_.query(
       "SELECT 1 FROM runs a JOIN runs p ON p.id = a.planned_by"

@@ -9,8 +9,9 @@
 #include "controlplane/runs/apply_admission.hpp"
 #include "controlplane/store/agent_registry.hpp"
 #include "controlplane/store/catalog_store.hpp"
-#include "controlplane/store/run_log_store.hpp"
 #include "controlplane/runs/run_queue.hpp"
+#include "controlplane/store/run_log_store.hpp"
+#include "controlplane/store/stores.hpp"
 #include "controlplane/testing/test_support.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/fake_clock.hpp"
@@ -118,6 +119,11 @@ class RunQueueTest : public ::testing::Test {
     return done;
   }
 
+  Stores stores() {
+    return {db_, catalog_, runs_, states_, logs_, connections_, dependencies_, agents_, audit_,
+            blobs_, keys_};
+  }
+
   std::size_t state_version_count(const std::string& capsule_id) {
     return states_.list(capsule_id, 100, std::nullopt)->size();
   }
@@ -132,7 +138,9 @@ class RunQueueTest : public ::testing::Test {
   AgentRegistry agents_{db_, clock_};
   Keyring keys_{crypto::BoxKeyPair::generate(), crypto::SignKeyPair::generate()};
   ConnectionStore connections_{db_, keys_, clock_};
+  DependencyStore dependencies_{db_, clock_};
   AuditLog audit_{db_, clock_};
+  BlobStore blobs_ = *BlobStore::open(dir_.path());
   RunQueue queue_{db_, catalog_, runs_, states_, connections_, audit_, clock_, 60};
   ManifestFactory build_ = [](const ClaimedRun& c) -> Result<protocol::SignedManifest> {
     return protocol::SignedManifest{"manifest-of-" + c.run.id, "signature"};

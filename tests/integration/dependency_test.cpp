@@ -102,6 +102,32 @@ TEST_F(DependencyTest, APlanGetsTheProducersPublicOutputsOnlyOnceTheyArePublishe
   EXPECT_EQ(str(outputs.json.at("outputs").as_object(), "tokenSeen"), "none")
       << "a sensitive Output reached a consumer";
   EXPECT_TRUE(files_containing(stack_.data_dir(), "dependency-canary-4d1f9e").empty());
+  EXPECT_FALSE(stack_.capsule(app).at("needsAttention").as_bool())
+      << json::serialize(stack_.capsule(app));
+
+  // The producer changes what it publishes: the consumer shows it until it is planned again, and
+  // its next plan takes the new value.
+  std::string changed = kProducer;
+  changed.replace(changed.find("vpc-0a1b2c"), 10, "vpc-9z8y7x");
+  repos_.front()->commit({{"main.tf", changed}});
+  auto replanned = stack_.plan(network);
+  ASSERT_EQ(str(replanned, "status"), "succeeded") << json::serialize(replanned);
+  ASSERT_EQ(str(stack_.apply(str(replanned, "id")), "status"), "succeeded") << stack_.agent_logs();
+  auto stale = stack_.capsule(app);
+  ASSERT_TRUE(stale.at("needsAttention").as_bool()) << json::serialize(stale);
+  const auto& notice = stale.at("attention").as_array().at(0).as_object();
+  EXPECT_EQ(str(notice, "code"), "upstream_changed");
+  EXPECT_EQ(str(notice, "dependencyId"), dependency_id);
+  EXPECT_EQ(str(notice, "producerCapsuleId"), network);
+  EXPECT_NE(str(notice, "outputsSha256"), str(inputs[0].as_object(), "outputsSha256"));
+  auto fresh = stack_.plan(app);
+  ASSERT_EQ(str(fresh, "status"), "succeeded") << json::serialize(fresh) << stack_.agent_logs();
+  EXPECT_EQ(str(fresh.at("dependencyInputs").as_array().at(0).as_object(), "outputsSha256"),
+            str(notice, "outputsSha256"));
+  EXPECT_FALSE(stack_.capsule(app).at("needsAttention").as_bool());
+  ASSERT_EQ(str(stack_.apply(str(fresh, "id")), "status"), "succeeded") << stack_.agent_logs();
+  auto moved = stack_.api().get("/api/v1/capsules/" + app + "/outputs");
+  EXPECT_EQ(str(moved.json.at("outputs").as_object(), "placement"), "vpc-9z8y7x/eu-1a,eu-1b");
 
   auto cycle = depend(network, app, {{"placement", mapping("placement", "string")}});
   EXPECT_EQ(cycle.status, 409u) << cycle.body;
@@ -113,6 +139,16 @@ TEST_F(DependencyTest, APlanGetsTheProducersPublicOutputsOnlyOnceTheyArePublishe
   ASSERT_EQ(of_network.status, 200u) << of_network.body;
   EXPECT_EQ(of_network.json.at("asProducer").as_array().size(), 1u);
   EXPECT_TRUE(of_network.json.at("asConsumer").as_array().empty());
+
+  // The consumer cannot take a secret under a name its Dependency sets, and the producer cannot
+  // be destroyed under it.
+  auto twin = stack_.api().put("/api/v1/capsules/" + app + "/sensitive-variables",
+                               json::object{{"sensitiveVariables", json::object{{"vpc_id", "x"}}}});
+  EXPECT_EQ(twin.status, 400u) << twin.body;
+  EXPECT_NE(twin.body.find(dependency_id), std::string::npos) << twin.body;
+  auto destroy = stack_.api().request("DELETE", "/api/v1/capsules/" + network);
+  EXPECT_EQ(destroy.status, 409u) << destroy.body;
+  EXPECT_NE(destroy.body.find("still has consumers: " + app), std::string::npos) << destroy.body;
 
   auto removed = stack_.api().request("DELETE", "/api/v1/dependencies/" + dependency_id);
   EXPECT_EQ(removed.status, 204u) << removed.body;
