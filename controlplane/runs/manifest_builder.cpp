@@ -15,19 +15,19 @@ namespace takosumi::controlplane {
 
 Result<std::string> ManifestBuilder::reseal(std::string_view sha256, std::string_view what,
                                             const crypto::BoxPublicKey& to) {
-  if (!blobs_.contains(sha256))
+  if (!stores_.blobs.contains(sha256))
     return fail(errc::kStateIntegrityFailed,
                 std::string(what) + " blob " + std::string(sha256) + " is missing");
-  auto path = blobs_.path_for(sha256);
+  auto path = stores_.blobs.path_for(sha256);
   if (!path) return std::unexpected(path.error());
-  return with_context(keys_.reseal_dek(*path, to), "re-seal DEK of " + std::string(what));
+  return with_context(stores_.keys.reseal_dek(*path, to), "re-seal DEK of " + std::string(what));
 }
 
 Status ManifestBuilder::add_saved_plan(const ClaimedRun& claimed, const crypto::BoxPublicKey& to,
                                        protocol::JobManifest& m) {
   const Run& run = claimed.run;
   if (!run.planned_by) return fail(errc::kInternal, "apply run " + run.id + " has no plan run");
-  auto plan = runs_.get_run(*run.planned_by);
+  auto plan = stores_.runs.get_run(*run.planned_by);
   if (!plan) return std::unexpected(plan.error());
   const std::int64_t current = claimed.prior_state ? claimed.prior_state->generation : 0;
   if (plan->prior_generation.value_or(0) != current)
@@ -44,21 +44,21 @@ Status ManifestBuilder::add_saved_plan(const ClaimedRun& claimed, const crypto::
 }
 
 Result<protocol::SecretBundle> ManifestBuilder::open_secrets(const Capsule& capsule) {
-  auto refusal = connections_.first_unusable(capsule);
+  auto refusal = stores_.connections.first_unusable(capsule);
   if (!refusal) return std::unexpected(refusal.error());
   if (*refusal) return std::unexpected((*refusal)->error);
-  auto connections = connections_.get_many(capsule.connection_ids);
+  auto connections = stores_.connections.get_many(capsule.connection_ids);
   if (!connections) return std::unexpected(connections.error());
   protocol::SecretBundle bundle;
   for (const auto& c : *connections) {
-    auto secret = connections_.open(c);
+    auto secret = stores_.connections.open(c);
     if (!secret) return std::unexpected(secret.error());
     bundle.connections.push_back(std::move(*secret));
   }
-  auto sealed_vars = catalog_.sealed_sensitive_variables(capsule.id);
+  auto sealed_vars = stores_.catalog.sealed_sensitive_variables(capsule.id);
   if (!sealed_vars) return std::unexpected(sealed_vars.error());
   if (*sealed_vars) {
-    auto stored = open_from_storage(**sealed_vars, keys_);
+    auto stored = open_from_storage(**sealed_vars, stores_.keys);
     if (!stored) return std::unexpected(stored.error().with_context("sensitive variables"));
     bundle.sensitive_variables = std::move(stored->sensitive_variables);
   }
@@ -86,16 +86,16 @@ Status ManifestBuilder::add_secrets(const Capsule& capsule, const crypto::BoxPub
 
 Status ManifestBuilder::add_dependency_inputs(const Run& run, protocol::JobManifest& m) {
   namespace json = boost::json;
-  auto dependencies = dependencies_.as_consumer(run.capsule_id);
+  auto dependencies = stores_.dependencies.as_consumer(run.capsule_id);
   if (!dependencies) return std::unexpected(dependencies.error());
-  if (dependencies->empty()) return runs_.set_dependency_inputs(run.id, std::nullopt);
+  if (dependencies->empty()) return stores_.runs.set_dependency_inputs(run.id, std::nullopt);
   json::array inputs;
   for (const Dependency& d : *dependencies) {
-    auto producer = catalog_.get_capsule(d.producer_capsule_id);
+    auto producer = stores_.catalog.get_capsule(d.producer_capsule_id);
     if (!producer) return std::unexpected(producer.error());
     // Only what the producer publishes (its mapped Outputs; a sensitive one never is), never its
     // state: the same values GET /api/v1/capsules/{id}/outputs shows.
-    auto published = published_outputs(*producer, states_);
+    auto published = published_outputs(*producer, stores_.states);
     if (!published) return std::unexpected(published.error());
     json::array variables;
     for (const auto& [variable, mapping] : d.outputs) {
@@ -139,13 +139,13 @@ Status ManifestBuilder::add_dependency_inputs(const Run& run, protocol::JobManif
                 "capsule " + run.capsule_id + " has " + std::to_string(m.variables.size()) +
                     " variables with its Dependencies' inputs; a Run takes at most " +
                     std::to_string(protocol::kMaxVariables));
-  return runs_.set_dependency_inputs(run.id, takosumi::serialize(inputs));
+  return stores_.runs.set_dependency_inputs(run.id, takosumi::serialize(inputs));
 }
 
 Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
                                                      const Agent& agent) {
   const Run& run = claimed.run;
-  auto capsule = catalog_.get_capsule(run.capsule_id);
+  auto capsule = stores_.catalog.get_capsule(run.capsule_id);
   if (!capsule) return std::unexpected(capsule.error());
   auto agent_key = crypto::BoxPublicKey::from_base64(agent.box_public_key);
   if (!agent_key) return std::unexpected(agent_key.error().with_context("agent box key"));
@@ -178,8 +178,8 @@ Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
   TAKOSUMI_TRY(add_secrets(*capsule, *agent_key, m));
   m.output_allowlist = capsule->output_allowlist;
   m.policy = capsule->policy;
-  m.control_public_key = keys_.storage_public_key().to_base64();
-  m.control_key_id = keys_.key_id();
+  m.control_public_key = stores_.keys.storage_public_key().to_base64();
+  m.control_key_id = stores_.keys.key_id();
   m.issued_at = clock_.now_unix();
   m.expires_at = m.issued_at + ttl_seconds_;
   m.nonce = crypto::new_token();
@@ -190,7 +190,7 @@ Result<protocol::SignedManifest> ManifestBuilder::build_signed(const ClaimedRun&
                                                              const Agent& agent) {
   auto m = build(claimed, agent);
   if (!m) return std::unexpected(m.error());
-  return protocol::sign_manifest(*m, keys_.signing_key());
+  return protocol::sign_manifest(*m, stores_.keys.signing_key());
 }
 
 }  // namespace takosumi::controlplane

@@ -22,9 +22,7 @@ namespace takosumi::controlplane {
 class ManifestBuilder {
  public:
   ManifestBuilder(const Stores& stores, const Clock& clock, std::int64_t ttl_seconds)
-      : catalog_(stores.catalog), runs_(stores.runs), states_(stores.states),
-        connections_(stores.connections), dependencies_(stores.dependencies),
-        blobs_(stores.blobs), keys_(stores.keys), clock_(clock), ttl_seconds_(ttl_seconds) {}
+      : stores_(stores), clock_(clock), ttl_seconds_(ttl_seconds) {}
 
   Result<protocol::JobManifest> build(const ClaimedRun& claimed, const Agent& agent);
   Result<protocol::SignedManifest> build_signed(const ClaimedRun& claimed, const Agent& agent);
@@ -42,13 +40,7 @@ class ManifestBuilder {
   // is not published (or not of its type).
   Status add_dependency_inputs(const Run& run, protocol::JobManifest& m);
 
-  CatalogStore& catalog_;
-  RunStore& runs_;
-  StateStore& states_;
-  ConnectionStore& connections_;
-  DependencyStore& dependencies_;
-  const BlobStore& blobs_;
-  const Keyring& keys_;
+  Stores stores_;
   const Clock& clock_;
   std::int64_t ttl_seconds_;
 };
