@@ -61,14 +61,18 @@ struct ControlPlane::Parts {
         agents(db, clock),
         connections(db, keys, clock),
         dependencies(db, clock),
+        shares(db, clock),
+        tokens(db, clock),
+        workspace_plans(db, clock),
         audit(db, clock),
         queue(db, catalog, runs, states, connections, audit, clock, config.lease_seconds),
         manifests(stores(), clock, config.manifest_ttl_seconds),
         challenges(clock),
+        planner(stores()),
         pool(2),
-        public_api({stores(), git, pool.get_executor(), waiters, clock, config.api_token}),
-        agent_api({stores(), queue, manifests, waiters, pool.get_executor(), config.pool_tokens,
-                   challenges}),
+        public_api({stores(), git, pool.get_executor(), waiters, planner, clock, config.api_token}),
+        agent_api({stores(), queue, manifests, waiters, planner, pool.get_executor(),
+                   config.pool_tokens, challenges}),
         service(router),
         server(io, service, config.data_dir / "tmp",
                ServerLimits{config.max_connections, config.max_connections_per_client,
@@ -80,7 +84,8 @@ struct ControlPlane::Parts {
 
   // Every member named here is declared (so constructed) before the APIs that take it.
   Stores stores() {
-    return {db, catalog, runs, states, logs, connections, dependencies, agents, audit, blobs, keys};
+    return {db,     catalog, runs,   states,          logs,  connections, dependencies,
+            shares, tokens,  workspace_plans, agents, audit, blobs,       keys};
   }
 
   ControlConfig config;
@@ -97,10 +102,14 @@ struct ControlPlane::Parts {
   AgentRegistry agents;
   ConnectionStore connections;
   DependencyStore dependencies;
+  OutputShareStore shares;
+  ApiTokenStore tokens;
+  WorkspacePlanStore workspace_plans;
   AuditLog audit;
   RunQueue queue;
   ManifestBuilder manifests;
   RegistrationChallenges challenges;
+  WorkspacePlanner planner;
   ClaimWaiters waiters;
   boost::asio::thread_pool pool;
   Router router{kMaxArtifactBytes};

@@ -18,7 +18,7 @@ bool is_run_failure_code(std::string_view code) {
       errc::kProviderPolicyDenied,   errc::kProvisionerDenied,     errc::kExternalDataDenied,
       errc::kEncryptionConfigDenied, errc::kBackendConfigDenied,   errc::kConnectionRevoked,
       errc::kConnectionExpired,      errc::kStateVersionSuperseded, errc::kDependencyOutputMissing,
-      errc::kInternal,               errc::kUnavailable};
+      errc::kOutputShareRevoked,     errc::kInternal,               errc::kUnavailable};
   return std::find(kCodes.begin(), kCodes.end(), code) != kCodes.end();
 }
 

@@ -60,6 +60,8 @@ inline constexpr std::string_view kConnectionExpired = "connection_expired";
 // Set by the control plane: a required input of a Dependency is not among the producer's public
 // Outputs (not applied yet, or of another type) when the Run was claimed.
 inline constexpr std::string_view kDependencyOutputMissing = "dependency_output_missing";
+// Set by the control plane: a required input comes through an OutputShare that was revoked.
+inline constexpr std::string_view kOutputShareRevoked = "output_share_revoked";
 // Set by the control plane: a drift_check's pinned StateVersion was no longer current when it
 // was claimed.
 inline constexpr std::string_view kStateVersionSuperseded = "state_version_superseded";

@@ -7,7 +7,7 @@
 namespace takosumi::controlplane {
 
 void ActivityApi::register_routes(Router& r, const PublicRouteAccess& a) {
-  r.add("GET", "/api/v1/workspaces/{}/activity", a.none,
+  r.add("GET", "/api/v1/workspaces/{}/activity", a.none({Role::viewer, Scope::workspace}),
         [this](auto& req, auto& p) { return activity(req, p[0]); });
 }
 

@@ -31,7 +31,7 @@ Result<std::string> parse_reset_request(const std::string& text) {
 }  // namespace
 
 void AgentAdminApi::register_routes(Router& r, const PublicRouteAccess& a) {
-  r.add("POST", "/api/v1/agents/{}/reset-keys", a.json_body,
+  r.add("POST", "/api/v1/agents/{}/reset-keys", a.json_body({Role::owner, Scope::admin}),
         [this](auto& req, auto& p) { return reset_agent_keys(req, p[0]); });
 }
 
@@ -41,7 +41,7 @@ HttpResponse AgentAdminApi::reset_agent_keys(const HttpRequest& req, const std::
   auto agent = in_transaction(d_.db, [&]() -> Result<Agent> {
     auto reset = d_.agents.reset_keys(agent_id, *new_key);
     if (!reset) return reset;
-    AuditEvent e{.actor = actor_, .action = "agent.keys_reset"};
+    AuditEvent e{.actor = actor(req), .action = "agent.keys_reset"};
     e.detail = {{"agentId", reset->id}, {"name", reset->name},
                 {"signPublicKey", reset->sign_public_key}, {"newSignPublicKey", *new_key}};
     TAKOSUMI_TRY(d_.audit.record(std::move(e)));

@@ -53,11 +53,17 @@ json::object job_to_json(const Job& job) {
 
 void AgentApi::register_routes(Router& r) {
   using boost::asio::awaitable;
-  const RouteAccess pool{[this](const HttpRequest& head) { return check_pool_token(head); },
-                         RouteBody::json};
-  const Authenticator agent = [this](const HttpRequest& head) -> Status {
+  // The handlers identify the agent themselves: the caller these hand on is empty.
+  const Authenticator pool_token = [this](const HttpRequest& head,
+                                          const RouteParams&) -> Result<std::any> {
+    TAKOSUMI_TRY(check_pool_token(head));
+    return std::any{};
+  };
+  const RouteAccess pool{pool_token, RouteBody::json};
+  const Authenticator agent = [this](const HttpRequest& head,
+                                     const RouteParams&) -> Result<std::any> {
     TAKOSUMI_TRY(authenticate(head));
-    return {};
+    return std::any{};
   };
   const RouteAccess json_body{agent, RouteBody::json};
   r.add("POST", "/agent/v1/register/challenge", pool,
@@ -321,6 +327,10 @@ HttpResponse AgentApi::apply_report(const std::string& run_id, const Agent& agen
                                     const protocol::RunReport& report) {
   if (auto done = d_.queue.complete(run_id, agent, report); !done)
     return error_response(done.error());
+  // A workspace plan may have consumers waiting for this Run; the completion stands either way,
+  // and the next completion in the Workspace advances it again.
+  if (auto advanced = d_.planner.advance_after(run_id); !advanced)
+    spdlog::warn("workspace plans after run {}: {}", run_id, advanced.error().to_string());
   d_.waiters.notify_all();  // the Capsule may have queued Runs waiting for this one
   return json_response(200, json::object{{"acknowledged", true}});
 }

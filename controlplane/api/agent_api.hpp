@@ -21,6 +21,7 @@
 #include "controlplane/runs/claim_waiters.hpp"
 #include "controlplane/runs/manifest_builder.hpp"
 #include "controlplane/runs/run_queue.hpp"
+#include "controlplane/runs/workspace_planner.hpp"
 #include "controlplane/store/stores.hpp"
 
 namespace takosumi::controlplane {
@@ -32,6 +33,7 @@ struct AgentApiDeps : Stores {
   RunQueue& queue;
   ManifestBuilder& manifests;
   ClaimWaiters& waiters;
+  WorkspacePlanner& planner;
   boost::asio::thread_pool::executor_type pool;
   const std::vector<SecretBytes>& pool_tokens;
   RegistrationChallenges& challenges;

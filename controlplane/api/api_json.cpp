@@ -56,6 +56,36 @@ json::object to_json(const Capsule& c) {
           {"destroyedAt", optional_value(c.destroyed_at)}};
 }
 
+json::object to_json(const Dependency& d) {
+  json::object outputs;
+  for (const auto& [variable, m] : d.outputs)
+    outputs[variable] = json::object{{"from", m.from}, {"type", m.type}, {"required", m.required}};
+  return json::object{{"id", d.id},
+                      {"workspaceId", d.workspace_id},
+                      {"consumerCapsuleId", d.consumer_capsule_id},
+                      {"producerCapsuleId", d.producer_capsule_id},
+                      {"outputs", std::move(outputs)},
+                      {"outputShareId", d.output_share_id ? json::value(*d.output_share_id)
+                                                          : json::value(nullptr)},
+                      {"createdAt", d.created_at}};
+}
+
+json::object to_json(const OutputShare& s) {
+  auto optional = [](const auto& v) { return v ? json::value(*v) : json::value(nullptr); };
+  return json::object{{"id", s.id},
+                      {"producerCapsuleId", s.producer_capsule_id},
+                      {"fromWorkspaceId", s.from_workspace_id},
+                      {"toWorkspaceId", s.to_workspace_id},
+                      {"outputs", json::array(s.outputs.begin(), s.outputs.end())},
+                      {"status", s.status},
+                      {"createdBy", s.created_by},
+                      {"createdAt", s.created_at},
+                      {"approvedBy", optional(s.approved_by)},
+                      {"approvedAt", optional(s.approved_at)},
+                      {"revokedBy", optional(s.revoked_by)},
+                      {"revokedAt", optional(s.revoked_at)}};
+}
+
 json::object to_json(const Connection& c, std::int64_t now) {
   return {{"id", c.id},
           {"workspaceId", c.workspace_id},

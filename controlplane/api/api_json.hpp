@@ -17,6 +17,8 @@ boost::json::object to_json(const Workspace& ws);
 boost::json::object to_json(const Capsule& capsule);
 boost::json::object to_json(const Run& run);
 boost::json::object to_json(const StateVersion& sv);
+boost::json::object to_json(const Dependency& dependency);
+boost::json::object to_json(const OutputShare& share);
 // "status" is computed at `now`: a Connection expires without anyone writing to it.
 boost::json::object to_json(const Connection& connection, std::int64_t now);
 boost::json::object to_json(const AuditEvent& event);

@@ -9,19 +9,25 @@ namespace takosumi::controlplane {
 namespace json = boost::json;
 
 void CapsuleApi::register_routes(Router& r, const PublicRouteAccess& a) {
-  r.add("POST", "/api/v1/workspaces/{}/capsules", a.json_body,
+  const Need owner_of_workspace{Role::owner, Scope::workspace};
+  const Need viewer{Role::viewer, Scope::capsule};
+  const Need owner{Role::owner, Scope::capsule};
+  r.add("POST", "/api/v1/workspaces/{}/capsules", a.json_body(owner_of_workspace),
         [this](auto& req, auto& p) { return create_capsule(req, p[0]); });
-  r.add("GET", "/api/v1/workspaces/{}/capsules", a.none, [this](auto&, auto& p) { return list_capsules(p[0]); });
-  r.add("GET", "/api/v1/capsules/{}", a.none, [this](auto&, auto& p) { return get_capsule(p[0]); });
-  r.add("PUT", "/api/v1/capsules/{}/policy", a.json_body,
+  r.add("GET", "/api/v1/workspaces/{}/capsules", a.none({Role::viewer, Scope::workspace}),
+        [this](auto&, auto& p) { return list_capsules(p[0]); });
+  r.add("GET", "/api/v1/capsules/{}", a.none(viewer), [this](auto&, auto& p) { return get_capsule(p[0]); });
+  r.add("PUT", "/api/v1/capsules/{}/policy", a.json_body(owner),
         [this](auto& req, auto& p) { return set_capsule_policy(req, p[0]); });
-  r.add("GET", "/api/v1/capsules/{}/outputs", a.none, [this](auto&, auto& p) { return outputs(p[0]); });
-  r.add("PUT", "/api/v1/capsules/{}/connections", a.json_body,
+  r.add("GET", "/api/v1/capsules/{}/outputs", a.none(viewer), [this](auto&, auto& p) { return outputs(p[0]); });
+  r.add("PUT", "/api/v1/capsules/{}/connections", a.json_body(owner),
         [this](auto& req, auto& p) { return set_capsule_connections(req, p[0]); });
-  r.add("PUT", "/api/v1/capsules/{}/sensitive-variables", a.json_body,
+  r.add("PUT", "/api/v1/capsules/{}/sensitive-variables", a.json_body(owner),
         [this](auto& req, auto& p) { return set_sensitive_variables(req, p[0]); });
-  r.add_async("POST", "/api/v1/capsules/{}/plan", a.none,
-              [this](const HttpRequest&, const RouteParams& p) { return async_plan(p[0]); });
+  r.add_async("POST", "/api/v1/capsules/{}/plan", a.none({Role::operator_, Scope::capsule}),
+              [this](const HttpRequest& req, const RouteParams& p) {
+                return async_plan(actor(req), p[0]);
+              });
 }
 
 HttpResponse CapsuleApi::create_capsule(const HttpRequest& req, const std::string& workspace_id) {
@@ -37,7 +43,7 @@ HttpResponse CapsuleApi::create_capsule(const HttpRequest& req, const std::strin
     json::array connections(created->connection_ids.begin(), created->connection_ids.end());
     json::array names(created->sensitive_variable_names.begin(),
                       created->sensitive_variable_names.end());
-    TAKOSUMI_TRY(d_.audit.record(capsule_event(actor_, "capsule.created", *created,
+    TAKOSUMI_TRY(d_.audit.record(capsule_event(actor(req), "capsule.created", *created,
                                                {{"name", created->name},
                                                 {"connections", std::move(connections)},
                                                 {"sensitiveVariableNames", std::move(names)},
@@ -77,20 +83,21 @@ HttpResponse CapsuleApi::set_capsule_policy(const HttpRequest& req, const std::s
   auto updated = in_transaction(d_.db, [&]() -> Result<Capsule> {
     TAKOSUMI_TRY(d_.catalog.set_policy(capsule_id, *policy));
     TAKOSUMI_TRY(d_.audit.record(
-        capsule_event(actor_, "capsule.policy_set", *capsule, protocol::to_json(*policy))));
+        capsule_event(actor(req), "capsule.policy_set", *capsule, protocol::to_json(*policy))));
     return d_.catalog.get_capsule(capsule_id);
   });
   if (!updated) return error_response(updated.error());
   return capsule_response(d_, 200, *updated);
 }
 
-boost::asio::awaitable<HttpResponse> CapsuleApi::async_plan(const std::string& capsule_id) {
+boost::asio::awaitable<HttpResponse> CapsuleApi::async_plan(std::string actor,
+                                                            const std::string& capsule_id) {
   auto capsule = d_.catalog.get_capsule(capsule_id);
   if (!capsule) co_return error_response(capsule.error());
   if (auto usable = check_connections(d_, *capsule); !usable) co_return error_response(usable.error());
   auto commit = co_await async_resolve_head(d_, *capsule);
   if (!commit) co_return error_response(commit.error());
-  co_return create_run(d_, actor_, [&] { return d_.runs.create_plan(*capsule, *commit); });
+  co_return create_run(d_, actor, [&] { return d_.runs.create_plan(*capsule, *commit); });
 }
 
 HttpResponse CapsuleApi::outputs(const std::string& capsule_id) {

@@ -26,7 +26,7 @@ class CapsuleApi : public PublicResource {
   HttpResponse list_capsules(const std::string& workspace_id);
   HttpResponse get_capsule(const std::string& id);
   HttpResponse set_capsule_policy(const HttpRequest& req, const std::string& capsule_id);
-  boost::asio::awaitable<HttpResponse> async_plan(const std::string& capsule_id);
+  boost::asio::awaitable<HttpResponse> async_plan(std::string actor, const std::string& capsule_id);
   HttpResponse outputs(const std::string& capsule_id);
   // capsule_secrets_api.cpp
   HttpResponse set_capsule_connections(const HttpRequest& req, const std::string& capsule_id);

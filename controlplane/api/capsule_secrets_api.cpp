@@ -47,7 +47,7 @@ HttpResponse CapsuleApi::set_capsule_connections(const HttpRequest& req,
   if (auto ok = check_assignable(capsule->workspace_id, **ids); !ok) return error_response(ok.error());
   auto updated = in_transaction(d_.db, [&]() -> Result<Capsule> {
     TAKOSUMI_TRY(d_.catalog.set_connections(capsule_id, **ids));
-    TAKOSUMI_TRY(d_.audit.record(capsule_event(actor_, "capsule.connections_set", *capsule,
+    TAKOSUMI_TRY(d_.audit.record(capsule_event(actor(req), "capsule.connections_set", *capsule,
                                                {{"connections", string_array(**ids)}})));
     return d_.catalog.get_capsule(capsule_id);
   });
@@ -88,7 +88,7 @@ HttpResponse CapsuleApi::set_sensitive_variables(const HttpRequest& req,
     TAKOSUMI_TRY(d_.catalog.set_sensitive_variables(capsule_id, record->sensitive_variable_names,
                                                     record->sealed_sensitive_variables));
     TAKOSUMI_TRY(d_.audit.record(
-        capsule_event(actor_, "capsule.sensitive_variables_set", *capsule,
+        capsule_event(actor(req), "capsule.sensitive_variables_set", *capsule,
                       {{"names", string_array(record->sensitive_variable_names)}})));
     return d_.catalog.get_capsule(capsule_id);
   });

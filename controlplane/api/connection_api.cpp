@@ -20,11 +20,15 @@ json::array names_of(const SecretMap& values) {
 }  // namespace
 
 void ConnectionApi::register_routes(Router& r, const PublicRouteAccess& a) {
-  r.add("POST", "/api/v1/connections", a.json_body, [this](auto& req, auto&) { return create_connection(req); });
-  r.add("GET", "/api/v1/connections", a.none, [this](auto& req, auto&) { return list_connections(req); });
-  r.add("GET", "/api/v1/connections/{}", a.none, [this](auto&, auto& p) { return get_connection(p[0]); });
-  r.add("POST", "/api/v1/connections/{}/revoke", a.none,
-        [this](auto&, auto& p) { return revoke_connection(p[0]); });
+  // The Workspace of a new Connection is in the body: the handler checks the owner role.
+  r.add("POST", "/api/v1/connections", a.json_body({Role::owner, Scope::handler}),
+        [this](auto& req, auto&) { return create_connection(req); });
+  r.add("GET", "/api/v1/connections", a.none({Role::viewer, Scope::workspace_query}),
+        [this](auto& req, auto&) { return list_connections(req); });
+  r.add("GET", "/api/v1/connections/{}", a.none({Role::viewer, Scope::connection}),
+        [this](auto&, auto& p) { return get_connection(p[0]); });
+  r.add("POST", "/api/v1/connections/{}/revoke", a.none({Role::owner, Scope::connection}),
+        [this](auto& req, auto& p) { return revoke_connection(req, p[0]); });
 }
 
 HttpResponse ConnectionApi::create_connection(const HttpRequest& req) {
@@ -33,12 +37,16 @@ HttpResponse ConnectionApi::create_connection(const HttpRequest& req) {
   const std::int64_t now = d_.clock.now_unix();
   auto parsed = take_connection_request(*body, now);
   if (!parsed) return error_response(parsed.error());
+  if (auto allowed = require_role(principal_of(req), Role::owner, parsed->workspace_id,
+                                  "workspace " + parsed->workspace_id);
+      !allowed)
+    return error_response(allowed.error());
   if (auto ws = d_.catalog.get_workspace(parsed->workspace_id); !ws) return error_response(ws.error());
   json::array names = names_of(parsed->values);
   auto connection = in_transaction(d_.db, [&]() -> Result<Connection> {
     auto created = d_.connections.create(std::move(*parsed));
     if (!created) return created;
-    AuditEvent e{.actor = actor_, .action = "connection.created",
+    AuditEvent e{.actor = actor(req), .action = "connection.created",
                  .workspace_id = created->workspace_id, .connection_id = created->id};
     e.detail = {{"name", created->name}, {"provider", created->provider},
                 {"authMode", protocol::to_string(created->auth_mode)}, {"names", std::move(names)}};
@@ -69,13 +77,13 @@ HttpResponse ConnectionApi::get_connection(const std::string& id) {
   return json_response(200, to_json(*connection, d_.clock.now_unix()));
 }
 
-HttpResponse ConnectionApi::revoke_connection(const std::string& id) {
+HttpResponse ConnectionApi::revoke_connection(const HttpRequest& req, const std::string& id) {
   auto connection = in_transaction(d_.db, [&]() -> Result<Connection> {
     auto before = d_.connections.get(id);
     if (!before || before->revoked_at) return before;  // revoking twice changes nothing
     auto revoked = d_.connections.revoke(id);
     if (!revoked) return revoked;
-    AuditEvent e{.actor = actor_, .action = "connection.revoked",
+    AuditEvent e{.actor = actor(req), .action = "connection.revoked",
                  .workspace_id = revoked->workspace_id, .connection_id = revoked->id};
     e.detail = {{"name", revoked->name}};
     TAKOSUMI_TRY(d_.audit.record(std::move(e)));

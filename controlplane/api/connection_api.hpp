@@ -17,7 +17,7 @@ class ConnectionApi : public PublicResource {
   HttpResponse create_connection(const HttpRequest& req);
   HttpResponse list_connections(const HttpRequest& req);
   HttpResponse get_connection(const std::string& id);
-  HttpResponse revoke_connection(const std::string& id);
+  HttpResponse revoke_connection(const HttpRequest& req, const std::string& id);
 };
 
 }  // namespace takosumi::controlplane

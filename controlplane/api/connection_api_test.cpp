@@ -186,7 +186,8 @@ TEST_F(ConnectionApiTest, AssignmentRules) {
   ASSERT_EQ(foreign.status, 201u) << foreign.body;
   auto cross = assign(capsule, {foreign.str("id").c_str()});
   EXPECT_EQ(cross.status, 400u);
-  EXPECT_NE(cross.body.find(elsewhere), std::string::npos) << cross.body;
+  EXPECT_EQ(cross.body.find(elsewhere), std::string::npos) << cross.body;
+  EXPECT_NE(cross.body.find(foreign.str("id")), std::string::npos) << cross.body;
 
   EXPECT_EQ(assign(capsule, {"conn_missing"}).status, 404u);
   EXPECT_EQ(assign(capsule, {aws.c_str(), aws.c_str()}).status, 400u);

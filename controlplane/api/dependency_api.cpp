@@ -1,30 +1,13 @@
 #include "controlplane/api/dependency_api.hpp"
 
 #include "common/error_codes.hpp"
+#include "controlplane/api/api_json.hpp"
 #include "controlplane/store/dependency_spec.hpp"
 
 namespace takosumi::controlplane {
 namespace {
 
 namespace json = boost::json;
-
-json::object to_json(const Dependency& d) {
-  json::object outputs;
-  for (const auto& [variable, m] : d.outputs)
-    outputs[variable] = json::object{{"from", m.from}, {"type", m.type}, {"required", m.required}};
-  return json::object{{"id", d.id},
-                      {"workspaceId", d.workspace_id},
-                      {"consumerCapsuleId", d.consumer_capsule_id},
-                      {"producerCapsuleId", d.producer_capsule_id},
-                      {"outputs", std::move(outputs)},
-                      {"createdAt", d.created_at}};
-}
-
-json::array to_json_array(const std::vector<Dependency>& all) {
-  json::array out;
-  for (const auto& d : all) out.emplace_back(to_json(d));
-  return out;
-}
 
 AuditEvent dependency_event(std::string_view actor, std::string_view action, const Dependency& d) {
   AuditEvent e{.actor = std::string(actor), .action = std::string(action),
@@ -36,12 +19,12 @@ AuditEvent dependency_event(std::string_view actor, std::string_view action, con
 }  // namespace
 
 void DependencyApi::register_routes(Router& r, const PublicRouteAccess& a) {
-  r.add("POST", "/api/v1/capsules/{}/dependencies", a.json_body,
+  r.add("POST", "/api/v1/capsules/{}/dependencies", a.json_body({Role::owner, Scope::capsule}),
         [this](auto& req, auto& p) { return create_dependency(req, p[0]); });
-  r.add("GET", "/api/v1/capsules/{}/dependencies", a.none,
+  r.add("GET", "/api/v1/capsules/{}/dependencies", a.none({Role::viewer, Scope::capsule}),
         [this](auto&, auto& p) { return list_dependencies(p[0]); });
-  r.add("DELETE", "/api/v1/dependencies/{}", a.none,
-        [this](auto&, auto& p) { return delete_dependency(p[0]); });
+  r.add("DELETE", "/api/v1/dependencies/{}", a.none({Role::owner, Scope::dependency}),
+        [this](auto& req, auto& p) { return delete_dependency(req, p[0]); });
 }
 
 HttpResponse DependencyApi::create_dependency(const HttpRequest& req,
@@ -53,6 +36,16 @@ HttpResponse DependencyApi::create_dependency(const HttpRequest& req,
   auto created = in_transaction(d_.db, [&]() -> Result<Dependency> {
     auto consumer = d_.catalog.get_capsule(consumer_id);
     if (!consumer) return std::unexpected(consumer.error());
+    std::optional<OutputShare> share;
+    if (parsed->output_share_id) {
+      auto found = d_.shares.get(*parsed->output_share_id);
+      if (!found && found.error().code == errc::kNotFound)
+        return fail(errc::kInvalidArgument,
+                    "outputShareId \"" + *parsed->output_share_id + "\" is not an output share");
+      if (!found) return std::unexpected(found.error());
+      share = std::move(*found);
+      parsed->producer_capsule_id = share->producer_capsule_id;
+    }
     auto producer = d_.catalog.get_capsule(parsed->producer_capsule_id);
     if (!producer && producer.error().code == errc::kNotFound)
       return fail(errc::kInvalidArgument,
@@ -60,10 +53,12 @@ HttpResponse DependencyApi::create_dependency(const HttpRequest& req,
     if (!producer) return std::unexpected(producer.error());
     auto existing = d_.dependencies.as_consumer(consumer_id);
     if (!existing) return std::unexpected(existing.error());
-    TAKOSUMI_TRY(check_dependency(*parsed, *consumer, *producer, *existing));
-    auto dependency = d_.dependencies.create(*consumer, *producer, std::move(parsed->outputs));
+    TAKOSUMI_TRY(check_dependency(*parsed, *consumer, *producer, share ? &*share : nullptr,
+                                  *existing));
+    auto dependency = d_.dependencies.create(*consumer, *producer, std::move(parsed->outputs),
+                                             parsed->output_share_id);
     if (!dependency) return dependency;
-    TAKOSUMI_TRY(d_.audit.record(dependency_event(actor_, "dependency.created", *dependency)));
+    TAKOSUMI_TRY(d_.audit.record(dependency_event(actor(req), "dependency.created", *dependency)));
     return dependency;
   });
   if (!created) return error_response(created.error());
@@ -81,12 +76,12 @@ HttpResponse DependencyApi::list_dependencies(const std::string& capsule_id) {
                                          {"asConsumer", to_json_array(*as_consumer)}});
 }
 
-HttpResponse DependencyApi::delete_dependency(const std::string& id) {
+HttpResponse DependencyApi::delete_dependency(const HttpRequest& req, const std::string& id) {
   auto removed = in_transaction(d_.db, [&]() -> Status {
     auto dependency = d_.dependencies.get(id);
     if (!dependency) return std::unexpected(dependency.error());
     TAKOSUMI_TRY(d_.dependencies.remove(id));
-    return d_.audit.record(dependency_event(actor_, "dependency.deleted", *dependency));
+    return d_.audit.record(dependency_event(actor(req), "dependency.deleted", *dependency));
   });
   if (!removed) return error_response(removed.error());
   return HttpResponse{204, "application/json", "", {}, {}};

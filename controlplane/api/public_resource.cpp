@@ -8,10 +8,6 @@ namespace takosumi::controlplane {
 
 namespace json = boost::json;
 
-std::string public_actor(const PublicApiDeps& d) {
-  return api_actor(d.api_token.reveal_as_string());
-}
-
 Result<json::object> capsule_json(const PublicApiDeps& d, const Capsule& capsule) {
   auto attention = load_capsule_attention(d, capsule, d.clock.now_unix());
   if (!attention) return std::unexpected(attention.error());

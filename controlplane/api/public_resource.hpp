@@ -1,6 +1,6 @@
 #pragma once
 // What every resource class of the public API shares: the dependencies (one struct, references
-// that outlive the API), the two kinds of route access, and the steps several resources take —
+// that outlive the API), who calls (the request's Principal), and the steps several resources take —
 // a Capsule's answer, the Connection check before a new Run, creating a Run with its audit
 // record, resolving a Capsule's ref on the blocking-work pool.
 #include <boost/asio/awaitable.hpp>
@@ -14,9 +14,11 @@
 
 #include "common/clock.hpp"
 #include "common/secret_bytes.hpp"
+#include "controlplane/api/public_access.hpp"
 #include "controlplane/http/router.hpp"
 #include "controlplane/runs/claim_waiters.hpp"
 #include "controlplane/runs/git_ref_resolver.hpp"
+#include "controlplane/runs/workspace_planner.hpp"
 #include "controlplane/store/stores.hpp"
 
 namespace takosumi::controlplane {
@@ -25,28 +27,22 @@ struct PublicApiDeps : Stores {
   const GitRefResolver& git;
   boost::asio::thread_pool::executor_type pool;
   ClaimWaiters& waiters;
+  WorkspacePlanner& planner;
   const Clock& clock;
   const SecretBytes& api_token;
 };
 
-// Both check the API token on the request head; `json_body` routes also take a JSON body.
-struct PublicRouteAccess {
-  RouteAccess none;
-  RouteAccess json_body;
-};
-
-// The audit actor of every public API action ("api:" and a prefix of the token's hash).
-std::string public_actor(const PublicApiDeps& d);
-
 // What each resource class of the public API (capsule_api.hpp, run_api.hpp, …) holds: the shared
-// dependencies and the actor its audit records name.
+// dependencies.
 class PublicResource {
  public:
-  explicit PublicResource(const PublicApiDeps& deps) : d_(deps), actor_(public_actor(deps)) {}
+  explicit PublicResource(const PublicApiDeps& deps) : d_(deps) {}
 
  protected:
+  // The audit actor of the request: the admin token's or the scoped token's.
+  static const std::string& actor(const HttpRequest& req) { return principal_of(req).actor; }
+
   PublicApiDeps d_;
-  std::string actor_;
 };
 
 // Capsule JSON with needsAttention and attention, computed now.

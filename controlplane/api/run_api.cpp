@@ -24,11 +24,16 @@ Result<bool> parse_accept_data_loss(const std::string& body) {
 }  // namespace
 
 void RunApi::register_routes(Router& r, const PublicRouteAccess& a) {
-  r.add("GET", "/api/v1/capsules/{}/runs", a.none, [this](auto& req, auto& p) { return list_runs(req, p[0]); });
-  r.add("GET", "/api/v1/runs/{}", a.none, [this](auto&, auto& p) { return get_run(p[0]); });
-  r.add("POST", "/api/v1/runs/{}/apply", a.json_body, [this](auto& req, auto& p) { return apply(req, p[0]); });
-  r.add("POST", "/api/v1/runs/{}/cancel", a.none, [this](auto&, auto& p) { return cancel(p[0]); });
-  r.add("GET", "/api/v1/runs/{}/logs", a.none, [this](auto&, auto& p) { return logs(p[0]); });
+  const Need viewer{Role::viewer, Scope::run};
+  const Need operator_{Role::operator_, Scope::run};
+  r.add("GET", "/api/v1/capsules/{}/runs", a.none({Role::viewer, Scope::capsule}),
+        [this](auto& req, auto& p) { return list_runs(req, p[0]); });
+  r.add("GET", "/api/v1/runs/{}", a.none(viewer), [this](auto&, auto& p) { return get_run(p[0]); });
+  r.add("POST", "/api/v1/runs/{}/apply", a.json_body(operator_),
+        [this](auto& req, auto& p) { return apply(req, p[0]); });
+  r.add("POST", "/api/v1/runs/{}/cancel", a.none(operator_),
+        [this](auto& req, auto& p) { return cancel(req, p[0]); });
+  r.add("GET", "/api/v1/runs/{}/logs", a.none(viewer), [this](auto&, auto& p) { return logs(p[0]); });
 }
 
 HttpResponse RunApi::list_runs(const HttpRequest& req, const std::string& capsule_id) {
@@ -63,18 +68,18 @@ HttpResponse RunApi::apply(const HttpRequest& req, const std::string& plan_run_i
   auto admitted = admit_apply(*candidate, *accept);
   if (!admitted) return error_response(admitted.error());
   return create_run(
-      d_, actor_, [&] { return d_.runs.create_apply(plan, admitted->data_loss_accepted); },
+      d_, actor(req), [&] { return d_.runs.create_apply(plan, admitted->data_loss_accepted); },
       *accept);
 }
 
-HttpResponse RunApi::cancel(const std::string& run_id) {
+HttpResponse RunApi::cancel(const HttpRequest& req, const std::string& run_id) {
   auto run = in_transaction(d_.db, [&]() -> Result<Run> {
     auto cancelled = d_.runs.cancel(run_id);
     if (!cancelled) return cancelled;
-    TAKOSUMI_TRY(d_.audit.record(run_event(actor_, "run.cancel_requested", *cancelled)));
+    TAKOSUMI_TRY(d_.audit.record(run_event(actor(req), "run.cancel_requested", *cancelled)));
     // A queued Run ends at once; a running one ends when its agent reports.
     if (cancelled->finished())
-      TAKOSUMI_TRY(d_.audit.record(run_event(actor_, "run.finished", *cancelled,
+      TAKOSUMI_TRY(d_.audit.record(run_event(actor(req), "run.finished", *cancelled,
                                              {{"status", cancelled->status},
                                               {"failureCode", std::string(errc::kCancelled)}})));
     return cancelled;

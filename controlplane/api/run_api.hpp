@@ -17,7 +17,7 @@ class RunApi : public PublicResource {
   HttpResponse list_runs(const HttpRequest& req, const std::string& capsule_id);
   HttpResponse get_run(const std::string& id);
   HttpResponse apply(const HttpRequest& req, const std::string& plan_run_id);
-  HttpResponse cancel(const std::string& run_id);
+  HttpResponse cancel(const HttpRequest& req, const std::string& run_id);
   HttpResponse logs(const std::string& run_id);
 };
 

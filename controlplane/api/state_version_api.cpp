@@ -21,19 +21,25 @@ bool is_connection_refusal(const Error& e) {
 }  // namespace
 
 void StateVersionApi::register_routes(Router& r, const PublicRouteAccess& a) {
-  r.add("GET", "/api/v1/capsules/{}/state-versions", a.none,
+  r.add("GET", "/api/v1/capsules/{}/state-versions", a.none({Role::viewer, Scope::capsule}),
         [this](auto& req, auto& p) { return state_versions(req, p[0]); });
-  r.add("GET", "/api/v1/workspaces/{}/current-state-versions", a.none,
+  r.add("GET", "/api/v1/workspaces/{}/current-state-versions",
+        a.none({Role::viewer, Scope::workspace}),
         [this](auto&, auto& p) { return current_state_versions(p[0]); });
-  r.add("GET", "/api/v1/state-versions/{}", a.none, [this](auto&, auto& p) { return get_state_version(p[0]); });
-  r.add("POST", "/api/v1/state-versions/{}/rollback-plan", a.none,
-        [this](auto&, auto& p) { return rollback_plan(p[0]); });
-  r.add("POST", "/api/v1/capsules/{}/drift-check", a.none,
-        [this](auto&, auto& p) { return drift_check_capsule(p[0]); });
-  r.add("POST", "/api/v1/workspaces/{}/drift-check", a.none,
-        [this](auto&, auto& p) { return drift_check_workspace(p[0]); });
-  r.add_async("DELETE", "/api/v1/capsules/{}", a.none,
-              [this](const HttpRequest&, const RouteParams& p) { return async_destroy(p[0]); });
+  r.add("GET", "/api/v1/state-versions/{}", a.none({Role::viewer, Scope::state_version}),
+        [this](auto&, auto& p) { return get_state_version(p[0]); });
+  r.add("POST", "/api/v1/state-versions/{}/rollback-plan",
+        a.none({Role::operator_, Scope::state_version}),
+        [this](auto& req, auto& p) { return rollback_plan(actor(req), p[0]); });
+  r.add("POST", "/api/v1/capsules/{}/drift-check", a.none({Role::operator_, Scope::capsule}),
+        [this](auto& req, auto& p) { return drift_check_capsule(actor(req), p[0]); });
+  r.add("POST", "/api/v1/workspaces/{}/drift-check", a.none({Role::operator_, Scope::workspace}),
+        [this](auto& req, auto& p) { return drift_check_workspace(actor(req), p[0]); });
+  // Destroying a Capsule ends it: the owner's decision, not an operator's.
+  r.add_async("DELETE", "/api/v1/capsules/{}", a.none({Role::owner, Scope::capsule}),
+              [this](const HttpRequest& req, const RouteParams& p) {
+                return async_destroy(actor(req), p[0]);
+              });
 }
 
 HttpResponse StateVersionApi::state_versions(const HttpRequest& req, const std::string& capsule_id) {
@@ -83,7 +89,8 @@ HttpResponse StateVersionApi::current_state_versions(const std::string& workspac
   return json_response(200, json::object{{"workspaceId", workspace_id}, {"capsules", std::move(out)}});
 }
 
-HttpResponse StateVersionApi::rollback_plan(const std::string& state_version_id) {
+HttpResponse StateVersionApi::rollback_plan(const std::string& actor,
+                                            const std::string& state_version_id) {
   auto target = d_.states.get(state_version_id);
   if (!target) return error_response(target.error());
   auto capsule = d_.catalog.get_capsule(target->capsule_id);
@@ -91,7 +98,7 @@ HttpResponse StateVersionApi::rollback_plan(const std::string& state_version_id)
   if (auto usable = check_connections(d_, *capsule); !usable) return error_response(usable.error());
   auto destroyed = d_.runs.is_destroy_result(*target);
   if (!destroyed) return error_response(destroyed.error());
-  return create_run(d_, actor_, [&] {
+  return create_run(d_, actor, [&] {
     return d_.runs.create_rollback_plan(*capsule, *target, *destroyed);
   });
 }
@@ -111,20 +118,22 @@ Result<StateVersion> StateVersionApi::drift_pin(const Capsule& capsule) {
   return std::move(**current);
 }
 
-HttpResponse StateVersionApi::drift_check_capsule(const std::string& capsule_id) {
+HttpResponse StateVersionApi::drift_check_capsule(const std::string& actor,
+                                                  const std::string& capsule_id) {
   auto capsule = d_.catalog.get_capsule(capsule_id);
   if (!capsule) return error_response(capsule.error());
   auto pinned = drift_pin(*capsule);
   if (!pinned) return error_response(pinned.error());
   if (auto usable = check_connections(d_, *capsule); !usable) return error_response(usable.error());
-  return create_run(d_, actor_, [&]() -> Result<Run> {
+  return create_run(d_, actor, [&]() -> Result<Run> {
     auto runs = d_.runs.create_drift_checks({{*capsule, std::move(*pinned)}});
     if (!runs) return std::unexpected(runs.error());
     return std::move(runs->front());
   });
 }
 
-HttpResponse StateVersionApi::drift_check_workspace(const std::string& workspace_id) {
+HttpResponse StateVersionApi::drift_check_workspace(const std::string& actor,
+                                                    const std::string& workspace_id) {
   auto capsules = d_.catalog.list_capsules(workspace_id);
   if (!capsules) return error_response(capsules.error());
   std::vector<RunStore::DriftTarget> targets;
@@ -155,7 +164,7 @@ HttpResponse StateVersionApi::drift_check_workspace(const std::string& workspace
     auto created = d_.runs.create_drift_checks(targets);
     if (!created) return created;
     for (const auto& run : *created)
-      TAKOSUMI_TRY(d_.audit.record(run_event(actor_, "run.created", run,
+      TAKOSUMI_TRY(d_.audit.record(run_event(actor, "run.created", run,
                                              {{"type", protocol::to_string(run.type)}})));
     return created;
   });
@@ -166,7 +175,8 @@ HttpResponse StateVersionApi::drift_check_workspace(const std::string& workspace
                                          {"skipped", std::move(skipped)}});
 }
 
-boost::asio::awaitable<HttpResponse> StateVersionApi::async_destroy(const std::string& capsule_id) {
+boost::asio::awaitable<HttpResponse> StateVersionApi::async_destroy(std::string actor,
+                                                                    const std::string& capsule_id) {
   auto capsule = d_.catalog.get_capsule(capsule_id);
   if (!capsule) co_return error_response(capsule.error());
   auto current = d_.states.current(capsule_id);
@@ -194,7 +204,7 @@ boost::asio::awaitable<HttpResponse> StateVersionApi::async_destroy(const std::s
   }
   auto commit = co_await async_resolve_head(d_, *capsule);
   if (!commit) co_return error_response(commit.error());
-  co_return create_run(d_, actor_,
+  co_return create_run(d_, actor,
                        [&] { return d_.runs.create_destroy_plan(*capsule, *commit); });
 }
 

@@ -21,12 +21,12 @@ class StateVersionApi : public PublicResource {
   HttpResponse state_versions(const HttpRequest& req, const std::string& capsule_id);
   HttpResponse get_state_version(const std::string& id);
   HttpResponse current_state_versions(const std::string& workspace_id);
-  HttpResponse rollback_plan(const std::string& state_version_id);
+  HttpResponse rollback_plan(const std::string& actor, const std::string& state_version_id);
   // The StateVersion a drift check of the Capsule compares with (no_state_version when none).
   Result<StateVersion> drift_pin(const Capsule& capsule);
-  HttpResponse drift_check_capsule(const std::string& capsule_id);
-  HttpResponse drift_check_workspace(const std::string& workspace_id);
-  boost::asio::awaitable<HttpResponse> async_destroy(const std::string& capsule_id);
+  HttpResponse drift_check_capsule(const std::string& actor, const std::string& capsule_id);
+  HttpResponse drift_check_workspace(const std::string& actor, const std::string& workspace_id);
+  boost::asio::awaitable<HttpResponse> async_destroy(std::string actor, const std::string& capsule_id);
 };
 
 }  // namespace takosumi::controlplane

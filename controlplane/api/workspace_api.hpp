@@ -15,7 +15,7 @@ class WorkspaceApi : public PublicResource {
 
  private:
   HttpResponse create_workspace(const HttpRequest& req);
-  HttpResponse list_workspaces();
+  HttpResponse list_workspaces(const HttpRequest& req);
   HttpResponse get_workspace(const std::string& id);
 };
 

@@ -347,6 +347,7 @@ asio::awaitable<std::optional<Exchange>> HttpServer::Impl::read_and_handle(
   Admission admission = handler.admit(req);
   if (admission.refusal) co_return refusal(std::move(*admission.refusal), !head.is_done());
   if (admission.authenticated) slots.set_authenticated(s.id);
+  req.caller = std::move(admission.caller);
   const BodyRead body = co_await read_body(s, buffer, head, admission.body, req, upload);
   if (body.outcome != BodyRead::complete) co_return answer_for(body.outcome, admission.body);
   // Only a credential keeps a connection open (a health check does not).

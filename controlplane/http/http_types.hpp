@@ -5,6 +5,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 
+#include <any>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -41,6 +42,9 @@ struct HttpRequest {
   std::filesystem::path body_file;  // set instead of body when the body was streamed to a file
   std::string body_sha256;  // of body_file, hashed while it was received (lowercase hex)
   std::shared_ptr<ClientLink> client;  // set by the server; null for requests built elsewhere
+  // Who sent it, as the route's authenticator found at admission (Admission::caller); what it
+  // holds is the API's business (the public API's Principal).
+  std::any caller;
 
   std::optional<std::string> header(std::string_view lowercase_name) const;
   // The token of "Authorization: Bearer <token>", if present.
@@ -82,6 +86,7 @@ struct Admission {
   std::optional<HttpResponse> refusal;  // set: sent as the answer; the body is never read
   BodyPolicy body;                      // otherwise: how the body is read
   bool authenticated = false;           // the request carried a credential the route accepts
+  std::any caller;                      // handed to the handler as HttpRequest::caller
 };
 
 class HttpHandler {

@@ -75,12 +75,15 @@ Admission Router::admit(const HttpRequest& head) const {
   RouteParams params;
   auto route = match(head, params);
   if (!route) return Admission{error_response(route.error()), {}};
-  if (auto ok = (*route)->access.authenticate(head); !ok)
-    return Admission{error_response(ok.error()), {}};
+  auto caller = (*route)->access.authenticate(head, params);
+  if (!caller) return Admission{error_response(caller.error()), {}};
   switch ((*route)->access.body) {
-    case RouteBody::none: return Admission{std::nullopt, BodyPolicy{kMaxEmptyBody, false}, true};
-    case RouteBody::json: return Admission{std::nullopt, BodyPolicy{kMaxJsonBody, false}, true};
-    case RouteBody::file: return Admission{std::nullopt, BodyPolicy{max_file_bytes_, true}, true};
+    case RouteBody::none:
+      return Admission{std::nullopt, BodyPolicy{kMaxEmptyBody, false}, true, std::move(*caller)};
+    case RouteBody::json:
+      return Admission{std::nullopt, BodyPolicy{kMaxJsonBody, false}, true, std::move(*caller)};
+    case RouteBody::file:
+      return Admission{std::nullopt, BodyPolicy{max_file_bytes_, true}, true, std::move(*caller)};
   }
   return Admission{error_response(Error{std::string(errc::kInternal), "internal error"}), {}};
 }

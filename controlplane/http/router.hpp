@@ -18,8 +18,11 @@ using RouteParams = std::vector<std::string>;
 using SyncRouteHandler = std::function<HttpResponse(const HttpRequest&, const RouteParams&)>;
 using AsyncRouteHandler =
     std::function<boost::asio::awaitable<HttpResponse>(const HttpRequest&, const RouteParams&)>;
-// Checks the credentials in the request head (the body is not read yet); unauthorized otherwise.
-using Authenticator = std::function<Status(const HttpRequest& head)>;
+// Checks the credentials in the request head (the body is not read yet) against what the route
+// with these params needs: unauthorized or forbidden otherwise. What it returns (the caller it
+// found, or nothing) reaches the handler as HttpRequest::caller.
+using Authenticator =
+    std::function<Result<std::any>(const HttpRequest& head, const RouteParams& params)>;
 
 inline constexpr std::size_t kMaxJsonBody = 1 << 20;
 

@@ -97,8 +97,23 @@ Status ManifestBuilder::add_dependency_inputs(const Run& run, protocol::JobManif
     // state: the same values GET /api/v1/capsules/{id}/outputs shows.
     auto published = published_outputs(*producer, stores_.states);
     if (!published) return std::unexpected(published.error());
+    // Across Workspaces the values pass only while the share is active.
+    std::optional<std::string> share_refusal;
+    if (d.output_share_id) {
+      auto share = stores_.shares.get(*d.output_share_id);
+      if (!share) return std::unexpected(share.error());
+      if (share->status != share_status::kActive)
+        share_refusal = "output share " + share->id + " is " + share->status;
+    }
     json::array variables;
     for (const auto& [variable, mapping] : d.outputs) {
+      if (share_refusal && !mapping.required) continue;
+      if (share_refusal)
+        return fail(errc::kOutputShareRevoked,
+                    *share_refusal + ", and variable " + variable + " (dependency " + d.id +
+                        ") needs its Output \"" + mapping.from +
+                        "\"; the giving Workspace's owner shares it again, or delete the "
+                        "Dependency");
       const json::value* value = published->values.if_contains(mapping.from);
       std::optional<std::string> missing;
       if (value == nullptr) {
@@ -125,14 +140,16 @@ Status ManifestBuilder::add_dependency_inputs(const Run& run, protocol::JobManif
       m.variables[variable] = *value;
       variables.emplace_back(variable);
     }
-    inputs.emplace_back(json::object{
+    json::object input{
         {"dependencyId", d.id},
         {"producerCapsuleId", d.producer_capsule_id},
         {"stateVersionId", published->state_version_id
                                ? json::value(*published->state_version_id)
                                : json::value(nullptr)},
         {"outputsSha256", published->sha256},
-        {"variables", std::move(variables)}});
+        {"variables", std::move(variables)}};
+    if (d.output_share_id) input["outputShareId"] = *d.output_share_id;
+    inputs.emplace_back(std::move(input));
   }
   if (m.variables.size() > protocol::kMaxVariables)
     return fail(errc::kLimitExceeded,

@@ -123,7 +123,7 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
   TAKOSUMI_TRY(in_transaction(db_, [&]() -> Status {
     const std::string& code = build_error.code;
     if (code == errc::kConnectionRevoked || code == errc::kConnectionExpired ||
-        code == errc::kDependencyOutputMissing)
+        code == errc::kDependencyOutputMissing || code == errc::kOutputShareRevoked)
       TAKOSUMI_TRY(audit_.record(run_event(kControlPlaneActor, "run.refused", *unbuildable,
                                            {{"code", build_error.code}, {"agentId", agent.id}})));
     return fail_run(*unbuildable, run_status::kFailed, build_error, kControlPlaneActor);

@@ -181,8 +181,10 @@ Status check_assignment(std::string_view workspace_id, const std::vector<Connect
   std::map<std::string, const Connection*> owner;  // credential name → the Connection defining it
   for (const auto& c : connections) {
     if (c.workspace_id != workspace_id)
-      return invalid("connection \"" + c.name + "\" (" + c.id + ") belongs to workspace " +
-                     c.workspace_id + ", not to the capsule's workspace " + std::string(workspace_id));
+      // Names neither the other Workspace nor the Connection's name: the caller may hold no
+      // role there.
+      return invalid("connection " + c.id + " is not a Connection of the capsule's workspace " +
+                     std::string(workspace_id));
     if (auto why = connection_unusable(c, now))
       return std::unexpected(Error{why->code, why->message + "; only active Connections can be assigned"});
     for (const auto& name : c.credential_names) {

@@ -31,15 +31,25 @@ Result<protocol::OutputMapping> mapping_from_json(const std::string& field, cons
 }  // namespace
 
 Result<DependencyRequest> parse_dependency_request(const json::object& body) {
-  TAKOSUMI_TRY(check_known_fields(body, {"producerCapsuleId", "outputs"}));
-  auto producer = get_string(body, "producerCapsuleId", 128);
-  if (!producer) return std::unexpected(producer.error());
+  TAKOSUMI_TRY(check_known_fields(body, {"producerCapsuleId", "outputShareId", "outputs"}));
+  DependencyRequest req;
+  if (body.contains("producerCapsuleId") == body.contains("outputShareId"))
+    return invalid("give exactly one of producerCapsuleId (a Capsule of this Workspace) and "
+                   "outputShareId (an active OutputShare from another Workspace)");
+  if (body.contains("outputShareId")) {
+    auto share = get_string(body, "outputShareId", 128);
+    if (!share) return std::unexpected(share.error());
+    req.output_share_id = std::move(*share);
+  } else {
+    auto producer = get_string(body, "producerCapsuleId", 128);
+    if (!producer) return std::unexpected(producer.error());
+    req.producer_capsule_id = std::move(*producer);
+  }
   auto outputs = get_object(body, "outputs");
   if (!outputs) return std::unexpected(outputs.error());
   if ((*outputs)->empty() || (*outputs)->size() > protocol::kMaxVariables)
     return invalid("outputs must map 1 to " + std::to_string(protocol::kMaxVariables) +
                    " variables");
-  DependencyRequest req{*producer, {}};
   for (const auto& kv : **outputs) {
     const std::string variable(kv.key());
     if (!protocol::is_tofu_identifier(variable))
@@ -52,10 +62,21 @@ Result<DependencyRequest> parse_dependency_request(const json::object& body) {
 }
 
 Status check_dependency(const DependencyRequest& req, const Capsule& consumer,
-                        const Capsule& producer, const std::vector<Dependency>& consumer_has) {
-  if (producer.workspace_id != consumer.workspace_id)
+                        const Capsule& producer, const OutputShare* share,
+                        const std::vector<Dependency>& consumer_has) {
+  if (share) {
+    if (share->to_workspace_id != consumer.workspace_id)
+      return invalid("output share " + share->id + " is not shared with this Workspace");
+    if (share->status != share_status::kActive)
+      return fail(errc::kConflict,
+                  "output share " + share->id + " is " + share->status +
+                      (share->status == share_status::kPending
+                           ? ": the receiving Workspace's owner approves it first"
+                           : ": a revoked share passes nothing; ask for a new one"));
+  } else if (producer.workspace_id != consumer.workspace_id) {
     return invalid("capsule " + producer.id +
                    " is not in this Workspace: Outputs cross Workspaces only through an OutputShare");
+  }
   if (producer.id == consumer.id)
     return fail(errc::kDependencyCycle, "capsule " + consumer.id + " cannot depend on itself");
   for (const auto& d : consumer_has)
@@ -63,6 +84,12 @@ Status check_dependency(const DependencyRequest& req, const Capsule& consumer,
       return fail(errc::kConflict, "capsule " + consumer.id + " already depends on " + producer.id +
                                        " (dependency " + d.id + "); delete it to replace it");
   for (const auto& [variable, mapping] : req.outputs) {
+    if (share && std::ranges::find(share->outputs, mapping.from) == share->outputs.end()) {
+      std::string shared;
+      for (const auto& name : share->outputs) shared += (shared.empty() ? "" : ", ") + name;
+      return invalid("outputs." + variable + ".from \"" + mapping.from +
+                     "\" is not shared by output share " + share->id + " (shared: " + shared + ")");
+    }
     if (!producer.output_allowlist.contains(mapping.from)) {
       std::string published;
       for (const auto& [name, unused] : producer.output_allowlist)

@@ -2,6 +2,7 @@
 // The body of POST /api/v1/capsules/{consumerId}/dependencies (docs/passing-values.md), read and
 // checked against the two Capsules it joins.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,20 +13,24 @@
 namespace takosumi::controlplane {
 
 struct DependencyRequest {
-  std::string producer_capsule_id;
+  std::string producer_capsule_id;             // empty when output_share_id is given
+  std::optional<std::string> output_share_id;  // a producer in another Workspace
   std::map<std::string, protocol::OutputMapping> outputs;  // consumer variable → producer Output
 };
 
-// {"producerCapsuleId", "outputs": {variable: {"from", "type"?, "required"?}}}: 1 to 256
-// variables, each an OpenTofu variable name; `from` a public Output name; `type` string, number,
-// bool or any (default any); `required` true unless false. invalid_argument naming the field.
+// {"producerCapsuleId" | "outputShareId", "outputs": {variable: {"from", "type"?, "required"?}}}:
+// exactly one of the two sources; 1 to 256 variables, each an OpenTofu variable name; `from` a
+// public Output name; `type` string, number, bool or any (default any); `required` true unless
+// false. invalid_argument naming the field.
 Result<DependencyRequest> parse_dependency_request(const json::object& body);
 
-// invalid_argument unless the producer is another Capsule of the consumer's Workspace (across
-// Workspaces an OutputShare is needed), every `from` is one of the producer's public Outputs (a
-// sensitive Output never is), and no variable is one the consumer already sets (its variables,
-// sensitive variables or other Dependencies).
+// invalid_argument unless the producer is another Capsule of the consumer's Workspace, or
+// `share` (the request's OutputShare) is active and shared with the consumer's Workspace; every
+// `from` is one of the producer's public Outputs (a sensitive Output never is) and, through a
+// share, one the share names; and no variable is one the consumer already sets (its variables,
+// sensitive variables or other Dependencies). A pending or revoked share is a conflict.
 Status check_dependency(const DependencyRequest& req, const Capsule& consumer,
-                        const Capsule& producer, const std::vector<Dependency>& consumer_has);
+                        const Capsule& producer, const OutputShare* share,
+                        const std::vector<Dependency>& consumer_has);
 
 }  // namespace takosumi::controlplane

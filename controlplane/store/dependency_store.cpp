@@ -13,8 +13,8 @@ namespace {
 namespace json = boost::json;
 
 constexpr std::string_view kSelect =
-    "SELECT id, workspace_id, consumer_capsule_id, producer_capsule_id, outputs, created_at"
-    " FROM dependencies";
+    "SELECT id, workspace_id, consumer_capsule_id, producer_capsule_id, outputs, created_at,"
+    " output_share_id FROM dependencies";
 
 std::string outputs_to_text(const std::map<std::string, protocol::OutputMapping>& outputs) {
   json::object o;
@@ -27,7 +27,7 @@ Result<Dependency> dependency_from_row(const Statement& s) {
   Dependency d;
   std::string outputs_text;
   ColumnReader(s) >> d.id >> d.workspace_id >> d.consumer_capsule_id >> d.producer_capsule_id >>
-      outputs_text >> d.created_at;
+      outputs_text >> d.created_at >> d.output_share_id;
   auto outputs = parse_object(outputs_text, 1 << 20);
   if (!outputs) return fail(errc::kInternal, "dependency " + d.id + ": stored outputs are corrupt");
   for (const auto& kv : *outputs) {
@@ -72,7 +72,8 @@ Result<std::vector<std::string>> DependencyStore::path_to(std::string_view from,
 }
 
 Result<Dependency> DependencyStore::create(const Capsule& consumer, const Capsule& producer,
-                                           std::map<std::string, protocol::OutputMapping> outputs) {
+                                           std::map<std::string, protocol::OutputMapping> outputs,
+                                           std::optional<std::string> output_share_id) {
   return in_transaction(db_, [&]() -> Result<Dependency> {
     // The new edge is consumer → producer: a way back from producer to consumer closes a cycle.
     auto back = path_to(producer.id, consumer.id);
@@ -85,12 +86,12 @@ Result<Dependency> DependencyStore::create(const Capsule& consumer, const Capsul
                       ": that closes the cycle " + cycle);
     }
     Dependency d{crypto::new_id("dep"), consumer.workspace_id, consumer.id, producer.id,
-                 std::move(outputs), clock_.now_unix()};
+                 std::move(outputs), clock_.now_unix(), std::move(output_share_id)};
     auto inserted = db_.run(
         "INSERT INTO dependencies (id, workspace_id, consumer_capsule_id, producer_capsule_id,"
-        " outputs, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        " outputs, created_at, output_share_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
         d.id, d.workspace_id, d.consumer_capsule_id, d.producer_capsule_id,
-        outputs_to_text(d.outputs), d.created_at);
+        outputs_to_text(d.outputs), d.created_at, d.output_share_id);
     if (!inserted && inserted.error().code == errc::kConflict)
       return fail(errc::kConflict, "capsule " + consumer.id + " already depends on " +
                                        producer.id + "; delete that Dependency to replace it");
@@ -108,6 +109,12 @@ Result<std::vector<Dependency>> DependencyStore::as_consumer(std::string_view ca
   return collect(db_.query(std::string(kSelect) +
                                " WHERE consumer_capsule_id = ? ORDER BY created_at, rowid",
                            capsule_id),
+                 dependency_from_row);
+}
+
+Result<std::vector<Dependency>> DependencyStore::in_workspace(std::string_view workspace_id) {
+  return collect(db_.query(std::string(kSelect) + " WHERE workspace_id = ? ORDER BY created_at, rowid",
+                           workspace_id),
                  dependency_from_row);
 }
 

@@ -70,20 +70,20 @@ TEST_F(DependencyStoreTest, ARequestNeedsOneWorkspaceAPublicOutputAndAFreeVariab
   ASSERT_TRUE(request) << request.error().to_string();
   EXPECT_EQ(request->outputs.at("in").type, "any");
   EXPECT_TRUE(request->outputs.at("in").required);
-  EXPECT_TRUE(check_dependency(*request, consumer, producer, {}));
+  EXPECT_TRUE(check_dependency(*request, consumer, producer, nullptr, {}));
 
-  auto across = check_dependency(*request, consumer, elsewhere, {});
+  auto across = check_dependency(*request, consumer, elsewhere, nullptr, {});
   ASSERT_FALSE(across);
   EXPECT_NE(across.error().message.find("OutputShare"), std::string::npos);
-  EXPECT_EQ(check_dependency(*request, consumer, consumer, {}).error().code,
+  EXPECT_EQ(check_dependency(*request, consumer, consumer, nullptr, {}).error().code,
             errc::kDependencyCycle);
   auto private_output = *request;
   private_output.outputs.at("in").from = "internal";
-  EXPECT_NE(check_dependency(private_output, consumer, producer, {}).error().message.find(
+  EXPECT_NE(check_dependency(private_output, consumer, producer, nullptr, {}).error().message.find(
                 "not a public Output"),
             std::string::npos);
   consumer.variables["in"] = "set already";
-  EXPECT_NE(check_dependency(*request, consumer, producer, {}).error().message.find(
+  EXPECT_NE(check_dependency(*request, consumer, producer, nullptr, {}).error().message.find(
                 "already sets variable in"),
             std::string::npos);
 

@@ -149,6 +149,72 @@ struct Dependency {
   std::string producer_capsule_id;
   std::map<std::string, protocol::OutputMapping> outputs;  // consumer variable → producer Output
   std::int64_t created_at = 0;
+  // Set when the producer is in another Workspace: the OutputShare the values pass through.
+  std::optional<std::string> output_share_id;
+};
+
+// A Workspace role of a scoped API token, each including the ones before it: viewer reads,
+// operator also plans, applies, cancels and checks drift, owner also changes everything in the
+// Workspace (Capsules, Connections, Dependencies, its tokens, its OutputShares, backups).
+enum class Role { viewer, operator_, owner };
+std::string_view to_string(Role role);
+std::optional<Role> role_from_string(std::string_view text);
+
+// An API token scoped to Workspaces (the configured bootstrap token is the only admin). Only the
+// SHA-256 of its secret is kept; the secret is shown once, when it is created.
+struct ApiToken {
+  std::string id;
+  std::string name;
+  std::map<std::string, Role> roles;  // Workspace id → role
+  std::string created_by;              // the audit actor that created it
+  std::int64_t created_at = 0;
+  std::optional<std::int64_t> expires_at;
+  std::optional<std::int64_t> revoked_at;
+  std::optional<std::int64_t> last_used_at;
+};
+
+// One Capsule of a workspace plan: the commit its ref named when the plan was asked for, the
+// Capsules of the same workspace plan it waits for (its producers there), and its plan Run once
+// created.
+struct WorkspacePlanStep {
+  std::string capsule_id;
+  std::string source_commit;
+  std::vector<std::string> producers;
+  std::optional<std::string> plan_run_id;
+};
+
+// POST /api/v1/workspaces/{id}/plan: Capsules planned in graph order, a consumer only after each
+// producer it waits for has applied (or planned no changes).
+struct WorkspacePlan {
+  std::string id;
+  std::string workspace_id;
+  std::string created_by;  // the audit actor; the Runs it creates later are created as it
+  std::int64_t created_at = 0;
+  std::vector<WorkspacePlanStep> steps;  // in graph order: producers before consumers
+};
+
+namespace share_status {
+inline constexpr std::string_view kPending = "pending";
+inline constexpr std::string_view kActive = "active";
+inline constexpr std::string_view kRevoked = "revoked";
+}  // namespace share_status
+
+// Named public Outputs of one Capsule offered to another Workspace: pending until the receiving
+// Workspace's owner approves it (active), revoked by either side for good. Capsules of the
+// receiving Workspace use an active share as a Dependency (Dependency::output_share_id).
+struct OutputShare {
+  std::string id;
+  std::string producer_capsule_id;
+  std::string from_workspace_id;
+  std::string to_workspace_id;
+  std::vector<std::string> outputs;  // sorted public Output names
+  std::string status;                // share_status
+  std::string created_by;
+  std::int64_t created_at = 0;
+  std::optional<std::string> approved_by;
+  std::optional<std::int64_t> approved_at;
+  std::optional<std::string> revoked_by;
+  std::optional<std::int64_t> revoked_at;
 };
 
 struct StateVersion {

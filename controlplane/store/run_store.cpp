@@ -160,6 +160,17 @@ Result<std::optional<Run>> RunStore::latest_succeeded_plan(std::string_view caps
   return std::optional<Run>(std::move(found->front()));
 }
 
+Result<std::optional<Run>> RunStore::latest_apply_of(std::string_view plan_run_id) {
+  auto found = collect(db_.query("SELECT " + std::string(kRunSelect) +
+                                     " WHERE r.planned_by = ? AND r.type = 'apply'"
+                                     " ORDER BY r.rowid DESC LIMIT 1",
+                                 plan_run_id),
+                       run_from_row);
+  if (!found) return std::unexpected(found.error());
+  if (found->empty()) return std::optional<Run>{};
+  return std::optional<Run>(std::move(found->front()));
+}
+
 Result<bool> RunStore::is_destroy_result(const StateVersion& sv) {
   auto s = db_.query(
       "SELECT 1 FROM runs a JOIN runs p ON p.id = a.planned_by"

@@ -45,6 +45,8 @@ class RunStore {
   Result<std::vector<Run>> list_running(std::string_view capsule_id);
   // The Capsule's latest plan or destroy_plan that succeeded, if it has one.
   Result<std::optional<Run>> latest_succeeded_plan(std::string_view capsule_id);
+  // The latest apply of this plan Run, if one was created.
+  Result<std::optional<Run>> latest_apply_of(std::string_view plan_run_id);
   Result<bool> apply_exists_for(std::string_view plan_run_id);
   // True when sv was stored by the successful apply of a destroy_plan (its state is empty).
   Result<bool> is_destroy_result(const StateVersion& sv);

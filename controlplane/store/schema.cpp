@@ -11,7 +11,7 @@ namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 8;
+constexpr std::int64_t kSchemaVersion = 9;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -206,6 +206,57 @@ CREATE TABLE IF NOT EXISTS dependencies (
 CREATE INDEX IF NOT EXISTS dependencies_by_producer ON dependencies(producer_capsule_id);
 )sql";
 
+// v9: scoped API tokens (only the SHA-256 of each secret) with their Workspace roles,
+// OutputShares between Workspaces (a Dependency through a share names it: output_share_id), and
+// workspace plans: each step a Capsule with the commit its ref named when the plan was asked
+// for, the producers it waits for, and its plan Run once created.
+constexpr std::string_view kTablesV9 = R"sql(
+CREATE TABLE IF NOT EXISTS api_tokens (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  secret_sha256 TEXT NOT NULL UNIQUE,
+  created_by TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER,
+  revoked_at INTEGER,
+  last_used_at INTEGER);
+CREATE TABLE IF NOT EXISTS api_token_roles (
+  token_id TEXT NOT NULL REFERENCES api_tokens(id),
+  workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+  role TEXT NOT NULL CHECK (role IN ('viewer', 'operator', 'owner')),
+  PRIMARY KEY (token_id, workspace_id));
+CREATE INDEX IF NOT EXISTS api_token_roles_by_workspace ON api_token_roles(workspace_id);
+CREATE TABLE IF NOT EXISTS output_shares (
+  id TEXT PRIMARY KEY,
+  producer_capsule_id TEXT NOT NULL REFERENCES capsules(id),
+  from_workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+  to_workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+  outputs TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'active', 'revoked')),
+  created_by TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  approved_by TEXT,
+  approved_at INTEGER,
+  revoked_by TEXT,
+  revoked_at INTEGER);
+CREATE INDEX IF NOT EXISTS output_shares_from ON output_shares(from_workspace_id);
+CREATE INDEX IF NOT EXISTS output_shares_to ON output_shares(to_workspace_id);
+CREATE TABLE IF NOT EXISTS workspace_plans (
+  id TEXT PRIMARY KEY,
+  workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+  created_by TEXT NOT NULL,
+  created_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS workspace_plans_by_workspace ON workspace_plans(workspace_id);
+CREATE TABLE IF NOT EXISTS workspace_plan_steps (
+  workspace_plan_id TEXT NOT NULL REFERENCES workspace_plans(id),
+  capsule_id TEXT NOT NULL REFERENCES capsules(id),
+  position INTEGER NOT NULL,
+  source_commit TEXT NOT NULL,
+  producers TEXT NOT NULL,
+  plan_run_id TEXT REFERENCES runs(id),
+  PRIMARY KEY (workspace_plan_id, capsule_id));
+)sql";
+
 std::string create_runs_sql(std::string_view prefix) {
   return std::string(prefix) + " (" + std::string(kRunsColumns) + ");";
 }
@@ -289,6 +340,13 @@ Status to_v8(Database& db) {
   return db.exec(kTablesV8);
 }
 
+// v8 → v9: new tables only; no Dependency went through a share before.
+Status to_v9(Database& db) {
+  TAKOSUMI_TRY(db.exec(kTablesV9));
+  return add_column_if_missing(db, "dependencies", "output_share_id",
+                               "TEXT REFERENCES output_shares(id)");
+}
+
 // One step of the schema, from version `to - 1` to `to`.
 struct Migration {
   std::int64_t to;
@@ -299,7 +357,7 @@ struct Migration {
 };
 
 constexpr Migration kMigrations[] = {{2, to_v2, true}, {3, to_v3}, {4, to_v4}, {5, to_v5},
-                                     {6, to_v6},       {7, to_v7}, {8, to_v8}};
+                                     {6, to_v6},       {7, to_v7}, {8, to_v8}, {9, to_v9}};
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 // Runs one migration in one transaction that also sets user_version: a database is at one
@@ -347,8 +405,12 @@ Status create_schema(Database& db) {
   const std::string sql =
       std::string(kTablesBeforeRuns) + create_runs_sql("\nCREATE TABLE IF NOT EXISTS runs") +
       std::string(kTablesAfterRuns) + std::string(kTablesV3) + std::string(kTablesV8) +
-      "PRAGMA user_version = " + std::to_string(kSchemaVersion) + ";";
-  return with_context(db.exec(sql), "create schema");
+      std::string(kTablesV9);
+  TAKOSUMI_TRY(with_context(db.exec(sql), "create schema"));
+  // A new database gets the columns later versions added to earlier tables as a migration does.
+  TAKOSUMI_TRY(with_context(to_v9(db), "create schema"));
+  return with_context(db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion)),
+                      "create schema");
 }
 
 }  // namespace takosumi::controlplane

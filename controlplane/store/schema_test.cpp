@@ -23,7 +23,7 @@ namespace {
 
 using takosumi::testing::TempDir;
 
-constexpr std::int64_t kCurrentVersion = 8;
+constexpr std::int64_t kCurrentVersion = 9;
 
 // The frozen schema of an earlier release, testdata/schema_v<N>.sql, verbatim as that release
 // created it: migrations are tested against the real thing and not against today's DDL.
@@ -466,10 +466,15 @@ INSERT INTO runs (id, capsule_id, type, status, source_commit, created_at)
   auto run = runs.get_run("run_plan");
   ASSERT_TRUE(run) << run.error().to_string();
   EXPECT_FALSE(run->dependency_inputs_json.has_value());
-  EXPECT_TRUE(
-      db.exec("INSERT INTO dependencies VALUES ('dep_1', 'ws_1', 'cap_1', 'cap_2', '{}', 4)"));
+  EXPECT_TRUE(db.exec("INSERT INTO dependencies (id, workspace_id, consumer_capsule_id,"
+                      " producer_capsule_id, outputs, created_at)"
+                      " VALUES ('dep_1', 'ws_1', 'cap_1', 'cap_2', '{}', 4)"));
   EXPECT_TRUE(create_schema(db));
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM dependencies"), 1);
+  // v9: no Dependency went through a share before; tokens and shares start empty.
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM dependencies WHERE output_share_id IS NULL"), 1);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM api_tokens"), 0);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM output_shares"), 0);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "tests/support/http_client.hpp"
 #include "tests/support/stack.hpp"
 #include "tests/support/test_git_repo.hpp"
 
@@ -156,6 +157,170 @@ TEST_F(DependencyTest, APlanGetsTheProducersPublicOutputsOnlyOnceTheyArePublishe
   EXPECT_EQ(again.status, 404u) << again.body;
   auto of_app = stack_.api().get("/api/v1/capsules/" + app + "/dependencies");
   EXPECT_TRUE(of_app.json.at("asConsumer").as_array().empty()) << of_app.body;
+}
+
+constexpr const char* kDns = R"(
+variable "placement" { type = string }
+output "record" { value = "app.example IN TXT ${var.placement}" }
+)";
+
+// A workspace plan follows the graph: a consumer's plan is created only once every producer it
+// depends on has applied, and it gets the values that apply published.
+TEST_F(DependencyTest, AWorkspacePlanPlansEachConsumerOnlyAfterItsProducersApplied) {
+  const auto network = capsule("network", kProducer,
+                               {{"vpcId", mapping("vpc_id", "string")},
+                                {"zones", mapping("zones", "any")}});
+  const auto app = capsule("app", kConsumer, {{"placement", mapping("placement", "string")}});
+  const auto dns = capsule("dns", kDns, {{"record", mapping("record", "string")}});
+  ASSERT_EQ(depend(app, network, {{"vpc_id", mapping("vpcId", "string")},
+                                  {"zones", mapping("zones", "any")}}).status, 201u);
+  ASSERT_EQ(depend(dns, app, {{"placement", mapping("placement", "string")}}).status, 201u);
+
+  const std::string workspace = "/api/v1/workspaces/" + stack_.workspace_id();
+  auto graph = stack_.api().get(workspace + "/graph");
+  ASSERT_EQ(graph.status, 200u) << graph.body;
+  EXPECT_EQ(graph.json.at("order"), (json::array{network.c_str(), app.c_str(), dns.c_str()}));
+  EXPECT_EQ(graph.json.at("nodes").as_array().size(), 3u);
+  EXPECT_EQ(graph.json.at("edges").as_array().size(), 2u);
+
+  auto started = stack_.api().post(workspace + "/plan", json::object{});
+  ASSERT_EQ(started.status, 201u) << started.body;
+  const std::string plan_url = "/api/v1/workspace-plans/" + str(started.json.as_object(), "id");
+  auto step = [&](std::size_t i) {
+    auto r = stack_.api().get(plan_url);
+    return r.json.at("steps").as_array().at(i).as_object();
+  };
+  EXPECT_EQ(str(step(0), "capsuleId"), network);
+  EXPECT_EQ(str(step(1), "state"), "waiting");
+  EXPECT_EQ(step(1).at("waitingFor"), (json::array{network.c_str()}));
+  EXPECT_EQ(str(step(2), "state"), "waiting");
+
+  // Each layer: its plan runs, nothing downstream is planned before its apply succeeds.
+  for (std::size_t i = 0; i < 3; ++i) {
+    ASSERT_FALSE(step(i).at("planRunId").is_null()) << stack_.api().get(plan_url).body;
+    auto plan = stack_.wait_run(str(step(i), "planRunId"));
+    ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << stack_.agent_logs();
+    EXPECT_EQ(str(step(i), "state"), "awaiting_apply");
+    if (i + 1 < 3) {
+      EXPECT_TRUE(step(i + 1).at("planRunId").is_null()) << "planned before its producer applied";
+    }
+    ASSERT_EQ(str(stack_.apply(str(plan, "id")), "status"), "succeeded") << stack_.agent_logs();
+    EXPECT_EQ(str(step(i), "state"), "done");
+  }
+  auto done = stack_.api().get(plan_url);
+  EXPECT_EQ(str(done.json.as_object(), "status"), "succeeded") << done.body;
+  auto outputs = stack_.api().get("/api/v1/capsules/" + dns + "/outputs");
+  EXPECT_EQ(str(outputs.json.at("outputs").as_object(), "record"),
+            "app.example IN TXT vpc-0a1b2c/eu-1a,eu-1b");
+
+  // Only the chosen Capsule and what is downstream of it.
+  auto partial = stack_.api().post(workspace + "/plan", json::object{{"capsuleIds", json::array{app.c_str()}}});
+  ASSERT_EQ(partial.status, 201u) << partial.body;
+  const auto& steps = partial.json.at("steps").as_array();
+  ASSERT_EQ(steps.size(), 2u) << partial.body;
+  EXPECT_EQ(str(steps[0].as_object(), "capsuleId"), app);
+  EXPECT_EQ(str(steps[1].as_object(), "capsuleId"), dns);
+  auto foreign = stack_.api().post(workspace + "/plan",
+                                   json::object{{"capsuleIds", json::array{"cap_nope"}}});
+  EXPECT_EQ(foreign.status, 400u) << foreign.body;
+}
+
+// An OutputShare carries public Outputs into another Workspace only after the receiving
+// Workspace's owner approves it, and only until either side revokes it.
+TEST_F(DependencyTest, AShareCrossesWorkspacesOnlyWhileApprovedByTheReceiver) {
+  const auto network = capsule("network", kProducer,
+                               {{"vpcId", mapping("vpc_id", "string")},
+                                {"zones", mapping("zones", "any")}});
+  const std::string giving = stack_.workspace_id();
+  auto team = stack_.api().post("/api/v1/workspaces", json::object{{"name", "team-b"}});
+  ASSERT_EQ(team.status, 201u) << team.body;
+  const std::string receiving = str(team.json.as_object(), "id");
+  repos_.push_back(std::make_unique<TestGitRepo>(stack_.root() / "repo-app-b"));
+  repos_.back()->commit({{"main.tf", kConsumer}});
+  auto app_b = stack_.api().post(
+      "/api/v1/workspaces/" + receiving + "/capsules",
+      json::object{{"name", "app"},
+                   {"source", json::object{{"gitUrl", repos_.back()->url()}, {"ref", "main"},
+                                           {"modulePath", ""}}},
+                   {"outputAllowlist",
+                    json::object{{"placement", mapping("placement", "string")}}}});
+  ASSERT_EQ(app_b.status, 201u) << app_b.body;
+  const std::string app = str(app_b.json.as_object(), "id");
+
+  auto token = [&](const std::string& workspace_id, const char* role) {
+    auto r = stack_.api().post("/api/v1/tokens",
+                               json::object{{"name", std::string(role) + "-token"},
+                                            {"roles", json::object{{workspace_id, role}}}});
+    EXPECT_EQ(r.status, 201u) << r.body;
+    return std::pair{str(r.json.as_object(), "id"),
+                     HttpClient(stack_.port(), str(r.json.as_object(), "secret"))};
+  };
+  auto [giver_id, giver] = token(giving, "owner");
+  auto [receiver_id, receiver] = token(receiving, "owner");
+  auto [operator_id, operator_b] = token(receiving, "operator");
+
+  auto offered = giver.post("/api/v1/output-shares",
+                            json::object{{"producerCapsuleId", network},
+                                         {"toWorkspaceId", receiving},
+                                         {"outputs", json::array{"vpcId", "zones"}}});
+  ASSERT_EQ(offered.status, 201u) << offered.body;
+  const std::string share = str(offered.json.as_object(), "id");
+  EXPECT_EQ(str(offered.json.as_object(), "status"), "pending");
+  const json::object use{{"outputShareId", share},
+                         {"outputs", json::object{{"vpc_id", mapping("vpcId", "string")},
+                                                  {"zones", mapping("zones", "any")}}}};
+  auto early = receiver.post("/api/v1/capsules/" + app + "/dependencies", use);
+  EXPECT_EQ(early.status, 409u) << "a pending share is not usable: " << early.body;
+
+  // The giving side cannot push values into another Workspace, nor can a mere operator accept.
+  auto pushed = giver.post("/api/v1/output-shares/" + share + "/approve", json::object{});
+  EXPECT_EQ(pushed.status, 403u) << pushed.body;
+  auto by_operator = operator_b.post("/api/v1/output-shares/" + share + "/approve", json::object{});
+  EXPECT_EQ(by_operator.status, 403u) << by_operator.body;
+  EXPECT_NE(by_operator.body.find("owner"), std::string::npos) << by_operator.body;
+  auto approved = receiver.post("/api/v1/output-shares/" + share + "/approve", json::object{});
+  ASSERT_EQ(approved.status, 200u) << approved.body;
+  EXPECT_EQ(str(approved.json.as_object(), "status"), "active");
+  auto used = receiver.post("/api/v1/capsules/" + app + "/dependencies", use);
+  ASSERT_EQ(used.status, 201u) << used.body;
+
+  auto produced = stack_.plan(network);
+  ASSERT_EQ(str(produced, "status"), "succeeded") << stack_.agent_logs();
+  ASSERT_EQ(str(stack_.apply(str(produced, "id")), "status"), "succeeded") << stack_.agent_logs();
+  auto plan_as_operator = [&] {
+    auto r = operator_b.post("/api/v1/capsules/" + app + "/plan", json::object{});
+    EXPECT_EQ(r.status, 201u) << r.body;
+    return stack_.wait_run(str(r.json.as_object(), "id"));
+  };
+  auto plan = plan_as_operator();
+  ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << stack_.agent_logs();
+  const auto& input = plan.at("dependencyInputs").as_array().at(0).as_object();
+  EXPECT_EQ(str(input, "outputShareId"), share);
+  EXPECT_EQ(input.at("variables"), (json::array{"vpc_id", "zones"}));
+
+  auto revoked = giver.post("/api/v1/output-shares/" + share + "/revoke", json::object{});
+  ASSERT_EQ(revoked.status, 200u) << revoked.body;
+  EXPECT_EQ(str(revoked.json.as_object(), "status"), "revoked");
+  auto after = plan_as_operator();
+  EXPECT_EQ(str(after, "status"), "failed") << json::serialize(after);
+  EXPECT_EQ(str(after.at("failure").as_object(), "code"), "output_share_revoked")
+      << json::serialize(after);
+  // What a Run already took stays recorded as it was.
+  auto before = stack_.api().get("/api/v1/runs/" + str(plan, "id"));
+  EXPECT_EQ(before.json.at("dependencyInputs"), plan.at("dependencyInputs"));
+
+  // Every change is in both Workspaces' activity, by the token that made it.
+  for (const std::string& workspace_id : {giving, receiving}) {
+    auto activity = stack_.api().get("/api/v1/workspaces/" + workspace_id + "/activity");
+    std::vector<std::string> seen;
+    for (const auto& e : activity.json.at("events").as_array())
+      if (str(e.as_object(), "action").starts_with("output_share."))
+        seen.push_back(str(e.as_object(), "action") + " " + str(e.as_object(), "actor"));
+    EXPECT_EQ(seen, (std::vector<std::string>{"output_share.revoked token:" + giver_id,
+                                              "output_share.approved token:" + receiver_id,
+                                              "output_share.created token:" + giver_id}))
+        << activity.body;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,183 @@
+#include "controlplane/api/output_share_api.hpp"
+
+#include <set>
+
+#include "common/error_codes.hpp"
+#include "controlplane/api/api_json.hpp"
+#include "common/json_fields.hpp"
+#include "common/strict_json.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+namespace json = boost::json;
+
+constexpr std::size_t kMaxSharedOutputs = 256;
+
+struct ShareRequest {
+  std::string producer_capsule_id;
+  std::string to_workspace_id;
+  std::vector<std::string> outputs;
+};
+
+// {"producerCapsuleId", "toWorkspaceId", "outputs": [public Output names]}
+Result<ShareRequest> parse_share_request(const json::object& body) {
+  TAKOSUMI_TRY(check_known_fields(body, {"producerCapsuleId", "toWorkspaceId", "outputs"}));
+  auto producer = get_string(body, "producerCapsuleId", 128);
+  auto to = get_string(body, "toWorkspaceId", 128);
+  auto outputs = get_optional_array(body, "outputs");
+  if (const Error* e = first_error(producer, to, outputs)) return std::unexpected(*e);
+  if (!*outputs || (*outputs)->empty() || (*outputs)->size() > kMaxSharedOutputs)
+    return fail(errc::kInvalidArgument,
+                "outputs must list 1 to 256 public Output names of the producer");
+  std::set<std::string> names;
+  for (const auto& v : **outputs) {
+    if (!v.is_string() || v.get_string().empty())
+      return fail(errc::kInvalidArgument, "outputs must list public Output names (strings)");
+    if (!names.emplace(v.get_string()).second)
+      return fail(errc::kInvalidArgument,
+                  "outputs names \"" + std::string(v.get_string()) + "\" twice");
+  }
+  return ShareRequest{std::move(*producer), std::move(*to), {names.begin(), names.end()}};
+}
+
+}  // namespace
+
+void OutputShareApi::register_routes(Router& r, const PublicRouteAccess& a) {
+  // The giving Workspace is the producer's (in the body); a share has two sides: the handlers
+  // check the roles.
+  r.add("POST", "/api/v1/output-shares", a.json_body({Role::owner, Scope::handler}),
+        [this](auto& req, auto&) { return create_share(req); });
+  r.add("GET", "/api/v1/output-shares", a.none({Role::viewer, Scope::workspace_query}),
+        [this](auto& req, auto&) { return list_shares(req); });
+  r.add("GET", "/api/v1/output-shares/{}", a.none({Role::viewer, Scope::handler}),
+        [this](auto& req, auto& p) { return get_share(req, p[0]); });
+  r.add("POST", "/api/v1/output-shares/{}/approve", a.none({Role::owner, Scope::handler}),
+        [this](auto& req, auto& p) { return approve_share(req, p[0]); });
+  r.add("POST", "/api/v1/output-shares/{}/revoke", a.none({Role::owner, Scope::handler}),
+        [this](auto& req, auto& p) { return revoke_share(req, p[0]); });
+}
+
+Result<OutputShare> OutputShareApi::share_for(const HttpRequest& req, const std::string& id,
+                                              Role need, Sides sides) {
+  const Principal& caller = principal_of(req);
+  auto share = d_.shares.get(id);
+  if (!share && (caller.admin || share.error().code != errc::kNotFound)) return share;
+  const bool giving = share && sides != Sides::receiving && caller.has(need, share->from_workspace_id);
+  const bool receiving =
+      share && sides != Sides::giving && caller.has(need, share->to_workspace_id);
+  if (giving || receiving) return share;
+  const std::string_view side = sides == Sides::receiving ? "receiving"
+                                : sides == Sides::giving  ? "giving"
+                                                          : "giving or the receiving";
+  return fail(errc::kForbidden, "this API token lacks the " + std::string(to_string(need)) +
+                                    " role in the " + std::string(side) +
+                                    " Workspace of output share " + id);
+}
+
+Status OutputShareApi::audit_both(const HttpRequest& req, std::string_view action,
+                                  const OutputShare& s) {
+  for (const std::string& workspace_id : {s.from_workspace_id, s.to_workspace_id}) {
+    AuditEvent e{.actor = actor(req), .action = std::string(action),
+                 .workspace_id = workspace_id, .capsule_id = s.producer_capsule_id};
+    e.detail = {{"outputShareId", s.id},
+                {"fromWorkspaceId", s.from_workspace_id},
+                {"toWorkspaceId", s.to_workspace_id},
+                {"outputs", json::array(s.outputs.begin(), s.outputs.end())},
+                {"status", s.status}};
+    TAKOSUMI_TRY(d_.audit.record(std::move(e)));
+  }
+  return {};
+}
+
+HttpResponse OutputShareApi::create_share(const HttpRequest& req) {
+  auto body = parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  auto parsed = parse_share_request(*body);
+  if (!parsed) return error_response(parsed.error());
+  const Principal& caller = principal_of(req);
+  auto producer = d_.catalog.get_capsule(parsed->producer_capsule_id);
+  const std::string what = "capsule " + parsed->producer_capsule_id;
+  if (!producer && (caller.admin || producer.error().code != errc::kNotFound))
+    return error_response(producer.error());
+  if (auto allowed = require_role(caller, Role::owner, producer ? producer->workspace_id : "", what);
+      !allowed)
+    return error_response(allowed.error());
+  auto to = d_.catalog.get_workspace(parsed->to_workspace_id);
+  if (!to)
+    return error_response(to.error().code == errc::kNotFound
+                              ? Error{std::string(errc::kInvalidArgument),
+                                      "toWorkspaceId \"" + parsed->to_workspace_id +
+                                          "\" is not a Workspace"}
+                              : to.error());
+  if (to->id == producer->workspace_id)
+    return error_response(Error{std::string(errc::kInvalidArgument),
+                                "toWorkspaceId is the producer's own Workspace: inside a "
+                                "Workspace, Capsules use a Dependency"});
+  // Only public Outputs: the mapped ones a Run may publish (a sensitive Output never is).
+  for (const auto& name : parsed->outputs)
+    if (!producer->output_allowlist.contains(name))
+      return error_response(Error{std::string(errc::kInvalidArgument),
+                                  "outputs: \"" + name + "\" is not a public Output of " + what +
+                                      " (only Outputs of its outputAllowlist can be shared)"});
+  auto share = in_transaction(d_.db, [&]() -> Result<OutputShare> {
+    auto created = d_.shares.create(*producer, to->id, std::move(parsed->outputs), actor(req));
+    if (!created) return created;
+    TAKOSUMI_TRY(audit_both(req, "output_share.created", *created));
+    return created;
+  });
+  if (!share) return error_response(share.error());
+  return json_response(201, to_json(*share));
+}
+
+HttpResponse OutputShareApi::list_shares(const HttpRequest& req) {
+  auto it = req.query.find("workspaceId");
+  if (it == req.query.end() || it->second.empty())
+    return error_response(Error{std::string(errc::kInvalidArgument),
+                                "query parameter workspaceId is required"});
+  if (auto ws = d_.catalog.get_workspace(it->second); !ws) return error_response(ws.error());
+  auto all = d_.shares.list(it->second);
+  if (!all) return error_response(all.error());
+  json::array given, received;
+  for (const auto& s : *all)
+    (s.from_workspace_id == it->second ? given : received).push_back(to_json(s));
+  return json_response(200, json::object{{"given", std::move(given)},
+                                         {"received", std::move(received)}});
+}
+
+HttpResponse OutputShareApi::get_share(const HttpRequest& req, const std::string& id) {
+  auto share = share_for(req, id, Role::viewer, Sides::either);
+  if (!share) return error_response(share.error());
+  return json_response(200, to_json(*share));
+}
+
+HttpResponse OutputShareApi::approve_share(const HttpRequest& req, const std::string& id) {
+  // Only the receiving side approves: the giving side cannot push values into another Workspace.
+  auto share = share_for(req, id, Role::owner, Sides::receiving);
+  if (!share) return error_response(share.error());
+  auto approved = in_transaction(d_.db, [&]() -> Result<OutputShare> {
+    if (share->status == share_status::kActive) return *share;  // approving twice changes nothing
+    auto done = d_.shares.approve(id, actor(req));
+    if (!done) return done;
+    TAKOSUMI_TRY(audit_both(req, "output_share.approved", *done));
+    return done;
+  });
+  if (!approved) return error_response(approved.error());
+  return json_response(200, to_json(*approved));
+}
+
+HttpResponse OutputShareApi::revoke_share(const HttpRequest& req, const std::string& id) {
+  auto share = share_for(req, id, Role::owner, Sides::either);
+  if (!share) return error_response(share.error());
+  auto revoked = in_transaction(d_.db, [&]() -> Result<OutputShare> {
+    if (share->status == share_status::kRevoked) return *share;  // revoking twice changes nothing
+    auto done = d_.shares.revoke(id, actor(req));
+    if (!done) return done;
+    TAKOSUMI_TRY(audit_both(req, "output_share.revoked", *done));
+    return done;
+  });
+  if (!revoked) return error_response(revoked.error());
+  return json_response(200, to_json(*revoked));
+}
+
+}  // namespace takosumi::controlplane

@@ -1,0 +1,34 @@
+#pragma once
+// Workspace plans (docs/passing-values.md, "Planning a Workspace"): the steps of each, in graph
+// order, and which plan Run each step has. Errors: not_found for unknown ids.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "controlplane/store/model.hpp"
+#include "controlplane/store/sqlite_db.hpp"
+
+namespace takosumi::controlplane {
+
+class WorkspacePlanStore {
+ public:
+  WorkspacePlanStore(Database& db, const Clock& clock) : db_(db), clock_(clock) {}
+
+  // Assigns id and created_at.
+  Result<WorkspacePlan> create(WorkspacePlan plan);
+  Result<WorkspacePlan> get(std::string_view id);
+  // The Workspace's plans with a step that has no plan Run yet, oldest first.
+  Result<std::vector<WorkspacePlan>> list_unfinished(std::string_view workspace_id);
+  Status set_plan_run(std::string_view plan_id, std::string_view capsule_id,
+                      std::string_view run_id);
+
+ private:
+  Result<WorkspacePlan> with_steps(WorkspacePlan plan);
+
+  Database& db_;
+  const Clock& clock_;
+};
+
+}  // namespace takosumi::controlplane
