@@ -46,6 +46,10 @@ inline constexpr std::string_view kTempSpaceExhausted = "temp_space_exhausted";
 // 409: the Dependency would close a cycle of Capsules (docs/passing-values.md), named in the
 // message.
 inline constexpr std::string_view kDependencyCycle = "dependency_cycle";
+// 400: a signed document (a Workspace backup) that is not one, or whose signature is not the
+// given key's over its exact bytes.
+inline constexpr std::string_view kBackupInvalid = "backup_invalid";
+inline constexpr std::string_view kBackupSignatureInvalid = "backup_signature_invalid";
 
 // Agent registration (docs/protocol.md "Register")
 // 401: the challenge is unknown, already used, expired or fetched with another pool token.

@@ -64,6 +64,7 @@ struct ControlPlane::Parts {
         shares(db, clock),
         tokens(db, clock),
         workspace_plans(db, clock),
+        backups(db, clock),
         audit(db, clock),
         queue(db, catalog, runs, states, connections, audit, clock, config.lease_seconds),
         manifests(stores(), clock, config.manifest_ttl_seconds),
@@ -84,8 +85,8 @@ struct ControlPlane::Parts {
 
   // Every member named here is declared (so constructed) before the APIs that take it.
   Stores stores() {
-    return {db,     catalog, runs,   states,          logs,  connections, dependencies,
-            shares, tokens,  workspace_plans, agents, audit, blobs,       keys};
+    return {db,     catalog, runs,            states,  logs,   connections, dependencies,
+            shares, tokens,  workspace_plans, backups, agents, audit,       blobs, keys};
   }
 
   ControlConfig config;
@@ -105,6 +106,7 @@ struct ControlPlane::Parts {
   OutputShareStore shares;
   ApiTokenStore tokens;
   WorkspacePlanStore workspace_plans;
+  BackupStore backups;
   AuditLog audit;
   RunQueue queue;
   ManifestBuilder manifests;
@@ -165,6 +167,9 @@ void ControlPlane::stop_on_signals() {
 
 void ControlPlane::run() {
   auto& p = *parts_;
+  // A completion recorded just before a stop may not have advanced its workspace plans.
+  if (auto advanced = p.planner.advance_all(); !advanced)
+    spdlog::warn("workspace plans: {}", advanced.error().to_string());
   p.server.start();
   p.io.run();
   p.pool.join();

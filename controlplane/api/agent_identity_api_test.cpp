@@ -156,7 +156,7 @@ TEST_F(AgentIdentityTest, AnOperatorResetAdmitsTheKeyItNamesAndIsAudited) {
 
   auto resets = audit("agent.keys_reset");
   ASSERT_EQ(resets.size(), 1u);
-  EXPECT_EQ(resets[0].first, api_actor(kApiToken));
+  EXPECT_EQ(resets[0].first, kAdminActor);
   EXPECT_EQ(resets[0].second.at("agentId"), json::value(id));
   EXPECT_EQ(resets[0].second.at("signPublicKey"), json::value(sign_.public_key.to_base64()));
   EXPECT_EQ(resets[0].second.at("newSignPublicKey"),

@@ -6,6 +6,7 @@
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/api/capsule_api.hpp"
 #include "controlplane/store/capsule_spec.hpp"
+#include "controlplane/store/connection_spec.hpp"
 #include "controlplane/store/secret_storage.hpp"
 
 namespace takosumi::controlplane {
@@ -121,9 +122,16 @@ Result<CapsuleSecretsRecord> CapsuleApi::capsule_secrets(
 
 Status CapsuleApi::check_assignable(std::string_view workspace_id,
                                    const std::vector<std::string>& ids) {
-  auto connections = d_.connections.get_many(ids);
-  if (!connections) return std::unexpected(connections.error());
-  return check_assignment(workspace_id, *connections, d_.clock.now_unix());
+  std::vector<Connection> connections;
+  for (const auto& id : ids) {
+    auto c = d_.connections.get(id);
+    // An unknown id is refused as another Workspace's is (connection_spec.cpp): no probing.
+    if (!c && c.error().code == errc::kNotFound)
+      return fail(errc::kInvalidArgument, foreign_connection_message(id, workspace_id));
+    if (!c) return std::unexpected(c.error());
+    connections.push_back(std::move(*c));
+  }
+  return check_assignment(workspace_id, connections, d_.clock.now_unix());
 }
 
 }  // namespace takosumi::controlplane

@@ -189,7 +189,11 @@ TEST_F(ConnectionApiTest, AssignmentRules) {
   EXPECT_EQ(cross.body.find(elsewhere), std::string::npos) << cross.body;
   EXPECT_NE(cross.body.find(foreign.str("id")), std::string::npos) << cross.body;
 
-  EXPECT_EQ(assign(capsule, {"conn_missing"}).status, 404u);
+  // Unknown is refused exactly as another Workspace's Connection: ids cannot be probed.
+  auto missing = assign(capsule, {"conn_missing"});
+  EXPECT_EQ(missing.status, 400u) << missing.body;
+  EXPECT_NE(missing.body.find("connection conn_missing is not a Connection of the capsule's workspace"),
+            std::string::npos) << missing.body;
   EXPECT_EQ(assign(capsule, {aws.c_str(), aws.c_str()}).status, 400u);
   ASSERT_EQ(call(http::verb::post, "/api/v1/connections/" + other.str("id") + "/revoke").status, 200u);
   auto inactive = assign(capsule, {other.str("id").c_str()});

@@ -39,17 +39,19 @@ HttpResponse DependencyApi::create_dependency(const HttpRequest& req,
     std::optional<OutputShare> share;
     if (parsed->output_share_id) {
       auto found = d_.shares.get(*parsed->output_share_id);
+      // Unknown is refused as another Workspace's share is (dependency_spec.cpp): no probing.
       if (!found && found.error().code == errc::kNotFound)
-        return fail(errc::kInvalidArgument,
-                    "outputShareId \"" + *parsed->output_share_id + "\" is not an output share");
+        return fail(errc::kInvalidArgument, "output share " + *parsed->output_share_id +
+                                                " is not shared with this Workspace");
       if (!found) return std::unexpected(found.error());
       share = std::move(*found);
       parsed->producer_capsule_id = share->producer_capsule_id;
     }
     auto producer = d_.catalog.get_capsule(parsed->producer_capsule_id);
     if (!producer && producer.error().code == errc::kNotFound)
-      return fail(errc::kInvalidArgument,
-                  "producerCapsuleId \"" + parsed->producer_capsule_id + "\" is not a capsule");
+      return fail(errc::kInvalidArgument, "capsule " + parsed->producer_capsule_id +
+                                              " is not in this Workspace: Outputs cross "
+                                              "Workspaces only through an OutputShare");
     if (!producer) return std::unexpected(producer.error());
     auto existing = d_.dependencies.as_consumer(consumer_id);
     if (!existing) return std::unexpected(existing.error());

@@ -21,9 +21,11 @@ const Principal& principal_of(const HttpRequest& req) {
 Status require_role(const Principal& p, Role need, std::string_view workspace_id,
                     std::string_view what) {
   if (p.has(need, workspace_id)) return {};
+  const std::string where = what.starts_with("workspace ")
+                                ? std::string(what)
+                                : "the Workspace of " + std::string(what);
   return fail(errc::kForbidden,
-              "this API token lacks the " + std::string(to_string(need)) +
-                  " role in the Workspace of " + std::string(what) +
+              "this API token lacks the " + std::string(to_string(need)) + " role in " + where +
                   "; an owner of that Workspace or the admin can create a token with it "
                   "(POST /api/v1/tokens)");
 }

@@ -3,6 +3,7 @@
 // bootstrap token of the configuration (the admin: every Workspace, tokens of any scope, agent
 // administration) or a scoped API token (a role per Workspace). Handlers read it from the
 // request; a request without one is nobody, who may do nothing.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,10 +16,11 @@
 namespace takosumi::controlplane {
 
 struct Principal {
-  std::string actor;                    // what audit records name: "api:<hash>" or "token:<id>"
+  std::string actor;                    // what audit records name: "admin" or "token:<id>"
   std::optional<std::string> token_id;  // a scoped token's id
   bool admin = false;
   std::map<std::string, Role> roles;  // Workspace id → role, for a scoped token
+  std::optional<std::int64_t> expires_at;  // a scoped token's; what it creates expires no later
 
   // True when the principal holds `need` (or a role including it) in the Workspace.
   bool has(Role need, std::string_view workspace_id) const;

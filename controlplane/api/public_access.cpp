@@ -16,6 +16,7 @@ std::string_view noun(Scope scope) {
     case Scope::connection: return "connection";
     case Scope::dependency: return "dependency";
     case Scope::workspace_plan: return "workspace plan";
+    case Scope::backup: return "backup";
     case Scope::workspace_query: return "workspace";
     case Scope::handler: break;
     case Scope::admin: break;
@@ -29,14 +30,14 @@ Result<Principal> PublicAccess::authenticate(const HttpRequest& head) const {
   auto token = head.bearer_token();
   if (!token) return fail(errc::kUnauthorized, "missing API token (Authorization: Bearer …)");
   if (crypto::secrets_equal(*token, admin_token_.reveal_as_string()))
-    return Principal{.actor = api_actor(*token), .admin = true};
+    return Principal{.actor = std::string(kAdminActor), .admin = true};
   auto scoped = stores_.tokens.authenticate(*token);
   if (!scoped) return std::unexpected(scoped.error());
   if (!*scoped)
     return fail(errc::kUnauthorized,
                 "wrong, revoked or expired API token (Authorization: Bearer …)");
   return Principal{.actor = "token:" + (*scoped)->id, .token_id = (*scoped)->id,
-                   .roles = std::move((*scoped)->roles)};
+                   .roles = std::move((*scoped)->roles), .expires_at = (*scoped)->expires_at};
 }
 
 Result<std::string> PublicAccess::workspace_of(Scope scope, const std::string& id) const {
@@ -76,6 +77,11 @@ Result<std::string> PublicAccess::workspace_of(Scope scope, const std::string& i
       auto p = stores_.workspace_plans.get(id);
       if (!p) return std::unexpected(p.error());
       return p->workspace_id;
+    }
+    case Scope::backup: {
+      auto b = stores_.backups.get(id);
+      if (!b) return std::unexpected(b.error());
+      return b->workspace_id;
     }
     case Scope::handler:
     case Scope::admin: break;

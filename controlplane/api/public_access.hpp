@@ -24,6 +24,7 @@ enum class Scope {
   connection,       // … a Connection
   dependency,       // … a Dependency (the consumer's Workspace)
   workspace_plan,   // … a workspace plan
+  backup,           // … a backup
   workspace_query,  // ?workspaceId=
   handler,          // any valid token; the handler checks (principal_of, require_role)
   admin,            // the bootstrap token only
@@ -58,6 +59,7 @@ class PublicRouteAccess {
   explicit PublicRouteAccess(const PublicAccess& access) : access_(access) {}
   RouteAccess none(Need need) const { return route(need, RouteBody::none); }
   RouteAccess json_body(Need need) const { return route(need, RouteBody::json); }
+  RouteAccess file_body(Need need) const { return route(need, RouteBody::file); }
 
  private:
   RouteAccess route(Need need, RouteBody body) const;

@@ -12,6 +12,7 @@ void PublicApi::register_routes(Router& r) {
   connections_.register_routes(r, access);
   dependencies_.register_routes(r, access);
   shares_.register_routes(r, access);
+  backups_.register_routes(r, access);
   tokens_.register_routes(r, access);
   activity_.register_routes(r, access);
   agents_.register_routes(r, access);

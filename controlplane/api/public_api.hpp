@@ -9,6 +9,7 @@
 // connection_revoked/expired).
 #include "controlplane/api/activity_api.hpp"
 #include "controlplane/api/agent_admin_api.hpp"
+#include "controlplane/api/backup_api.hpp"
 #include "controlplane/api/capsule_api.hpp"
 #include "controlplane/api/connection_api.hpp"
 #include "controlplane/api/dependency_api.hpp"
@@ -35,6 +36,7 @@ class PublicApi {
         connections_(deps),
         dependencies_(deps),
         shares_(deps),
+        backups_(deps),
         tokens_(deps),
         activity_(deps),
         agents_(deps) {}
@@ -51,6 +53,7 @@ class PublicApi {
   ConnectionApi connections_;
   DependencyApi dependencies_;
   OutputShareApi shares_;
+  BackupApi backups_;
   TokenApi tokens_;
   ActivityApi activity_;
   AgentAdminApi agents_;

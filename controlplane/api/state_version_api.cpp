@@ -30,7 +30,7 @@ void StateVersionApi::register_routes(Router& r, const PublicRouteAccess& a) {
         [this](auto&, auto& p) { return get_state_version(p[0]); });
   r.add("POST", "/api/v1/state-versions/{}/rollback-plan",
         a.none({Role::operator_, Scope::state_version}),
-        [this](auto& req, auto& p) { return rollback_plan(actor(req), p[0]); });
+        [this](auto& req, auto& p) { return rollback_plan(req, p[0]); });
   r.add("POST", "/api/v1/capsules/{}/drift-check", a.none({Role::operator_, Scope::capsule}),
         [this](auto& req, auto& p) { return drift_check_capsule(actor(req), p[0]); });
   r.add("POST", "/api/v1/workspaces/{}/drift-check", a.none({Role::operator_, Scope::workspace}),
@@ -89,7 +89,33 @@ HttpResponse StateVersionApi::current_state_versions(const std::string& workspac
   return json_response(200, json::object{{"workspaceId", workspace_id}, {"capsules", std::move(out)}});
 }
 
-HttpResponse StateVersionApi::rollback_plan(const std::string& actor,
+Status StateVersionApi::check_no_consumers(const Capsule& capsule) {
+  auto consumers = d_.dependencies.as_producer(capsule.id);
+  if (!consumers) return std::unexpected(consumers.error());
+  std::string names;
+  int elsewhere = 0;
+  for (const auto& d : *consumers) {
+    if (d.output_share_id) {
+      // A revoked share passes nothing any more: its Dependencies do not hold the producer.
+      auto share = d_.shares.get(*d.output_share_id);
+      if (!share) return std::unexpected(share.error());
+      if (share->status == share_status::kRevoked) continue;
+    }
+    if (d.workspace_id != capsule.workspace_id) {
+      ++elsewhere;  // not named: the caller may hold no role in that Workspace
+      continue;
+    }
+    names += (names.empty() ? "" : ", ") + d.consumer_capsule_id + " (dependency " + d.id + ")";
+  }
+  if (names.empty() && elsewhere == 0) return {};
+  if (elsewhere > 0)
+    names += (names.empty() ? "" : ", ") + std::to_string(elsewhere) +
+             " in other Workspaces through OutputShares (revoke the shares first)";
+  return fail(errc::kConflict, "capsule " + capsule.id + " still has consumers: " + names +
+                                   "; delete those Dependencies before destroying it");
+}
+
+HttpResponse StateVersionApi::rollback_plan(const HttpRequest& req,
                                             const std::string& state_version_id) {
   auto target = d_.states.get(state_version_id);
   if (!target) return error_response(target.error());
@@ -98,7 +124,16 @@ HttpResponse StateVersionApi::rollback_plan(const std::string& actor,
   if (auto usable = check_connections(d_, *capsule); !usable) return error_response(usable.error());
   auto destroyed = d_.runs.is_destroy_result(*target);
   if (!destroyed) return error_response(destroyed.error());
-  return create_run(d_, actor, [&] {
+  // Rolling back to a destroyed generation destroys the Capsule: the owner's decision, and not
+  // while others consume it, as for DELETE /api/v1/capsules/{id}.
+  if (*destroyed) {
+    if (auto owner = require_role(principal_of(req), Role::owner, capsule->workspace_id,
+                                  "capsule " + capsule->id);
+        !owner)
+      return error_response(owner.error());
+    if (auto free = check_no_consumers(*capsule); !free) return error_response(free.error());
+  }
+  return create_run(d_, actor(req), [&] {
     return d_.runs.create_rollback_plan(*capsule, *target, *destroyed);
   });
 }
@@ -192,16 +227,7 @@ boost::asio::awaitable<HttpResponse> StateVersionApi::async_destroy(std::string 
                                        " is empty); to use it again, plan and apply"});
   if (auto usable = check_connections(d_, *capsule); !usable) co_return error_response(usable.error());
   // Its consumers' next plans would find nothing published: they are unlinked first, on purpose.
-  auto consumers = d_.dependencies.as_producer(capsule_id);
-  if (!consumers) co_return error_response(consumers.error());
-  if (!consumers->empty()) {
-    std::string names;
-    for (const auto& d : *consumers)
-      names += (names.empty() ? "" : ", ") + d.consumer_capsule_id + " (dependency " + d.id + ")";
-    co_return error_response(Error{std::string(errc::kConflict),
-                                   "capsule " + capsule_id + " still has consumers: " + names +
-                                       "; delete those Dependencies before destroying it"});
-  }
+  if (auto free = check_no_consumers(*capsule); !free) co_return error_response(free.error());
   auto commit = co_await async_resolve_head(d_, *capsule);
   if (!commit) co_return error_response(commit.error());
   co_return create_run(d_, actor,

@@ -95,8 +95,12 @@ HttpResponse TokenApi::create_token(const HttpRequest& req) {
   if (!body) return error_response(body.error());
   auto spec = parse_token_request(*body, d_.clock.now_unix());
   if (!spec) return error_response(spec.error());
-  if (auto allowed = require_manager(principal_of(req), spec->roles); !allowed)
+  const Principal& caller = principal_of(req);
+  if (auto allowed = require_manager(caller, spec->roles); !allowed)
     return error_response(allowed.error());
+  // A token outlives neither the token that made it nor its reach.
+  if (caller.expires_at && (!spec->expires_at || *spec->expires_at > *caller.expires_at))
+    spec->expires_at = caller.expires_at;
   auto created = in_transaction(d_.db, [&]() -> Result<CreatedApiToken> {
     for (const auto& [workspace_id, role] : spec->roles)
       if (auto ws = d_.catalog.get_workspace(workspace_id); !ws)

@@ -53,7 +53,8 @@ Result<std::int64_t> query_int(const HttpRequest& req, const std::string& key,
 int http_status_for(std::string_view code) {
   if (code == errc::kInvalidArgument || code == errc::kProtocolError ||
       code == errc::kEnvelopeMalformed || code == errc::kEnvelopeTruncated ||
-      code == errc::kEnvelopeHeaderMismatch || code == errc::kEnvelopeWrongKey)
+      code == errc::kEnvelopeHeaderMismatch || code == errc::kEnvelopeWrongKey ||
+      code == errc::kBackupInvalid || code == errc::kBackupSignatureInvalid)
     return 400;
   if (code == errc::kUnauthorized || code == errc::kRegistrationChallengeInvalid ||
       code == errc::kRegistrationSignatureInvalid)

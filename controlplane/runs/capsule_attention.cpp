@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "common/json_fields.hpp"
 #include "common/strict_json.hpp"
 #include "controlplane/runs/published_outputs.hpp"
 
@@ -63,19 +64,31 @@ Result<std::vector<Attention>> upstream_changes(const Stores& stores, const Caps
   for (const Dependency& d : *dependencies) {
     auto producer = stores.catalog.get_capsule(d.producer_capsule_id);
     if (!producer) return std::unexpected(producer.error());
-    auto published = published_outputs(*producer, stores.states);
-    if (!published) return std::unexpected(published.error());
+    if (d.output_share_id) {
+      // A revoked share passes nothing, not even news of a change.
+      auto share = stores.shares.get(*d.output_share_id);
+      if (!share) return std::unexpected(share.error());
+      if (share->status != share_status::kActive) continue;
+    }
+    auto all = published_outputs(*producer, stores.states);
+    if (!all) return std::unexpected(all.error());
+    const PublishedOutputs published = seen_through(d, std::move(*all));
     auto it = taken.find(d.id);
-    if (it != taken.end() && it->second == published->sha256) continue;
+    if (it != taken.end() && it->second == published.sha256) continue;
+    // Another Workspace's Capsule is named by id only.
+    const std::string who = d.output_share_id ? "capsule " + producer->id
+                                              : "capsule " + producer->name + " (" + producer->id + ")";
     out.push_back({.code = std::string(attention_code::kUpstreamChanged),
                    .run_id = (*plan)->id,
-                   .state_version_id = published->state_version_id,
-                   .generation = published->generation,
+                   .state_version_id = published.state_version_id,
+                   .generation = published.state_version_id
+                                     ? std::optional<std::int64_t>(published.generation)
+                                     : std::nullopt,
                    .dependency_id = d.id,
                    .producer_capsule_id = d.producer_capsule_id,
-                   .outputs_sha256 = published->sha256,
-                   .message = "capsule " + producer->name + " (" + producer->id +
-                              ") publishes other Outputs than the latest plan of this capsule"
+                   .outputs_sha256 = published.sha256,
+                   .message = who +
+                              " publishes other Outputs than the latest plan of this capsule"
                               " (run " + (*plan)->id + ") took; plan it again"});
   }
   return out;
@@ -100,13 +113,30 @@ Result<std::vector<Attention>> load_capsule_attention(const Stores& stores, cons
   auto upstream = upstream_changes(stores, capsule);
   if (!upstream) return std::unexpected(upstream.error());
   out.insert(out.end(), upstream->begin(), upstream->end());
+  if (capsule.restore_pending) {
+    // What the backup named and could not hold: names only, as it recorded them.
+    std::string names;
+    if (auto pending = parse_object(*capsule.restore_pending, 1 << 20))
+      for (const char* key : {"connections", "sensitiveVariableNames"})
+        if (const auto* list = pending->if_contains(key); list && list->is_array())
+          for (const auto& n : list->get_array())
+            if (n.is_string())
+              names += (names.empty() ? "" : ", ") + std::string(n.get_string());
+    out.push_back(Attention{
+        .code = std::string(attention_code::kConnectionsMissing),
+        .message = "restored from a backup, which holds no secret: create this Capsule's "
+                   "Connections again and assign them (PUT /api/v1/capsules/" + capsule.id +
+                   "/connections, [] when it needs none), and set its sensitive variables again" +
+                   (names.empty() ? std::string() : " (it had: " + names + ")")});
+  }
   return out;
 }
 
 boost::json::array to_json(const std::vector<Attention>& attention) {
   boost::json::array out;
   for (const auto& a : attention) {
-    boost::json::object o{{"code", a.code}, {"runId", a.run_id}};
+    boost::json::object o{{"code", a.code}};
+    o["runId"] = a.run_id.empty() ? boost::json::value(nullptr) : boost::json::value(a.run_id);
     if (a.state_version_id) o["stateVersionId"] = *a.state_version_id;
     if (a.generation) o["generation"] = *a.generation;
     if (a.agent_id) o["agentId"] = *a.agent_id;

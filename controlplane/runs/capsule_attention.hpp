@@ -1,7 +1,8 @@
 #pragma once
 // What about a Capsule needs a person: a current StateVersion kept from an apply that did not
 // finish (partial_state), applies that started and were never reported back (apply_stranded),
-// and producers whose published Outputs are not those its latest plan took (upstream_changed).
+// producers whose published Outputs are not those its latest plan took (upstream_changed), and
+// a restored Capsule whose Connections were not recreated yet (connections_missing).
 // Computed on every read, so it clears itself: a later succeeded apply makes the current
 // StateVersion whole, a stranded apply ends when its agent reports or it is cancelled, and a
 // new plan takes the producers' current Outputs.
@@ -23,6 +24,7 @@ namespace attention_code {
 inline constexpr std::string_view kPartialState = "partial_state";
 inline constexpr std::string_view kApplyStranded = "apply_stranded";
 inline constexpr std::string_view kUpstreamChanged = "upstream_changed";
+inline constexpr std::string_view kConnectionsMissing = "connections_missing";
 }  // namespace attention_code
 
 struct Attention {

@@ -95,8 +95,13 @@ Status ManifestBuilder::add_dependency_inputs(const Run& run, protocol::JobManif
     if (!producer) return std::unexpected(producer.error());
     // Only what the producer publishes (its mapped Outputs; a sensitive one never is), never its
     // state: the same values GET /api/v1/capsules/{id}/outputs shows.
-    auto published = published_outputs(*producer, stores_.states);
-    if (!published) return std::unexpected(published.error());
+    auto all = published_outputs(*producer, stores_.states);
+    if (!all) return std::unexpected(all.error());
+    const PublishedOutputs seen = seen_through(d, std::move(*all));
+    const PublishedOutputs* published = &seen;
+    // Another Workspace's Capsule is named by id only.
+    const std::string who = d.output_share_id ? "capsule " + producer->id
+                                              : "capsule " + producer->name + " (" + producer->id + ")";
     // Across Workspaces the values pass only while the share is active.
     std::optional<std::string> share_refusal;
     if (d.output_share_id) {
@@ -128,7 +133,7 @@ Status ManifestBuilder::add_dependency_inputs(const Run& run, protocol::JobManif
       if (missing && !mapping.required) continue;
       if (missing)
         return fail(errc::kDependencyOutputMissing,
-                    "capsule " + producer->name + " (" + producer->id + ") " + *missing +
+                    who + " " + *missing +
                         ", which variable " + variable + " needs (dependency " + d.id +
                         "); plan and apply that capsule first");
       if (const std::size_t size = takosumi::serialize(*value).size();

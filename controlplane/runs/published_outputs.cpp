@@ -16,4 +16,16 @@ Result<PublishedOutputs> published_outputs(const Capsule& capsule, StateStore& s
                           std::move(*values), digest};
 }
 
+PublishedOutputs seen_through(const Dependency& dependency, PublishedOutputs published) {
+  if (!dependency.output_share_id) return published;
+  boost::json::object mapped;
+  for (const auto& [variable, mapping] : dependency.outputs)
+    if (const auto* v = published.values.if_contains(mapping.from)) mapped[mapping.from] = *v;
+  published.sha256 = crypto::sha256_hex(takosumi::serialize(mapped));
+  published.values = std::move(mapped);
+  published.state_version_id.reset();
+  published.generation = 0;
+  return published;
+}
+
 }  // namespace takosumi::controlplane

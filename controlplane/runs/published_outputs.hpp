@@ -25,4 +25,9 @@ struct PublishedOutputs {
 
 Result<PublishedOutputs> published_outputs(const Capsule& capsule, StateStore& states);
 
+// What the consumer of `dependency` may see of `published`: all of it inside a Workspace; through
+// an OutputShare only the Outputs the Dependency maps, digested alone, and nothing of the other
+// Workspace's StateVersions — the receiving side learns no more than the values it was given.
+PublishedOutputs seen_through(const Dependency& dependency, PublishedOutputs published);
+
 }  // namespace takosumi::controlplane

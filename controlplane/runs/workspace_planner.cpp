@@ -12,6 +12,11 @@ bool finished_badly(const Run& run) {
   return run.status == run_status::kFailed || run.status == run_status::kCancelled;
 }
 
+bool ended_badly(std::string_view state) {
+  return state == step_state::kFailed || state == step_state::kBlocked ||
+         state == step_state::kSuperseded || state == step_state::kSkipped;
+}
+
 }  // namespace
 
 Result<std::vector<StepProgress>> plan_progress(const Stores& stores, const WorkspacePlan& plan) {
@@ -34,7 +39,14 @@ Result<std::vector<StepProgress>> plan_progress(const Stores& stores, const Work
         auto apply = stores.runs.latest_apply_of(p.plan->id);
         if (!apply) return std::unexpected(apply.error());
         p.apply = std::move(*apply);
-        if (!p.apply) p.state = step_state::kAwaitingApply;
+        if (!p.apply) {
+          // A plan made against a generation the Capsule has left can never be applied.
+          auto current = stores.states.current(step.capsule_id);
+          if (!current) return std::unexpected(current.error());
+          const std::int64_t now_at = *current ? (*current)->generation : 0;
+          p.state = p.plan->prior_generation.value_or(0) == now_at ? step_state::kAwaitingApply
+                                                                   : step_state::kSuperseded;
+        }
         else if (!p.apply->finished()) p.state = step_state::kApplying;
         else if (finished_badly(*p.apply)) p.state = step_state::kFailed;
         else p.state = step_state::kDone;
@@ -43,9 +55,12 @@ Result<std::vector<StepProgress>> plan_progress(const Stores& stores, const Work
       p.state = step_state::kWaiting;
       for (const auto& producer : step.producers) {
         const std::string_view s = state_of[producer];
-        if (s == step_state::kFailed || s == step_state::kBlocked) p.state = step_state::kBlocked;
+        if (ended_badly(s)) p.state = step_state::kBlocked;
         if (s != step_state::kDone) p.waiting_for.push_back(producer);
       }
+      auto capsule = stores.catalog.get_capsule(step.capsule_id);
+      if (!capsule) return std::unexpected(capsule.error());
+      if (capsule->destroyed_at) p.state = step_state::kSkipped;
     }
     state_of[step.capsule_id] = p.state;
     out.push_back(std::move(p));
@@ -59,8 +74,7 @@ std::string_view plan_status(const std::vector<StepProgress>& progress) {
   };
   if (std::ranges::all_of(progress, is(step_state::kDone))) return "succeeded";
   if (std::ranges::all_of(progress, [](const StepProgress& p) {
-        return p.state == step_state::kDone || p.state == step_state::kFailed ||
-               p.state == step_state::kBlocked;
+        return p.state == step_state::kDone || ended_badly(p.state);
       }))
     return "failed";
   return "running";
@@ -74,6 +88,10 @@ Result<int> WorkspacePlanner::advance(std::string_view workspace_id) {
     for (const auto& plan : *plans) {
       auto progress = plan_progress(stores_, plan);
       if (!progress) return std::unexpected(progress.error());
+      if (plan_status(*progress) != "running") {
+        TAKOSUMI_TRY(stores_.workspace_plans.finish(plan.id));
+        continue;
+      }
       for (const auto& p : *progress) {
         if (p.step->plan_run_id || p.state != step_state::kWaiting || !p.waiting_for.empty())
           continue;
@@ -90,6 +108,13 @@ Result<int> WorkspacePlanner::advance(std::string_view workspace_id) {
     }
     return created;
   });
+}
+
+Status WorkspacePlanner::advance_all() {
+  auto workspaces = stores_.workspace_plans.unfinished_workspaces();
+  if (!workspaces) return std::unexpected(workspaces.error());
+  for (const auto& id : *workspaces) TAKOSUMI_TRY(advance(id));
+  return {};
 }
 
 Result<int> WorkspacePlanner::advance_after(std::string_view run_id) {

@@ -21,6 +21,9 @@ inline constexpr std::string_view kAwaitingApply = "awaiting_apply";  // plan ha
 inline constexpr std::string_view kApplying = "applying";
 inline constexpr std::string_view kDone = "done";
 inline constexpr std::string_view kFailed = "failed";    // its plan or apply did not succeed
+// Its plan cannot be applied any more: another apply moved the Capsule to a new generation.
+inline constexpr std::string_view kSuperseded = "superseded";
+inline constexpr std::string_view kSkipped = "skipped";  // destroyed before its plan was made
 inline constexpr std::string_view kBlocked = "blocked";  // a producer failed or is blocked
 }  // namespace step_state
 
@@ -35,7 +38,7 @@ struct StepProgress {
 // The progress of every step of `plan`, in its order.
 Result<std::vector<StepProgress>> plan_progress(const Stores& stores, const WorkspacePlan& plan);
 // "running" while a step can still move, "succeeded" when every step is done, "failed" when every
-// step that is not done failed or is blocked.
+// step that is not done failed, was superseded or skipped, or is blocked.
 std::string_view plan_status(const std::vector<StepProgress>& progress);
 
 class WorkspacePlanner {
@@ -47,6 +50,9 @@ class WorkspacePlanner {
   Result<int> advance(std::string_view workspace_id);
   // advance() for the Workspace of the Run's Capsule.
   Result<int> advance_after(std::string_view run_id);
+  // advance() for every Workspace with an unfinished plan: at start, for a completion whose
+  // advance did not happen (a crash between the two).
+  Status advance_all();
 
  private:
   Stores stores_;

@@ -20,10 +20,6 @@ AuditEvent event_from_row(const Statement& s) {
 
 }  // namespace
 
-std::string api_actor(std::string_view api_token) {
-  return "api:" + crypto::token_sha256(api_token).substr(0, 12);
-}
-
 std::string agent_actor(std::string_view agent_id) { return "agent:" + std::string(agent_id); }
 
 namespace {

@@ -30,9 +30,12 @@ struct AuditEvent {
   boost::json::object detail;
 };
 
-// Actors: "api:<first 12 hex of sha256(API token)>", "agent:<agent id>", or the control plane
+// Actors: "admin" (the configured API token), "token:<id>" (a scoped API token),
+// "agent:<agent id>", or the control plane
 // itself for what it decides on its own (expired leases, Runs it refuses to dispatch).
-std::string api_actor(std::string_view api_token);
+// No fingerprint of the admin token: scoped viewers read actors, and a weak token could be
+// confirmed offline from one.
+inline constexpr std::string_view kAdminActor = "admin";
 std::string agent_actor(std::string_view agent_id);
 inline constexpr std::string_view kControlPlaneActor = "control-plane";
 

@@ -15,14 +15,14 @@ Workspace workspace_from_row(const Statement& s) {
 
 constexpr std::string_view kCapsuleColumns =
     "id, workspace_id, name, git_url, ref, module_path, output_allowlist, variables, created_at,"
-    " destroyed_at, sensitive_variable_names, policy";
+    " destroyed_at, sensitive_variable_names, policy, restore_pending";
 
 Result<Capsule> capsule_from_row(const Statement& s) {
   Capsule c;
   std::string allow_text, vars_text, sensitive_text, policy_text;
   ColumnReader(s) >> c.id >> c.workspace_id >> c.name >> c.source.git_url >> c.source.ref >>
       c.source.module_path >> allow_text >> vars_text >> c.created_at >> c.destroyed_at >>
-      sensitive_text >> policy_text;
+      sensitive_text >> policy_text >> c.restore_pending;
   auto allow = parse_object(allow_text, 1 << 20);
   auto vars = parse_object(vars_text, 1 << 20);
   auto policy = parse_object(policy_text, 1 << 20);
@@ -76,21 +76,42 @@ Result<Capsule> CatalogStore::create_capsule(std::string_view workspace_id,
   c.sensitive_variable_names = secrets.sensitive_variable_names;
   c.policy = req.policy;
   return in_transaction(db_, [&]() -> Result<Capsule> {
-    auto st = db_.run(
-        "INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,"
-        " variables, created_at, sensitive_variable_names, sealed_sensitive_variables, policy)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        c.id, c.workspace_id, c.name, c.source.git_url, c.source.ref, c.source.module_path,
-        takosumi::serialize(allowlist_to_json(c.output_allowlist)),
-        takosumi::serialize(protocol::to_json(c.variables)), c.created_at,
-        names_to_text(c.sensitive_variable_names), secrets.sealed_sensitive_variables,
-        takosumi::serialize(protocol::to_json(c.policy)));
+    auto st = insert_capsule(c, secrets.sealed_sensitive_variables);
     if (!st && st.error().code == errc::kConflict)
       return fail(errc::kConflict, "capsule \"" + req.name + "\" already exists in this workspace");
     if (!st) return std::unexpected(st.error());
     TAKOSUMI_TRY(insert_connections(c.id, c.connection_ids));
     return c;
   });
+}
+
+Result<Workspace> CatalogStore::restore_workspace(const Workspace& ws) {
+  auto st = db_.run("INSERT INTO workspaces (id, name, created_at) VALUES (?, ?, ?)", ws.id, ws.name,
+                    ws.created_at);
+  if (!st && st.error().code == errc::kConflict)
+    return fail(errc::kConflict, "a Workspace with the id " + ws.id + " or the name \"" + ws.name +
+                                     "\" already exists here: a Workspace is restored once");
+  if (!st) return std::unexpected(st.error());
+  return ws;
+}
+
+Status CatalogStore::insert_capsule(const Capsule& c, const std::optional<std::string>& sealed) {
+  return db_.run(
+      "INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,"
+      " variables, created_at, destroyed_at, sensitive_variable_names, sealed_sensitive_variables,"
+      " policy, restore_pending) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      c.id, c.workspace_id, c.name, c.source.git_url, c.source.ref, c.source.module_path,
+      takosumi::serialize(allowlist_to_json(c.output_allowlist)),
+      takosumi::serialize(protocol::to_json(c.variables)), c.created_at, c.destroyed_at,
+      names_to_text(c.sensitive_variable_names), sealed,
+      takosumi::serialize(protocol::to_json(c.policy)), c.restore_pending);
+}
+
+Status CatalogStore::restore_capsule(const Capsule& c) {
+  auto st = insert_capsule(c, std::nullopt);
+  if (!st && st.error().code == errc::kConflict)
+    return fail(errc::kConflict, "capsule " + c.id + " already exists here");
+  return st;
 }
 
 Status CatalogStore::insert_connections(std::string_view capsule_id,
@@ -107,6 +128,8 @@ Status CatalogStore::set_connections(std::string_view capsule_id,
   TAKOSUMI_TRY(get_capsule(capsule_id));
   return in_transaction(db_, [&]() -> Status {
     TAKOSUMI_TRY(db_.run("DELETE FROM capsule_connections WHERE capsule_id = ?", capsule_id));
+    // A restored Capsule's Connections are recreated: what the restore asked for is done.
+    TAKOSUMI_TRY(db_.run("UPDATE capsules SET restore_pending = NULL WHERE id = ?", capsule_id));
     return insert_connections(capsule_id, ids);
   });
 }

@@ -36,10 +36,15 @@ class CatalogStore {
   Result<Capsule> create_capsule(std::string_view workspace_id, const CapsuleRequest& req,
                                  const CapsuleSecretsRecord& secrets = {});
   Result<Capsule> get_capsule(std::string_view id);
+  // A Workspace and a Capsule as a backup recorded them (ids kept), a Capsule without Connections
+  // or sensitive variables. conflict when the id is taken.
+  Result<Workspace> restore_workspace(const Workspace& ws);
+  Status restore_capsule(const Capsule& capsule);
   Result<std::vector<Capsule>> list_capsules(std::string_view workspace_id);
   // Marks the Capsule destroyed at `at` (a destroy's apply succeeded) or not (nullopt).
   Status set_destroyed(std::string_view capsule_id, std::optional<std::int64_t> at);
-  // Replaces the Capsule's Connection assignment.
+  // Replaces the Capsule's Connection assignment (and ends a restored Capsule's
+  // connections_missing).
   Status set_connections(std::string_view capsule_id, const std::vector<std::string>& ids);
   // Replaces the Capsule's sensitive variables (names and sealed values together).
   Status set_sensitive_variables(std::string_view capsule_id, const std::vector<std::string>& names,
@@ -49,6 +54,7 @@ class CatalogStore {
   Status set_policy(std::string_view capsule_id, const protocol::RunPolicy& policy);
 
  private:
+  Status insert_capsule(const Capsule& capsule, const std::optional<std::string>& sealed);
   Result<Capsule> with_connections(Result<Capsule> capsule);
   Status insert_connections(std::string_view capsule_id, const std::vector<std::string>& ids);
 

@@ -173,6 +173,12 @@ std::optional<Error> connection_unusable(const Connection& c, std::int64_t now) 
   return std::nullopt;
 }
 
+std::string foreign_connection_message(std::string_view connection_id,
+                                       std::string_view workspace_id) {
+  return "connection " + std::string(connection_id) +
+         " is not a Connection of the capsule's workspace " + std::string(workspace_id);
+}
+
 Status check_assignment(std::string_view workspace_id, const std::vector<Connection>& connections,
                         std::int64_t now) {
   if (connections.size() > protocol::kMaxConnectionsPerRun)
@@ -183,8 +189,7 @@ Status check_assignment(std::string_view workspace_id, const std::vector<Connect
     if (c.workspace_id != workspace_id)
       // Names neither the other Workspace nor the Connection's name: the caller may hold no
       // role there.
-      return invalid("connection " + c.id + " is not a Connection of the capsule's workspace " +
-                     std::string(workspace_id));
+      return invalid(foreign_connection_message(c.id, workspace_id));
     if (auto why = connection_unusable(c, now))
       return std::unexpected(Error{why->code, why->message + "; only active Connections can be assigned"});
     for (const auto& name : c.credential_names) {

@@ -46,6 +46,11 @@ Result<std::optional<std::vector<std::string>>> parse_connection_ids(const boost
 // it is active at `now`.
 std::optional<Error> connection_unusable(const Connection& connection, std::int64_t now);
 
+// The refusal of a Connection that is not `workspace_id`'s, the same whether it exists elsewhere
+// or not at all; it names neither the other Workspace nor the Connection's name.
+std::string foreign_connection_message(std::string_view connection_id,
+                                       std::string_view workspace_id);
+
 // The rules for assigning `connections` to a Capsule of `workspace_id`: at most
 // kMaxConnectionsPerRun, all of that Workspace (invalid_argument), all active now
 // (connection_revoked / connection_expired), and no credential name defined by two of them

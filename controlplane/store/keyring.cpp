@@ -16,6 +16,9 @@ Result<Keyring> Keyring::load_or_create(const std::filesystem::path& data_dir) {
   if (!signing) return std::unexpected(signing.error().with_context("signing key"));
   TAKOSUMI_TRY(crypto::write_public_key_file(dir / "signing.pub",
                                              signing->public_key.to_base64()));
+  // What another control plane seals a state transfer to (docs/backup-and-restore.md).
+  TAKOSUMI_TRY(crypto::write_public_key_file(dir / "storage.pub",
+                                             storage->public_key.to_base64()));
   return Keyring(std::move(*storage), std::move(*signing));
 }
 

@@ -49,6 +49,10 @@ struct Capsule {
   std::vector<std::string> connection_ids;            // in assignment order
   std::vector<std::string> sensitive_variable_names;  // sorted; the values stay sealed at rest
   protocol::RunPolicy policy;  // handed to the agent in every manifest of the Capsule's Runs
+  // Set on a Capsule restored from a backup: the names of what its source had and a backup never
+  // holds (JSON {"connections": [...], "sensitiveVariableNames": [...]}), to be set again.
+  // Cleared when its Connections are assigned.
+  std::optional<std::string> restore_pending;
 };
 
 namespace connection_status {

@@ -45,6 +45,9 @@ class RunStore {
   Result<std::vector<Run>> list_running(std::string_view capsule_id);
   // The Capsule's latest plan or destroy_plan that succeeded, if it has one.
   Result<std::optional<Run>> latest_succeeded_plan(std::string_view capsule_id);
+  // A finished Run of another control plane, as a state transfer names the Runs that created its
+  // StateVersions: its id, Capsule, type, status, commit and times only. Kept if present.
+  Status import_finished(const Run& run);
   // The latest apply of this plan Run, if one was created.
   Result<std::optional<Run>> latest_apply_of(std::string_view plan_run_id);
   Result<bool> apply_exists_for(std::string_view plan_run_id);

@@ -209,7 +209,8 @@ CREATE INDEX IF NOT EXISTS dependencies_by_producer ON dependencies(producer_cap
 // v9: scoped API tokens (only the SHA-256 of each secret) with their Workspace roles,
 // OutputShares between Workspaces (a Dependency through a share names it: output_share_id), and
 // workspace plans: each step a Capsule with the commit its ref named when the plan was asked
-// for, the producers it waits for, and its plan Run once created.
+// for, the producers it waits for, and its plan Run once created; backups (the signed document
+// is a blob), and on a restored Capsule what must be set again (restore_pending).
 constexpr std::string_view kTablesV9 = R"sql(
 CREATE TABLE IF NOT EXISTS api_tokens (
   id TEXT PRIMARY KEY,
@@ -245,7 +246,8 @@ CREATE TABLE IF NOT EXISTS workspace_plans (
   id TEXT PRIMARY KEY,
   workspace_id TEXT NOT NULL REFERENCES workspaces(id),
   created_by TEXT NOT NULL,
-  created_at INTEGER NOT NULL);
+  created_at INTEGER NOT NULL,
+  finished_at INTEGER);
 CREATE INDEX IF NOT EXISTS workspace_plans_by_workspace ON workspace_plans(workspace_id);
 CREATE TABLE IF NOT EXISTS workspace_plan_steps (
   workspace_plan_id TEXT NOT NULL REFERENCES workspace_plans(id),
@@ -255,6 +257,15 @@ CREATE TABLE IF NOT EXISTS workspace_plan_steps (
   producers TEXT NOT NULL,
   plan_run_id TEXT REFERENCES runs(id),
   PRIMARY KEY (workspace_plan_id, capsule_id));
+CREATE TABLE IF NOT EXISTS backups (
+  id TEXT PRIMARY KEY,
+  workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+  origin TEXT NOT NULL CHECK (origin IN ('created', 'restored')),
+  created_by TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  sha256 TEXT NOT NULL,
+  size INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS backups_by_workspace ON backups(workspace_id);
 )sql";
 
 std::string create_runs_sql(std::string_view prefix) {
@@ -343,6 +354,7 @@ Status to_v8(Database& db) {
 // v8 → v9: new tables only; no Dependency went through a share before.
 Status to_v9(Database& db) {
   TAKOSUMI_TRY(db.exec(kTablesV9));
+  TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "restore_pending", "TEXT"));
   return add_column_if_missing(db, "dependencies", "output_share_id",
                                "TEXT REFERENCES output_shares(id)");
 }

@@ -52,15 +52,31 @@ Result<StateVersion> StateStore::append(StateVersion sv) {
   sv.id = crypto::new_id("sv");
   sv.generation = (*cur ? (*cur)->generation : 0) + 1;
   sv.created_at = clock_.now_unix();
-  auto st = db_.run(
+  if (auto st = insert(sv); !st)
+    return std::unexpected(st.error().with_context("append state version"));
+  return sv;
+}
+
+Status StateStore::import(const StateVersion& sv) {
+  auto cur = current(sv.capsule_id);
+  if (!cur) return std::unexpected(cur.error());
+  const std::int64_t next = (*cur ? (*cur)->generation : 0) + 1;
+  if (sv.generation != next)
+    return fail(errc::kConflict, "capsule " + sv.capsule_id + " is at generation " +
+                                     std::to_string(next - 1) + " here; state version " + sv.id +
+                                     " (generation " + std::to_string(sv.generation) +
+                                     ") does not follow it");
+  return with_context(insert(sv), "import state version " + sv.id);
+}
+
+Status StateStore::insert(const StateVersion& sv) {
+  return db_.run(
       "INSERT INTO state_versions (id, capsule_id, generation, created_by_run_id, source_commit,"
       " serial, lineage, plaintext_sha256, ciphertext_sha256, created_at, restored_from, partial)"
       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       sv.id, sv.capsule_id, sv.generation, sv.created_by_run_id, sv.source_commit, sv.serial,
       sv.lineage, sv.plaintext_sha256, sv.ciphertext_sha256, sv.created_at, sv.restored_from,
       sv.partial);
-  if (!st) return std::unexpected(st.error().with_context("append state version"));
-  return sv;
 }
 
 Result<CapsuleOutputs> StateStore::outputs(std::string_view capsule_id) {

@@ -34,12 +34,17 @@ class StateStore {
   // Appends generation = current + 1 (restored_from and partial as given); conflict when another
   // version took that generation. Nothing ever rewrites or removes a StateVersion.
   Result<StateVersion> append(StateVersion sv);
+  // A StateVersion of another control plane (a state transfer) with its id and generation, which
+  // must be the next here; conflict otherwise.
+  Status import(const StateVersion& sv);
 
   Result<CapsuleOutputs> outputs(std::string_view capsule_id);
   Status set_outputs(std::string_view capsule_id, std::string_view run_id,
                      const std::optional<StateVersion>& version, const boost::json::object& values);
 
  private:
+  Status insert(const StateVersion& sv);
+
   Database& db_;
   const Clock& clock_;
 };

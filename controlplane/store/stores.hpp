@@ -4,6 +4,7 @@
 #include "controlplane/store/agent_registry.hpp"
 #include "controlplane/store/api_token_store.hpp"
 #include "controlplane/store/audit_log.hpp"
+#include "controlplane/store/backup_store.hpp"
 #include "controlplane/store/blob_store.hpp"
 #include "controlplane/store/catalog_store.hpp"
 #include "controlplane/store/connection_store.hpp"
@@ -29,6 +30,7 @@ struct Stores {
   OutputShareStore& shares;
   ApiTokenStore& tokens;
   WorkspacePlanStore& workspace_plans;
+  BackupStore& backups;
   AgentRegistry& agents;
   AuditLog& audit;
   const BlobStore& blobs;

@@ -69,9 +69,7 @@ Result<std::vector<WorkspacePlan>> WorkspacePlanStore::list_unfinished(
     std::string_view workspace_id) {
   auto plans = collect(
       db_.query(std::string(kSelect) +
-                    " WHERE workspace_id = ? AND EXISTS (SELECT 1 FROM workspace_plan_steps s"
-                    " WHERE s.workspace_plan_id = workspace_plans.id AND s.plan_run_id IS NULL)"
-                    " ORDER BY created_at, rowid",
+                    " WHERE workspace_id = ? AND finished_at IS NULL ORDER BY created_at, rowid",
                 workspace_id),
       plan_from_row);
   if (!plans) return plans;
@@ -82,6 +80,17 @@ Result<std::vector<WorkspacePlan>> WorkspacePlanStore::list_unfinished(
     out.push_back(std::move(*with));
   }
   return out;
+}
+
+Result<std::vector<std::string>> WorkspacePlanStore::unfinished_workspaces() {
+  return collect(db_.query("SELECT DISTINCT workspace_id FROM workspace_plans"
+                           " WHERE finished_at IS NULL"),
+                 [](const Statement& s) { return s.text(0); });
+}
+
+Status WorkspacePlanStore::finish(std::string_view plan_id) {
+  return db_.run("UPDATE workspace_plans SET finished_at = ? WHERE id = ? AND finished_at IS NULL",
+                 clock_.now_unix(), plan_id);
 }
 
 Status WorkspacePlanStore::set_plan_run(std::string_view plan_id, std::string_view capsule_id,

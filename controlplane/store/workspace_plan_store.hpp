@@ -19,8 +19,12 @@ class WorkspacePlanStore {
   // Assigns id and created_at.
   Result<WorkspacePlan> create(WorkspacePlan plan);
   Result<WorkspacePlan> get(std::string_view id);
-  // The Workspace's plans with a step that has no plan Run yet, oldest first.
+  // The Workspace's plans not finished yet, oldest first.
   Result<std::vector<WorkspacePlan>> list_unfinished(std::string_view workspace_id);
+  // The Workspaces with an unfinished plan.
+  Result<std::vector<std::string>> unfinished_workspaces();
+  // Marks the plan finished (every step done, or none can move any more): advance() skips it.
+  Status finish(std::string_view plan_id);
   Status set_plan_run(std::string_view plan_id, std::string_view capsule_id,
                       std::string_view run_id);
 

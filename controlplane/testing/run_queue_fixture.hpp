@@ -120,8 +120,9 @@ class RunQueueTest : public ::testing::Test {
   }
 
   Stores stores() {
-    return {db_,     catalog_, runs_,            states_,  logs_,  connections_, dependencies_,
-            shares_, tokens_,  workspace_plans_, agents_, audit_, blobs_,       keys_};
+    return {db_,     catalog_, runs_,            states_,   logs_,   connections_, dependencies_,
+            shares_, tokens_,  workspace_plans_, backups_, agents_, audit_,       blobs_,
+            keys_};
   }
 
   std::size_t state_version_count(const std::string& capsule_id) {
@@ -142,6 +143,7 @@ class RunQueueTest : public ::testing::Test {
   OutputShareStore shares_{db_, clock_};
   ApiTokenStore tokens_{db_, clock_};
   WorkspacePlanStore workspace_plans_{db_, clock_};
+  BackupStore backups_{db_, clock_};
   AuditLog audit_{db_, clock_};
   BlobStore blobs_ = *BlobStore::open(dir_.path());
   RunQueue queue_{db_, catalog_, runs_, states_, connections_, audit_, clock_, 60};

@@ -5,6 +5,7 @@
 
 #include <fstream>
 
+#include "tests/support/http_client.hpp"
 #include "tests/support/stack.hpp"
 #include "tests/support/test_git_repo.hpp"
 
@@ -184,6 +185,23 @@ TEST_F(StateHistoryTest, DestroyAppendsAnEmptyVersionAndTheNextPlanStartsFromEmp
   auto next = stack_.plan(capsule_);
   ASSERT_EQ(str(next, "status"), "succeeded") << json::serialize(next);
   EXPECT_EQ(next.at("changeSummary").at("add").as_int64(), 2) << json::serialize(next);
+
+  // Rolling back to the destroyed generation destroys again: the owner's decision, as DELETE is.
+  plan_and_apply(next);
+  auto token = stack_.api().post(
+      "/api/v1/tokens", json::object{{"name", "deployer"},
+                                     {"roles", json::object{{stack_.workspace_id(), "operator"}}}});
+  ASSERT_EQ(token.status, 201u) << token.body;
+  const HttpClient operator_client(stack_.port(), str(token.json.as_object(), "secret"));
+  const auto rollback_url = [&](std::int64_t generation) {
+    return "/api/v1/state-versions/" + versions().at(generation).first + "/rollback-plan";
+  };
+  auto refused = operator_client.post(rollback_url(2), json::object{});
+  EXPECT_EQ(refused.status, 403u) << refused.body;
+  EXPECT_NE(refused.body.find("the owner role"), std::string::npos) << refused.body;
+  auto allowed = operator_client.post(rollback_url(1), json::object{});
+  ASSERT_EQ(allowed.status, 201u) << allowed.body;
+  EXPECT_EQ(str(stack_.wait_run(str(allowed.json.as_object(), "id")), "type"), "plan");
 }
 
 }  // namespace

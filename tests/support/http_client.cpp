@@ -12,7 +12,7 @@ namespace http = beast::http;
 using tcp = boost::asio::ip::tcp;
 
 JsonResponse HttpClient::request(const std::string& method, const std::string& target,
-                                 const std::string& body) const {
+                                 const std::string& body, const Headers& headers) const {
   boost::asio::io_context io;
   beast::tcp_stream stream(io);
   stream.expires_after(std::chrono::seconds(60));
@@ -24,6 +24,7 @@ JsonResponse HttpClient::request(const std::string& method, const std::string& t
   req.set(http::field::host, "127.0.0.1");
   if (!bearer_.empty()) req.set(http::field::authorization, "Bearer " + bearer_);
   if (!body.empty()) req.set(http::field::content_type, "application/json");
+  for (const auto& [name, value] : headers) req.set(name, value);
   req.body() = body;
   req.prepare_payload();
   http::write(stream, req);

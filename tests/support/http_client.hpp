@@ -3,6 +3,8 @@
 #include <boost/json.hpp>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace takosumi::testing {
 
@@ -15,8 +17,9 @@ struct JsonResponse {
 class HttpClient {
  public:
   HttpClient(unsigned short port, std::string bearer) : port_(port), bearer_(std::move(bearer)) {}
+  using Headers = std::vector<std::pair<std::string, std::string>>;
   JsonResponse request(const std::string& method, const std::string& target,
-                       const std::string& body = "") const;
+                       const std::string& body = "", const Headers& headers = {}) const;
   JsonResponse get(const std::string& target) const { return request("GET", target); }
   JsonResponse post(const std::string& target, const boost::json::value& body) const {
     return request("POST", target, boost::json::serialize(body));

@@ -1,0 +1,168 @@
+// Backups end to end (docs/backup-and-restore.md): a Workspace's control information leaves one
+// control plane as a signed document and is recreated in another, over the real control planes,
+// agents and OpenTofu. No secret is in the document; every restored Capsule needs its Connections
+// again before it is whole.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "tests/support/stack.hpp"
+#include "tests/support/test_git_repo.hpp"
+
+namespace takosumi::testing {
+namespace {
+namespace json = boost::json;
+
+constexpr const char* kConnectionValue = "backup-connection-canary-71c3";
+constexpr const char* kSensitiveValue = "backup-sensitive-canary-9e02";
+
+constexpr const char* kModule = R"(
+variable "greeting" { type = string }
+variable "replicas" { type = number }
+variable "db_password" {
+  type      = string
+  sensitive = true
+}
+resource "terraform_data" "app" { input = "${var.greeting} x${var.replicas}" }
+output "greeting" { value = terraform_data.app.output }
+)";
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  std::string text = s.str();
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
+json::object connection(const std::string& workspace_id) {
+  return {{"workspaceId", workspace_id}, {"name", "local-api"},
+          {"provider", "registry.opentofu.org/hashicorp/local"}, {"authMode", "env"},
+          {"values", json::object{{"DEMO_API_TOKEN", kConnectionValue}}}};
+}
+
+TEST(BackupTest, AWorkspaceMovesToAnotherControlPlaneWithoutItsSecrets) {
+  Stack source;
+  TestGitRepo repo(source.root() / "repo");
+  repo.commit({{"main.tf", kModule}});
+
+  auto shop = source.api().post("/api/v1/workspaces", json::object{{"name", "shop"}});
+  ASSERT_EQ(shop.status, 201u) << shop.body;
+  const std::string ws = str(shop.json.as_object(), "id");
+  auto conn = source.api().post("/api/v1/connections", connection(ws));
+  ASSERT_EQ(conn.status, 201u) << conn.body;
+  auto created = source.api().post(
+      "/api/v1/workspaces/" + ws + "/capsules",
+      json::object{{"name", "app"},
+                   {"source", json::object{{"gitUrl", repo.url()}, {"ref", "main"}, {"modulePath", ""}}},
+                   {"variables", json::object{{"greeting", "hello"}, {"replicas", 3}}},
+                   {"sensitiveVariables", json::object{{"db_password", kSensitiveValue}}},
+                   {"connections", json::array{str(conn.json.as_object(), "id").c_str()}},
+                   {"outputAllowlist",
+                    json::object{{"greeting", json::object{{"from", "greeting"}, {"type", "string"}}}}}});
+  ASSERT_EQ(created.status, 201u) << created.body;
+  const std::string capsule = str(created.json.as_object(), "id");
+  auto plan = source.plan(capsule);
+  ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << source.agent_logs();
+  ASSERT_EQ(str(source.apply(str(plan, "id")), "status"), "succeeded") << source.agent_logs();
+
+  auto made = source.api().post("/api/v1/workspaces/" + ws + "/backups", json::object{});
+  ASSERT_EQ(made.status, 201u) << made.body;
+  auto listed = source.api().get("/api/v1/workspaces/" + ws + "/backups");
+  ASSERT_EQ(listed.json.at("backups").as_array().size(), 1u) << listed.body;
+  auto document = source.api().get("/api/v1/backups/" + str(made.json.as_object(), "id"));
+  ASSERT_EQ(document.status, 200u) << document.body;
+  EXPECT_EQ(document.body.find(kConnectionValue), std::string::npos);
+  EXPECT_EQ(document.body.find(kSensitiveValue), std::string::npos);
+  const auto payload = json::parse(str(document.json.as_object(), "payload")).as_object();
+  EXPECT_EQ(payload.at("workspace").at("id"), ws.c_str());
+  EXPECT_EQ(payload.at("capsules").as_array().size(), 1u);
+  EXPECT_EQ(payload.at("runs").as_array().size(), 2u);
+  EXPECT_EQ(payload.at("stateVersions").as_array().size(), 1u);
+  EXPECT_EQ(payload.at("capsules").at(0).at("sensitiveVariableNames"), (json::array{"db_password"}));
+
+  Stack target;
+  const std::string source_key = read_text(source.data_dir() / "keys/signing.pub");
+  auto restore = [&](const std::string& body, const std::string& key) {
+    return target.api().request("POST", "/api/v1/workspaces/restore", body,
+                                {{"x-takosumi-source-key", key}});
+  };
+  // Only the exact document, and only with the key of the control plane that signed it.
+  std::string tampered = document.body;
+  tampered.replace(tampered.find("hello"), 5, "HELLO");
+  EXPECT_EQ(str(restore(tampered, source_key).json.at("error").as_object(), "code"),
+            "backup_invalid");
+  const std::string own_key = read_text(target.data_dir() / "keys/signing.pub");
+  auto foreign = restore(document.body, own_key);
+  EXPECT_EQ(foreign.status, 400u) << foreign.body;
+  EXPECT_EQ(str(foreign.json.at("error").as_object(), "code"), "backup_signature_invalid");
+
+  auto restored = restore(document.body, source_key);
+  ASSERT_EQ(restored.status, 201u) << restored.body;
+  EXPECT_EQ(restored.json.at("capsuleIds"), (json::array{capsule.c_str()}));
+  EXPECT_EQ(restore(document.body, source_key).status, 409u) << "restored twice";
+
+  // Secrets are never in a backup: the restored Capsule asks for them.
+  auto waiting = target.capsule(capsule);
+  ASSERT_TRUE(waiting.at("needsAttention").as_bool()) << json::serialize(waiting);
+  const auto& notice = waiting.at("attention").as_array().at(0).as_object();
+  EXPECT_EQ(str(notice, "code"), "connections_missing");
+  EXPECT_NE(str(notice, "message").find("local-api"), std::string::npos) << str(notice, "message");
+  EXPECT_NE(str(notice, "message").find("db_password"), std::string::npos) << str(notice, "message");
+  EXPECT_EQ(waiting.at("variables"), (json::object{{"greeting", "hello"}, {"replicas", 3}}));
+
+  auto again = target.api().post("/api/v1/connections", connection(ws));
+  ASSERT_EQ(again.status, 201u) << again.body;
+  ASSERT_EQ(target.api().put("/api/v1/capsules/" + capsule + "/sensitive-variables",
+                             json::object{{"sensitiveVariables",
+                                           json::object{{"db_password", kSensitiveValue}}}})
+                .status, 200u);
+  ASSERT_EQ(target.api().put("/api/v1/capsules/" + capsule + "/connections",
+                             json::object{{"connections",
+                                           json::array{str(again.json.as_object(), "id").c_str()}}})
+                .status, 200u);
+  EXPECT_FALSE(target.capsule(capsule).at("needsAttention").as_bool());
+
+  // State moves in its own step: the source re-seals each data key to the target's storage key.
+  const std::string target_storage = read_text(target.data_dir() / "keys/storage.pub");
+  auto transfer = source.api().post("/api/v1/workspaces/" + ws + "/state-transfers",
+                                    json::object{{"destinationStoragePublicKey", target_storage}});
+  ASSERT_EQ(transfer.status, 200u) << transfer.body;
+  EXPECT_EQ(transfer.body.find(kSensitiveValue), std::string::npos);
+  const std::string import_url = "/api/v1/workspaces/" + ws + "/state-transfers/import";
+  auto imported = target.api().request("POST", import_url, transfer.body,
+                                       {{"x-takosumi-source-key", source_key}});
+  ASSERT_EQ(imported.status, 200u) << imported.body;
+  EXPECT_EQ(imported.json.at("stateVersionIds").as_array().size(), 1u) << imported.body;
+  auto twice = target.api().request("POST", import_url, transfer.body,
+                                    {{"x-takosumi-source-key", source_key}});
+  ASSERT_EQ(twice.status, 200u) << twice.body;
+  EXPECT_TRUE(twice.json.at("stateVersionIds").as_array().empty()) << twice.body;
+  EXPECT_EQ(twice.json.at("alreadyPresent").as_int64(), 1) << twice.body;
+  // A bundle sealed to another key is refused before anything is stored.
+  auto elsewhere = source.api().post(
+      "/api/v1/workspaces/" + ws + "/state-transfers",
+      json::object{{"destinationStoragePublicKey", read_text(source.data_dir() / "keys/storage.pub")}});
+  auto wrong = target.api().request("POST", import_url, elsewhere.body,
+                                    {{"x-takosumi-source-key", source_key}});
+  EXPECT_EQ(wrong.status, 400u) << wrong.body;
+
+  // The restored Workspace with its state plans as "no changes" against the same resources.
+  auto replanned = target.plan(capsule);
+  ASSERT_EQ(str(replanned, "status"), "succeeded") << json::serialize(replanned) << target.agent_logs();
+  EXPECT_FALSE(replanned.at("hasChanges").as_bool()) << json::serialize(replanned);
+  auto outputs = target.api().get("/api/v1/capsules/" + capsule + "/outputs");
+  EXPECT_EQ(str(outputs.json.at("outputs").as_object(), "greeting"), "hello x3") << outputs.body;
+
+  auto activity = target.api().get("/api/v1/workspaces/" + ws + "/activity");
+  EXPECT_NE(activity.body.find("workspace.restored"), std::string::npos) << activity.body;
+  for (const Stack* stack : {&source, &target}) {
+    EXPECT_TRUE(files_containing(stack->data_dir(), kConnectionValue).empty());
+    EXPECT_TRUE(files_containing(stack->data_dir(), kSensitiveValue).empty());
+  }
+}
+
+}  // namespace
+}  // namespace takosumi::testing
