@@ -36,11 +36,15 @@ void BackupApi::register_routes(Router& r, const PublicRouteAccess& a) {
   // The document is the body, streamed to a file like an artifact; the key in a header.
   r.add("POST", "/api/v1/workspaces/restore", a.file_body({Role::owner, Scope::admin}),
         [this](auto& req, auto&) { return restore(req); });
-  r.add("POST", "/api/v1/workspaces/{}/state-transfers", a.json_body({Role::owner, Scope::workspace}),
+  // State leaves only for a key the admin names (whoever holds its private half can read the
+  // state), and comes in only from a key the admin trusts: both take the admin token.
+  r.add("POST", "/api/v1/workspaces/{}/state-transfers", a.json_body({Role::owner, Scope::admin}),
         [this](auto& req, auto& p) { return export_state(req, p[0]); });
   r.add("POST", "/api/v1/workspaces/{}/state-transfers/import",
-        a.file_body({Role::owner, Scope::workspace}),
+        a.file_body({Role::owner, Scope::admin}),
         [this](auto& req, auto& p) { return import_state(req, p[0]); });
+  r.add("POST", "/api/v1/capsules/{}/start-without-state", a.none({Role::owner, Scope::capsule}),
+        [this](auto& req, auto& p) { return start_without_state(req, p[0]); });
 }
 
 HttpResponse BackupApi::create_backup(const HttpRequest& req, const std::string& workspace_id) {
@@ -129,9 +133,16 @@ HttpResponse BackupApi::export_state(const HttpRequest& req, const std::string& 
                  .workspace_id = workspace_id};
     e.detail = {{"destinationStoragePublicKey", to->to_base64()}};
     TAKOSUMI_TRY(d_.audit.record(std::move(e)));
-    return protocol::to_text(protocol::sign_document(std::string(kStateTransferFormat),
-                                                     kStateTransferVersion, std::move(*payload),
-                                                     d_.keys.signing_key()));
+    std::string text = protocol::to_text(protocol::sign_document(
+        std::string(kStateTransferFormat), kStateTransferVersion, std::move(*payload),
+        d_.keys.signing_key()));
+    // What the destination reads at most (base64 and records make it larger than the state).
+    if (text.size() > kMaxBackupBytes)
+      return fail(errc::kPayloadTooLarge, "the state transfer of workspace " + workspace_id +
+                                              " takes " + std::to_string(text.size()) +
+                                              " bytes, more than " +
+                                              std::to_string(kMaxBackupBytes));
+    return text;
   });
   if (!document) return error_response(document.error());
   return HttpResponse{200, "application/json", std::move(*document), {}, {}};
@@ -154,6 +165,19 @@ HttpResponse BackupApi::import_state(const HttpRequest& req, const std::string& 
   if (!imported) return error_response(imported.error());
   return json_response(200, json::object{{"stateVersionIds", strings(imported->state_version_ids)},
                                          {"alreadyPresent", imported->already_present}});
+}
+
+HttpResponse BackupApi::start_without_state(const HttpRequest& req,
+                                            const std::string& capsule_id) {
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  auto done = in_transaction(d_.db, [&]() -> Status {
+    if (!capsule->state_pending) return {};  // nothing to waive
+    TAKOSUMI_TRY(d_.catalog.set_state_pending(capsule_id, false));
+    return d_.audit.record(capsule_event(actor(req), "capsule.started_without_state", *capsule));
+  });
+  if (!done) return error_response(done.error());
+  return capsule_response(d_, 200, *d_.catalog.get_capsule(capsule_id));
 }
 
 HttpResponse BackupApi::restore(const HttpRequest& req) {

@@ -21,6 +21,7 @@ class BackupApi : public PublicResource {
   HttpResponse restore(const HttpRequest& req);
   HttpResponse export_state(const HttpRequest& req, const std::string& workspace_id);
   HttpResponse import_state(const HttpRequest& req, const std::string& workspace_id);
+  HttpResponse start_without_state(const HttpRequest& req, const std::string& capsule_id);
   // The verified payload of a signed document in the request's body, of the key in its
   // X-Takosumi-Source-Key header.
   Result<boost::json::object> signed_body(const HttpRequest& req, std::string_view format,

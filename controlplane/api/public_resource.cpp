@@ -24,6 +24,12 @@ HttpResponse capsule_response(const PublicApiDeps& d, int status, const Capsule&
 }
 
 Status check_connections(const PublicApiDeps& d, const Capsule& capsule) {
+  if (capsule.state_pending)
+    return fail(errc::kConflict,
+                "capsule " + capsule.id + " was restored from a backup and its state has not "
+                "arrived: a Run now would start from empty state and recreate what exists. "
+                "Import its state transfer (docs/backup-and-restore.md), or, if the state is "
+                "lost, POST /api/v1/capsules/" + capsule.id + "/start-without-state");
   auto refusal = d.connections.first_unusable(capsule);
   if (!refusal) return std::unexpected(refusal.error());
   if (*refusal) return std::unexpected((*refusal)->error);

@@ -50,7 +50,8 @@ Result<boost::json::object> capsule_json(const PublicApiDeps& d, const Capsule& 
 HttpResponse capsule_response(const PublicApiDeps& d, int status, const Capsule& capsule);
 
 // conflict-like refusal (connection_revoked / connection_expired) when a Connection of the
-// Capsule is not active: no Run is created for such a Capsule.
+// Capsule is not active, and conflict while a restored Capsule waits for its state: no Run is
+// created for such a Capsule.
 Status check_connections(const PublicApiDeps& d, const Capsule& capsule);
 
 // Runs `create` and records run.created by `actor` (with acceptDataLoss for applies) in one

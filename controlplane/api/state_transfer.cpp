@@ -15,6 +15,8 @@ namespace {
 namespace json = boost::json;
 
 constexpr int kMaxVersions = 100000;
+// What StateStore reads back of a Capsule's Outputs is bounded (16 MiB); stay well inside it.
+constexpr std::size_t kMaxImportedOutputsBytes = 4 << 20;
 
 std::unexpected<Error> invalid(std::string message) {
   return fail(errc::kBackupInvalid, "the state transfer " + std::move(message));
@@ -36,6 +38,40 @@ Result<std::string> resealed_envelope(const Stores& stores, const std::filesyste
   const std::size_t at = prefix->payload_offset - prefix->sealed_dek.size();
   bytes->replace(at, fresh->size(), reinterpret_cast<const char*>(fresh->data()), fresh->size());
   return bytes;
+}
+
+json::object run_record(const Run& r) {
+  return json::object{{"id", r.id},
+                      {"type", protocol::to_string(r.type)},
+                      {"status", r.status},
+                      {"sourceCommit", r.source_commit},
+                      {"plannedBy", r.planned_by ? json::value(*r.planned_by) : json::value(nullptr)},
+                      {"createdAt", r.created_at},
+                      {"finishedAt", r.finished_at ? json::value(*r.finished_at)
+                                                   : json::value(nullptr)}};
+}
+
+Result<Run> run_from_record(const json::value& v, const std::string& capsule_id) {
+  const auto* r = v.if_object();
+  if (!r) return invalid("lists a Run that is not an object");
+  auto id = get_string(*r, "id", 128);
+  auto type = get_string(*r, "type", 32);
+  auto status = get_string(*r, "status", 32);
+  auto commit = get_string(*r, "sourceCommit", 128);
+  auto planned_by = get_optional_string(*r, "plannedBy", 128);
+  auto created = get_int(*r, "createdAt");
+  if (const Error* e = first_error(id, type, status, commit, planned_by, created))
+    return invalid("lists a Run that does not read: " + e->message);
+  auto run_type = protocol::run_type_from_string(*type);
+  if (!run_type || (*status != run_status::kSucceeded && *status != run_status::kFailed &&
+                    *status != run_status::kCancelled))
+    return invalid("lists Run " + *id + " with a type or status a finished Run cannot have");
+  Run run{.id = *id, .capsule_id = capsule_id, .type = *run_type, .status = *status,
+          .source_commit = *commit, .planned_by = *planned_by};
+  run.created_at = *created;
+  if (const auto* f = r->if_contains("finishedAt"); f && f->is_int64())
+    run.finished_at = f->as_int64();
+  return run;
 }
 
 Result<StateVersion> version_from_json(const json::object& o) {
@@ -73,6 +109,9 @@ Result<std::string> state_transfer_payload(const Stores& stores, const Workspace
     auto versions = stores.states.list(c.id, kMaxVersions, std::nullopt);
     if (!versions) return std::unexpected(versions.error());
     if (versions->empty()) continue;
+    if (versions->size() >= static_cast<std::size_t>(kMaxVersions))
+      return fail(errc::kPayloadTooLarge, "capsule " + c.id + " has more StateVersions than a "
+                                          "transfer carries (" + std::to_string(kMaxVersions) + ")");
     json::array entries, runs;
     // Oldest first: the destination appends them in order.
     for (auto it = versions->rbegin(); it != versions->rend(); ++it) {
@@ -90,13 +129,14 @@ Result<std::string> state_transfer_payload(const Stores& stores, const Workspace
       entries.push_back(std::move(entry));
       auto run = stores.runs.get_run(it->created_by_run_id);
       if (!run) return std::unexpected(run.error());
-      runs.push_back(json::object{{"id", run->id},
-                                  {"type", protocol::to_string(run->type)},
-                                  {"status", run->status},
-                                  {"sourceCommit", run->source_commit},
-                                  {"createdAt", run->created_at},
-                                  {"finishedAt", run->finished_at ? json::value(*run->finished_at)
-                                                                  : json::value(nullptr)}});
+      // The plan an apply came from, first: whether a StateVersion is a destroy's result is
+      // read from it (rollbacks to it are destroys).
+      if (run->planned_by) {
+        auto plan = stores.runs.get_run(*run->planned_by);
+        if (!plan) return std::unexpected(plan.error());
+        runs.push_back(run_record(*plan));
+      }
+      runs.push_back(run_record(*run));
     }
     auto outputs = stores.states.outputs(c.id);
     if (!outputs) return std::unexpected(outputs.error());
@@ -126,7 +166,8 @@ Result<ImportOutcome> import_state_transfer(const Stores& stores, const std::str
   ImportOutcome out;
   for (const auto& cv : capsules->get_array()) {
     const auto* c = cv.if_object();
-    auto capsule_id = c ? get_string(*c, "capsuleId", 128) : fail(errc::kBackupInvalid, "");
+    if (!c) return invalid("lists a Capsule that is not an object");
+    auto capsule_id = get_string(*c, "capsuleId", 128);
     if (!capsule_id) return invalid("lists a Capsule that does not read");
     auto capsule = stores.catalog.get_capsule(*capsule_id);
     if (!capsule || capsule->workspace_id != workspace_id)
@@ -138,27 +179,26 @@ Result<ImportOutcome> import_state_transfer(const Stores& stores, const std::str
     if (!runs || !runs->is_array() || !versions || !versions->is_array() || !outputs ||
         !outputs->is_object())
       return invalid("entry of capsule " + *capsule_id + " does not read");
+    if (takosumi::serialize(*outputs).size() > kMaxImportedOutputsBytes)
+      return invalid("carries more Outputs for capsule " + *capsule_id + " than a Capsule keeps");
+    // State arriving under a Run would be overwritten by (or overwrite) what that Run reports.
+    auto running = stores.runs.list_running(*capsule_id);
+    if (!running) return std::unexpected(running.error());
+    if (!running->empty())
+      return fail(errc::kConflict, "capsule " + *capsule_id + " has a Run in progress (" +
+                                       running->front().id + "); import when it has finished");
     for (const auto& rv : runs->get_array()) {
-      const auto* r = rv.if_object();
-      auto id = r ? get_string(*r, "id", 128) : fail(errc::kBackupInvalid, "");
-      auto type = r ? get_string(*r, "type", 32) : fail(errc::kBackupInvalid, "");
-      auto status = r ? get_string(*r, "status", 32) : fail(errc::kBackupInvalid, "");
-      auto commit = r ? get_string(*r, "sourceCommit", 128) : fail(errc::kBackupInvalid, "");
-      auto created = r ? get_int(*r, "createdAt") : fail(errc::kBackupInvalid, "");
-      if (const Error* e = first_error(id, type, status, commit, created))
-        return invalid("lists a Run that does not read: " + e->message);
-      auto run_type = protocol::run_type_from_string(*type);
-      if (!run_type || (*status != run_status::kSucceeded && *status != run_status::kFailed &&
-                        *status != run_status::kCancelled))
-        return invalid("lists Run " + *id + " with a type or status a finished Run cannot have");
-      Run run{.id = *id, .capsule_id = *capsule_id, .type = *run_type, .status = *status,
-              .source_commit = *commit};
-      run.created_at = *created;
-      if (const auto* f = r->if_contains("finishedAt"); f && f->is_int64())
-        run.finished_at = f->as_int64();
-      TAKOSUMI_TRY(stores.runs.import_finished(run));
+      auto run = run_from_record(rv, *capsule_id);
+      if (!run) return std::unexpected(run.error());
+      TAKOSUMI_TRY(stores.runs.import_finished(*run));
+      // A Run of that id already here must be this one, not another Capsule's.
+      auto here = stores.runs.get_run(run->id);
+      if (!here) return std::unexpected(here.error());
+      if (here->capsule_id != *capsule_id || here->type != run->type || here->status != run->status)
+        return invalid("names Run " + run->id + ", which is another Run here");
     }
     std::optional<StateVersion> last;
+    bool imported = false;
     for (const auto& vv : versions->get_array()) {
       const auto* v = vv.if_object();
       if (!v) return invalid("lists a StateVersion that is not an object");
@@ -166,37 +206,51 @@ Result<ImportOutcome> import_state_transfer(const Stores& stores, const std::str
       if (!sv) return std::unexpected(sv.error());
       if (sv->capsule_id != *capsule_id)
         return invalid("lists state version " + sv->id + " under another capsule");
+      if (sv->restored_from) {
+        auto from = stores.states.get(*sv->restored_from);
+        if (!from || from->capsule_id != *capsule_id)
+          return invalid("state version " + sv->id + " restores a version of another capsule");
+      }
       if (auto present = stores.states.get(sv->id); present) {
-        ++out.already_present;  // imported before: the same bundle again changes nothing
+        // The same bundle again changes nothing; any other StateVersion of that id is refused.
+        if (present->capsule_id != sv->capsule_id || present->generation != sv->generation ||
+            present->plaintext_sha256 != sv->plaintext_sha256)
+          return invalid("names state version " + sv->id + ", which is another one here");
+        ++out.already_present;
         last = std::move(*present);
         continue;
       }
       auto envelope_text = get_string(*v, "envelope", kMaxBackupBytes);
       if (!envelope_text) return invalid("state version " + sv->id + " has no envelope");
-      auto envelope = base64_decode(*envelope_text);
-      if (!envelope) return invalid("state version " + sv->id + ": the envelope is not base64");
-      auto sha256 = stores.blobs.put(std::string_view(
-          reinterpret_cast<const char*>(envelope->data()), envelope->size()));
-      if (!sha256) return std::unexpected(sha256.error());
-      auto path = stores.blobs.path_for(*sha256);
-      if (!path) return std::unexpected(path.error());
-      auto prefix = crypto::read_envelope_prefix(*path);
+      auto decoded = base64_decode(*envelope_text);
+      if (!decoded) return invalid("state version " + sv->id + ": the envelope is not base64");
+      const std::string_view envelope(reinterpret_cast<const char*>(decoded->data()),
+                                      decoded->size());
+      // Everything is checked before a byte is stored.
+      auto prefix = crypto::parse_envelope_prefix(envelope);
       if (!prefix) return std::unexpected(prefix.error().with_context("state version " + sv->id));
-      if (prefix->header.kind != "state" || prefix->header.capsule_id != *capsule_id ||
-          prefix->header.generation != sv->generation ||
-          prefix->header.plaintext_sha256 != sv->plaintext_sha256)
+      const auto& h = prefix->header;
+      if (h.kind != "state" || h.capsule_id != *capsule_id || h.generation != sv->generation ||
+          h.plaintext_sha256 != sv->plaintext_sha256 || h.lineage != sv->lineage ||
+          h.serial != sv->serial || h.run_id != sv->created_by_run_id ||
+          crypto::expected_envelope_size(*prefix) != envelope.size())
         return fail(errc::kEnvelopeHeaderMismatch,
-                    "state version " + sv->id + ": the envelope's header is not this StateVersion's");
+                    "state version " + sv->id + ": the envelope is not this StateVersion's");
       // The data key must open here; the state itself is never opened on a control plane.
       TAKOSUMI_TRY(with_context(stores.keys.check_dek(*prefix), "state version " + sv->id));
+      auto sha256 = stores.blobs.put(envelope);
+      if (!sha256) return std::unexpected(sha256.error());
       sv->ciphertext_sha256 = *sha256;
       TAKOSUMI_TRY(stores.states.import(*sv));
       out.state_version_ids.push_back(sv->id);
+      imported = true;
       last = std::move(*sv);
     }
-    if (last && !out.state_version_ids.empty())
+    if (imported) {
       TAKOSUMI_TRY(stores.states.set_outputs(*capsule_id, last->created_by_run_id, last,
                                              outputs->get_object()));
+      TAKOSUMI_TRY(stores.catalog.set_state_pending(*capsule_id, false));
+    }
   }
   return out;
 }

@@ -188,5 +188,19 @@ TEST_F(TokenApiTest, RevokedAndExpiredTokensAreRefused) {
   EXPECT_EQ(no_workspace.status, 400u) << no_workspace.body;
 }
 
+TEST_F(TokenApiTest, ATokenNeverOutlivesTheTokenThatMadeIt) {
+  auto parent = api(http::verb::post, "/api/v1/tokens",
+                    json::object{{"name", "parent"}, {"roles", json::object{{team_a_, "owner"}}},
+                                 {"expiresInSeconds", 600}});
+  ASSERT_EQ(parent.status, 201u) << parent.body;
+  auto child = with(parent.str("secret"), http::verb::post, "/api/v1/tokens",
+                    json::object{{"name", "child"}, {"roles", json::object{{team_a_, "viewer"}}}});
+  ASSERT_EQ(child.status, 201u) << child.body;
+  EXPECT_EQ(child.obj().at("expiresAt"), parent.obj().at("expiresAt"));
+  clock_.advance(601);
+  EXPECT_EQ(with(child.str("secret"), http::verb::get, "/api/v1/capsules/" + capsule_a_).status,
+            401u);
+}
+
 }  // namespace
 }  // namespace takosumi::controlplane

@@ -137,10 +137,17 @@ Result<RestoreOutcome> restore_payload(const Stores& stores, const json::object&
       if (auto id = get_string(*o, "id", 128), name = get_string(*o, "name", 256); id && name)
         connection_names.emplace(*id, *name);
 
+  // The Capsules that had state: they wait for it (or an owner's waiver) before any Run.
+  std::set<std::string> had_state;
+  if (auto versions = array_of(payload, "stateVersions"); versions)
+    for (const auto& v : **versions)
+      if (const auto* o = v.if_object())
+        if (auto id = get_string(*o, "capsuleId", 128)) had_state.insert(*id);
   std::map<std::string, Capsule> restored;
   for (const auto& v : **capsules) {
     auto capsule = capsule_from_backup(v, out.workspace, connection_names);
     if (!capsule) return std::unexpected(capsule.error());
+    capsule->state_pending = had_state.contains(capsule->id);
     TAKOSUMI_TRY(stores.catalog.restore_capsule(*capsule));
     out.capsule_ids.push_back(capsule->id);
     restored.emplace(capsule->id, std::move(*capsule));

@@ -129,6 +129,12 @@ Result<std::vector<Attention>> load_capsule_attention(const Stores& stores, cons
                    "/connections, [] when it needs none), and set its sensitive variables again" +
                    (names.empty() ? std::string() : " (it had: " + names + ")")});
   }
+  if (capsule.state_pending)
+    out.push_back(Attention{
+        .code = std::string(attention_code::kStateMissing),
+        .message = "restored from a backup that recorded StateVersions: no Run until its state "
+                   "is imported (POST /api/v1/workspaces/" + capsule.workspace_id +
+                   "/state-transfers/import) or an owner starts it without state"});
   return out;
 }
 

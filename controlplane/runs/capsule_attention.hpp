@@ -25,6 +25,7 @@ inline constexpr std::string_view kPartialState = "partial_state";
 inline constexpr std::string_view kApplyStranded = "apply_stranded";
 inline constexpr std::string_view kUpstreamChanged = "upstream_changed";
 inline constexpr std::string_view kConnectionsMissing = "connections_missing";
+inline constexpr std::string_view kStateMissing = "state_missing";
 }  // namespace attention_code
 
 struct Attention {

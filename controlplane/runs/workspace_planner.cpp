@@ -97,6 +97,7 @@ Result<int> WorkspacePlanner::advance(std::string_view workspace_id) {
           continue;
         auto capsule = stores_.catalog.get_capsule(p.step->capsule_id);
         if (!capsule) return std::unexpected(capsule.error());
+        if (capsule->state_pending) continue;  // restored, waiting for its state
         auto run = stores_.runs.create_plan(*capsule, p.step->source_commit);
         if (!run) return std::unexpected(run.error());
         TAKOSUMI_TRY(stores_.workspace_plans.set_plan_run(plan.id, capsule->id, run->id));

@@ -15,14 +15,14 @@ Workspace workspace_from_row(const Statement& s) {
 
 constexpr std::string_view kCapsuleColumns =
     "id, workspace_id, name, git_url, ref, module_path, output_allowlist, variables, created_at,"
-    " destroyed_at, sensitive_variable_names, policy, restore_pending";
+    " destroyed_at, sensitive_variable_names, policy, restore_pending, state_pending";
 
 Result<Capsule> capsule_from_row(const Statement& s) {
   Capsule c;
   std::string allow_text, vars_text, sensitive_text, policy_text;
   ColumnReader(s) >> c.id >> c.workspace_id >> c.name >> c.source.git_url >> c.source.ref >>
       c.source.module_path >> allow_text >> vars_text >> c.created_at >> c.destroyed_at >>
-      sensitive_text >> policy_text >> c.restore_pending;
+      sensitive_text >> policy_text >> c.restore_pending >> c.state_pending;
   auto allow = parse_object(allow_text, 1 << 20);
   auto vars = parse_object(vars_text, 1 << 20);
   auto policy = parse_object(policy_text, 1 << 20);
@@ -99,12 +99,16 @@ Status CatalogStore::insert_capsule(const Capsule& c, const std::optional<std::s
   return db_.run(
       "INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,"
       " variables, created_at, destroyed_at, sensitive_variable_names, sealed_sensitive_variables,"
-      " policy, restore_pending) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      " policy, restore_pending, state_pending) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       c.id, c.workspace_id, c.name, c.source.git_url, c.source.ref, c.source.module_path,
       takosumi::serialize(allowlist_to_json(c.output_allowlist)),
       takosumi::serialize(protocol::to_json(c.variables)), c.created_at, c.destroyed_at,
       names_to_text(c.sensitive_variable_names), sealed,
-      takosumi::serialize(protocol::to_json(c.policy)), c.restore_pending);
+      takosumi::serialize(protocol::to_json(c.policy)), c.restore_pending, c.state_pending);
+}
+
+Status CatalogStore::set_state_pending(std::string_view capsule_id, bool pending) {
+  return db_.run("UPDATE capsules SET state_pending = ? WHERE id = ?", pending, capsule_id);
 }
 
 Status CatalogStore::restore_capsule(const Capsule& c) {

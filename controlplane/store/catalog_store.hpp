@@ -40,6 +40,8 @@ class CatalogStore {
   // or sensitive variables. conflict when the id is taken.
   Result<Workspace> restore_workspace(const Workspace& ws);
   Status restore_capsule(const Capsule& capsule);
+  // Sets or ends a restored Capsule's wait for its state (Capsule::state_pending).
+  Status set_state_pending(std::string_view capsule_id, bool pending);
   Result<std::vector<Capsule>> list_capsules(std::string_view workspace_id);
   // Marks the Capsule destroyed at `at` (a destroy's apply succeeded) or not (nullopt).
   Status set_destroyed(std::string_view capsule_id, std::optional<std::int64_t> at);

@@ -53,6 +53,9 @@ struct Capsule {
   // holds (JSON {"connections": [...], "sensitiveVariableNames": [...]}), to be set again.
   // Cleared when its Connections are assigned.
   std::optional<std::string> restore_pending;
+  // Set on a restored Capsule whose backup recorded StateVersions: no Run until its state is
+  // imported (a plan against empty state would recreate what exists) or an owner waives it.
+  bool state_pending = false;
 };
 
 namespace connection_status {

@@ -162,10 +162,11 @@ Result<std::optional<Run>> RunStore::latest_succeeded_plan(std::string_view caps
 
 Status RunStore::import_finished(const Run& run) {
   return db_.run(
-      "INSERT INTO runs (id, capsule_id, type, status, source_commit, attempt, completed_attempt,"
-      " created_at, finished_at) VALUES (?, ?, ?, ?, ?, 1, 1, ?, ?) ON CONFLICT (id) DO NOTHING",
+      "INSERT INTO runs (id, capsule_id, type, status, source_commit, planned_by, attempt,"
+      " completed_attempt, created_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, 1, 1, ?, ?)"
+      " ON CONFLICT (id) DO NOTHING",
       run.id, run.capsule_id, protocol::to_string(run.type), run.status, run.source_commit,
-      run.created_at, run.finished_at);
+      run.planned_by, run.created_at, run.finished_at);
 }
 
 Result<std::optional<Run>> RunStore::latest_apply_of(std::string_view plan_run_id) {

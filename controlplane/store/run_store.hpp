@@ -46,7 +46,8 @@ class RunStore {
   // The Capsule's latest plan or destroy_plan that succeeded, if it has one.
   Result<std::optional<Run>> latest_succeeded_plan(std::string_view capsule_id);
   // A finished Run of another control plane, as a state transfer names the Runs that created its
-  // StateVersions: its id, Capsule, type, status, commit and times only. Kept if present.
+  // StateVersions: its id, Capsule, type, status, commit, plan Run and times only. Kept if
+  // present (the caller checks that the present one is the same Run).
   Status import_finished(const Run& run);
   // The latest apply of this plan Run, if one was created.
   Result<std::optional<Run>> latest_apply_of(std::string_view plan_run_id);

@@ -355,6 +355,8 @@ Status to_v8(Database& db) {
 Status to_v9(Database& db) {
   TAKOSUMI_TRY(db.exec(kTablesV9));
   TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "restore_pending", "TEXT"));
+  TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "state_pending", "INTEGER"));
+  TAKOSUMI_TRY(add_column_if_missing(db, "workspace_plans", "finished_at", "INTEGER"));
   return add_column_if_missing(db, "dependencies", "output_share_id",
                                "TEXT REFERENCES output_shares(id)");
 }

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/http_client.hpp"
 #include "tests/support/stack.hpp"
 #include "tests/support/test_git_repo.hpp"
 
@@ -123,7 +124,13 @@ TEST(BackupTest, AWorkspaceMovesToAnotherControlPlaneWithoutItsSecrets) {
                              json::object{{"connections",
                                            json::array{str(again.json.as_object(), "id").c_str()}}})
                 .status, 200u);
-  EXPECT_FALSE(target.capsule(capsule).at("needsAttention").as_bool());
+  // Its state has not arrived: no Run may start from empty state and recreate what exists.
+  auto still = target.capsule(capsule);
+  ASSERT_EQ(still.at("attention").as_array().size(), 1u) << json::serialize(still);
+  EXPECT_EQ(str(still.at("attention").as_array()[0].as_object(), "code"), "state_missing");
+  auto early = target.api().post("/api/v1/capsules/" + capsule + "/plan", json::object{});
+  EXPECT_EQ(early.status, 409u) << early.body;
+  EXPECT_NE(early.body.find("start-without-state"), std::string::npos) << early.body;
 
   // State moves in its own step: the source re-seals each data key to the target's storage key.
   const std::string target_storage = read_text(target.data_dir() / "keys/storage.pub");
@@ -140,6 +147,15 @@ TEST(BackupTest, AWorkspaceMovesToAnotherControlPlaneWithoutItsSecrets) {
                                     {{"x-takosumi-source-key", source_key}});
   ASSERT_EQ(twice.status, 200u) << twice.body;
   EXPECT_TRUE(twice.json.at("stateVersionIds").as_array().empty()) << twice.body;
+  EXPECT_FALSE(target.capsule(capsule).at("needsAttention").as_bool());
+  // Moving state takes the admin token: whoever names the destination key can read the state.
+  auto owner = source.api().post("/api/v1/tokens",
+                                 json::object{{"name", "owner"}, {"roles", json::object{{ws, "owner"}}}});
+  ASSERT_EQ(owner.status, 201u) << owner.body;
+  const HttpClient owner_client(source.port(), str(owner.json.as_object(), "secret"));
+  auto by_owner = owner_client.post("/api/v1/workspaces/" + ws + "/state-transfers",
+                                    json::object{{"destinationStoragePublicKey", target_storage}});
+  EXPECT_EQ(by_owner.status, 403u) << by_owner.body;
   EXPECT_EQ(twice.json.at("alreadyPresent").as_int64(), 1) << twice.body;
   // A bundle sealed to another key is refused before anything is stored.
   auto elsewhere = source.api().post(
