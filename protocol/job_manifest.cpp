@@ -115,10 +115,15 @@ Result<JobManifest> parse(const json::object& o) {
 
 }  // namespace
 
+json::object to_json(const std::map<std::string, OutputMapping>& mappings) {
+  json::object o;
+  for (const auto& [name, m] : mappings)
+    o[name] = json::object{{"from", m.from}, {"type", m.type}, {"required", m.required}};
+  return o;
+}
+
 json::object to_json(const JobManifest& m) {
-  json::object allow;
-  for (const auto& [k, v] : m.output_allowlist)
-    allow[k] = json::object{{"from", v.from}, {"type", v.type}, {"required", v.required}};
+  json::object allow = to_json(m.output_allowlist);
   json::object o{{"runId", m.run_id},           {"attempt", m.attempt},
                  {"agentId", m.agent_id},       {"type", to_string(m.type)},
                  {"workspaceId", m.workspace_id}, {"capsuleId", m.capsule_id},

@@ -67,6 +67,9 @@ struct JobManifest {
   std::string nonce;
 };
 
+// {name: {"from", "type", "required"}}: a manifest's outputAllowlist, a Capsule's, and the
+// variables of a Dependency, written one way.
+json::object to_json(const std::map<std::string, OutputMapping>& mappings);
 json::object to_json(const JobManifest& m);
 // Validates shapes and sizes; errors have code manifest_invalid.
 Result<JobManifest> job_manifest_from_json(const json::object& o);

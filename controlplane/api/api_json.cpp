@@ -9,16 +9,6 @@ namespace {
 
 namespace json = boost::json;
 
-json::value optional_value(const std::optional<std::string>& s) {
-  if (!s) return nullptr;
-  return json::value(*s);
-}
-
-json::value optional_value(const std::optional<std::int64_t>& v) {
-  if (!v) return nullptr;
-  return json::value(*v);
-}
-
 // Stored JSON text written by this process; falls back when absent.
 json::value stored_json(const std::optional<std::string>& text, json::value fallback) {
   if (!text) return fallback;
@@ -35,6 +25,16 @@ json::array string_array(const std::vector<std::string>& items) {
 
 }  // namespace
 
+json::value optional_value(const std::optional<std::string>& s) {
+  if (!s) return nullptr;
+  return json::value(*s);
+}
+
+json::value optional_value(const std::optional<std::int64_t>& v) {
+  if (!v) return nullptr;
+  return json::value(*v);
+}
+
 json::object to_json(const Workspace& ws) {
   return {{"id", ws.id}, {"name", ws.name}, {"createdAt", ws.created_at}};
 }
@@ -46,7 +46,7 @@ json::object to_json(const Capsule& c) {
           {"source", json::object{{"gitUrl", c.source.git_url},
                                   {"ref", c.source.ref},
                                   {"modulePath", c.source.module_path}}},
-          {"outputAllowlist", allowlist_to_json(c.output_allowlist)},
+          {"outputAllowlist", protocol::to_json(c.output_allowlist)},
           {"variables", protocol::to_json(c.variables)},
           {"connections", string_array(c.connection_ids)},
           {"sensitiveVariableNames", string_array(c.sensitive_variable_names)},
@@ -57,21 +57,16 @@ json::object to_json(const Capsule& c) {
 }
 
 json::object to_json(const Dependency& d) {
-  json::object outputs;
-  for (const auto& [variable, m] : d.outputs)
-    outputs[variable] = json::object{{"from", m.from}, {"type", m.type}, {"required", m.required}};
   return json::object{{"id", d.id},
                       {"workspaceId", d.workspace_id},
                       {"consumerCapsuleId", d.consumer_capsule_id},
                       {"producerCapsuleId", d.producer_capsule_id},
-                      {"outputs", std::move(outputs)},
-                      {"outputShareId", d.output_share_id ? json::value(*d.output_share_id)
-                                                          : json::value(nullptr)},
+                      {"outputs", protocol::to_json(d.outputs)},
+                      {"outputShareId", optional_value(d.output_share_id)},
                       {"createdAt", d.created_at}};
 }
 
 json::object to_json(const OutputShare& s) {
-  auto optional = [](const auto& v) { return v ? json::value(*v) : json::value(nullptr); };
   return json::object{{"id", s.id},
                       {"producerCapsuleId", s.producer_capsule_id},
                       {"fromWorkspaceId", s.from_workspace_id},
@@ -80,10 +75,10 @@ json::object to_json(const OutputShare& s) {
                       {"status", s.status},
                       {"createdBy", s.created_by},
                       {"createdAt", s.created_at},
-                      {"approvedBy", optional(s.approved_by)},
-                      {"approvedAt", optional(s.approved_at)},
-                      {"revokedBy", optional(s.revoked_by)},
-                      {"revokedAt", optional(s.revoked_at)}};
+                      {"approvedBy", optional_value(s.approved_by)},
+                      {"approvedAt", optional_value(s.approved_at)},
+                      {"revokedBy", optional_value(s.revoked_by)},
+                      {"revokedAt", optional_value(s.revoked_at)}};
 }
 
 json::object to_json(const Connection& c, std::int64_t now) {

@@ -5,12 +5,17 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include <optional>
 #include <vector>
 
 #include "controlplane/store/audit_log.hpp"
 #include "controlplane/store/model.hpp"
 
 namespace takosumi::controlplane {
+
+// The value, or null.
+boost::json::value optional_value(const std::optional<std::string>& s);
+boost::json::value optional_value(const std::optional<std::int64_t>& v);
 
 boost::json::object to_json(const Workspace& ws);
 // Without needsAttention/attention: the public API adds those (capsule_attention.hpp).

@@ -58,12 +58,9 @@ HttpResponse ConnectionApi::create_connection(const HttpRequest& req) {
 }
 
 HttpResponse ConnectionApi::list_connections(const HttpRequest& req) {
-  auto it = req.query.find("workspaceId");
-  if (it == req.query.end() || it->second.empty())
-    return error_response(Error{std::string(errc::kInvalidArgument),
-                                "query parameter workspaceId is required"});
-  if (auto ws = d_.catalog.get_workspace(it->second); !ws) return error_response(ws.error());
-  auto all = d_.connections.list(it->second);
+  auto ws = workspace_in_query(d_, req);
+  if (!ws) return error_response(ws.error());
+  auto all = d_.connections.list(ws->id);
   if (!all) return error_response(all.error());
   const std::int64_t now = d_.clock.now_unix();
   json::array out;

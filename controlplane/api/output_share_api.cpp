@@ -131,16 +131,13 @@ HttpResponse OutputShareApi::create_share(const HttpRequest& req) {
 }
 
 HttpResponse OutputShareApi::list_shares(const HttpRequest& req) {
-  auto it = req.query.find("workspaceId");
-  if (it == req.query.end() || it->second.empty())
-    return error_response(Error{std::string(errc::kInvalidArgument),
-                                "query parameter workspaceId is required"});
-  if (auto ws = d_.catalog.get_workspace(it->second); !ws) return error_response(ws.error());
-  auto all = d_.shares.list(it->second);
+  auto ws = workspace_in_query(d_, req);
+  if (!ws) return error_response(ws.error());
+  auto all = d_.shares.list(ws->id);
   if (!all) return error_response(all.error());
   json::array given, received;
   for (const auto& s : *all)
-    (s.from_workspace_id == it->second ? given : received).push_back(to_json(s));
+    (s.from_workspace_id == ws->id ? given : received).push_back(to_json(s));
   return json_response(200, json::object{{"given", std::move(given)},
                                          {"received", std::move(received)}});
 }
@@ -153,31 +150,29 @@ HttpResponse OutputShareApi::get_share(const HttpRequest& req, const std::string
 
 HttpResponse OutputShareApi::approve_share(const HttpRequest& req, const std::string& id) {
   // Only the receiving side approves: the giving side cannot push values into another Workspace.
-  auto share = share_for(req, id, Role::owner, Sides::receiving);
-  if (!share) return error_response(share.error());
-  auto approved = in_transaction(d_.db, [&]() -> Result<OutputShare> {
-    if (share->status == share_status::kActive) return *share;  // approving twice changes nothing
-    auto done = d_.shares.approve(id, actor(req));
-    if (!done) return done;
-    TAKOSUMI_TRY(audit_both(req, "output_share.approved", *done));
-    return done;
-  });
-  if (!approved) return error_response(approved.error());
-  return json_response(200, to_json(*approved));
+  return move_share(req, id, Sides::receiving, share_status::kActive, "output_share.approved",
+                    &OutputShareStore::approve);
 }
 
 HttpResponse OutputShareApi::revoke_share(const HttpRequest& req, const std::string& id) {
-  auto share = share_for(req, id, Role::owner, Sides::either);
+  return move_share(req, id, Sides::either, share_status::kRevoked, "output_share.revoked",
+                    &OutputShareStore::revoke);
+}
+
+HttpResponse OutputShareApi::move_share(const HttpRequest& req, const std::string& id, Sides sides,
+                                        std::string_view to, std::string_view action,
+                                        StoreMove move) {
+  auto share = share_for(req, id, Role::owner, sides);
   if (!share) return error_response(share.error());
-  auto revoked = in_transaction(d_.db, [&]() -> Result<OutputShare> {
-    if (share->status == share_status::kRevoked) return *share;  // revoking twice changes nothing
-    auto done = d_.shares.revoke(id, actor(req));
+  auto moved = in_transaction(d_.db, [&]() -> Result<OutputShare> {
+    if (share->status == to) return *share;  // moving twice changes nothing
+    auto done = (d_.shares.*move)(id, actor(req));
     if (!done) return done;
-    TAKOSUMI_TRY(audit_both(req, "output_share.revoked", *done));
+    TAKOSUMI_TRY(audit_both(req, action, *done));
     return done;
   });
-  if (!revoked) return error_response(revoked.error());
-  return json_response(200, to_json(*revoked));
+  if (!moved) return error_response(moved.error());
+  return json_response(200, to_json(*moved));
 }
 
 }  // namespace takosumi::controlplane

@@ -26,6 +26,11 @@ class OutputShareApi : public PublicResource {
   enum class Sides { giving, receiving, either };
   Result<OutputShare> share_for(const HttpRequest& req, const std::string& id, Role need,
                                 Sides sides);
+  // Moves the share to status `to` through the store (once: a second move changes nothing) when
+  // the caller owns one of `sides`, audited as `action` on both sides.
+  using StoreMove = Result<OutputShare> (OutputShareStore::*)(std::string_view, std::string_view);
+  HttpResponse move_share(const HttpRequest& req, const std::string& id, Sides sides,
+                          std::string_view to, std::string_view action, StoreMove move);
   // Records `action` in the giving and the receiving Workspace.
   Status audit_both(const HttpRequest& req, std::string_view action, const OutputShare& share);
 };

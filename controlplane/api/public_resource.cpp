@@ -1,5 +1,6 @@
 #include "controlplane/api/public_resource.hpp"
 
+#include "common/error_codes.hpp"
 #include "common/offload.hpp"
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/runs/capsule_attention.hpp"
@@ -7,6 +8,13 @@
 namespace takosumi::controlplane {
 
 namespace json = boost::json;
+
+Result<Workspace> workspace_in_query(const PublicApiDeps& d, const HttpRequest& req) {
+  auto it = req.query.find("workspaceId");
+  if (it == req.query.end() || it->second.empty())
+    return fail(errc::kInvalidArgument, "query parameter workspaceId is required");
+  return d.catalog.get_workspace(it->second);
+}
 
 Result<json::object> capsule_json(const PublicApiDeps& d, const Capsule& capsule) {
   auto attention = load_capsule_attention(d, capsule, d.clock.now_unix());

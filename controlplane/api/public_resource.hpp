@@ -45,6 +45,10 @@ class PublicResource {
   PublicApiDeps d_;
 };
 
+// The Workspace ?workspaceId= names (Scope::workspace_query routes): invalid_argument when the
+// parameter is missing, not_found for an unknown id.
+Result<Workspace> workspace_in_query(const PublicApiDeps& d, const HttpRequest& req);
+
 // Capsule JSON with needsAttention and attention, computed now.
 Result<boost::json::object> capsule_json(const PublicApiDeps& d, const Capsule& capsule);
 HttpResponse capsule_response(const PublicApiDeps& d, int status, const Capsule& capsule);

@@ -45,10 +45,9 @@ json::object run_record(const Run& r) {
                       {"type", protocol::to_string(r.type)},
                       {"status", r.status},
                       {"sourceCommit", r.source_commit},
-                      {"plannedBy", r.planned_by ? json::value(*r.planned_by) : json::value(nullptr)},
+                      {"plannedBy", optional_value(r.planned_by)},
                       {"createdAt", r.created_at},
-                      {"finishedAt", r.finished_at ? json::value(*r.finished_at)
-                                                   : json::value(nullptr)}};
+                      {"finishedAt", optional_value(r.finished_at)}};
 }
 
 Result<Run> run_from_record(const json::value& v, const std::string& capsule_id) {

@@ -3,6 +3,7 @@
 #include "common/error_codes.hpp"
 #include "common/json_fields.hpp"
 #include "common/strict_json.hpp"
+#include "controlplane/api/api_json.hpp"
 #include "controlplane/store/capsule_spec.hpp"
 
 namespace takosumi::controlplane {
@@ -21,9 +22,9 @@ json::object to_json(const ApiToken& t) {
                       {"roles", std::move(roles)},
                       {"createdBy", t.created_by},
                       {"createdAt", t.created_at},
-                      {"expiresAt", t.expires_at ? json::value(*t.expires_at) : nullptr},
-                      {"revokedAt", t.revoked_at ? json::value(*t.revoked_at) : nullptr},
-                      {"lastUsedAt", t.last_used_at ? json::value(*t.last_used_at) : nullptr}};
+                      {"expiresAt", optional_value(t.expires_at)},
+                      {"revokedAt", optional_value(t.revoked_at)},
+                      {"lastUsedAt", optional_value(t.last_used_at)}};
 }
 
 // {"name", "roles": {workspaceId: "viewer" | "operator" | "owner"}, "expiresInSeconds"?}

@@ -164,12 +164,6 @@ Result<CapsuleRequest> parse_capsule_request(const json::object& body) {
   return req;
 }
 
-json::object allowlist_to_json(const OutputAllowlist& allowlist) {
-  json::object o;
-  for (const auto& [name, m] : allowlist)
-    o[name] = json::object{{"from", m.from}, {"type", m.type}, {"required", m.required}};
-  return o;
-}
 
 
 }  // namespace takosumi::controlplane

@@ -35,7 +35,6 @@ Result<CapsuleRequest> parse_capsule_request(const json::object& body);
 Result<protocol::RunPolicy> parse_policy(const json::object& o);
 
 // Allowlist and variables travel as camelCase JSON; stored in SQLite in the same form.
-json::object allowlist_to_json(const OutputAllowlist& allowlist);
 Result<OutputAllowlist> allowlist_from_json(const json::object& o);
 
 }  // namespace takosumi::controlplane

@@ -159,7 +159,7 @@ TEST(CapsuleSpec, RejectsBadPoliciesNamingTheField) {
 TEST(CapsuleSpec, AllowlistRoundTripsThroughJson) {
   auto r = parse_capsule_request(capsule_body());
   ASSERT_TRUE(r);
-  auto back = allowlist_from_json(allowlist_to_json(r->output_allowlist));
+  auto back = allowlist_from_json(protocol::to_json(r->output_allowlist));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->at("url").from, "app_url");
   EXPECT_EQ(back->at("port").type, "number");

@@ -101,7 +101,7 @@ Status CatalogStore::insert_capsule(const Capsule& c, const std::optional<std::s
       " variables, created_at, destroyed_at, sensitive_variable_names, sealed_sensitive_variables,"
       " policy, restore_pending, state_pending) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       c.id, c.workspace_id, c.name, c.source.git_url, c.source.ref, c.source.module_path,
-      takosumi::serialize(allowlist_to_json(c.output_allowlist)),
+      takosumi::serialize(protocol::to_json(c.output_allowlist)),
       takosumi::serialize(protocol::to_json(c.variables)), c.created_at, c.destroyed_at,
       names_to_text(c.sensitive_variable_names), sealed,
       takosumi::serialize(protocol::to_json(c.policy)), c.restore_pending, c.state_pending);

@@ -16,13 +16,6 @@ constexpr std::string_view kSelect =
     "SELECT id, workspace_id, consumer_capsule_id, producer_capsule_id, outputs, created_at,"
     " output_share_id FROM dependencies";
 
-std::string outputs_to_text(const std::map<std::string, protocol::OutputMapping>& outputs) {
-  json::object o;
-  for (const auto& [variable, m] : outputs)
-    o[variable] = json::object{{"from", m.from}, {"type", m.type}, {"required", m.required}};
-  return takosumi::serialize(o);
-}
-
 Result<Dependency> dependency_from_row(const Statement& s) {
   Dependency d;
   std::string outputs_text;
@@ -91,7 +84,7 @@ Result<Dependency> DependencyStore::create(const Capsule& consumer, const Capsul
         "INSERT INTO dependencies (id, workspace_id, consumer_capsule_id, producer_capsule_id,"
         " outputs, created_at, output_share_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
         d.id, d.workspace_id, d.consumer_capsule_id, d.producer_capsule_id,
-        outputs_to_text(d.outputs), d.created_at, d.output_share_id);
+        takosumi::serialize(protocol::to_json(d.outputs)), d.created_at, d.output_share_id);
     if (!inserted && inserted.error().code == errc::kConflict)
       return fail(errc::kConflict, "capsule " + consumer.id + " already depends on " +
                                        producer.id + "; delete that Dependency to replace it");
