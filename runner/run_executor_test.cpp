@@ -320,9 +320,12 @@ TEST_F(RunExecutorTest, TamperedOrSwappedPriorStateIsRefused) {
   const fs::path tampered = tmp_.path() / "tampered.env";
   fs::copy_file(*applied.state_envelope, tampered);
   {
+    // Flip bits rather than write a constant: a constant equal to the byte there tampers nothing.
     std::fstream f(tampered, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-5, std::ios::end);
+    const char original = static_cast<char>(f.get());
     f.seekp(-5, std::ios::end);
-    f.put('\x5a');
+    f.put(static_cast<char>(original ^ 0x5a));
   }
   auto r = plan("p2", "alpha", prior, tampered);
   EXPECT_EQ(r.report.status, "failed");
