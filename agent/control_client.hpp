@@ -11,13 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "agent/http_transport.hpp"
 #include "common/secret_bytes.hpp"
+#include "net/http_transport.hpp"
 #include "protocol/registration_request.hpp"
 #include "protocol/run_report.hpp"
 #include "protocol/signed_manifest.hpp"
 
 namespace takosumi::agent {
+
+using net::HttpRequest;
+using net::HttpResponse;
+using net::HttpTransport;
 
 struct ClaimedJob {
   std::string run_id;

@@ -14,13 +14,13 @@
 #include <string>
 
 #include "agent/agent_daemon.hpp"
-#include "agent/beast_transport.hpp"
 #include "agent/recover_command.hpp"
 #include "agent/redacting_sink.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "common/version.hpp"
 #include "config/agent_config.hpp"
+#include "net/beast_transport.hpp"
 
 namespace {
 
@@ -185,11 +185,17 @@ int main(int argc, char** argv) {
     spdlog::error("{}", keys.error().to_string());
     return 2;
   }
-  auto transport = takosumi::agent::BeastTransport::make(config->control_url);
+  takosumi::net::BeastTransport::Options network;
+  network.tls = config->control_tls;
+  network.allow_insecure_http = config->allow_insecure_http;
+  auto transport = takosumi::net::BeastTransport::make(config->control_url, network);
   if (!transport) {
     spdlog::error("{}", transport.error().to_string());
     return 2;
   }
+  if (transport->in_clear_beyond_loopback())
+    spdlog::warn("controlPlane.allowInsecureHttp: the pool token and this agent's credential "
+                 "cross the network to {} in clear", config->control_url);
   if (args.recover && !args.push) return run_recover(args, *config);
   if (auto s = resolve_helpers(*config); !s) {
     spdlog::error("{}", s.error().to_string());

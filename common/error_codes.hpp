@@ -17,6 +17,10 @@ inline constexpr std::string_view kInternal = "internal";
 inline constexpr std::string_view kUnavailable = "unavailable";
 inline constexpr std::string_view kConfigInvalid = "config_invalid";
 inline constexpr std::string_view kProtocolError = "protocol_error";
+// A TLS connection that cannot be made (net/tls_failure.hpp says which is which).
+inline constexpr std::string_view kTlsHandshakeFailed = "tls_handshake_failed";
+inline constexpr std::string_view kTlsCertificateInvalid = "tls_certificate_invalid";
+inline constexpr std::string_view kTlsHostnameMismatch = "tls_hostname_mismatch";
 
 // Keys and crypto
 inline constexpr std::string_view kKeyFileInsecure = "key_file_insecure";

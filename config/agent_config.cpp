@@ -36,23 +36,32 @@ Result<SecretBytes> load_pool_token(const YAML::Node& root, const std::filesyste
 Status load_control_plane(const YAML::Node& root, const std::filesystem::path& base,
                           const Environment& env, AgentConfig& c) {
   const YAML::Node cp = root["controlPlane"];
-  TAKOSUMI_TRY(yaml_known_keys(cp, {"url", "signingPublicKeyFile"}, "controlPlane"));
+  TAKOSUMI_TRY(yaml_known_keys(cp,
+                               {"url", "signingPublicKeyFile", "caFile", "clientCertFile",
+                                "clientKeyFile", "allowInsecureHttp"},
+                               "controlPlane"));
   auto url = yaml_string(cp, "url", "controlPlane", "");
   auto key = yaml_string(cp, "signingPublicKeyFile", "controlPlane", "");
-  if (!url) return std::unexpected(url.error());
-  if (!key) return std::unexpected(key.error());
+  auto ca = yaml_string(cp, "caFile", "controlPlane", "");
+  auto cert = yaml_string(cp, "clientCertFile", "controlPlane", "");
+  auto client_key = yaml_string(cp, "clientKeyFile", "controlPlane", "");
+  auto insecure = yaml_bool(cp, "allowInsecureHttp", "controlPlane", false);
+  if (const Error* e = first_error(url, key, ca, cert, client_key, insecure))
+    return std::unexpected(*e);
   c.control_url = *url;
   if (auto it = env.find("TAKOSUMI_DEPLOY_CONTROL_URL"); it != env.end() && !it->second.empty())
     c.control_url = it->second;
   if (c.control_url.rfind("http://", 0) != 0 && c.control_url.rfind("https://", 0) != 0)
     return fail(errc::kConfigInvalid,
-                "controlPlane.url must start with http:// or https:// (or set "
+                "controlPlane.url must start with https:// or http:// (or set "
                 "TAKOSUMI_DEPLOY_CONTROL_URL)");
   if (key->empty())
     return fail(errc::kConfigInvalid,
                 "controlPlane.signingPublicKeyFile is required: the agent only runs manifests "
                 "signed by the pinned control-plane key");
   c.control_signing_key = resolve(base, *key);
+  c.control_tls = {resolve(base, *ca), resolve(base, *cert), resolve(base, *client_key)};
+  c.allow_insecure_http = *insecure;
   return {};
 }
 

@@ -12,12 +12,17 @@
 #include "common/error.hpp"
 #include "common/secret_bytes.hpp"
 #include "config/sandbox_config.hpp"
+#include "net/tls_context.hpp"
 
 namespace takosumi::config {
 
 struct AgentConfig {
-  std::string control_url;                      // http://host:port
+  std::string control_url;                      // https://host:port (http:// for loopback)
   std::filesystem::path control_signing_key;    // pinned Ed25519 public key file of the control plane
+  // controlPlane.caFile (empty: the system trust store), clientCertFile and clientKeyFile
+  // (mutual TLS; the key file must be owner-only).
+  net::TlsClientFiles control_tls;
+  bool allow_insecure_http = false;  // plain http to a host that is not loopback (warned)
   SecretBytes pool_token;
   std::string name;
   std::vector<std::string> labels;

@@ -10,6 +10,7 @@
 #include "common/file_io.hpp"
 #include "common/version.hpp"
 #include "controlplane/control_plane.hpp"
+#include "net/control_url.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -41,14 +42,18 @@ int command_serve(const std::filesystem::path& config_file) {
   auto config = load_control_config(config_file, env_api_token());
   if (!config) return report(config.error());
   const std::string address = config->listen_address;
+  const char* scheme = config->tls ? "https" : "http";
+  if (!config->tls && config->allow_insecure_http && !net::is_loopback_host(address))
+    spdlog::warn("allowInsecureHttp: serving plain http on {}: API and pool tokens cross the "
+                 "network in clear", address);
   SystemClock clock;
   auto control = ControlPlane::create(std::move(*config), clock);
   if (!control) return report(control.error());
   auto port = (*control)->listen();
   if (!port) return report(port.error());
   std::cout << "listening on " << address << ":" << *port << std::endl;
-  spdlog::info("takosumi-control {} serving on {}:{}, data in {}", TAKOSUMI_VERSION, address,
-               *port, (*control)->data_dir().string());
+  spdlog::info("takosumi-control {} serving {} on {}:{}, data in {}", TAKOSUMI_VERSION, scheme,
+               address, *port, (*control)->data_dir().string());
   (*control)->stop_on_signals();
   (*control)->run();
   spdlog::info("stopped");

@@ -3,6 +3,7 @@
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "config/yaml_fields.hpp"
+#include "net/control_url.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -96,6 +97,27 @@ Status load_limits(const YAML::Node& root, ControlConfig& cfg) {
   return {};
 }
 
+// tls: {certFile, keyFile, clientCaFile}; the files are read when the server starts (and again on
+// SIGHUP), not here, so `check-config` and a reload judge them the same way.
+Status load_tls(const YAML::Node& root, const std::filesystem::path& base, ControlConfig& cfg) {
+  auto insecure = config::yaml_bool(root, "allowInsecureHttp", "", false);
+  if (!insecure) return std::unexpected(insecure.error());
+  cfg.allow_insecure_http = *insecure;
+  const YAML::Node tls = root["tls"];
+  if (!tls) return {};
+  TAKOSUMI_TRY(config::yaml_known_keys(tls, {"certFile", "keyFile", "clientCaFile"}, "tls"));
+  auto cert = config::yaml_string(tls, "certFile", "tls", "");
+  auto key = config::yaml_string(tls, "keyFile", "tls", "");
+  auto client_ca = config::yaml_string(tls, "clientCaFile", "tls", "");
+  if (const Error* e = first_error(cert, key, client_ca)) return std::unexpected(*e);
+  if (cert->empty() || key->empty())
+    return fail(errc::kConfigInvalid, "tls.certFile and tls.keyFile are both required for https");
+  cfg.tls = net::TlsServerFiles{resolve(base, *cert), resolve(base, *key),
+                                client_ca->empty() ? std::filesystem::path()
+                                                   : resolve(base, *client_ca)};
+  return {};
+}
+
 }  // namespace
 
 Result<ControlConfig> parse_control_config(const YAML::Node& root,
@@ -105,7 +127,7 @@ Result<ControlConfig> parse_control_config(const YAML::Node& root,
       root,
       {"listenAddress", "port", "dataDir", "apiTokenFile", "poolTokens", "poolTokenFile",
        "leaseSeconds", "manifestTtlSeconds", "maxConnections", "maxConnectionsPerClient",
-       "headerTimeoutSeconds", "maxTempMiB"},
+       "headerTimeoutSeconds", "maxTempMiB", "tls", "allowInsecureHttp"},
       ""));
   if (!root || !root.IsMap()) return fail(errc::kConfigInvalid, "the document must be a mapping");
   ControlConfig cfg;
@@ -123,6 +145,10 @@ Result<ControlConfig> parse_control_config(const YAML::Node& root,
   cfg.lease_seconds = *lease;
   cfg.manifest_ttl_seconds = *ttl;
   TAKOSUMI_TRY(load_limits(root, cfg));
+  TAKOSUMI_TRY(load_tls(root, base_dir, cfg));
+  TAKOSUMI_TRY(net::check_plain_http(cfg.tls.has_value(), cfg.listen_address,
+                                     cfg.allow_insecure_http, "listenAddress",
+                                     "allowInsecureHttp"));
   TAKOSUMI_TRY(load_api_token(root, base_dir, env_api_token, cfg));
   TAKOSUMI_TRY(load_pool_tokens(root, base_dir, cfg));
   return cfg;

@@ -9,7 +9,9 @@
 //   address; past either, the oldest unauthenticated connection still waiting for headers is
 //   closed for the new one, else the new one is closed), headerTimeoutSeconds (10: for a
 //   request's headers to arrive), maxTempMiB (2048: request bodies streamed to <dataDir>/tmp at
-//   once, across all requests).
+//   once, across all requests), tls ({certFile, keyFile, clientCaFile}: HTTPS, and with
+//   clientCaFile mutual TLS; reloaded on SIGHUP), allowInsecureHttp (false: plain HTTP is served
+//   only on a loopback listenAddress).
 // Errors are config_invalid and name the key; unknown keys are refused.
 #include <yaml-cpp/yaml.h>
 
@@ -21,6 +23,7 @@
 
 #include "common/error.hpp"
 #include "common/secret_bytes.hpp"
+#include "net/tls_context.hpp"
 
 namespace takosumi::controlplane {
 
@@ -38,6 +41,8 @@ struct ControlConfig {
   std::size_t max_connections_per_client = 64;
   std::int64_t header_timeout_seconds = 10;
   std::uint64_t max_temp_bytes = 2048ull << 20;
+  std::optional<net::TlsServerFiles> tls;  // none: plain HTTP
+  bool allow_insecure_http = false;
 };
 
 // env_api_token: the value of TAKOSUMI_DEPLOY_CONTROL_TOKEN when set (passed in, not read here).

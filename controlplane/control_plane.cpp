@@ -120,7 +120,20 @@ struct ControlPlane::Parts {
   ControlService service;
   HttpServer server;
   std::optional<boost::asio::signal_set> signals;
+  std::optional<boost::asio::signal_set> hangups;
 };
+
+namespace {
+
+void await_hangup(boost::asio::signal_set& hangups, ControlPlane& control) {
+  hangups.async_wait([&hangups, &control](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    control.reload_tls();
+    await_hangup(hangups, control);
+  });
+}
+
+}  // namespace
 
 Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
                                                            const Clock& clock) {
@@ -137,8 +150,15 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
   TAKOSUMI_TRY(create_schema(*db));
   auto blobs = BlobStore::open(dir);
   if (!blobs) return std::unexpected(blobs.error());
+  net::TlsContext tls;
+  if (config.tls) {
+    auto context = net::make_server_context(*config.tls);
+    if (!context) return std::unexpected(context.error());
+    tls = std::move(*context);
+  }
   auto parts = std::make_unique<Parts>(std::move(config), clock, std::move(*db), std::move(*keys),
                                        std::move(*blobs));
+  parts->server.set_tls(std::move(tls));
   return std::unique_ptr<ControlPlane>(new ControlPlane(std::move(parts)));
 }
 
@@ -163,6 +183,26 @@ void ControlPlane::stop_on_signals() {
     spdlog::info("signal {}: stopping", signal);
     stop();
   });
+  p.hangups.emplace(p.io, SIGHUP);
+  await_hangup(*p.hangups, *this);
+}
+
+bool ControlPlane::reload_tls() {
+  auto& p = *parts_;
+  if (!p.config.tls) {
+    spdlog::info("SIGHUP: no tls section, nothing to reload");
+    return false;
+  }
+  auto context = net::make_server_context(*p.config.tls);
+  if (!context) {
+    spdlog::error("TLS reload refused, the certificate in use stays: {}", context.error().to_string());
+    return false;
+  }
+  boost::asio::post(p.io, [&p, context = std::move(*context)]() mutable {
+    p.server.set_tls(std::move(context));
+  });
+  spdlog::info("TLS certificate and key reloaded from {}", p.config.tls->cert_file.string());
+  return true;
 }
 
 void ControlPlane::run() {
@@ -180,10 +220,9 @@ void ControlPlane::stop() {
     auto& p = *parts_;
     p.server.stop();
     p.waiters.stop();
-    if (p.signals) {
-      boost::system::error_code ec;
-      p.signals->cancel(ec);
-    }
+    boost::system::error_code ec;
+    if (p.signals) p.signals->cancel(ec);
+    if (p.hangups) p.hangups->cancel(ec);
   });
 }
 

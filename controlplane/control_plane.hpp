@@ -17,14 +17,19 @@ namespace takosumi::controlplane {
 class ControlPlane {
  public:
   // Creates the data directory (0700), loads or creates the keys, opens the database and creates
-  // the schema. Does not bind. The clock must outlive the ControlPlane.
+  // the schema, loads the TLS certificate and key (config_invalid when they do not). Does not
+  // bind. The clock must outlive the ControlPlane.
   static Result<std::unique_ptr<ControlPlane>> create(ControlConfig config, const Clock& clock);
   ~ControlPlane();
 
   // Binds the configured address and writes the bound port to <data>/control.port.
   Result<std::uint16_t> listen();
-  // SIGINT/SIGTERM call stop().
+  // SIGINT/SIGTERM call stop(); SIGHUP calls reload_tls().
   void stop_on_signals();
+  // Reads tls.certFile, keyFile and clientCaFile again: new connections use them, connections in
+  // flight keep what they began with. A file that does not load is logged and the old ones stay.
+  // Returns whether the new files are in use (false also without tls).
+  bool reload_tls();
   // Serves on the calling thread until stop() and all requests in flight have finished.
   void run();
   // Thread-safe: may be called from any thread, any number of times.

@@ -38,7 +38,8 @@ std::string mode_text(mode_t mode) {
 
 // Reads a key file through one descriptor, so the mode we judge belongs to the bytes we read.
 // The content goes into SecretBytes because secret key files hold the key's base64.
-Result<SecretBytes> read_key_file(const fs::path& path, mode_t forbidden, std::string_view fix) {
+Result<SecretBytes> read_key_file(const fs::path& path, mode_t forbidden, std::string_view fix,
+                                  std::size_t max_bytes = kMaxKeyFile) {
   auto file = open_regular_file(path);
   if (!file && file.error().code == errc::kNotFound)
     return fail(errc::kNotFound, "key file " + path.string() + " does not exist");
@@ -51,12 +52,12 @@ Result<SecretBytes> read_key_file(const fs::path& path, mode_t forbidden, std::s
                 "key file " + path.string() + " has mode " + mode_text(st.st_mode) +
                     ", which lets other users access it; run `" + std::string(fix) + " " +
                     path.string() + "`");
-  SecretBytes buf(kMaxKeyFile + 1);
+  SecretBytes buf(max_bytes + 1);
   auto n = read_full(file->fd.get(), buf.mutable_span(), path);
   if (!n) return std::unexpected(n.error());
-  if (*n > kMaxKeyFile)
+  if (*n > max_bytes)
     return fail(errc::kKeyFileInvalid, "key file " + path.string() + " is larger than " +
-                                           std::to_string(kMaxKeyFile) + " bytes");
+                                           std::to_string(max_bytes) + " bytes");
   return SecretBytes(buf.span().first(*n));
 }
 
@@ -223,6 +224,10 @@ Status write_public_key_file(const fs::path& path, std::string_view base64) {
                                             " must be the base64 of 32 bytes");
   if (auto parent = path.parent_path(); !parent.empty()) TAKOSUMI_TRY(ensure_directory(parent));
   return write_file_atomic(path, std::string(base64) + "\n", 0644);
+}
+
+Result<SecretBytes> read_private_file(const fs::path& path, std::size_t max_bytes) {
+  return read_key_file(path, 077, "chmod 600", max_bytes);
 }
 
 }  // namespace takosumi::crypto

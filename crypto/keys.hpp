@@ -52,5 +52,9 @@ Result<SignKeyPair> load_or_create_sign_key(const std::filesystem::path& path);
 Result<SignPublicKey> load_sign_public_key(const std::filesystem::path& path);
 // Writes base64 (which must decode to 32 bytes) plus a newline, atomically, mode 0644.
 Status write_public_key_file(const std::filesystem::path& path, std::string_view base64);
+// Any other private file (a TLS key in PEM, a stored credential): read through one descriptor and
+// refused with key_file_insecure when group or others may access it. Errors as above, and
+// key_file_invalid past max_bytes.
+Result<SecretBytes> read_private_file(const std::filesystem::path& path, std::size_t max_bytes);
 
 }  // namespace takosumi::crypto

@@ -3,12 +3,14 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 #include <list>
 #include <optional>
+#include <type_traits>
 
 #include "common/error_codes.hpp"
 #include "controlplane/http/connection_slots.hpp"
@@ -16,6 +18,7 @@
 #include "crypto/sha256.hpp"
 #include "controlplane/http/socket_client_link.hpp"
 #include "controlplane/http/temp_budget.hpp"
+#include "net/tls_context.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -102,10 +105,24 @@ struct BudgetedFileBody {
   };
 };
 
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// One connection, over TCP (beast::tcp_stream) or TLS (TlsStream); timeouts, eviction and the
+// gone-client watch always act on the TCP layer underneath.
+template <class Stream>
 struct Session {
   ConnectionSlots::Id id;
-  beast::tcp_stream stream;
+  Stream stream;
+  std::string client;            // the peer's IP address
   bool answered_before = false;  // a request was answered on this connection
+  std::string peer_certificate;  // the verified client certificate's identity (mutual TLS)
+  beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream); }
+};
+
+// A session as stop() and eviction see it: its id and the socket to close.
+struct LiveSession {
+  ConnectionSlots::Id id;
+  tcp::socket* socket;
 };
 
 struct Exchange {
@@ -166,22 +183,35 @@ struct HttpServer::Impl {
   void admit_connection(tcp::socket socket);
   void evict(ConnectionSlots::Id id);
   void warn_pressed(const ConnectionSlots::Grant& grant, const std::string& client);
-  asio::awaitable<void> run_session(ConnectionSlots::Id id, tcp::socket socket);
-  asio::awaitable<bool> await_request_start(Session& s, beast::flat_buffer& buffer);
-  asio::awaitable<std::optional<Exchange>> read_and_handle(Session& s, beast::flat_buffer& buffer,
+  asio::awaitable<void> run_session(ConnectionSlots::Id id, tcp::socket socket, std::string client);
+  template <class Stream>
+  asio::awaitable<void> serve(Session<Stream>& s);
+  asio::awaitable<bool> handshake(Session<TlsStream>& s);
+  template <class Stream>
+  asio::awaitable<bool> await_request_start(Session<Stream>& s, beast::flat_buffer& buffer);
+  template <class Stream>
+  asio::awaitable<std::optional<Exchange>> read_and_handle(Session<Stream>& s,
+                                                          beast::flat_buffer& buffer,
                                                           std::optional<TempUpload>& upload);
-  asio::awaitable<BodyRead> read_body(Session& s, beast::flat_buffer& buffer, HeadParser& head,
-                                      const BodyPolicy& policy, HttpRequest& req,
+  template <class Stream>
+  asio::awaitable<BodyRead> read_body(Session<Stream>& s, beast::flat_buffer& buffer,
+                                      HeadParser& head, const BodyPolicy& policy, HttpRequest& req,
                                       std::optional<TempUpload>& upload);
-  asio::awaitable<BodyRead> read_to_file(Session& s, beast::flat_buffer& buffer, HeadParser& head,
-                                         const BodyPolicy& policy, HttpRequest& req,
-                                         TempUpload& upload);
-  asio::awaitable<BodyRead> read_to_memory(Session& s, beast::flat_buffer& buffer, HeadParser& head,
-                                           const BodyPolicy& policy, HttpRequest& req);
-  asio::awaitable<Exchange> handle(Session& s, HttpRequest req, bool keep_alive);
-  asio::awaitable<bool> deliver(Session& s, Exchange& ex);
-  asio::awaitable<bool> write(Session& s, const Exchange& ex);
-  asio::awaitable<void> linger(Session& s, beast::flat_buffer& buffer);
+  template <class Stream>
+  asio::awaitable<BodyRead> read_to_file(Session<Stream>& s, beast::flat_buffer& buffer,
+                                         HeadParser& head, const BodyPolicy& policy,
+                                         HttpRequest& req, TempUpload& upload);
+  template <class Stream>
+  asio::awaitable<BodyRead> read_to_memory(Session<Stream>& s, beast::flat_buffer& buffer,
+                                           HeadParser& head, const BodyPolicy& policy,
+                                           HttpRequest& req);
+  template <class Stream>
+  asio::awaitable<Exchange> handle(Session<Stream>& s, HttpRequest req, bool keep_alive);
+  template <class Stream>
+  asio::awaitable<bool> deliver(Session<Stream>& s, Exchange& ex);
+  template <class Stream>
+  asio::awaitable<bool> write(Session<Stream>& s, const Exchange& ex);
+  asio::awaitable<void> linger(beast::tcp_stream& tcp, beast::flat_buffer& buffer);
 
   asio::io_context& io;
   HttpHandler& handler;
@@ -190,7 +220,8 @@ struct HttpServer::Impl {
   std::shared_ptr<TempBudget> budget;  // shared with every TempUpload (see there)
   tcp::acceptor acceptor;
   ConnectionSlots slots;  // taken at accept, before the session starts
-  std::list<Session*> sessions;
+  std::list<LiveSession> sessions;
+  net::TlsContext tls;  // null: plain HTTP; replaced by set_tls() (a reload)
   bool pressed = false;  // a limit evicted or refused; logged once until a connection gets in freely
   bool stopping = false;
 };
@@ -226,12 +257,14 @@ void HttpServer::start() {
                  [](std::exception_ptr e) { log_stray_exception(e, "accept loop"); });
 }
 
+void HttpServer::set_tls(net::TlsContext context) { impl_->tls = std::move(context); }
+
 void HttpServer::stop() {
   impl_->stopping = true;
   boost::system::error_code ec;
   impl_->acceptor.close(ec);
-  for (Session* s : impl_->sessions)
-    if (impl_->slots.waiting(s->id)) s->stream.socket().close(ec);
+  for (const LiveSession& s : impl_->sessions)
+    if (impl_->slots.waiting(s.id)) s.socket->close(ec);
 }
 
 asio::awaitable<void> HttpServer::Impl::accept_loop() {
@@ -264,7 +297,7 @@ void HttpServer::Impl::admit_connection(tcp::socket socket) {
     return;
   }
   const ConnectionSlots::Id id = *grant.id;
-  asio::co_spawn(io, run_session(id, std::move(socket)), [this, id](std::exception_ptr e) {
+  asio::co_spawn(io, run_session(id, std::move(socket), client), [this, id](std::exception_ptr e) {
     slots.release(id);
     log_stray_exception(e, "HTTP session");
   });
@@ -272,9 +305,9 @@ void HttpServer::Impl::admit_connection(tcp::socket socket) {
 
 // The evicted session is waiting for headers: closing its socket ends its read, then the session.
 void HttpServer::Impl::evict(ConnectionSlots::Id id) {
-  auto s = std::ranges::find(sessions, id, &Session::id);
+  auto s = std::ranges::find(sessions, id, &LiveSession::id);
   boost::system::error_code ignored;
-  if (s != sessions.end()) (*s)->stream.socket().close(ignored);
+  if (s != sessions.end()) s->socket->close(ignored);
 }
 
 void HttpServer::Impl::warn_pressed(const ConnectionSlots::Grant& grant, const std::string& client) {
@@ -295,31 +328,64 @@ void HttpServer::Impl::warn_pressed(const ConnectionSlots::Grant& grant, const s
                  "closing the oldest unauthenticated idle connections for new ones", client);
 }
 
-asio::awaitable<void> HttpServer::Impl::run_session(ConnectionSlots::Id id, tcp::socket socket) {
+asio::awaitable<void> HttpServer::Impl::run_session(ConnectionSlots::Id id, tcp::socket socket,
+                                                    std::string client) {
   if (!slots.waiting(id)) co_return;  // evicted before it started: the socket closes here
-  Session s{id, beast::tcp_stream(std::move(socket))};
-  auto registered = sessions.insert(sessions.end(), &s);
+  if (!tls) {
+    Session<beast::tcp_stream> s{id, beast::tcp_stream(std::move(socket)), std::move(client)};
+    co_await serve(s);
+    co_return;
+  }
+  // The connection keeps the context it began with: a reload affects new connections only.
+  const net::TlsContext context = tls;
+  Session<TlsStream> s{id, TlsStream(beast::tcp_stream(std::move(socket)), *context),
+                       std::move(client)};
+  co_await serve(s);
+}
+
+template <class Stream>
+asio::awaitable<void> HttpServer::Impl::serve(Session<Stream>& s) {
+  auto registered = sessions.insert(sessions.end(), LiveSession{s.id, &s.tcp().socket()});
+  bool ready = true;
+  if constexpr (std::is_same_v<Stream, TlsStream>) ready = co_await handshake(s);
   beast::flat_buffer buffer;
-  while (!stopping) {
+  while (ready && !stopping) {
     std::optional<TempUpload> upload;  // removed, and its budget returned, after the response
     auto exchange = co_await read_and_handle(s, buffer, upload);
     if (!exchange) break;
     s.answered_before = true;
     const bool written = co_await deliver(s, *exchange);
     upload.reset();
-    if (written && exchange->body_unread) co_await linger(s, buffer);
+    if (written && exchange->body_unread) co_await linger(s.tcp(), buffer);
     if (!written || !exchange->keep_alive) break;
   }
   sessions.erase(registered);
+  // No close_notify exchange under TLS: every response carries its length, so a client cannot
+  // mistake the close for a truncation, and waiting for the peer's alert would hold the slot.
   boost::system::error_code ec;
-  s.stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  s.tcp().socket().shutdown(tcp::socket::shutdown_send, ec);
+}
+
+// Within the header timeout, like the request head that follows. A client that does not trust
+// this server, or (mutual TLS) has no certificate the clientCaFile's CA issued, ends here.
+asio::awaitable<bool> HttpServer::Impl::handshake(Session<TlsStream>& s) {
+  s.tcp().expires_after(limits.header_timeout);
+  auto [ec] = co_await s.stream.async_handshake(asio::ssl::stream_base::server, use_tuple);
+  if (ec) {
+    if (s.tcp().socket().is_open())
+      spdlog::info("TLS handshake with {} failed: {}", s.client, ec.message());
+    co_return false;
+  }
+  s.peer_certificate = net::peer_certificate_identity(s.stream.native_handle());
+  co_return true;
 }
 
 // Between requests on a keep-alive connection: waits up to kIdleTimeout for the next request's
 // first byte. A new connection has no such grace: its header timeout runs from the start.
-asio::awaitable<bool> HttpServer::Impl::await_request_start(Session& s, beast::flat_buffer& buffer) {
+template <class Stream>
+asio::awaitable<bool> HttpServer::Impl::await_request_start(Session<Stream>& s, beast::flat_buffer& buffer) {
   if (!s.answered_before || buffer.size() > 0) co_return true;
-  s.stream.expires_after(kIdleTimeout);
+  s.tcp().expires_after(kIdleTimeout);
   auto [ec, n] = co_await s.stream.async_read_some(buffer.prepare(4096), use_tuple);
   buffer.commit(n);
   co_return !ec;
@@ -327,22 +393,24 @@ asio::awaitable<bool> HttpServer::Impl::await_request_start(Session& s, beast::f
 
 // Reads one request and produces its response; nullopt when the connection should just close.
 // The handler admits the head before a single body byte is read.
+template <class Stream>
 asio::awaitable<std::optional<Exchange>> HttpServer::Impl::read_and_handle(
-    Session& s, beast::flat_buffer& buffer, std::optional<TempUpload>& upload) {
+    Session<Stream>& s, beast::flat_buffer& buffer, std::optional<TempUpload>& upload) {
   slots.set_waiting(s.id, true);
   if (!co_await await_request_start(s, buffer)) co_return std::nullopt;
-  s.stream.expires_after(limits.header_timeout);
+  s.tcp().expires_after(limits.header_timeout);
   HeadParser head;
   head.header_limit(kHeaderLimit);
   head.body_limit(boost::none);  // the policy's limit is applied once the handler has chosen it
   auto [hec, hn] = co_await http::async_read_header(s.stream, buffer, head, use_tuple);
   slots.set_waiting(s.id, false);
-  if (!s.stream.socket().is_open()) co_return std::nullopt;  // evicted while its read completed
+  if (!s.tcp().socket().is_open()) co_return std::nullopt;  // evicted while its read completed
   if (hec == http::error::header_limit)
     co_return refusal(errc::kHeadersTooLarge,
                       "request headers exceed " + std::to_string(kHeaderLimit) + " bytes");
   if (hec) co_return std::nullopt;
   HttpRequest req = head_of(head);
+  req.peer_certificate = s.peer_certificate;
   if (auto st = parse_target(req); !st) co_return refusal(error_response(st.error()), !head.is_done());
   Admission admission = handler.admit(req);
   if (admission.refusal) co_return refusal(std::move(*admission.refusal), !head.is_done());
@@ -355,7 +423,8 @@ asio::awaitable<std::optional<Exchange>> HttpServer::Impl::read_and_handle(
   co_return co_await handle(s, std::move(req), keep_alive);
 }
 
-asio::awaitable<BodyRead> HttpServer::Impl::read_body(Session& s, beast::flat_buffer& buffer,
+template <class Stream>
+asio::awaitable<BodyRead> HttpServer::Impl::read_body(Session<Stream>& s, beast::flat_buffer& buffer,
                                                       HeadParser& head, const BodyPolicy& policy,
                                                       HttpRequest& req,
                                                       std::optional<TempUpload>& upload) {
@@ -371,7 +440,7 @@ asio::awaitable<BodyRead> HttpServer::Impl::read_body(Session& s, beast::flat_bu
     auto [cec, cn] = co_await http::async_write(s.stream, cont, use_tuple);
     if (cec) co_return BodyRead{BodyRead::broken};
   }
-  s.stream.expires_after(kBodyTimeout);
+  s.tcp().expires_after(kBodyTimeout);
   if (!policy.to_file) co_return co_await read_to_memory(s, buffer, head, policy, req);
   const BodyRead read = co_await read_to_file(s, buffer, head, policy, req, *upload);
   if (!upload->refused()) co_return read;
@@ -379,7 +448,8 @@ asio::awaitable<BodyRead> HttpServer::Impl::read_body(Session& s, beast::flat_bu
   co_return BodyRead{BodyRead::over_budget};
 }
 
-asio::awaitable<BodyRead> HttpServer::Impl::read_to_file(Session& s, beast::flat_buffer& buffer,
+template <class Stream>
+asio::awaitable<BodyRead> HttpServer::Impl::read_to_file(Session<Stream>& s, beast::flat_buffer& buffer,
                                                          HeadParser& head, const BodyPolicy& policy,
                                                          HttpRequest& req, TempUpload& upload) {
   http::request_parser<BudgetedFileBody> parser(std::move(head));
@@ -397,7 +467,8 @@ asio::awaitable<BodyRead> HttpServer::Impl::read_to_file(Session& s, beast::flat
   co_return BodyRead{BodyRead::complete, parser.get().keep_alive()};
 }
 
-asio::awaitable<BodyRead> HttpServer::Impl::read_to_memory(Session& s, beast::flat_buffer& buffer,
+template <class Stream>
+asio::awaitable<BodyRead> HttpServer::Impl::read_to_memory(Session<Stream>& s, beast::flat_buffer& buffer,
                                                            HeadParser& head, const BodyPolicy& policy,
                                                            HttpRequest& req) {
   http::request_parser<http::string_body> parser(std::move(head));
@@ -409,9 +480,10 @@ asio::awaitable<BodyRead> HttpServer::Impl::read_to_memory(Session& s, beast::fl
   co_return BodyRead{BodyRead::complete, parser.get().keep_alive()};
 }
 
-asio::awaitable<Exchange> HttpServer::Impl::handle(Session& s, HttpRequest req, bool keep_alive) {
-  s.stream.expires_never();
-  auto client = std::make_shared<SocketClientLink>(s.stream.socket());
+template <class Stream>
+asio::awaitable<Exchange> HttpServer::Impl::handle(Session<Stream>& s, HttpRequest req, bool keep_alive) {
+  s.tcp().expires_never();
+  auto client = std::make_shared<SocketClientLink>(s.tcp().socket());
   req.client = client;
   const std::string method = req.method, path = req.path;
   HttpResponse res = co_await handler.async_handle(std::move(req));
@@ -422,7 +494,8 @@ asio::awaitable<Exchange> HttpServer::Impl::handle(Session& s, HttpRequest req, 
 
 // Writes the answer unless its client is known to have gone; an answer that does not get out runs
 // its on_undelivered.
-asio::awaitable<bool> HttpServer::Impl::deliver(Session& s, Exchange& ex) {
+template <class Stream>
+asio::awaitable<bool> HttpServer::Impl::deliver(Session<Stream>& s, Exchange& ex) {
   bool written = false;
   if (!ex.response.on_undelivered || !ex.client || !ex.client->gone()) written = co_await write(s, ex);
   if (!written && ex.response.on_undelivered) ex.response.on_undelivered();
@@ -432,21 +505,23 @@ asio::awaitable<bool> HttpServer::Impl::deliver(Session& s, Exchange& ex) {
 
 // Closing a socket with unread input makes the kernel send RST, which can destroy the response
 // before the client reads it. So: half-close, then discard input for a moment (bounded).
-asio::awaitable<void> HttpServer::Impl::linger(Session& s, beast::flat_buffer& buffer) {
+asio::awaitable<void> HttpServer::Impl::linger(beast::tcp_stream& tcp, beast::flat_buffer& buffer) {
+  // Under TLS too the bytes are only discarded, so the TCP layer reads them undecrypted.
   boost::system::error_code ec;
-  s.stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-  s.stream.expires_after(kLingerTime);
+  tcp.socket().shutdown(tcp::socket::shutdown_send, ec);
+  tcp.expires_after(kLingerTime);
   std::size_t drained = 0;
   while (!ec && drained < kLingerBytes) {
     buffer.consume(buffer.size());
     std::size_t n = 0;
-    std::tie(ec, n) = co_await s.stream.async_read_some(buffer.prepare(64 * 1024), use_tuple);
+    std::tie(ec, n) = co_await tcp.async_read_some(buffer.prepare(64 * 1024), use_tuple);
     drained += n;
   }
 }
 
-asio::awaitable<bool> HttpServer::Impl::write(Session& s, const Exchange& ex) {
-  s.stream.expires_after(kWriteTimeout);
+template <class Stream>
+asio::awaitable<bool> HttpServer::Impl::write(Session<Stream>& s, const Exchange& ex) {
+  s.tcp().expires_after(kWriteTimeout);
   const auto status = static_cast<http::status>(ex.response.status);
   boost::system::error_code ec;
   if (!ex.response.body_file.empty()) {

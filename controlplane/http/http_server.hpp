@@ -23,6 +23,7 @@
 
 #include "common/error.hpp"
 #include "controlplane/http/http_types.hpp"
+#include "net/tls_context.hpp"
 
 namespace boost::asio {
 class io_context;
@@ -50,6 +51,9 @@ class HttpServer {
   // that is not an IP literal, io_error when binding fails.
   Result<std::uint16_t> listen(const std::string& address, std::uint16_t port);
   void start();
+  // HTTPS from now on, with this context (net::make_server_context); a later call replaces it
+  // for new connections only (a reload: connections in flight keep theirs). Null: plain HTTP.
+  void set_tls(net::TlsContext context);
   // Stops accepting and closes idle connections; requests in flight finish, then their
   // connections close. The io_context runs out of work once they are done.
   void stop();

@@ -42,6 +42,9 @@ struct HttpRequest {
   std::filesystem::path body_file;  // set instead of body when the body was streamed to a file
   std::string body_sha256;  // of body_file, hashed while it was received (lowercase hex)
   std::shared_ptr<ClientLink> client;  // set by the server; null for requests built elsewhere
+  // Mutual TLS: the identity of the client certificate the handshake verified
+  // (net::peer_certificate_identity); empty over plain HTTP or without a client certificate.
+  std::string peer_certificate;
   // Who sent it, as the route's authenticator found at admission (Admission::caller); what it
   // holds is the API's business (the public API's Principal).
   std::any caller;

@@ -1,45 +1,77 @@
 #include "tests/support/http_client.hpp"
 
-#include <boost/asio/connect.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <stdexcept>
+
+#include "net/beast_transport.hpp"
 
 namespace takosumi::testing {
-namespace beast = boost::beast;
-namespace http = beast::http;
-using tcp = boost::asio::ip::tcp;
+
+namespace {
+
+std::unique_ptr<net::BeastTransport> make_transport(const std::string& url,
+                                                    const net::TlsClientFiles& tls) {
+  net::BeastTransport::Options options;
+  options.tls = tls;
+  options.user_agent = "takosumi-tests";
+  auto transport = net::BeastTransport::make(url, options);
+  if (!transport) throw std::runtime_error("test client: " + transport.error().to_string());
+  return std::make_unique<net::BeastTransport>(std::move(*transport));
+}
+
+}  // namespace
+
+HttpClient::HttpClient(unsigned short port, std::string bearer)
+    : url_("http://127.0.0.1:" + std::to_string(port)), bearer_(std::move(bearer)),
+      transport_(make_transport(url_, tls_)) {}
+
+HttpClient::HttpClient(std::string host, unsigned short port, std::string bearer,
+                       net::TlsClientFiles tls)
+    : url_("https://" + host + ":" + std::to_string(port)), bearer_(std::move(bearer)),
+      tls_(std::move(tls)), transport_(make_transport(url_, tls_)) {}
+
+HttpClient::~HttpClient() = default;
+HttpClient::HttpClient(HttpClient&&) noexcept = default;
+
+HttpClient HttpClient::with_token(std::string bearer) const {
+  HttpClient copy(0, "");
+  copy.url_ = url_;
+  copy.bearer_ = std::move(bearer);
+  copy.tls_ = tls_;
+  copy.transport_ = make_transport(url_, tls_);
+  return copy;
+}
 
 JsonResponse HttpClient::request(const std::string& method, const std::string& target,
                                  const std::string& body, const Headers& headers) const {
+  net::HttpRequest req;
+  req.method = method;
+  req.target = target;
+  req.body = body;
+  if (!bearer_.empty()) req.headers["Authorization"] = "Bearer " + bearer_;
+  for (const auto& [name, value] : headers) req.headers[name] = value;
+  req.response_limit = 64 << 20;
+  req.timeout = std::chrono::seconds(60);
   boost::asio::io_context io;
-  beast::tcp_stream stream(io);
-  stream.expires_after(std::chrono::seconds(60));
-  stream.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port_));
-  http::request<http::string_body> req;
-  req.method_string(method);
-  req.target(target);
-  req.version(11);
-  req.set(http::field::host, "127.0.0.1");
-  if (!bearer_.empty()) req.set(http::field::authorization, "Bearer " + bearer_);
-  if (!body.empty()) req.set(http::field::content_type, "application/json");
-  for (const auto& [name, value] : headers) req.set(name, value);
-  req.body() = body;
-  req.prepare_payload();
-  http::write(stream, req);
-  beast::flat_buffer buffer;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(64 << 20);
-  http::read(stream, buffer, parser);
+  auto done = boost::asio::co_spawn(io, transport_->async_request(std::move(req)),
+                                    boost::asio::use_future);
+  io.run();
+  auto response = done.get();
   JsonResponse out;
-  out.status = parser.get().result_int();
-  out.body = parser.get().body();
+  if (!response) {
+    out.error_code = response.error().code;
+    out.body = response.error().message;
+    out.json = nullptr;
+    return out;
+  }
+  out.status = response->status;
+  out.body = std::move(response->body);
   boost::system::error_code ec;
   out.json = boost::json::parse(out.body, ec);
   if (ec) out.json = nullptr;
-  beast::error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
   return out;
 }
 

@@ -4,6 +4,8 @@
 
 #include <fstream>
 
+#include <signal.h>
+
 #include "crypto/envelope.hpp"
 #include "crypto/keys.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -26,9 +28,22 @@ Stack::Stack(StackOptions options) : options_(std::move(options)), root_(make_te
   write(root_ / "pool.token", pool_token_ + "\n");
   std::filesystem::permissions(root_ / "api.token", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   std::filesystem::permissions(root_ / "pool.token", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  if (options_.https) {
+    ca_ = std::make_unique<TestCa>("takosumi test CA");
+    std::filesystem::create_directories(pki_dir());
+    ca_->write_cert(pki_dir() / "ca.pem");
+    ca_->issue({.common_name = "localhost", .dns_names = {"localhost"}})
+        .write(pki_dir() / "server.pem", pki_dir() / "server.key");
+  }
   start_control();
   if (port_ == 0) return;
-  api_ = std::make_unique<HttpClient>(port_, api_token_);
+  if (options_.https)
+    api_ = std::make_unique<HttpClient>(
+        "localhost", port_, api_token_,
+        options_.mutual_tls ? client_certificate("operator")
+                            : net::TlsClientFiles{pki_dir() / "ca.pem", {}, {}});
+  else
+    api_ = std::make_unique<HttpClient>(port_, api_token_);
   for (int i = 0; i < options_.agents; ++i) start_agent(i);
   auto ws = api_->post("/api/v1/workspaces", json::object{{"name", "it"}});
   EXPECT_EQ(ws.status, 201u) << ws.body;
@@ -44,7 +59,13 @@ void Stack::start_control() {
         "apiTokenFile: " + (root_ / "api.token").string() + "\n"
         "poolTokenFile: " + (root_ / "pool.token").string() + "\n"
         "leaseSeconds: " + std::to_string(options_.lease_seconds) + "\n"
-        "manifestTtlSeconds: " + std::to_string(options_.manifest_ttl_seconds) + "\n");
+        "manifestTtlSeconds: " + std::to_string(options_.manifest_ttl_seconds) + "\n" +
+        (options_.https ? "tls:\n  certFile: " + (pki_dir() / "server.pem").string() +
+                              "\n  keyFile: " + (pki_dir() / "server.key").string() + "\n" +
+                              (options_.mutual_tls
+                                   ? "  clientCaFile: " + (pki_dir() / "ca.pem").string() + "\n"
+                                   : std::string())
+                        : std::string()));
   const auto port_file = data_dir() / "control.port";
   std::filesystem::remove(port_file);
   control_ = std::make_unique<ChildProcess>(
@@ -178,7 +199,7 @@ void Stack::start_agent(int index) {
   const auto pinned = options_.pinned_key_override.empty() ? data_dir() / "keys/signing.pub"
                                                            : options_.pinned_key_override;
   write(dir / "agent.yaml",
-        "controlPlane:\n  url: http://127.0.0.1:" + std::to_string(port_) + "\n"
+        control_plane_section(index) +
         "  signingPublicKeyFile: " + pinned.string() + "\n"
         "poolTokenFile: " + (root_ / "pool.token").string() + "\n"
         "name: " + name + "\n"
@@ -199,6 +220,37 @@ void Stack::start_agent(int index) {
       std::vector<std::string>{(bin / "agent/takosumi-agent").string(), "--config",
                                (dir / "agent.yaml").string()},
       std::map<std::string, std::string>{}, dir / "agent.log", /*stop_signals_blocked=*/true);
+}
+
+net::TlsClientFiles Stack::client_certificate(const std::string& name) {
+  const auto cert = pki_dir() / (name + ".pem");
+  const auto key = pki_dir() / (name + ".key");
+  if (!std::filesystem::exists(cert))
+    ca_->issue({.common_name = name, .server = false, .client = true}).write(cert, key);
+  return {pki_dir() / "ca.pem", cert, key};
+}
+
+void Stack::set_agent_control_plane(int index, std::string yaml_section) {
+  agent_control_planes_[index] = std::move(yaml_section);
+}
+
+// The section without its signingPublicKeyFile line, which start_agent adds.
+std::string Stack::control_plane_section(int index) {
+  if (auto it = agent_control_planes_.find(index); it != agent_control_planes_.end())
+    return it->second;
+  if (!options_.https) return "controlPlane:\n  url: http://127.0.0.1:" + std::to_string(port_) + "\n";
+  std::string section = "controlPlane:\n  url: https://localhost:" + std::to_string(port_) +
+                        "\n  caFile: " + (pki_dir() / "ca.pem").string() + "\n";
+  if (options_.mutual_tls) {
+    const auto files = client_certificate("agent-" + std::to_string(index));
+    section += "  clientCertFile: " + files.cert_file.string() + "\n  clientKeyFile: " +
+               files.key_file.string() + "\n";
+  }
+  return section;
+}
+
+void Stack::reload_control() {
+  if (control_) ::kill(control_->pid(), SIGHUP);
 }
 
 void Stack::stop_agents() {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 
 #include "tests/support/child_process.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/test_pki.hpp"
 
 namespace takosumi::testing {
 
@@ -31,6 +33,11 @@ struct StackOptions {
   std::string extra_agent_yaml;
   int tofu_timeout_seconds = 0;  // 0: the agent's default
   int lease_seconds = 60;
+  // HTTPS with a CA made for the stack (pki_dir()); the server's certificate names localhost
+  // only (no IP address), and agents and the API client use https://localhost:<port>.
+  bool https = false;
+  // With https: every client must present a certificate of the stack's CA (tls.clientCaFile).
+  bool mutual_tls = false;
 };
 
 class Stack {
@@ -39,6 +46,16 @@ class Stack {
   ~Stack();
 
   const HttpClient& api() const { return *api_; }
+  // The stack's CA (with https) and the files it wrote: ca.pem, server.pem/.key, and per client
+  // <name>.pem/.key made on demand by client_certificate().
+  const TestCa& ca() const { return *ca_; }
+  std::filesystem::path pki_dir() const { return root_ / "pki"; }
+  // Issues (once) a client certificate CN=<name> and returns its TLS files, with the CA.
+  net::TlsClientFiles client_certificate(const std::string& name);
+  // The controlPlane: section agent-<index> gets instead of the stack's (start_agent then uses it).
+  void set_agent_control_plane(int index, std::string yaml_section);
+  // SIGHUP to takosumi-control (it reloads its TLS files).
+  void reload_control();
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path data_dir() const { return root_ / "control-data"; }
   // Where test modules put the files they manage ("the real world"): writable in the sandbox.
@@ -95,6 +112,9 @@ class Stack {
   std::vector<std::unique_ptr<ChildProcess>> agents_;
   std::unique_ptr<HttpClient> api_;
   std::string workspace_id_;
+  std::unique_ptr<TestCa> ca_;
+  std::map<int, std::string> agent_control_planes_;
+  std::string control_plane_section(int index);
 };
 
 // The example module used by integration tests: a file resource, a generated password exposed only

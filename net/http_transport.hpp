@@ -14,7 +14,7 @@
 
 #include "common/error.hpp"
 
-namespace takosumi::agent {
+namespace takosumi::net {
 
 struct HttpRequest {
   std::string method;  // "GET", "POST", "PUT"
@@ -38,4 +38,4 @@ class HttpTransport {
   virtual boost::asio::awaitable<Result<HttpResponse>> async_request(HttpRequest request) = 0;
 };
 
-}  // namespace takosumi::agent
+}  // namespace takosumi::net
