@@ -41,6 +41,7 @@ AgentDaemon::AgentDaemon(asio::any_io_executor ex, config::AgentConfig config, A
       client_(transport),
       clock_(clock),
       spool_(config_.state_dir / "spool"),
+      credentials_(config_.state_dir / "agent-credential"),
       stop_timer_(ex, std::chrono::steady_clock::time_point::max()),
       slot_timer_(ex) {}
 
@@ -65,29 +66,53 @@ asio::awaitable<void> AgentDaemon::async_wait_stop() {
 }
 
 // Proves possession of the signing key: a fresh challenge, signed together with everything the
-// registration claims (crypto/registration_proof.hpp).
-asio::awaitable<Result<std::string>> AgentDaemon::async_register_once() {
-  auto challenge = co_await client_.async_register_challenge(config_.pool_token);
+// registration claims (crypto/registration_proof.hpp). secret: the pool token, or the credential
+// this agent kept from its last registration.
+asio::awaitable<Result<std::string>> AgentDaemon::async_register_once(const SecretBytes& secret) {
+  auto challenge = co_await client_.async_register_challenge(secret);
   if (!challenge) co_return std::unexpected(challenge.error());
   const crypto::RegistrationClaim claim{*challenge,
                                         config_.name,
                                         keys_.sign.public_key,
                                         keys_.box.public_key,
-                                        crypto::sha256_hex(config_.pool_token.reveal_as_string()),
+                                        crypto::sha256_hex(secret.reveal_as_string()),
                                         keys_.control_signing};
   const protocol::RegistrationRequest reg{
       {config_.name, TAKOSUMI_VERSION, config_.labels, config_.concurrency,
        keys_.box.public_key.to_base64(), keys_.sign.public_key.to_base64()},
       *challenge,
       crypto::sign_registration(claim, keys_.sign)};
-  co_return co_await client_.async_register(reg, config_.pool_token);
+  co_return co_await client_.async_register(reg, secret);
+}
+
+// The kept credential first (a pool token rotated away since does not strand this agent), the
+// pool token when there is none or it is no longer taken.
+asio::awaitable<Result<std::string>> AgentDaemon::async_register_with_best_secret() {
+  auto kept = credentials_.load();
+  if (!kept) co_return std::unexpected(kept.error());
+  if (*kept) {
+    auto id = co_await async_register_once(**kept);
+    // Unknown, expired, or (a new signing key) not this credential's agent: the pool token
+    // decides, and the registry says what is wrong with the key if anything is.
+    const bool stale = !id && (id.error().code == errc::kUnauthorized ||
+                               id.error().code == errc::kAgentCredentialExpired ||
+                               id.error().code == errc::kForbidden);
+    if (!stale) co_return id;
+    spdlog::info("the kept agent credential was not taken ({}); registering with the pool token",
+                 id.error().code);
+  }
+  co_return co_await async_register_once(config_.pool_token);
 }
 
 asio::awaitable<Status> AgentDaemon::async_register() {
   for (std::uint32_t attempt = 0; !stopping_; ++attempt) {
-    auto id = co_await async_register_once();
+    auto id = co_await async_register_with_best_secret();
     if (id) {
       spdlog::info("registered with {} as agent {}", config_.control_url, *id);
+      agent_id_ = *id;
+      if (auto kept = credentials_.store(client_.agent_token()); !kept)
+        spdlog::warn("cannot keep the agent credential: {}", kept.error().to_string());
+      if (verifier_) co_return Status{};  // registered again after an expired credential
       auto journal = NonceJournal::open(config_.state_dir / "nonces", clock_.now_unix());
       if (!journal) co_return std::unexpected(journal.error());
       nonces_.emplace(std::move(*journal));
@@ -99,13 +124,56 @@ asio::awaitable<Status> AgentDaemon::async_register() {
       co_return Status{};
     }
     // A challenge that was used up or expired on the way is fixed by fetching another; a refused
-    // key or signature is not, and the operator has to act (the message says how).
-    if (!is_retryable(id.error()) && id.error().code != errc::kRegistrationChallengeInvalid)
-      co_return std::unexpected(id.error());
-    spdlog::warn("register: {} (retrying)", id.error().to_string());
+    // key, signature or certificate is not, and the operator has to act (the message says how).
+    const Error& e = id.error();
+    if (is_tls_failure(e) || (!is_retryable(e) && e.code != errc::kRegistrationChallengeInvalid))
+      co_return std::unexpected(e);
+    spdlog::warn("register: {} (retrying)", e.to_string());
     co_await async_wait_slot(backoff_delay(attempt, 0.5));
   }
   co_return fail("cancelled", "stopped before registration");
+}
+
+// An operator revoked this agent: it takes nothing new, its Runs stop at their next heartbeat
+// (the control plane treats their leases as lost), and the process exits with kExitRevoked so a
+// supervisor does not restart it into the same refusal.
+void AgentDaemon::revoked(const Error& e) {
+  if (revoked_) return;
+  revoked_ = true;
+  spdlog::error("{}: this agent (id {}) was revoked by an operator; it stops and exits {}. To "
+                "admit this host again an operator resets its keys: POST "
+                "/api/v1/agents/{}/reset-keys with {{\"signPublicKey\": \"{}\"}}",
+                e.code, agent_id_, kExitRevoked, agent_id_, keys_.sign.public_key.to_base64());
+  (void)credentials_.forget();
+  request_stop();
+}
+
+// The agent's own heartbeat, also while it drains: its busy slots, the credential's rotation, and
+// the first to hear of a revocation or of a credential that expired during an outage.
+asio::awaitable<void> AgentDaemon::async_presence_loop() {
+  presence_timer_.emplace(ex_);
+  while (!finished_) {
+    presence_timer_->expires_after(config_.heartbeat_interval);
+    co_await presence_timer_->async_wait(asio::as_tuple(asio::use_awaitable));
+    if (finished_) co_return;
+    auto beat = co_await client_.async_agent_heartbeat(active_);
+    if (beat && beat->rotated) {
+      spdlog::info("agent credential rotated (valid until {})", beat->expires_at);
+      if (auto kept = credentials_.store(client_.agent_token()); !kept)
+        spdlog::warn("cannot keep the rotated agent credential: {}", kept.error().to_string());
+    }
+    if (beat) continue;
+    if (beat.error().code == errc::kAgentRevoked) {
+      revoked(beat.error());
+    } else if (beat.error().code == errc::kAgentCredentialExpired && !stopping_) {
+      spdlog::warn("the agent credential expired while the control plane was out of reach; "
+                   "registering again");
+      if (auto again = co_await async_register(); !again)
+        spdlog::error("register: {}", again.error().to_string());
+    } else {
+      spdlog::warn("heartbeat: {}", beat.error().to_string());
+    }
+  }
 }
 
 runner::RunnerSettings AgentDaemon::runner_settings() const {
@@ -165,6 +233,10 @@ asio::awaitable<void> AgentDaemon::async_claim_loop() {
                              async_wait_stop());
     if (claimed.index() == 1) continue;
     auto& jobs = std::get<0>(claimed);
+    if (!jobs && jobs.error().code == errc::kAgentRevoked) {
+      revoked(jobs.error());
+      continue;
+    }
     if (!jobs) {
       spdlog::warn("claim: {}", jobs.error().to_string());
       co_await async_wait_slot(backoff_delay(failures++, 0.5));
@@ -204,6 +276,7 @@ asio::awaitable<bool> AgentDaemon::async_start() {
     co_return false;
   }
   auto registered = co_await async_register();
+  if (!registered && registered.error().code == errc::kAgentRevoked) revoked(registered.error());
   if (!registered) {
     spdlog::error("register: {}", registered.error().to_string());
     // The operator's reset names the key to admit: give the exact body to send.
@@ -225,7 +298,10 @@ asio::awaitable<int> AgentDaemon::async_push_recovery() {
 }
 
 asio::awaitable<int> AgentDaemon::async_run() {
-  if (!co_await async_start()) co_return stopping_ ? 0 : 1;
+  if (!co_await async_start()) co_return revoked_ ? kExitRevoked : stopping_ ? 0 : 1;
+  asio::co_spawn(ex_, async_presence_loop(), [](std::exception_ptr e) {
+    if (e) spdlog::critical("bug: stray exception in the heartbeat loop: {}", describe(e));
+  });
   // Before any new claim: what a crashed process left is finished or reported first.
   auto recovered = co_await async_recover_journal(false);
   if (recovered.delivered + recovered.held > 0)
@@ -233,9 +309,11 @@ asio::awaitable<int> AgentDaemon::async_run() {
                  recovered.held);
   co_await async_claim_loop();
   while (active_ > 0) co_await async_wait_slot(std::chrono::hours(1));
+  finished_ = true;
+  if (presence_timer_) presence_timer_->cancel();
   if (sandbox_.cgroups) sandbox_.cgroups->remove_when_idle();
   spdlog::info("all runs finished; agent stopped");
-  co_return 0;
+  co_return revoked_ ? kExitRevoked : 0;
 }
 
 }  // namespace takosumi::agent

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 
+#include "agent/agent_credential_file.hpp"
 #include "agent/control_client.hpp"
 #include "agent/nonce_journal.hpp"
 #include "agent/run_journal.hpp"
@@ -31,14 +32,18 @@ struct AgentKeys {
   crypto::SignPublicKey control_signing;  // pinned
 };
 
+// The exit status of an agent an operator revoked (systemd: RestartPreventExitStatus=3).
+inline constexpr int kExitRevoked = 3;
+
 class AgentDaemon {
  public:
   // sandbox: what probe_sandbox(true) found on this host.
   AgentDaemon(boost::asio::any_io_executor ex, config::AgentConfig config, AgentKeys keys,
               HttpTransport& transport, const Clock& clock, SandboxProbe sandbox);
   ~AgentDaemon();
-  // Returns 0 after a graceful stop, non-zero when registration failed for good (a refused key or
-  // signature is logged with what the operator must do and not retried).
+  // Returns 0 after a graceful stop, kExitRevoked after an operator revoked the agent, 1 when
+  // registration failed for good (a refused key, signature or TLS certificate is logged with what
+  // the operator must do and not retried).
   boost::asio::awaitable<int> async_run();
   // `takosumi-agent recover --push`: registers, recovers every journaled Run (also those held for
   // the operator) and returns 0 when all were delivered.
@@ -46,8 +51,11 @@ class AgentDaemon {
   void request_stop();
 
  private:
-  boost::asio::awaitable<Result<std::string>> async_register_once();  // the agent id
+  boost::asio::awaitable<Result<std::string>> async_register_once(const SecretBytes& secret);
+  boost::asio::awaitable<Result<std::string>> async_register_with_best_secret();  // the agent id
   boost::asio::awaitable<Status> async_register();
+  boost::asio::awaitable<void> async_presence_loop();
+  void revoked(const Error& e);
   Status prepare_directories();
   // Directories, journal and registration; false (logged) when the agent cannot go on.
   boost::asio::awaitable<bool> async_start();
@@ -74,6 +82,11 @@ class AgentDaemon {
   std::optional<protocol::ManifestVerifier> verifier_;
   std::optional<RunJournal> journal_;
   RunSpool spool_;
+  AgentCredentialFile credentials_;
+  std::string agent_id_;
+  std::optional<boost::asio::steady_timer> presence_timer_;
+  bool finished_ = false;
+  bool revoked_ = false;
   boost::asio::steady_timer stop_timer_;  // never expires; cancelled by request_stop()
   boost::asio::steady_timer slot_timer_;  // cancelled when a slot frees up or on stop
   std::int64_t active_ = 0;

@@ -37,7 +37,14 @@ Result<json::object> json_body(const HttpRequest& req, const HttpResponse& res) 
 
 }  // namespace
 
-bool is_retryable(const Error& e) { return e.code == errc::kUnavailable; }
+bool is_tls_failure(const Error& e) {
+  return e.code == errc::kTlsHandshakeFailed || e.code == errc::kTlsCertificateInvalid ||
+         e.code == errc::kTlsHostnameMismatch;
+}
+
+// A TLS failure once the agent is at work may be a certificate being rotated on the other side:
+// retried like an outage (registration treats it as the configuration error it then is).
+bool is_retryable(const Error& e) { return e.code == errc::kUnavailable || is_tls_failure(e); }
 
 asio::awaitable<Result<HttpResponse>> ControlClient::async_call(HttpRequest req) {
   if (!agent_token_.empty() && !req.headers.contains("Authorization"))
@@ -105,6 +112,25 @@ asio::awaitable<Result<std::string>> ControlClient::async_register(
   agent_token_ = SecretBytes::from_string(*token);
   std::fill(token->begin(), token->end(), '\0');
   co_return *id;
+}
+
+asio::awaitable<Result<AgentBeat>> ControlClient::async_agent_heartbeat(std::int64_t busy_slots) {
+  HttpRequest req{"POST", "/agent/v1/heartbeat", {},
+                  json::serialize(json::object{{"busySlots", busy_slots}})};
+  auto o = co_await async_call_json(req);
+  if (!o) co_return std::unexpected(o.error());
+  auto expires = get_int(*o, "agentTokenExpiresAt");
+  if (!expires) co_return fail(errc::kProtocolError, "heartbeat: answer lacks agentTokenExpiresAt");
+  AgentBeat beat{false, *expires};
+  if (o->contains("agentToken")) {
+    auto token = get_string(*o, "agentToken", 512);
+    if (!token || token->empty())
+      co_return fail(errc::kProtocolError, "heartbeat: malformed agentToken");
+    agent_token_ = SecretBytes::from_string(*token);
+    std::fill(token->begin(), token->end(), '\0');
+    beat.rotated = true;
+  }
+  co_return beat;
 }
 
 asio::awaitable<Result<std::vector<ClaimedJob>>> ControlClient::async_claim(std::int64_t free_slots,

@@ -35,8 +35,17 @@ struct HeartbeatAnswer {
   bool cancel_requested = false;
 };
 
-// True for errors worth retrying with backoff (transport failures, 5xx, 429).
+// The answer to the agent's own heartbeat: a new credential when the control plane rotated it
+// (it is already in use by the client), and until when the one in use is valid.
+struct AgentBeat {
+  bool rotated = false;
+  std::int64_t expires_at = 0;
+};
+
+// True for errors worth retrying with backoff (transport failures, 5xx, 429, TLS failures).
 bool is_retryable(const Error& e);
+// tls_handshake_failed, tls_certificate_invalid or tls_hostname_mismatch.
+bool is_tls_failure(const Error& e);
 
 // Coroutine parameters are taken by value: a reference to a temporary would dangle once the
 // caller's full-expression ends while the returned awaitable is still pending. The two reference
@@ -45,11 +54,17 @@ class ControlClient {
  public:
   explicit ControlClient(HttpTransport& transport) : transport_(transport) {}
 
-  // A single-use registration challenge (valid for about a minute).
+  // A single-use registration challenge (valid for about a minute). pool_token: a pool token, or
+  // the agent's stored credential (a restarted agent), whichever registration uses.
   boost::asio::awaitable<Result<std::string>> async_register_challenge(const SecretBytes& pool_token);
   // Returns the agent id; keeps the agent token for later calls.
   boost::asio::awaitable<Result<std::string>> async_register(
       const protocol::RegistrationRequest& reg, const SecretBytes& pool_token);
+  // POST /agent/v1/heartbeat: the agent is alive with busy_slots in use; a rotated credential
+  // replaces the one in use at once.
+  boost::asio::awaitable<Result<AgentBeat>> async_agent_heartbeat(std::int64_t busy_slots);
+  // The credential in use (empty before registration), for the agent to keep in its stateDir.
+  const SecretBytes& agent_token() const { return agent_token_; }
   boost::asio::awaitable<Result<std::vector<ClaimedJob>>> async_claim(std::int64_t free_slots,
                                                                       std::int64_t wait_seconds);
   boost::asio::awaitable<Result<HeartbeatAnswer>> async_heartbeat(std::string run_id,

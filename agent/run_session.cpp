@@ -109,8 +109,9 @@ asio::awaitable<void> RunSession::async_heartbeat_loop(runner::RunExecutor& exec
     auto answer = co_await ctx_.client.async_heartbeat(job_.run_id, job_.lease_token);
     if (*done) co_return;
     if (!answer) {
-      if (answer.error().code == errc::kLeaseLost) {
-        spdlog::error("run {}: lease lost; stopping the run", job_.run_id);
+      // A revoked agent's leases ended with the revocation.
+      if (answer.error().code == errc::kLeaseLost || answer.error().code == errc::kAgentRevoked) {
+        spdlog::error("run {}: lease lost ({}); stopping the run", job_.run_id, answer.error().code);
         lease_lost_ = true;
         executor.cancel();
         co_return;

@@ -62,5 +62,11 @@ inline constexpr std::string_view kRegistrationChallengeInvalid = "registration_
 inline constexpr std::string_view kRegistrationSignatureInvalid = "registration_signature_invalid";
 // 409: the name is registered with another signing key and no operator reset allows a new one.
 inline constexpr std::string_view kAgentKeyMismatch = "agent_key_mismatch";
+// 403: an operator revoked this agent (POST /api/v1/agents/{id}/revoke); the agent stops.
+inline constexpr std::string_view kAgentRevoked = "agent_revoked";
+// 401: the agent's credential is older than agentCredentialTtlSeconds; the agent registers again.
+inline constexpr std::string_view kAgentCredentialExpired = "agent_credential_expired";
+// 403: mutual TLS: the agent registered with another client certificate (subject or SAN).
+inline constexpr std::string_view kAgentCertificateMismatch = "agent_certificate_mismatch";
 
 }  // namespace takosumi::errc

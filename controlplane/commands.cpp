@@ -11,6 +11,7 @@
 #include "common/version.hpp"
 #include "controlplane/control_plane.hpp"
 #include "net/control_url.hpp"
+#include "net/tls_context.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -49,12 +50,13 @@ int command_serve(const std::filesystem::path& config_file) {
   SystemClock clock;
   auto control = ControlPlane::create(std::move(*config), clock);
   if (!control) return report(control.error());
+  // Before the port file appears: a SIGHUP from a script that waits for it must not kill us.
+  (*control)->stop_on_signals();
   auto port = (*control)->listen();
   if (!port) return report(port.error());
   std::cout << "listening on " << address << ":" << *port << std::endl;
   spdlog::info("takosumi-control {} serving {} on {}:{}, data in {}", TAKOSUMI_VERSION, scheme,
                address, *port, (*control)->data_dir().string());
-  (*control)->stop_on_signals();
   (*control)->run();
   spdlog::info("stopped");
   return 0;
@@ -63,6 +65,9 @@ int command_serve(const std::filesystem::path& config_file) {
 int command_check_config(const std::filesystem::path& config_file) {
   auto config = load_control_config(config_file, env_api_token());
   if (!config) return report(config.error());
+  // The TLS files as serve (and a SIGHUP) would load them.
+  if (config->tls)
+    if (auto tls = net::make_server_context(*config->tls); !tls) return report(tls.error());
   std::cout << "config ok: " << config_file.string() << "\n";
   return 0;
 }

@@ -127,7 +127,8 @@ Result<ControlConfig> parse_control_config(const YAML::Node& root,
       root,
       {"listenAddress", "port", "dataDir", "apiTokenFile", "poolTokens", "poolTokenFile",
        "leaseSeconds", "manifestTtlSeconds", "maxConnections", "maxConnectionsPerClient",
-       "headerTimeoutSeconds", "maxTempMiB", "tls", "allowInsecureHttp"},
+       "headerTimeoutSeconds", "maxTempMiB", "tls", "allowInsecureHttp",
+       "agentCredentialTtlSeconds"},
       ""));
   if (!root || !root.IsMap()) return fail(errc::kConfigInvalid, "the document must be a mapping");
   ControlConfig cfg;
@@ -136,7 +137,10 @@ Result<ControlConfig> parse_control_config(const YAML::Node& root,
   auto data_dir = config::yaml_string(root, "dataDir", "", "");
   auto lease = config::yaml_int(root, "leaseSeconds", "", 60, 1, 3600);
   auto ttl = config::yaml_int(root, "manifestTtlSeconds", "", 900, 0, 86400);
-  if (const Error* e = first_error(listen, port, data_dir, lease, ttl)) return std::unexpected(*e);
+  auto credential_ttl =
+      config::yaml_int(root, "agentCredentialTtlSeconds", "", 86400, 2, 30 * 86400);
+  if (const Error* e = first_error(listen, port, data_dir, lease, ttl, credential_ttl))
+    return std::unexpected(*e);
   if (data_dir->empty()) return fail(errc::kConfigInvalid, "dataDir is required");
   if (listen->empty()) return fail(errc::kConfigInvalid, "listenAddress must not be empty");
   cfg.listen_address = *listen;
@@ -144,6 +148,7 @@ Result<ControlConfig> parse_control_config(const YAML::Node& root,
   cfg.data_dir = resolve(base_dir, *data_dir).lexically_normal();
   cfg.lease_seconds = *lease;
   cfg.manifest_ttl_seconds = *ttl;
+  cfg.agent_credential_ttl_seconds = *credential_ttl;
   TAKOSUMI_TRY(load_limits(root, cfg));
   TAKOSUMI_TRY(load_tls(root, base_dir, cfg));
   TAKOSUMI_TRY(net::check_plain_http(cfg.tls.has_value(), cfg.listen_address,

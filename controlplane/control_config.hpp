@@ -11,7 +11,8 @@
 //   request's headers to arrive), maxTempMiB (2048: request bodies streamed to <dataDir>/tmp at
 //   once, across all requests), tls ({certFile, keyFile, clientCaFile}: HTTPS, and with
 //   clientCaFile mutual TLS; reloaded on SIGHUP), allowInsecureHttp (false: plain HTTP is served
-//   only on a loopback listenAddress).
+//   only on a loopback listenAddress), agentCredentialTtlSeconds (86400: an agent token's
+//   lifetime; the agent's heartbeat gets a new one after half of it).
 // Errors are config_invalid and name the key; unknown keys are refused.
 #include <yaml-cpp/yaml.h>
 
@@ -37,6 +38,8 @@ struct ControlConfig {
   std::vector<SecretBytes> pool_tokens;
   std::int64_t lease_seconds = 60;
   std::int64_t manifest_ttl_seconds = 900;
+  // How long an agent's credential is valid; its heartbeat replaces it after half of that.
+  std::int64_t agent_credential_ttl_seconds = 86400;
   std::size_t max_connections = 256;
   std::size_t max_connections_per_client = 64;
   std::int64_t header_timeout_seconds = 10;

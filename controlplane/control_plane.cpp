@@ -58,7 +58,8 @@ struct ControlPlane::Parts {
         runs(db, clock),
         states(db, clock),
         logs(db),
-        agents(db, clock),
+        agents(db, clock, config.agent_credential_ttl_seconds),
+        pool_tokens(db, clock),
         connections(db, keys, clock),
         dependencies(db, clock),
         shares(db, clock),
@@ -86,7 +87,7 @@ struct ControlPlane::Parts {
   // Every member named here is declared (so constructed) before the APIs that take it.
   Stores stores() {
     return {db,     catalog, runs,            states,  logs,   connections, dependencies,
-            shares, tokens,  workspace_plans, backups, agents, audit,       blobs, keys};
+            shares, tokens,  workspace_plans, backups, agents, pool_tokens, audit, blobs, keys};
   }
 
   ControlConfig config;
@@ -101,6 +102,7 @@ struct ControlPlane::Parts {
   StateStore states;
   RunLogStore logs;
   AgentRegistry agents;
+  PoolTokenStore pool_tokens;
   ConnectionStore connections;
   DependencyStore dependencies;
   OutputShareStore shares;
@@ -198,10 +200,11 @@ bool ControlPlane::reload_tls() {
     spdlog::error("TLS reload refused, the certificate in use stays: {}", context.error().to_string());
     return false;
   }
+  // In use once the io thread has taken it: the line is logged there.
   boost::asio::post(p.io, [&p, context = std::move(*context)]() mutable {
     p.server.set_tls(std::move(context));
+    spdlog::info("TLS certificate and key reloaded from {}", p.config.tls->cert_file.string());
   });
-  spdlog::info("TLS certificate and key reloaded from {}", p.config.tls->cert_file.string());
   return true;
 }
 

@@ -28,7 +28,8 @@ class ControlPlane {
   void stop_on_signals();
   // Reads tls.certFile, keyFile and clientCaFile again: new connections use them, connections in
   // flight keep what they began with. A file that does not load is logged and the old ones stay.
-  // Returns whether the new files are in use (false also without tls).
+  // Returns whether the new files loaded (they are in use once the server's thread takes them;
+  // false also without tls).
   bool reload_tls();
   // Serves on the calling thread until stop() and all requests in flight have finished.
   void run();

@@ -117,17 +117,16 @@ asio::awaitable<Result<HttpResponse>> exchange(Stream& stream, const HttpRequest
   co_return co_await receive(stream, req, failure);
 }
 
-// SNI and the host name (or IP address) the certificate must be issued for.
-void expect_host(SSL* ssl, const std::string& host) {
+// SNI and the host name (or IP address) the certificate must be issued for, matched against its
+// subjectAltNames only (never a subject CN). False when OpenSSL did not take it: then nothing
+// would check the name, so the caller does not connect.
+bool expect_host(SSL* ssl, const std::string& host) {
   boost::system::error_code ec;
   asio::ip::make_address(host, ec);
-  if (!ec) {
-    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host.c_str());
-    return;
-  }
-  SSL_set_tlsext_host_name(ssl, host.c_str());
-  SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-  SSL_set1_host(ssl, host.c_str());
+  if (!ec) return X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host.c_str()) == 1;
+  SSL_set_hostflags(ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS |
+                             X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
+  return SSL_set_tlsext_host_name(ssl, host.c_str()) == 1 && SSL_set1_host(ssl, host.c_str()) == 1;
 }
 
 }  // namespace
@@ -145,7 +144,8 @@ Result<BeastTransport> BeastTransport::make(const std::string& base_url, const O
   }
   std::string agent = options.user_agent.empty() ? "takosumi-agent/" TAKOSUMI_VERSION
                                                  : options.user_agent;
-  return BeastTransport(std::move(*url), std::move(tls), std::move(agent));
+  return BeastTransport(std::move(*url), std::move(tls), std::move(agent),
+                        options.allow_insecure_http);
 }
 
 asio::awaitable<Result<HttpResponse>> BeastTransport::async_request(HttpRequest req) {
@@ -159,14 +159,27 @@ asio::awaitable<Result<HttpResponse>> BeastTransport::async_request(HttpRequest 
   auto [cec, ep] = co_await tcp.async_connect(endpoints, kTuple);
   if (cec) co_return std::unexpected(failure("connect " + url_.authority(), cec, nullptr));
   boost::system::error_code ignored;
+  // A loopback name is judged again by the address it reached: tokens never go out in clear
+  // because a resolver said "localhost" is elsewhere.
+  if (!tls_ && !allow_insecure_http_ && !ep.address().is_loopback())
+    co_return fail(errc::kConfigInvalid, url_.authority() + " resolved to " +
+                                             ep.address().to_string() + ", which is not loopback: "
+                                             "plain http would send tokens in clear; use https");
   if (!tls_) {
     auto response = co_await exchange(tcp, req, url_, user_agent_, failure);
     tcp.socket().shutdown(tcp::socket::shutdown_both, ignored);
     co_return response;
   }
   TlsStream stream(std::move(tcp), *tls_);
-  expect_host(stream.native_handle(), url_.host);
+  if (!expect_host(stream.native_handle(), url_.host))
+    co_return fail(errc::kTlsHandshakeFailed, url_.authority() + ": cannot set the host name to "
+                                              "verify (" + url_.host + ")");
   auto [hec] = co_await stream.async_handshake(asio::ssl::stream_base::client, kTuple);
+  // A server that closes during the handshake is most likely not speaking TLS on that port.
+  if (hec == asio::ssl::error::stream_truncated)
+    co_return fail(errc::kTlsHandshakeFailed,
+                   url_.authority() + ": the server closed the connection during the TLS "
+                                      "handshake; check that the URL names its HTTPS port");
   if (hec) co_return std::unexpected(failure("TLS handshake", hec, stream.native_handle()));
   auto response = co_await exchange(stream, req, url_, user_agent_, failure);
   // No close_notify round trip: the response was read to its end, so nothing can be truncated.

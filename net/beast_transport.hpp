@@ -29,11 +29,13 @@ class BeastTransport final : public HttpTransport {
   bool in_clear_beyond_loopback() const { return !url_.tls && !is_loopback_host(url_.host); }
 
  private:
-  BeastTransport(ControlUrl url, TlsContext tls, std::string user_agent)
-      : url_(std::move(url)), tls_(std::move(tls)), user_agent_(std::move(user_agent)) {}
+  BeastTransport(ControlUrl url, TlsContext tls, std::string user_agent, bool allow_insecure_http)
+      : url_(std::move(url)), tls_(std::move(tls)), user_agent_(std::move(user_agent)),
+        allow_insecure_http_(allow_insecure_http) {}
   ControlUrl url_;
   TlsContext tls_;  // null for http
   std::string user_agent_;
+  bool allow_insecure_http_;
 };
 
 }  // namespace takosumi::net

@@ -25,8 +25,13 @@ Result<ControlUrl> parse_control_url(std::string_view text, std::string_view key
   ControlUrl out;
   if (url->scheme() == "https") out.tls = true;
   else if (url->scheme() != "http") return invalid();
+  // A percent-encoded host could carry bytes (a NUL) every later use reads differently.
+  if (url->encoded_host().find('%') != std::string_view::npos) return invalid();
   out.host = url->host_address();
   out.port = url->has_port() ? std::string(url->port()) : (out.tls ? "443" : "80");
+  if (url->has_port() && (url->port().empty() || url->port_number() == 0 ||
+                          url->port().size() > 5 || std::stoul(std::string(url->port())) > 65535))
+    return invalid();
   return out;
 }
 

@@ -25,7 +25,9 @@ TEST(ControlUrlTest, ParsesSchemeHostAndPortWithDefaults) {
 
 TEST(ControlUrlTest, RefusesWhatIsNotABaseUrl) {
   for (const char* bad : {"ftp://cp.example", "https://", "https://user:pw@cp.example",
-                          "https://cp.example/api", "https://cp.example?x=1", "cp.example:443"}) {
+                          "https://cp.example/api", "https://cp.example?x=1", "cp.example:443",
+                          "https://cp.example:", "https://cp.example:0", "https://cp.example:99999",
+                          "https://cp%2Eexample", "https://cp%00.example"}) {
     auto r = parse_control_url(bad, "controlPlane.url");
     ASSERT_FALSE(r) << bad;
     EXPECT_EQ(r.error().code, errc::kConfigInvalid);

@@ -22,6 +22,10 @@ constexpr const char* kTls12Ciphers =
     "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 constexpr std::size_t kMaxPrivateKeyPem = 16 * 1024;
 
+// An encrypted key must fail, not make OpenSSL prompt on the terminal (or stdin) and hang the
+// server's only thread.
+int no_passphrase(char*, int, int, void*) { return 0; }
+
 // The last OpenSSL error, for a message; clears the queue.
 std::string openssl_error() {
   unsigned long last = 0;
@@ -49,6 +53,7 @@ SSL_CTX* common_settings(ssl::context& ctx) {
   SSL_CTX_set_min_proto_version(h, TLS1_2_VERSION);
   SSL_CTX_set_options(h, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
   SSL_CTX_set_cipher_list(h, kTls12Ciphers);
+  SSL_CTX_set_default_passwd_cb(h, no_passphrase);
   return h;
 }
 
@@ -70,7 +75,7 @@ Status load_certificate_and_key(SSL_CTX* h, std::string_view cert_key, const fs:
   auto pem = crypto::read_private_file(key, kMaxPrivateKeyPem);
   if (!pem) return std::unexpected(pem.error().with_context(std::string(key_key)));
   BIO* bio = BIO_new_mem_buf(pem->data(), static_cast<int>(pem->size()));
-  EVP_PKEY* pkey = bio ? PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr) : nullptr;
+  EVP_PKEY* pkey = bio ? PEM_read_bio_PrivateKey(bio, nullptr, no_passphrase, nullptr) : nullptr;
   BIO_free(bio);
   if (!pkey)
     return std::unexpected(invalid(key_key, key, "is not an unencrypted PEM private key (" +

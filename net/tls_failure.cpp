@@ -51,8 +51,9 @@ std::optional<Error> tls_failure(const boost::system::error_code& ec, SSL* ssl,
   if (client_certificate_refused(reason))
     return Error{std::string(errc::kTlsHandshakeFailed),
                  at + ": the server refused the TLS handshake (" + ec.message() +
-                     "); it requires a client certificate issued by its tls.clientCaFile: set "
-                     "controlPlane.clientCertFile and clientKeyFile to one"};
+                     "); when it requires client certificates (mutual TLS), set "
+                     "controlPlane.clientCertFile and clientKeyFile to a certificate for client "
+                     "authentication issued by the CA of its tls.clientCaFile"};
   return Error{std::string(errc::kTlsHandshakeFailed),
                at + ": TLS handshake failed (" + ec.message() +
                    "); check that the URL names the control plane's HTTPS port and that both "

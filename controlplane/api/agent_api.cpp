@@ -56,8 +56,9 @@ void AgentApi::register_routes(Router& r) {
   // The handlers identify the agent themselves: the caller these hand on is empty.
   const Authenticator pool_token = [this](const HttpRequest& head,
                                           const RouteParams&) -> Result<std::any> {
-    TAKOSUMI_TRY(check_pool_token(head));
-    return std::any{};
+    auto auth = registration_auth(head);
+    if (!auth) return std::unexpected(auth.error());
+    return std::any{std::move(*auth)};
   };
   const RouteAccess pool{pool_token, RouteBody::json};
   const Authenticator agent = [this](const HttpRequest& head,
@@ -69,6 +70,8 @@ void AgentApi::register_routes(Router& r) {
   r.add("POST", "/agent/v1/register/challenge", pool,
         [this](auto& req, auto&) { return register_challenge(req); });
   r.add("POST", "/agent/v1/register", pool, [this](auto& req, auto&) { return register_agent(req); });
+  r.add("POST", "/agent/v1/heartbeat", json_body,
+        [this](auto& req, auto&) { return agent_heartbeat(req); });
   r.add_async("POST", "/agent/v1/claim", json_body,
               [this](const HttpRequest& req, const RouteParams&) { return async_claim(req); });
   r.add("POST", "/agent/v1/runs/{}/heartbeat", json_body,
@@ -94,22 +97,30 @@ void AgentApi::register_routes(Router& r) {
 Result<Agent> AgentApi::authenticate(const HttpRequest& req) {
   auto token = req.bearer_token();
   if (!token) return fail(errc::kUnauthorized, "missing agent token (Authorization: Bearer …)");
-  return d_.agents.authenticate(*token);
+  return d_.agents.authenticate(*token, req.peer_certificate);
 }
 
 // Registration and its challenge carry the pool token in the Authorization header, so it is
 // checked before the server reads the body.
-Status AgentApi::check_pool_token(const HttpRequest& head) const {
+Result<AgentApi::RegistrationAuth> AgentApi::registration_auth(const HttpRequest& head) {
   auto token = head.bearer_token();
   if (!token) return fail(errc::kUnauthorized, "missing pool token (Authorization: Bearer …)");
-  const bool known = std::ranges::any_of(d_.pool_tokens, [&](const SecretBytes& t) {
+  const bool configured = std::ranges::any_of(d_.configured_pool_tokens, [&](const SecretBytes& t) {
     return crypto::secrets_equal(*token, t.reveal_as_string());
   });
-  if (!known) return fail(errc::kUnauthorized, "unknown pool token");
-  return {};
+  if (configured) return RegistrationAuth{"config", std::nullopt};
+  auto made = d_.pool_tokens.find_active(*token);
+  if (!made) return std::unexpected(made.error());
+  if (*made) return RegistrationAuth{**made, std::nullopt};
+  // Not a pool token: an agent's own credential (a revoked agent learns so here).
+  auto agent = d_.agents.authenticate(*token, head.peer_certificate);
+  if (agent) return RegistrationAuth{"", std::move(*agent)};
+  if (agent.error().code == errc::kUnauthorized)
+    return fail(errc::kUnauthorized, "unknown pool token");
+  return std::unexpected(agent.error());
 }
 
-// Only after check_pool_token accepted the head.
+// Only after registration_auth accepted the head.
 std::string AgentApi::pool_token_sha256(const HttpRequest& head) {
   return crypto::sha256_hex(head.bearer_token().value_or(""));
 }
@@ -142,26 +153,60 @@ Result<AgentRegistration> AgentApi::proven_registration(const HttpRequest& req,
 }
 
 HttpResponse AgentApi::register_agent(const HttpRequest& req) {
+  const auto* auth = std::any_cast<RegistrationAuth>(&req.caller);
+  if (!auth) return error_response(Error{std::string(errc::kInternal), "registration without auth"});
   auto body = parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
   auto reg = proven_registration(req, *body);
   if (!reg) return error_response(reg.error());
+  // An agent's credential registers that agent only, with the key on record.
+  if (auth->agent && (auth->agent->name != reg->name ||
+                      auth->agent->sign_public_key != reg->sign_public_key))
+    return error_response(Error{std::string(errc::kForbidden),
+                                "an agent credential registers only its own agent with its own "
+                                "signing key; use a pool token"});
+  const RegistrationContext context{auth->pool_token_id, req.peer_certificate};
   auto cred = in_transaction(d_.db, [&]() -> Result<AgentCredential> {
-    auto registered = d_.agents.register_agent(*reg);
+    auto registered = d_.agents.register_agent(*reg, context);
     if (!registered) return registered;
     AuditEvent e{.actor = agent_actor(registered->agent_id), .action = "agent.registered"};
     e.detail = {{"name", reg->name}, {"version", reg->version},
-                {"keysReplaced", registered->keys_replaced}};
+                {"keysReplaced", registered->keys_replaced},
+                {"poolTokenId", auth->pool_token_id},
+                {"certificateIdentity", req.peer_certificate}};
     TAKOSUMI_TRY(d_.audit.record(std::move(e)));
     return registered;
   });
   // A refused key is either a lost key file or someone trying to take the name: the operator
   // should see it without reading agent logs.
-  if (!cred && cred.error().code == errc::kAgentKeyMismatch)
+  if (!cred && (cred.error().code == errc::kAgentKeyMismatch ||
+                cred.error().code == errc::kAgentCertificateMismatch))
     spdlog::warn("register refused: {}", cred.error().message);
   if (!cred) return error_response(cred.error());
   return json_response(200, json::object{{"agentId", cred->agent_id},
-                                         {"agentToken", cred->agent_token}});
+                                         {"agentToken", cred->agent_token},
+                                         {"agentTokenExpiresAt", cred->expires_at}});
+}
+
+HttpResponse AgentApi::agent_heartbeat(const HttpRequest& req) {
+  auto agent = authenticate(req);
+  if (!agent) return error_response(agent.error());
+  auto body = parse_object(req.body.empty() ? "{}" : req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  if (auto known = check_known_fields(*body, {"busySlots"}); !known)
+    return error_response(known.error());
+  auto busy = get_optional_int(*body, "busySlots");
+  if (!busy) return error_response(busy.error());
+  if (busy->value_or(0) < 0 || busy->value_or(0) > 64)
+    return error_response(Error{std::string(errc::kInvalidArgument), "busySlots must be 0..64"});
+  auto answer = d_.agents.heartbeat(*agent, req.bearer_token().value_or(""), busy->value_or(0));
+  if (!answer) return error_response(answer.error());
+  json::object out{{"agentTokenExpiresAt", answer->expires_at}};
+  if (answer->rotated) {
+    out["agentToken"] = answer->rotated->agent_token;
+    out["agentTokenExpiresAt"] = answer->rotated->expires_at;
+  }
+  return json_response(200, out);
 }
 
 boost::asio::awaitable<HttpResponse> AgentApi::async_claim(const HttpRequest& req) {

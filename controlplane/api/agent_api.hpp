@@ -10,6 +10,8 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/json/object.hpp>
 
+#include <optional>
+
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -35,7 +37,7 @@ struct AgentApiDeps : Stores {
   ClaimWaiters& waiters;
   WorkspacePlanner& planner;
   boost::asio::thread_pool::executor_type pool;
-  const std::vector<SecretBytes>& pool_tokens;
+  const std::vector<SecretBytes>& configured_pool_tokens;
   RegistrationChallenges& challenges;
 };
 
@@ -56,8 +58,17 @@ class AgentApi {
   };
   Result<LeasedRequest> leased_request(const HttpRequest& req,
                                        std::initializer_list<std::string_view> fields);
-  Status check_pool_token(const HttpRequest& head) const;
+  // Who may register: a pool token (configured, or made through the API and not revoked), or an
+  // agent's own current credential, which lets a restarted agent in after its pool token was
+  // rotated away. Checked on the head; handed to the handler as the request's caller.
+  struct RegistrationAuth {
+    std::string pool_token_id;  // "config" or a PoolToken id; empty for an agent credential
+    std::optional<Agent> agent;  // the credential's agent
+  };
+  Result<RegistrationAuth> registration_auth(const HttpRequest& head);
   static std::string pool_token_sha256(const HttpRequest& head);
+  // POST /agent/v1/heartbeat {"busySlots"}: the agent is alive; its credential is rotated when due.
+  HttpResponse agent_heartbeat(const HttpRequest& req);
   HttpResponse register_challenge(const HttpRequest& req);
   // The registration a body asks for, once its challenge and signature check out (the pool token
   // was checked on the head).

@@ -16,6 +16,7 @@ void PublicApi::register_routes(Router& r) {
   tokens_.register_routes(r, access);
   activity_.register_routes(r, access);
   agents_.register_routes(r, access);
+  pool_tokens_.register_routes(r, access);
 }
 
 }  // namespace takosumi::controlplane

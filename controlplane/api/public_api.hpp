@@ -9,6 +9,7 @@
 // connection_revoked/expired).
 #include "controlplane/api/activity_api.hpp"
 #include "controlplane/api/agent_admin_api.hpp"
+#include "controlplane/api/pool_token_api.hpp"
 #include "controlplane/api/backup_api.hpp"
 #include "controlplane/api/capsule_api.hpp"
 #include "controlplane/api/connection_api.hpp"
@@ -39,7 +40,8 @@ class PublicApi {
         backups_(deps),
         tokens_(deps),
         activity_(deps),
-        agents_(deps) {}
+        agents_(deps),
+        pool_tokens_(deps) {}
   // Routes capture `this` and the resources: the PublicApi must outlive the router.
   void register_routes(Router& router);
 
@@ -57,6 +59,7 @@ class PublicApi {
   TokenApi tokens_;
   ActivityApi activity_;
   AgentAdminApi agents_;
+  PoolTokenApi pool_tokens_;
 };
 
 }  // namespace takosumi::controlplane

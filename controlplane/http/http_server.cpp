@@ -11,6 +11,7 @@
 #include <list>
 #include <optional>
 #include <type_traits>
+#include <utility>
 
 #include "common/error_codes.hpp"
 #include "controlplane/http/connection_slots.hpp"
@@ -116,6 +117,9 @@ struct Session {
   std::string client;            // the peer's IP address
   bool answered_before = false;  // a request was answered on this connection
   std::string peer_certificate;  // the verified client certificate's identity (mutual TLS)
+  // The handshake's deadline also covers the first request's headers: one header timeout from
+  // the accept, under TLS as without.
+  bool header_deadline_running = false;
   beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream); }
 };
 
@@ -377,6 +381,7 @@ asio::awaitable<bool> HttpServer::Impl::handshake(Session<TlsStream>& s) {
     co_return false;
   }
   s.peer_certificate = net::peer_certificate_identity(s.stream.native_handle());
+  s.header_deadline_running = true;
   co_return true;
 }
 
@@ -398,7 +403,7 @@ asio::awaitable<std::optional<Exchange>> HttpServer::Impl::read_and_handle(
     Session<Stream>& s, beast::flat_buffer& buffer, std::optional<TempUpload>& upload) {
   slots.set_waiting(s.id, true);
   if (!co_await await_request_start(s, buffer)) co_return std::nullopt;
-  s.tcp().expires_after(limits.header_timeout);
+  if (!std::exchange(s.header_deadline_running, false)) s.tcp().expires_after(limits.header_timeout);
   HeadParser head;
   head.header_limit(kHeaderLimit);
   head.body_limit(boost::none);  // the policy's limit is applied once the handler has chosen it

@@ -57,9 +57,11 @@ int http_status_for(std::string_view code) {
       code == errc::kBackupInvalid || code == errc::kBackupSignatureInvalid)
     return 400;
   if (code == errc::kUnauthorized || code == errc::kRegistrationChallengeInvalid ||
-      code == errc::kRegistrationSignatureInvalid)
+      code == errc::kRegistrationSignatureInvalid || code == errc::kAgentCredentialExpired)
     return 401;
-  if (code == errc::kForbidden) return 403;
+  if (code == errc::kForbidden || code == errc::kAgentRevoked ||
+      code == errc::kAgentCertificateMismatch)
+    return 403;
   if (code == errc::kNotFound) return 404;
   if (code == errc::kConflict || code == errc::kLeaseLost ||
       code == errc::kDataLossNotAccepted || code == errc::kNoStateVersion ||

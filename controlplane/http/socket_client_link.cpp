@@ -1,5 +1,7 @@
 #include "controlplane/http/socket_client_link.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <cerrno>
@@ -7,12 +9,18 @@
 namespace takosumi::controlplane {
 namespace {
 
-// True when the peer has sent FIN or RST. Data waiting to be read (a pipelined request) or nothing
-// at all means it is still there.
+// True when the peer has sent FIN or RST. Data waiting to be read means it is still there, unless
+// a FIN follows the data: under TLS a closing client sends its close_notify alert first (in TLS
+// 1.3 an encrypted record like any other), so the connection's state has to say it.
 bool peer_closed(int fd) {
   char byte = 0;
   const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n > 0) return false;
+  if (n > 0) {
+    tcp_info info{};
+    socklen_t len = sizeof info;
+    return ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0 &&
+           info.tcpi_state == TCP_CLOSE_WAIT;
+  }
   if (n == 0) return true;
   return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
 }

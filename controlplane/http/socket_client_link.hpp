@@ -1,6 +1,7 @@
 #pragma once
-// ClientLink over a connected TCP socket. gone() asks the kernel without blocking (recv with
-// MSG_PEEK | MSG_DONTWAIT: 0 is the peer's FIN, ECONNRESET its RST). While a handler has set
+// ClientLink over a connected TCP socket (under TLS too: it looks below the encryption). gone()
+// asks the kernel without blocking (recv with MSG_PEEK | MSG_DONTWAIT: 0 is the peer's FIN,
+// ECONNRESET its RST; with data waiting, the TCP state CLOSE_WAIT is a FIN behind it). While a handler has set
 // on_gone, an async wait for readability is pending on the socket, so a close is noticed at once;
 // pipelined request bytes make the socket readable too, and then watching stops (gone() still
 // answers). The server calls stop_watching() when the handler has returned (no callback runs after

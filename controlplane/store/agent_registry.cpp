@@ -42,22 +42,23 @@ Error refused_by_reset(const AgentRegistration& reg, std::string_view id,
 
 }  // namespace
 
-Result<AgentCredential> AgentRegistry::register_agent(const AgentRegistration& reg) {
+Result<AgentCredential> AgentRegistry::register_agent(const AgentRegistration& reg,
+                                                     const RegistrationContext& context) {
   auto named = agents_named(reg.name);
   if (!named) return std::unexpected(named.error().with_context("register agent"));
-  if (named->empty()) return insert(reg);
+  if (named->empty()) return insert(reg, context);
   // Databases from before schema 6 may hold several agents of one name (a new key used to make a
   // new agent); each keeps its own key.
   auto awaited = std::ranges::find(*named, reg.sign_public_key, &NamedAgent::awaited_key);
   if (awaited != named->end()) {
-    auto replaced = update(awaited->id, reg);
+    auto replaced = update(*awaited, reg, context);
     if (replaced) replaced->keys_replaced = awaited->sign_public_key != reg.sign_public_key;
     return replaced;
   }
   auto same_key = std::ranges::find_if(*named, [&](const NamedAgent& a) {
     return !a.reset && a.sign_public_key == reg.sign_public_key;
   });
-  if (same_key != named->end()) return update(same_key->id, reg);
+  if (same_key != named->end()) return update(*same_key, reg, context);
   auto reset = std::ranges::find(*named, true, &NamedAgent::reset);
   if (reset != named->end())
     return std::unexpected(refused_by_reset(reg, reset->id, reset->awaited_key));
@@ -66,40 +67,64 @@ Result<AgentCredential> AgentRegistry::register_agent(const AgentRegistration& r
 
 Result<std::vector<AgentRegistry::NamedAgent>> AgentRegistry::agents_named(std::string_view name) {
   auto s = db_.query(
-      "SELECT id, sign_public_key, key_reset_at IS NOT NULL, coalesce(reset_sign_public_key, '')"
+      "SELECT id, sign_public_key, key_reset_at IS NOT NULL, coalesce(reset_sign_public_key, ''),"
+      " revoked_at IS NOT NULL, coalesce(certificate_identity, '')"
       " FROM agents WHERE name = ? ORDER BY created_at, id",
       name);
   return collect(std::move(s), [](const Statement& row) {
     NamedAgent agent;
-    ColumnReader(row) >> agent.id >> agent.sign_public_key >> agent.reset >> agent.awaited_key;
+    ColumnReader(row) >> agent.id >> agent.sign_public_key >> agent.reset >> agent.awaited_key >>
+        agent.revoked >> agent.certificate_identity;
     if (!agent.reset) agent.awaited_key.clear();
     return agent;
   });
 }
 
-Result<AgentCredential> AgentRegistry::insert(const AgentRegistration& reg) {
-  AgentCredential cred{crypto::new_id("agt"), crypto::new_token()};
+Result<AgentCredential> AgentRegistry::insert(const AgentRegistration& reg,
+                                             const RegistrationContext& context) {
   const std::int64_t now = clock_.now_unix();
+  AgentCredential cred{crypto::new_id("agt"), crypto::new_token(), false, now + ttl_};
   TAKOSUMI_TRY(with_context(
       db_.run("INSERT INTO agents (id, name, sign_public_key, box_public_key, token_sha256,"
-              " version, labels, capacity, created_at, last_seen_at)"
-              " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+              " version, labels, capacity, created_at, last_seen_at, token_issued_at,"
+              " pool_token_id, certificate_identity, busy_slots)"
+              " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
               cred.agent_id, reg.name, reg.sign_public_key, reg.box_public_key,
-              crypto::token_sha256(cred.agent_token), reg.version, labels_json(reg.labels), reg.capacity,
-              now, now),
+              crypto::token_sha256(cred.agent_token), reg.version, labels_json(reg.labels),
+              reg.capacity, now, now, now, context.pool_token_id, context.certificate_identity),
       "register agent"));
   return cred;
 }
 
-// Also clears a pending reset: the new signing key is the one on record from now on.
-Result<AgentCredential> AgentRegistry::update(const std::string& id, const AgentRegistration& reg) {
-  AgentCredential cred{id, crypto::new_token()};
+// Also clears a pending reset: the new signing key is the one on record from now on. The
+// certificate identity is recorded the first time the agent comes with one, and kept.
+Result<AgentCredential> AgentRegistry::update(const NamedAgent& agent, const AgentRegistration& reg,
+                                              const RegistrationContext& context) {
+  if (agent.revoked && !agent.reset)
+    return fail(errc::kAgentRevoked,
+                "agent \"" + reg.name + "\" (" + agent.id + ") was revoked by an operator; only "
+                "an operator's POST /api/v1/agents/" + agent.id + "/reset-keys admits it again");
+  if (!agent.certificate_identity.empty() && !context.certificate_identity.empty() &&
+      agent.certificate_identity != context.certificate_identity)
+    return fail(errc::kAgentCertificateMismatch,
+                "agent \"" + reg.name + "\" (" + agent.id + ") registered with the client "
+                "certificate \"" + agent.certificate_identity + "\", not \"" +
+                context.certificate_identity + "\"; use that certificate (renewed with the same "
+                "subject), or have an operator reset the agent's keys");
+  const std::int64_t now = clock_.now_unix();
+  AgentCredential cred{agent.id, crypto::new_token(), false, now + ttl_};
   TAKOSUMI_TRY(with_context(
       db_.run("UPDATE agents SET sign_public_key = ?, box_public_key = ?, token_sha256 = ?,"
               " version = ?, labels = ?, capacity = ?, last_seen_at = ?, key_reset_at = NULL,"
-              " reset_sign_public_key = NULL WHERE id = ?",
+              " reset_sign_public_key = NULL, revoked_at = NULL, token_issued_at = ?,"
+              " previous_token_sha256 = NULL, previous_token_expires_at = NULL,"
+              " pool_token_id = CASE WHEN ? = '' THEN pool_token_id ELSE ? END,"
+              " certificate_identity = coalesce(nullif(certificate_identity, ''), ?)"
+              " WHERE id = ?",
               reg.sign_public_key, reg.box_public_key, crypto::token_sha256(cred.agent_token),
-              reg.version, labels_json(reg.labels), reg.capacity, clock_.now_unix(), id),
+              reg.version, labels_json(reg.labels), reg.capacity, now, now,
+              context.pool_token_id, context.pool_token_id, context.certificate_identity,
+              agent.id),
       "register agent"));
   return cred;
 }
@@ -118,7 +143,8 @@ Result<Agent> AgentRegistry::reset_keys(std::string_view agent_id,
                 "that signing key; name the key of the agent being reset");
   // An empty token_sha256 matches no token: the agent is signed out until it registers again.
   auto s = db_.query(
-      "UPDATE agents SET key_reset_at = ?, reset_sign_public_key = ?, token_sha256 = ''"
+      "UPDATE agents SET key_reset_at = ?, reset_sign_public_key = ?, token_sha256 = '',"
+      " previous_token_sha256 = NULL, certificate_identity = NULL"
       " WHERE id = ? RETURNING id, name, box_public_key, sign_public_key",
       clock_.now_unix(), new_sign_public_key, agent_id);
   if (!s) return std::unexpected(s.error());
@@ -130,15 +156,119 @@ Result<Agent> AgentRegistry::reset_keys(std::string_view agent_id,
   return agent;
 }
 
-Result<Agent> AgentRegistry::authenticate(std::string_view token) {
+Result<Agent> AgentRegistry::authenticate(std::string_view token,
+                                          std::string_view certificate_identity) {
+  const std::int64_t now = clock_.now_unix();
   auto s = db_.query(
-      "SELECT id, name, box_public_key, sign_public_key FROM agents WHERE token_sha256 = ?",
-      crypto::token_sha256(token));
+      "SELECT id, name, box_public_key, sign_public_key, revoked_at IS NOT NULL,"
+      " coalesce(certificate_identity, ''), token_sha256 = ?1,"
+      " coalesce(token_issued_at, created_at)"
+      " FROM agents WHERE token_sha256 = ?1"
+      "  OR (previous_token_sha256 = ?1 AND previous_token_expires_at > ?2)",
+      crypto::token_sha256(token), now);
   if (!s) return std::unexpected(s.error());
   auto row = s->step();
   if (!row) return std::unexpected(row.error());
   if (!*row) return fail(errc::kUnauthorized, "unknown agent token");
-  return Agent{s->text(0), s->text(1), s->text(2), s->text(3)};
+  Agent agent;
+  bool revoked = false, current = false;
+  std::string recorded;
+  std::int64_t issued = 0;
+  ColumnReader(*s) >> agent.id >> agent.name >> agent.box_public_key >> agent.sign_public_key >>
+      revoked >> recorded >> current >> issued;
+  if (revoked)
+    return fail(errc::kAgentRevoked, "agent " + agent.id + " was revoked by an operator");
+  if (current && issued + ttl_ <= now)
+    return fail(errc::kAgentCredentialExpired,
+                "the agent credential expired (agentCredentialTtlSeconds); register again");
+  if (!recorded.empty() && !certificate_identity.empty() && recorded != certificate_identity)
+    return fail(errc::kAgentCertificateMismatch,
+                "agent " + agent.id + " registered with another client certificate");
+  return agent;
+}
+
+Result<HeartbeatAnswer> AgentRegistry::heartbeat(const Agent& agent,
+                                                 std::string_view presented_token,
+                                                 std::int64_t busy_slots) {
+  const std::int64_t now = clock_.now_unix();
+  const std::string presented = crypto::token_sha256(presented_token);
+  auto s = db_.query(
+      "SELECT token_sha256, coalesce(token_issued_at, created_at),"
+      " coalesce(previous_token_sha256, ''), coalesce(previous_token_expires_at, 0)"
+      " FROM agents WHERE id = ?",
+      agent.id);
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return fail(errc::kUnauthorized, "unknown agent");
+  std::string current, previous;
+  std::int64_t issued = 0, previous_expires = 0;
+  ColumnReader(*s) >> current >> issued >> previous >> previous_expires;
+  HeartbeatAnswer answer;
+  // The replaced token came back: the answer that carried its successor was lost, so it gets
+  // another successor, and keeps its own remaining lifetime.
+  const bool replaced_came_back = presented == previous && presented != current;
+  const bool due = presented == current && now - issued >= ttl_ / 2;
+  if (due || replaced_came_back) {
+    AgentCredential next{agent.id, crypto::new_token(), false, now + ttl_};
+    const std::string keep = replaced_came_back ? previous : current;
+    const std::int64_t keep_until = replaced_came_back ? previous_expires : issued + ttl_;
+    TAKOSUMI_TRY(db_.run("UPDATE agents SET token_sha256 = ?, token_issued_at = ?,"
+                         " previous_token_sha256 = ?, previous_token_expires_at = ?,"
+                         " last_seen_at = ?, busy_slots = ? WHERE id = ?",
+                         crypto::token_sha256(next.agent_token), now, keep, keep_until, now,
+                         busy_slots, agent.id));
+    answer.expires_at = next.expires_at;
+    answer.rotated = std::move(next);
+    return answer;
+  }
+  TAKOSUMI_TRY(db_.run("UPDATE agents SET last_seen_at = ?, busy_slots = ? WHERE id = ?", now,
+                       busy_slots, agent.id));
+  answer.expires_at = presented == current ? issued + ttl_ : previous_expires;
+  return answer;
+}
+
+namespace {
+
+constexpr std::string_view kRecordSelect =
+    "SELECT id, name, version, labels, capacity, coalesce(busy_slots, 0), created_at,"
+    " last_seen_at, coalesce(certificate_identity, ''), coalesce(pool_token_id, ''), revoked_at,"
+    " key_reset_at IS NOT NULL, coalesce(token_issued_at, created_at) FROM agents";
+
+}  // namespace
+
+Result<std::vector<AgentRecord>> AgentRegistry::list() {
+  return collect(db_.query(std::string(kRecordSelect) + " ORDER BY name, created_at, id"),
+                 [this](const Statement& row) { return record_from_row(row); });
+}
+
+Result<AgentRecord> AgentRegistry::get(std::string_view agent_id) {
+  return one_row(db_.query(std::string(kRecordSelect) + " WHERE id = ?", agent_id),
+                 "agent " + std::string(agent_id),
+                 [this](const Statement& row) { return record_from_row(row); });
+}
+
+AgentRecord AgentRegistry::record_from_row(const Statement& row) const {
+  AgentRecord a;
+  std::string labels;
+  std::int64_t issued = 0;
+  ColumnReader(row) >> a.id >> a.name >> a.version >> labels >> a.capacity >> a.busy_slots >>
+      a.created_at >> a.last_seen_at >> a.certificate_identity >> a.pool_token_id >>
+      a.revoked_at >> a.keys_reset >> issued;
+  boost::system::error_code ec;
+  const auto parsed = boost::json::parse(labels, ec);
+  if (!ec && parsed.is_array())
+    for (const auto& l : parsed.as_array())
+      if (l.is_string()) a.labels.emplace_back(l.as_string());
+  if (!a.revoked_at && !a.keys_reset) a.token_expires_at = issued + ttl_;
+  return a;
+}
+
+Result<AgentRecord> AgentRegistry::revoke(std::string_view agent_id) {
+  TAKOSUMI_TRY(db_.run("UPDATE agents SET revoked_at = coalesce(revoked_at, ?),"
+                       " previous_token_sha256 = NULL WHERE id = ?",
+                       clock_.now_unix(), agent_id));
+  return get(agent_id);
 }
 
 }  // namespace takosumi::controlplane

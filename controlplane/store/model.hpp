@@ -180,6 +180,35 @@ struct ApiToken {
   std::optional<std::int64_t> last_used_at;
 };
 
+// A pool token made through the API (docs/operations.md "Pool tokens"): any number are valid at
+// once, so a pool rotates by making a new one, moving its agents' configuration to it, and
+// revoking the old one. Revoking stops new registrations with it; agents already registered keep
+// their own credentials. Only the SHA-256 of the secret is kept.
+struct PoolToken {
+  std::string id;
+  std::string name;
+  std::string created_by;
+  std::int64_t created_at = 0;
+  std::optional<std::int64_t> revoked_at;
+};
+
+// What an operator sees of a registered agent (GET /api/v1/agents).
+struct AgentRecord {
+  std::string id;
+  std::string name;
+  std::string version;
+  std::vector<std::string> labels;
+  std::int64_t capacity = 0;
+  std::int64_t busy_slots = 0;
+  std::int64_t created_at = 0;
+  std::int64_t last_seen_at = 0;           // its last call: claim, heartbeat, registration
+  std::string certificate_identity;        // mutual TLS: the client certificate it registered with
+  std::string pool_token_id;               // "config" for a pool token from the configuration
+  std::optional<std::int64_t> revoked_at;
+  bool keys_reset = false;                 // an operator's reset waits for the named key
+  std::optional<std::int64_t> token_expires_at;
+};
+
 // One Capsule of a workspace plan: the commit its ref named when the plan was asked for, the
 // Capsules of the same workspace plan it waits for (its producers there), and its plan Run once
 // created.

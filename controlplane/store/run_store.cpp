@@ -229,4 +229,11 @@ Result<bool> RunStore::has_artifact(std::string_view run_id, std::string_view ki
   return s->step();
 }
 
+Result<std::int64_t> RunStore::end_leases_of(std::string_view agent_id, std::int64_t now) {
+  TAKOSUMI_TRY(db_.run("UPDATE runs SET lease_expires_at = ? WHERE agent_id = ?"
+                       " AND status = 'running' AND lease_expires_at > ?",
+                       now, agent_id, now));
+  return db_.changes();
+}
+
 }  // namespace takosumi::controlplane

@@ -56,6 +56,9 @@ class RunStore {
   Result<bool> is_destroy_result(const StateVersion& sv);
   // queued → cancelled at once; running → cancelRequested; finished → conflict.
   Result<Run> cancel(std::string_view id);
+  // The agent was revoked: every lease it holds on a running Run ends now, so the lease rules
+  // take over (queued again, or stranded once its apply started). Returns how many.
+  Result<std::int64_t> end_leases_of(std::string_view agent_id, std::int64_t now);
 
   // True when the artifact is new to the Run's index; recording it again changes nothing.
   Result<bool> record_artifact(std::string_view run_id, std::string_view kind,

@@ -11,7 +11,7 @@ namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 9;
+constexpr std::int64_t kSchemaVersion = 10;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -268,6 +268,16 @@ CREATE TABLE IF NOT EXISTS backups (
 CREATE INDEX IF NOT EXISTS backups_by_workspace ON backups(workspace_id);
 )sql";
 
+constexpr std::string_view kTablesV10 = R"sql(
+CREATE TABLE IF NOT EXISTS pool_tokens (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  secret_sha256 TEXT NOT NULL UNIQUE,
+  created_by TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  revoked_at INTEGER);
+)sql";
+
 std::string create_runs_sql(std::string_view prefix) {
   return std::string(prefix) + " (" + std::string(kRunsColumns) + ");";
 }
@@ -361,6 +371,21 @@ Status to_v9(Database& db) {
                                "TEXT REFERENCES output_shares(id)");
 }
 
+// v9 → v10: agent credentials with a lifecycle (pool tokens made through the API; an agent's
+// certificate identity, revocation, token age for rotation, the token it replaced and until when
+// that one still counts, the pool token it registered with, its busy slots).
+Status to_v10(Database& db) {
+  TAKOSUMI_TRY(db.exec(kTablesV10));
+  for (const auto& [column, type] :
+       {std::pair{"certificate_identity", "TEXT"}, {"revoked_at", "INTEGER"},
+        {"token_issued_at", "INTEGER"}, {"previous_token_sha256", "TEXT"},
+        {"previous_token_expires_at", "INTEGER"}, {"pool_token_id", "TEXT"},
+        {"busy_slots", "INTEGER"}})
+    TAKOSUMI_TRY(add_column_if_missing(db, "agents", column, type));
+  return db.exec(
+      "CREATE INDEX IF NOT EXISTS agents_by_previous_token ON agents(previous_token_sha256)");
+}
+
 // One step of the schema, from version `to - 1` to `to`.
 struct Migration {
   std::int64_t to;
@@ -371,7 +396,8 @@ struct Migration {
 };
 
 constexpr Migration kMigrations[] = {{2, to_v2, true}, {3, to_v3}, {4, to_v4}, {5, to_v5},
-                                     {6, to_v6},       {7, to_v7}, {8, to_v8}, {9, to_v9}};
+                                     {6, to_v6},       {7, to_v7}, {8, to_v8}, {9, to_v9},
+                                     {10, to_v10}};
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 // Runs one migration in one transaction that also sets user_version: a database is at one
@@ -419,10 +445,11 @@ Status create_schema(Database& db) {
   const std::string sql =
       std::string(kTablesBeforeRuns) + create_runs_sql("\nCREATE TABLE IF NOT EXISTS runs") +
       std::string(kTablesAfterRuns) + std::string(kTablesV3) + std::string(kTablesV8) +
-      std::string(kTablesV9);
+      std::string(kTablesV9) + std::string(kTablesV10);
   TAKOSUMI_TRY(with_context(db.exec(sql), "create schema"));
   // A new database gets the columns later versions added to earlier tables as a migration does.
   TAKOSUMI_TRY(with_context(to_v9(db), "create schema"));
+  TAKOSUMI_TRY(with_context(to_v10(db), "create schema"));
   return with_context(db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion)),
                       "create schema");
 }

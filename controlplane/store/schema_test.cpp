@@ -23,7 +23,7 @@ namespace {
 
 using takosumi::testing::TempDir;
 
-constexpr std::int64_t kCurrentVersion = 9;
+constexpr std::int64_t kCurrentVersion = 10;
 
 // The frozen schema of an earlier release, testdata/schema_v<N>.sql, verbatim as that release
 // created it: migrations are tested against the real thing and not against today's DDL.
@@ -436,6 +436,9 @@ TEST(SchemaTest, VersionSixDatabaseIsMigratedInPlace) {
   ASSERT_TRUE(renewed) << renewed.error().to_string();
   EXPECT_EQ(renewed->agent_id, "agt_1");
   EXPECT_TRUE(renewed->keys_replaced);
+  // v10: both registrations started their credentials' lifetimes; neither agent is revoked.
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM agents WHERE revoked_at IS NULL"
+                               " AND token_issued_at = 100"), 2);
   EXPECT_TRUE(create_schema(db));
   EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
 }
@@ -475,6 +478,7 @@ INSERT INTO runs (id, capsule_id, type, status, source_commit, created_at)
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM dependencies WHERE output_share_id IS NULL"), 1);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM api_tokens"), 0);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM output_shares"), 0);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pool_tokens"), 0);
 }
 
 }  // namespace

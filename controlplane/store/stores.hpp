@@ -11,6 +11,7 @@
 #include "controlplane/store/dependency_store.hpp"
 #include "controlplane/store/keyring.hpp"
 #include "controlplane/store/output_share_store.hpp"
+#include "controlplane/store/pool_token_store.hpp"
 #include "controlplane/store/run_log_store.hpp"
 #include "controlplane/store/run_store.hpp"
 #include "controlplane/store/sqlite_db.hpp"
@@ -32,6 +33,7 @@ struct Stores {
   WorkspacePlanStore& workspace_plans;
   BackupStore& backups;
   AgentRegistry& agents;
+  PoolTokenStore& pool_tokens;
   AuditLog& audit;
   const BlobStore& blobs;
   const Keyring& keys;

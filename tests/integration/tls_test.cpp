@@ -2,7 +2,9 @@
 // mutual TLS; an agent that trusts another CA, meets an expired certificate, names a host the
 // certificate is not for, or brings no client certificate each stops with its own code and runs
 // nothing; the control plane takes a new certificate on SIGHUP; plain http to an address that is
-// not loopback is refused on both sides unless allowed.
+// not loopback is refused on both sides unless allowed. A certificate is matched by its
+// subjectAltNames only (a CN naming the host is not enough), and an agent keeps the client
+// certificate identity it registered with.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -28,7 +30,7 @@ std::string expect_refused(Stack& stack, int index, const std::string& section, 
   EXPECT_EQ(stack.wait_agent_exit(index, 60s), exit_code) << agent_log(stack, index);
   const std::string log = agent_log(stack, index);
   EXPECT_NE(log.find(code), std::string::npos) << log;
-  EXPECT_EQ(log.find("registered with"), std::string::npos) << log;
+  EXPECT_EQ(log.find("registered with http"), std::string::npos) << log;
   return log;
 }
 
@@ -115,12 +117,24 @@ output "greeting" { value = "hello over tls" })"}});
                                       "tls_certificate_invalid");
   EXPECT_NE(expired.find("expired"), std::string::npos) << expired;
 
-  // A key that does not belong to the certificate is refused and the expired pair stays.
+  // A certificate for another DNS name.
+  stack.ca()
+      .issue({.common_name = "localhost", .dns_names = {"control.example"}})
+      .write(server_pem, server_key);
+  stack.reload_control();
+  ASSERT_TRUE(reloaded(stack, 2)) << stack.control_log();
+  expect_refused(stack, 6, url + files_yaml(good, true), 1, "tls_hostname_mismatch");
+
+  // A key that does not belong to the certificate is refused and the pair in use stays.
   std::filesystem::copy_file(stack.pki_dir() / "intruder.key", server_key,
                              std::filesystem::copy_options::overwrite_existing);
   stack.reload_control();
-  EXPECT_TRUE(eventually([&] { return stack.control_log().find("TLS reload refused") !=
-                                      std::string::npos; }, 30s)) << stack.control_log();
+  EXPECT_TRUE(eventually([&] {
+    return stack.control_log().find("TLS reload refused") != std::string::npos;
+  }, 30s)) << stack.control_log();
+  EXPECT_NE(stack.control_log().find("does not belong to the certificate"), std::string::npos)
+      << stack.control_log();
+  expect_refused(stack, 7, url + files_yaml(good, true), 1, "tls_hostname_mismatch");
 
   // The good certificate again, and a good agent: the plan and its apply go through over TLS.
   std::filesystem::copy_file(stack.pki_dir() / "server-good.pem", server_pem,
@@ -128,7 +142,7 @@ output "greeting" { value = "hello over tls" })"}});
   std::filesystem::copy_file(stack.pki_dir() / "server-good.key", server_key,
                              std::filesystem::copy_options::overwrite_existing);
   stack.reload_control();
-  ASSERT_TRUE(reloaded(stack, 2)) << stack.control_log();
+  ASSERT_TRUE(reloaded(stack, 3)) << stack.control_log();
   // Nothing ran meanwhile.
   auto still = stack.api().get("/api/v1/runs/" + plan_id);
   ASSERT_TRUE(still.json.is_object()) << still.error_code << " " << still.body;
@@ -140,6 +154,20 @@ output "greeting" { value = "hello over tls" })"}});
   ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied);
   auto outputs = stack.api().get("/api/v1/capsules/" + capsule + "/outputs");
   EXPECT_NE(outputs.body.find("hello over tls"), std::string::npos) << outputs.body;
+
+  // The agent's certificate identity is on record, and it must stay the same.
+  auto agents = stack.api().get("/api/v1/agents");
+  ASSERT_EQ(agents.status, 200u) << agents.body;
+  EXPECT_NE(agents.body.find("\"certificateIdentity\":\"CN=agent-0,O=takosumi tests\""),
+            std::string::npos) << agents.body;
+  stack.stop_agents();
+  const auto before = agent_log(stack, 0).size();
+  stack.set_agent_control_plane(0, url + files_yaml(stack.client_certificate("impostor"), true));
+  stack.start_agent(0);
+  EXPECT_EQ(stack.wait_agent_exit(0, 60s), 1);
+  const std::string impostor = agent_log(stack, 0).substr(before);
+  EXPECT_NE(impostor.find("agent_certificate_mismatch"), std::string::npos) << impostor;
+  EXPECT_EQ(impostor.find("registered with http"), std::string::npos) << impostor;
 
   // The public API over mutual TLS needs a client certificate too.
   HttpClient anonymous("localhost", stack.port(), "test-api-token-0123456789",

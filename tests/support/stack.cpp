@@ -65,7 +65,8 @@ void Stack::start_control() {
                               (options_.mutual_tls
                                    ? "  clientCaFile: " + (pki_dir() / "ca.pem").string() + "\n"
                                    : std::string())
-                        : std::string()));
+                        : std::string()) +
+        options_.extra_control_yaml);
   const auto port_file = data_dir() / "control.port";
   std::filesystem::remove(port_file);
   control_ = std::make_unique<ChildProcess>(
@@ -201,7 +202,9 @@ void Stack::start_agent(int index) {
   write(dir / "agent.yaml",
         control_plane_section(index) +
         "  signingPublicKeyFile: " + pinned.string() + "\n"
-        "poolTokenFile: " + (root_ / "pool.token").string() + "\n"
+        "poolTokenFile: " +
+        (std::filesystem::exists(dir / "pool.token") ? dir / "pool.token" : root_ / "pool.token")
+            .string() + "\n"
         "name: " + name + "\n"
         "concurrency: " + std::to_string(options_.concurrency) + "\n"
         "stateDir: " + (dir / "state").string() + "\n"
@@ -247,6 +250,12 @@ std::string Stack::control_plane_section(int index) {
                files.key_file.string() + "\n";
   }
   return section;
+}
+
+void Stack::set_agent_pool_token(int index, const std::string& token) {
+  const auto dir = agent_dir(index);
+  std::filesystem::create_directories(dir);
+  write(dir / "pool.token", token + "\n");
 }
 
 void Stack::reload_control() {

@@ -38,6 +38,8 @@ struct StackOptions {
   bool https = false;
   // With https: every client must present a certificate of the stack's CA (tls.clientCaFile).
   bool mutual_tls = false;
+  // Appended to control.yaml (e.g. "agentCredentialTtlSeconds: 4\n").
+  std::string extra_control_yaml;
 };
 
 class Stack {
@@ -54,6 +56,8 @@ class Stack {
   net::TlsClientFiles client_certificate(const std::string& name);
   // The controlPlane: section agent-<index> gets instead of the stack's (start_agent then uses it).
   void set_agent_control_plane(int index, std::string yaml_section);
+  // The pool token agent-<index> registers with instead of the stack's (start_agent then uses it).
+  void set_agent_pool_token(int index, const std::string& token);
   // SIGHUP to takosumi-control (it reloads its TLS files).
   void reload_control();
   const std::filesystem::path& root() const { return root_; }

@@ -1,0 +1,86 @@
+#include "controlplane/api/pool_token_api.hpp"
+
+#include "common/error_codes.hpp"
+#include "common/json_fields.hpp"
+#include "common/strict_json.hpp"
+#include "controlplane/api/api_json.hpp"
+#include "controlplane/store/audit_log.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+namespace json = boost::json;
+
+json::object pool_token_json(const PoolToken& t) {
+  return {{"id", t.id},
+          {"name", t.name},
+          {"createdBy", t.created_by},
+          {"createdAt", t.created_at},
+          {"revokedAt", optional_value(t.revoked_at)}};
+}
+
+// {"name": "<what the token is for>"}: 1 to 128 characters.
+Result<std::string> parse_name(const std::string& text) {
+  auto body = parse_object(text.empty() ? "{}" : text, kMaxJsonBody);
+  if (!body) return std::unexpected(body.error());
+  TAKOSUMI_TRY(check_known_fields(*body, {"name"}));
+  auto name = get_string(*body, "name", 128);
+  if (!name) return std::unexpected(name.error());
+  if (name->empty())
+    return fail(errc::kInvalidArgument,
+                "field \"name\" is required: what the pool token is for, e.g. \"eu-pool 2026-12\"");
+  return name;
+}
+
+AuditEvent pool_token_event(const std::string& actor, std::string_view action, const PoolToken& t) {
+  AuditEvent e{.actor = actor, .action = std::string(action)};
+  e.detail = {{"poolTokenId", t.id}, {"name", t.name}};
+  return e;
+}
+
+}  // namespace
+
+void PoolTokenApi::register_routes(Router& r, const PublicRouteAccess& a) {
+  r.add("POST", "/api/v1/pool-tokens", a.json_body({Role::owner, Scope::admin}),
+        [this](auto& req, auto&) { return create_pool_token(req); });
+  r.add("GET", "/api/v1/pool-tokens", a.none({Role::owner, Scope::admin}),
+        [this](auto& req, auto&) { return list_pool_tokens(req); });
+  r.add("POST", "/api/v1/pool-tokens/{}/revoke", a.none({Role::owner, Scope::admin}),
+        [this](auto& req, auto& p) { return revoke_pool_token(req, p[0]); });
+}
+
+HttpResponse PoolTokenApi::create_pool_token(const HttpRequest& req) {
+  auto name = parse_name(req.body);
+  if (!name) return error_response(name.error());
+  auto created = in_transaction(d_.db, [&]() -> Result<CreatedPoolToken> {
+    auto token = d_.pool_tokens.create(std::move(*name), actor(req));
+    if (!token) return token;
+    TAKOSUMI_TRY(d_.audit.record(pool_token_event(actor(req), "pool_token.created", token->token)));
+    return token;
+  });
+  if (!created) return error_response(created.error());
+  json::object answer = pool_token_json(created->token);
+  answer["token"] = std::string(created->secret.reveal_as_string());
+  return json_response(201, answer);
+}
+
+HttpResponse PoolTokenApi::list_pool_tokens(const HttpRequest&) {
+  auto tokens = d_.pool_tokens.list();
+  if (!tokens) return error_response(tokens.error());
+  json::array out;
+  for (const auto& t : *tokens) out.push_back(pool_token_json(t));
+  return json_response(200, json::object{{"poolTokens", std::move(out)}});
+}
+
+HttpResponse PoolTokenApi::revoke_pool_token(const HttpRequest& req, const std::string& id) {
+  auto revoked = in_transaction(d_.db, [&]() -> Result<PoolToken> {
+    auto token = d_.pool_tokens.revoke(id);
+    if (!token) return token;
+    TAKOSUMI_TRY(d_.audit.record(pool_token_event(actor(req), "pool_token.revoked", *token)));
+    return token;
+  });
+  if (!revoked) return error_response(revoked.error());
+  return json_response(200, pool_token_json(*revoked));
+}
+
+}  // namespace takosumi::controlplane
