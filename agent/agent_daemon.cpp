@@ -43,7 +43,8 @@ AgentDaemon::AgentDaemon(asio::any_io_executor ex, config::AgentConfig config, A
       spool_(config_.state_dir / "spool"),
       credentials_(config_.state_dir / "agent-credential"),
       stop_timer_(ex, std::chrono::steady_clock::time_point::max()),
-      slot_timer_(ex) {}
+      slot_timer_(ex),
+      register_timer_(ex) {}
 
 AgentDaemon::~AgentDaemon() { blocking_.join(); }
 
@@ -53,6 +54,7 @@ void AgentDaemon::request_stop() {
   stopping_ = true;
   stop_timer_.cancel();
   slot_timer_.cancel();
+  register_timer_.cancel();
 }
 
 asio::awaitable<void> AgentDaemon::async_wait_slot(std::chrono::steady_clock::duration d) {
@@ -126,10 +128,13 @@ asio::awaitable<Status> AgentDaemon::async_register() {
     // A challenge that was used up or expired on the way is fixed by fetching another; a refused
     // key, signature or certificate is not, and the operator has to act (the message says how).
     const Error& e = id.error();
-    if (is_tls_failure(e) || (!is_retryable(e) && e.code != errc::kRegistrationChallengeInvalid))
+    if (is_tls_failure(e) || e.code == errc::kUnauthorized ||
+        (!is_retryable(e) && e.code != errc::kRegistrationChallengeInvalid))
       co_return std::unexpected(e);
     spdlog::warn("register: {} (retrying)", e.to_string());
-    co_await async_wait_slot(backoff_delay(attempt, 0.5));
+    // Its own timer: the claim loop's slot timer is cancelled whenever a Run ends.
+    register_timer_.expires_after(backoff_delay(attempt, 0.5));
+    co_await register_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
   }
   co_return fail("cancelled", "stopped before registration");
 }
@@ -140,10 +145,11 @@ asio::awaitable<Status> AgentDaemon::async_register() {
 void AgentDaemon::revoked(const Error& e) {
   if (revoked_) return;
   revoked_ = true;
-  spdlog::error("{}: this agent (id {}) was revoked by an operator; it stops and exits {}. To "
+  const std::string id = agent_id_.empty() ? "<agentId from GET /api/v1/agents>" : agent_id_;
+  spdlog::error("{}: this agent ({}) was revoked by an operator; it stops and exits {}. To "
                 "admit this host again an operator resets its keys: POST "
                 "/api/v1/agents/{}/reset-keys with {{\"signPublicKey\": \"{}\"}}",
-                e.code, agent_id_, kExitRevoked, agent_id_, keys_.sign.public_key.to_base64());
+                e.code, id, kExitRevoked, id, keys_.sign.public_key.to_base64());
   (void)credentials_.forget();
   request_stop();
 }
@@ -165,11 +171,18 @@ asio::awaitable<void> AgentDaemon::async_presence_loop() {
     if (beat) continue;
     if (beat.error().code == errc::kAgentRevoked) {
       revoked(beat.error());
-    } else if (beat.error().code == errc::kAgentCredentialExpired && !stopping_) {
-      spdlog::warn("the agent credential expired while the control plane was out of reach; "
-                   "registering again");
-      if (auto again = co_await async_register(); !again)
-        spdlog::error("register: {}", again.error().to_string());
+    } else if ((beat.error().code == errc::kAgentCredentialExpired ||
+                beat.error().code == errc::kUnauthorized) && !stopping_) {
+      spdlog::warn("the agent credential was refused ({}); registering again", beat.error().code);
+      auto again = co_await async_register();
+      if (!again && again.error().code == errc::kAgentRevoked) {
+        revoked(again.error());
+      } else if (!again) {
+        // Nothing this process can fix (a revoked pool token, a refused key): stop, exit 1.
+        spdlog::error("register: {}; stopping", again.error().to_string());
+        unregistered_ = true;
+        request_stop();
+      }
     } else {
       spdlog::warn("heartbeat: {}", beat.error().to_string());
     }
@@ -313,7 +326,7 @@ asio::awaitable<int> AgentDaemon::async_run() {
   if (presence_timer_) presence_timer_->cancel();
   if (sandbox_.cgroups) sandbox_.cgroups->remove_when_idle();
   spdlog::info("all runs finished; agent stopped");
-  co_return revoked_ ? kExitRevoked : 0;
+  co_return revoked_ ? kExitRevoked : unregistered_ ? 1 : 0;
 }
 
 }  // namespace takosumi::agent

@@ -87,8 +87,10 @@ class AgentDaemon {
   std::optional<boost::asio::steady_timer> presence_timer_;
   bool finished_ = false;
   bool revoked_ = false;
+  bool unregistered_ = false;  // registering again failed for good
   boost::asio::steady_timer stop_timer_;  // never expires; cancelled by request_stop()
   boost::asio::steady_timer slot_timer_;  // cancelled when a slot frees up or on stop
+  boost::asio::steady_timer register_timer_;  // registration's backoff; cancelled on stop
   std::int64_t active_ = 0;
   bool stopping_ = false;
 };

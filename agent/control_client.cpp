@@ -42,9 +42,14 @@ bool is_tls_failure(const Error& e) {
          e.code == errc::kTlsHostnameMismatch;
 }
 
-// A TLS failure once the agent is at work may be a certificate being rotated on the other side:
-// retried like an outage (registration treats it as the configuration error it then is).
-bool is_retryable(const Error& e) { return e.code == errc::kUnavailable || is_tls_failure(e); }
+// A TLS failure once the agent is at work may be a certificate being rotated on the other side,
+// and a credential refused as unknown or expired is renewed by registering again (the agent's
+// heartbeat loop does): both are retried like an outage. Registration itself treats them as the
+// configuration errors they then are.
+bool is_retryable(const Error& e) {
+  return e.code == errc::kUnavailable || is_tls_failure(e) || e.code == errc::kUnauthorized ||
+         e.code == errc::kAgentCredentialExpired;
+}
 
 asio::awaitable<Result<HttpResponse>> ControlClient::async_call(HttpRequest req) {
   if (!agent_token_.empty() && !req.headers.contains("Authorization"))

@@ -42,7 +42,8 @@ struct AgentBeat {
   std::int64_t expires_at = 0;
 };
 
-// True for errors worth retrying with backoff (transport failures, 5xx, 429, TLS failures).
+// True for errors worth retrying with backoff (transport failures, 5xx, 429, TLS failures, an
+// agent credential refused as unknown or expired).
 bool is_retryable(const Error& e);
 // tls_handshake_failed, tls_certificate_invalid or tls_hostname_mismatch.
 bool is_tls_failure(const Error& e);

@@ -362,6 +362,8 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_put_report(const HttpReques
   };
   auto report = co_await async_offload(d_.pool, std::move(read));
   if (!report) co_return error_response(report.error());
+  // The parse took time: an agent revoked meanwhile completes nothing.
+  if (auto still = authenticate(req); !still) co_return error_response(still.error());
   if (report->lease_token != lease)
     co_return error_response(Error{std::string(errc::kInvalidArgument),
                                    "the report's leaseToken is not the X-Takosumi-Lease header's"});

@@ -82,6 +82,8 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_upload(const HttpRequest& r
   };
   auto stored = co_await async_offload(d_.pool, std::move(check));
   if (!stored) co_return error_response(stored.error().with_context("artifact upload"));
+  // Hashing took time: an agent revoked meanwhile records nothing.
+  if (auto still = authenticate(req); !still) co_return error_response(still.error());
   auto recorded = in_transaction(d_.db, [&]() -> Status {
     auto fresh = d_.runs.record_artifact(run_id, kind, stored->sha256, stored->size);
     if (!fresh || !*fresh) return fresh ? Status{} : std::unexpected(fresh.error());

@@ -46,7 +46,10 @@ Result<AgentCredential> AgentRegistry::register_agent(const AgentRegistration& r
                                                      const RegistrationContext& context) {
   auto named = agents_named(reg.name);
   if (!named) return std::unexpected(named.error().with_context("register agent"));
-  if (named->empty()) return insert(reg, context);
+  if (named->empty()) {
+    TAKOSUMI_TRY(check_not_revoked_elsewhere(reg, context));
+    return insert(reg, context);
+  }
   // Databases from before schema 6 may hold several agents of one name (a new key used to make a
   // new agent); each keeps its own key.
   auto awaited = std::ranges::find(*named, reg.sign_public_key, &NamedAgent::awaited_key);
@@ -55,6 +58,12 @@ Result<AgentCredential> AgentRegistry::register_agent(const AgentRegistration& r
     if (replaced) replaced->keys_replaced = awaited->sign_public_key != reg.sign_public_key;
     return replaced;
   }
+  // A revoked name stays out whatever key it brings, until an operator's reset (above).
+  if (auto revoked = std::ranges::find_if(*named, [](const NamedAgent& a) { return a.revoked; });
+      revoked != named->end())
+    return fail(errc::kAgentRevoked,
+                "agent \"" + reg.name + "\" (" + revoked->id + ") was revoked by an operator; only "
+                "an operator's POST /api/v1/agents/" + revoked->id + "/reset-keys admits it again");
   auto same_key = std::ranges::find_if(*named, [&](const NamedAgent& a) {
     return !a.reset && a.sign_public_key == reg.sign_public_key;
   });
@@ -63,6 +72,24 @@ Result<AgentCredential> AgentRegistry::register_agent(const AgentRegistration& r
   if (reset != named->end())
     return std::unexpected(refused_by_reset(reg, reset->id, reset->awaited_key));
   return std::unexpected(key_mismatch(reg.name, named->front().id, reg.sign_public_key));
+}
+
+// A revoked agent does not come back under a new name with its signing key or, under mutual TLS,
+// its certificate.
+Status AgentRegistry::check_not_revoked_elsewhere(const AgentRegistration& reg,
+                                                  const RegistrationContext& context) {
+  auto s = db_.query(
+      "SELECT id FROM agents WHERE revoked_at IS NOT NULL AND (sign_public_key = ?"
+      " OR (? != '' AND certificate_identity = ?)) LIMIT 1",
+      reg.sign_public_key, context.certificate_identity, context.certificate_identity);
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  if (*row)
+    return fail(errc::kAgentRevoked,
+                "this signing key or client certificate belongs to agent " + s->text(0) +
+                    ", which an operator revoked; it does not register under another name");
+  return {};
 }
 
 Result<std::vector<AgentRegistry::NamedAgent>> AgentRegistry::agents_named(std::string_view name) {
@@ -104,7 +131,9 @@ Result<AgentCredential> AgentRegistry::update(const NamedAgent& agent, const Age
     return fail(errc::kAgentRevoked,
                 "agent \"" + reg.name + "\" (" + agent.id + ") was revoked by an operator; only "
                 "an operator's POST /api/v1/agents/" + agent.id + "/reset-keys admits it again");
-  if (!agent.certificate_identity.empty() && !context.certificate_identity.empty() &&
+  // After an operator's reset the host may come back with a new certificate too.
+  if (!agent.reset && !agent.certificate_identity.empty() &&
+      !context.certificate_identity.empty() &&
       agent.certificate_identity != context.certificate_identity)
     return fail(errc::kAgentCertificateMismatch,
                 "agent \"" + reg.name + "\" (" + agent.id + ") registered with the client "
@@ -119,12 +148,13 @@ Result<AgentCredential> AgentRegistry::update(const NamedAgent& agent, const Age
               " reset_sign_public_key = NULL, revoked_at = NULL, token_issued_at = ?,"
               " previous_token_sha256 = NULL, previous_token_expires_at = NULL,"
               " pool_token_id = CASE WHEN ? = '' THEN pool_token_id ELSE ? END,"
-              " certificate_identity = coalesce(nullif(certificate_identity, ''), ?)"
+              " certificate_identity = CASE WHEN ? THEN nullif(?, '')"
+              "   ELSE coalesce(nullif(certificate_identity, ''), ?) END"
               " WHERE id = ?",
               reg.sign_public_key, reg.box_public_key, crypto::token_sha256(cred.agent_token),
               reg.version, labels_json(reg.labels), reg.capacity, now, now,
-              context.pool_token_id, context.pool_token_id, context.certificate_identity,
-              agent.id),
+              context.pool_token_id, context.pool_token_id, agent.reset,
+              context.certificate_identity, context.certificate_identity, agent.id),
       "register agent"));
   return cred;
 }
@@ -144,7 +174,7 @@ Result<Agent> AgentRegistry::reset_keys(std::string_view agent_id,
   // An empty token_sha256 matches no token: the agent is signed out until it registers again.
   auto s = db_.query(
       "UPDATE agents SET key_reset_at = ?, reset_sign_public_key = ?, token_sha256 = '',"
-      " previous_token_sha256 = NULL, certificate_identity = NULL"
+      " previous_token_sha256 = NULL"
       " WHERE id = ? RETURNING id, name, box_public_key, sign_public_key",
       clock_.now_unix(), new_sign_public_key, agent_id);
   if (!s) return std::unexpected(s.error());
@@ -162,7 +192,7 @@ Result<Agent> AgentRegistry::authenticate(std::string_view token,
   auto s = db_.query(
       "SELECT id, name, box_public_key, sign_public_key, revoked_at IS NOT NULL,"
       " coalesce(certificate_identity, ''), token_sha256 = ?1,"
-      " coalesce(token_issued_at, created_at)"
+      " coalesce(token_issued_at, created_at), previous_token_sha256 IS NOT NULL"
       " FROM agents WHERE token_sha256 = ?1"
       "  OR (previous_token_sha256 = ?1 AND previous_token_expires_at > ?2)",
       crypto::token_sha256(token), now);
@@ -171,16 +201,22 @@ Result<Agent> AgentRegistry::authenticate(std::string_view token,
   if (!row) return std::unexpected(row.error());
   if (!*row) return fail(errc::kUnauthorized, "unknown agent token");
   Agent agent;
-  bool revoked = false, current = false;
+  bool revoked = false, current = false, replaced_pending = false;
   std::string recorded;
   std::int64_t issued = 0;
   ColumnReader(*s) >> agent.id >> agent.name >> agent.box_public_key >> agent.sign_public_key >>
-      revoked >> recorded >> current >> issued;
+      revoked >> recorded >> current >> issued >> replaced_pending;
   if (revoked)
     return fail(errc::kAgentRevoked, "agent " + agent.id + " was revoked by an operator");
   if (current && issued + ttl_ <= now)
     return fail(errc::kAgentCredentialExpired,
                 "the agent credential expired (agentCredentialTtlSeconds); register again");
+  // The first use of a rotated token retires the one it replaced: from then on the old token is
+  // worth nothing, so a copy of it cannot be traded for successors.
+  if (current && replaced_pending)
+    TAKOSUMI_TRY(db_.run("UPDATE agents SET previous_token_sha256 = NULL,"
+                         " previous_token_expires_at = NULL WHERE id = ?",
+                         agent.id));
   if (!recorded.empty() && !certificate_identity.empty() && recorded != certificate_identity)
     return fail(errc::kAgentCertificateMismatch,
                 "agent " + agent.id + " registered with another client certificate");
@@ -205,8 +241,9 @@ Result<HeartbeatAnswer> AgentRegistry::heartbeat(const Agent& agent,
   std::int64_t issued = 0, previous_expires = 0;
   ColumnReader(*s) >> current >> issued >> previous >> previous_expires;
   HeartbeatAnswer answer;
-  // The replaced token came back: the answer that carried its successor was lost, so it gets
-  // another successor, and keeps its own remaining lifetime.
+  // The replaced token came back before its successor was ever used (authenticate() retires it at
+  // that first use): the answer that carried the successor was lost, so it gets another one in
+  // its place; the replaced token keeps only its own remaining lifetime.
   const bool replaced_came_back = presented == previous && presented != current;
   const bool due = presented == current && now - issued >= ttl_ / 2;
   if (due || replaced_came_back) {
@@ -265,8 +302,11 @@ AgentRecord AgentRegistry::record_from_row(const Statement& row) const {
 }
 
 Result<AgentRecord> AgentRegistry::revoke(std::string_view agent_id) {
+  // A pending reset is dropped: revocation is the later word, and only a reset made after it
+  // admits the agent again.
   TAKOSUMI_TRY(db_.run("UPDATE agents SET revoked_at = coalesce(revoked_at, ?),"
-                       " previous_token_sha256 = NULL WHERE id = ?",
+                       " previous_token_sha256 = NULL, key_reset_at = NULL,"
+                       " reset_sign_public_key = NULL WHERE id = ?",
                        clock_.now_unix(), agent_id));
   return get(agent_id);
 }

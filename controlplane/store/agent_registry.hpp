@@ -62,8 +62,8 @@ class AgentRegistry {
   // at once and lets the next registration under its name in with exactly new_sign_public_key
   // (canonical base64, validated by the caller). Returns the agent as it was; not_found for an
   // unknown id; conflict when another agent of the same name already holds that key.
-  // The reset also lifts a revocation and forgets the recorded certificate identity: it is the
-  // operator's one way to admit a host again.
+  // The reset also lifts a revocation, and lets the registration it admits bring a new
+  // certificate identity: it is the operator's one way to admit a host again.
   Result<Agent> reset_keys(std::string_view agent_id, std::string_view new_sign_public_key);
   // The agent holding this token (its current one, or the one a rotation replaced, until that
   // one's lifetime ends). unauthorized for an unknown token, agent_credential_expired past its
@@ -90,6 +90,8 @@ class AgentRegistry {
   };
   Result<std::vector<NamedAgent>> agents_named(std::string_view name);
   AgentRecord record_from_row(const Statement& row) const;
+  Status check_not_revoked_elsewhere(const AgentRegistration& reg,
+                                     const RegistrationContext& context);
   Result<AgentCredential> insert(const AgentRegistration& reg, const RegistrationContext& context);
   Result<AgentCredential> update(const NamedAgent& agent, const AgentRegistration& reg,
                                  const RegistrationContext& context);

@@ -100,5 +100,93 @@ TEST_F(AgentRegistryTest, ResettingAnUnknownAgentIsNotFound) {
   EXPECT_EQ(reset.error().code, errc::kNotFound);
 }
 
+// Credentials with a lifetime (agentCredentialTtlSeconds = 100 here): rotated through the
+// heartbeat after half of it; the replaced token counts only until its successor is first used.
+class AgentCredentialTest : public ::testing::Test {
+ protected:
+  TempDir dir_;
+  Database db_ = testing::open_test_db(dir_.path() / "control.db");
+  FakeClock clock_{1000};
+  AgentRegistry agents_{db_, clock_, 100};
+};
+
+TEST_F(AgentCredentialTest, TheHeartbeatRotatesAfterHalfTheLifetimeAndTheOldTokenEndsAtFirstUse) {
+  auto cred = agents_.register_agent(registration("sign-key"));
+  ASSERT_TRUE(cred);
+  EXPECT_EQ(cred->expires_at, 1100);
+  auto agent = agents_.authenticate(cred->agent_token);
+  ASSERT_TRUE(agent);
+  clock_.advance(49);
+  auto early = agents_.heartbeat(*agent, cred->agent_token, 1);
+  ASSERT_TRUE(early);
+  EXPECT_FALSE(early->rotated);
+  clock_.advance(1);
+  auto due = agents_.heartbeat(*agent, cred->agent_token, 1);
+  ASSERT_TRUE(due && due->rotated);
+  EXPECT_EQ(due->rotated->expires_at, 1150);
+  // Until the new token is used, the old one still counts (calls in flight).
+  EXPECT_TRUE(agents_.authenticate(cred->agent_token));
+  // The answer was lost: the old token asks again and gets another successor in its place.
+  auto again = agents_.heartbeat(*agent, cred->agent_token, 1);
+  ASSERT_TRUE(again && again->rotated);
+  EXPECT_FALSE(agents_.authenticate(due->rotated->agent_token));
+  // The first use of the successor retires the old token for good.
+  ASSERT_TRUE(agents_.authenticate(again->rotated->agent_token));
+  auto old = agents_.authenticate(cred->agent_token);
+  ASSERT_FALSE(old);
+  EXPECT_EQ(old.error().code, errc::kUnauthorized);
+  auto replayed = agents_.heartbeat(*agent, cred->agent_token, 1);
+  ASSERT_TRUE(replayed);
+  EXPECT_FALSE(replayed->rotated);
+}
+
+TEST_F(AgentCredentialTest, ATokenPastItsLifetimeIsExpiredAndRegisteringAgainRenewsIt) {
+  auto cred = agents_.register_agent(registration("sign-key"));
+  ASSERT_TRUE(cred);
+  clock_.advance(100);
+  auto expired = agents_.authenticate(cred->agent_token);
+  ASSERT_FALSE(expired);
+  EXPECT_EQ(expired.error().code, errc::kAgentCredentialExpired);
+  auto renewed = agents_.register_agent(registration("sign-key"));
+  ASSERT_TRUE(renewed);
+  EXPECT_TRUE(agents_.authenticate(renewed->agent_token));
+}
+
+TEST_F(AgentCredentialTest, RevocationOutranksAPendingResetAndANewName) {
+  auto cred = agents_.register_agent(registration("sign-key"), {"config", "CN=worker"});
+  ASSERT_TRUE(cred);
+  ASSERT_TRUE(agents_.reset_keys(cred->agent_id, "new-key"));
+  auto revoked = agents_.revoke(cred->agent_id);
+  ASSERT_TRUE(revoked);
+  EXPECT_TRUE(revoked->revoked_at);
+  // The reset made before the revocation admits nothing.
+  auto with_reset_key = agents_.register_agent(registration("new-key"));
+  ASSERT_FALSE(with_reset_key);
+  EXPECT_EQ(with_reset_key.error().code, errc::kAgentRevoked);
+  // Nor does another name with the revoked key or certificate.
+  AgentRegistration renamed = registration("sign-key");
+  renamed.name = "worker-2";
+  EXPECT_EQ(agents_.register_agent(renamed).error().code, errc::kAgentRevoked);
+  AgentRegistration same_cert = registration("fresh-key");
+  same_cert.name = "worker-3";
+  EXPECT_EQ(agents_.register_agent(same_cert, {"config", "CN=worker"}).error().code,
+            errc::kAgentRevoked);
+  // A reset after the revocation is the way back.
+  ASSERT_TRUE(agents_.reset_keys(cred->agent_id, "new-key"));
+  auto back = agents_.register_agent(registration("new-key"), {"config", "CN=worker-new"});
+  ASSERT_TRUE(back) << back.error().to_string();
+  EXPECT_EQ(back->agent_id, cred->agent_id);
+}
+
+TEST_F(AgentCredentialTest, AnAgentKeepsTheCertificateItRegisteredWith) {
+  auto cred = agents_.register_agent(registration("sign-key"), {"config", "CN=worker"});
+  ASSERT_TRUE(cred);
+  EXPECT_EQ(agents_.authenticate(cred->agent_token, "CN=other").error().code,
+            errc::kAgentCertificateMismatch);
+  EXPECT_EQ(agents_.register_agent(registration("sign-key"), {"config", "CN=other"}).error().code,
+            errc::kAgentCertificateMismatch);
+  EXPECT_TRUE(agents_.authenticate(cred->agent_token, "CN=worker"));
+}
+
 }  // namespace
 }  // namespace takosumi::controlplane

@@ -382,6 +382,10 @@ Status to_v10(Database& db) {
         {"previous_token_expires_at", "INTEGER"}, {"pool_token_id", "TEXT"},
         {"busy_slots", "INTEGER"}})
     TAKOSUMI_TRY(add_column_if_missing(db, "agents", column, type));
+  // Tokens issued before v10 start their lifetime at the upgrade, not at their agent's creation:
+  // an upgrade must not sign out every agent older than agentCredentialTtlSeconds mid-Run.
+  TAKOSUMI_TRY(db.exec("UPDATE agents SET token_issued_at = CAST(strftime('%s', 'now') AS INTEGER)"
+                       " WHERE token_issued_at IS NULL"));
   return db.exec(
       "CREATE INDEX IF NOT EXISTS agents_by_previous_token ON agents(previous_token_sha256)");
 }

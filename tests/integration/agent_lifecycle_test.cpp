@@ -33,12 +33,16 @@ json::object agent_named(const Stack& stack, const std::string& name) {
   return {};
 }
 
-// Opens the FIFO for writing (waiting for its reader), writes the gate's content, closes it.
-void open_gate(const std::filesystem::path& fifo) {
-  const int fd = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::write(fd, "open\n", 5), 5);
+// Writes the gate's content to the FIFO once a reader has it open; false when none came within
+// the time (a non-blocking open fails with ENXIO until then, so the test never hangs on it).
+bool open_gate(const std::filesystem::path& fifo, std::chrono::seconds within) {
+  int fd = -1;
+  eventually([&] { return (fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0; },
+             within);
+  if (fd < 0) return false;
+  const bool written = ::write(fd, "open\n", 5) == 5;
   ::close(fd);
+  return written;
 }
 
 TEST(AgentLifecycle, ARevokedAgentsRunGoesToAnotherAgentOnceAndTheRevokedAgentExitsThree) {
@@ -71,8 +75,9 @@ resource "terraform_data" "x" { input = data.local_file.gate.content }
   auto revoked = stack.api().post("/api/v1/agents/" + str(first, "id") + "/revoke", json::object{});
   ASSERT_EQ(revoked.status, 200u) << revoked.body;
   EXPECT_EQ(str(revoked.json.as_object(), "state"), "revoked");
-  // Its tofu may still wait at the gate: let it through, whatever it does now is refused.
-  open_gate(gate);
+  // Its tofu may still wait at the gate (or be stopped already): let it through, whatever it does
+  // now is refused.
+  open_gate(gate, 5s);
   EXPECT_EQ(stack.wait_agent_exit(0, 120s), 3) << agent_log(stack, 0);
   const auto log0 = agent_log(stack, 0);
   EXPECT_NE(log0.find("agent_revoked"), std::string::npos) << log0;
@@ -84,7 +89,7 @@ resource "terraform_data" "x" { input = data.local_file.gate.content }
     auto run = stack.api().get("/api/v1/runs/" + plan_id);
     return run.json.is_object() && run.json.as_object().at("attempt").as_int64() == 2;
   }, 60s)) << stack.agent_logs();
-  open_gate(gate);
+  ASSERT_TRUE(open_gate(gate, 120s)) << stack.agent_logs();
   auto plan = stack.wait_run(plan_id);
   ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << stack.agent_logs();
   EXPECT_EQ(plan.at("attempt").as_int64(), 2) << json::serialize(plan);
