@@ -1,0 +1,91 @@
+#include "cli/api_client.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "common/error_codes.hpp"
+#include "common/version.hpp"
+#include "net/beast_transport.hpp"
+
+namespace takosumi::cli {
+
+Exit ApiError::exit() const {
+  if (status >= 400 && status < 500) return Exit::refused;
+  return Exit::unreachable;
+}
+
+Result<ApiClient> ApiClient::make(Settings settings) {
+  net::BeastTransport::Options options;
+  options.tls = settings.tls;
+  options.url_key = "the control plane URL";
+  options.allow_key = "--allow-insecure-http";
+  options.allow_insecure_http = settings.allow_insecure_http;
+  options.user_agent = "takosumi/" TAKOSUMI_VERSION;
+  auto transport = net::BeastTransport::make(settings.url, options);
+  if (!transport) return std::unexpected(transport.error());
+  return ApiClient(std::move(settings),
+                   std::make_unique<net::BeastTransport>(std::move(*transport)));
+}
+
+ApiClient::ApiClient(Settings settings, std::unique_ptr<net::BeastTransport> transport)
+    : settings_(std::move(settings)), transport_(std::move(transport)) {}
+ApiClient::~ApiClient() = default;
+ApiClient::ApiClient(ApiClient&&) noexcept = default;
+
+std::expected<boost::json::value, ApiError> ApiClient::get(const std::string& target) const {
+  return call("GET", target, "");
+}
+
+std::expected<boost::json::value, ApiError> ApiClient::post(const std::string& target,
+                                                            const boost::json::value& body) const {
+  return call("POST", target, boost::json::serialize(body));
+}
+
+std::expected<boost::json::value, ApiError> ApiClient::put(const std::string& target,
+                                                           const boost::json::value& body) const {
+  return call("PUT", target, boost::json::serialize(body));
+}
+
+std::expected<boost::json::value, ApiError> ApiClient::call(const std::string& method,
+                                                            const std::string& target,
+                                                            const std::string& body) const {
+  net::HttpRequest req;
+  req.method = method;
+  req.target = target;
+  req.body = body;
+  req.headers["Authorization"] = "Bearer " + std::string(settings_.token.reveal_as_string());
+  req.response_limit = 64 << 20;
+  req.timeout = std::chrono::seconds(60);
+  boost::asio::io_context io;
+  auto done = boost::asio::co_spawn(io, transport_->async_request(std::move(req)),
+                                    boost::asio::use_future);
+  io.run();
+  auto response = done.get();
+  if (!response) return std::unexpected(ApiError{response.error(), 0});
+  boost::system::error_code ec;
+  auto parsed = boost::json::parse(response->body, ec);
+  if (response->status / 100 == 2) {
+    if (response->body.empty()) return boost::json::value(nullptr);
+    if (ec)
+      return std::unexpected(ApiError{{std::string(errc::kProtocolError),
+                                       method + " " + target + ": the answer is not JSON"},
+                                      response->status});
+    return parsed;
+  }
+  Error error{std::string(errc::kProtocolError),
+              method + " " + target + ": HTTP " + std::to_string(response->status)};
+  if (!ec && parsed.is_object() && parsed.as_object().contains("error")) {
+    const auto& e = parsed.as_object().at("error");
+    if (e.is_object() && e.as_object().contains("code") && e.as_object().at("code").is_string())
+      error.code = std::string(e.as_object().at("code").as_string());
+    if (e.is_object() && e.as_object().contains("message") &&
+        e.as_object().at("message").is_string())
+      error.message = std::string(e.as_object().at("message").as_string());
+  }
+  return std::unexpected(ApiError{std::move(error), response->status});
+}
+
+}  // namespace takosumi::cli

@@ -1,0 +1,378 @@
+#include "cli/commands.hpp"
+
+#include <boost/json.hpp>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/run_watch.hpp"
+#include "cli/yaml_json.hpp"
+#include "common/error_codes.hpp"
+
+namespace takosumi::cli {
+namespace {
+
+namespace json = boost::json;
+
+// Every option a subcommand binds, kept alive for the handlers by a shared_ptr.
+struct Options {
+  std::string name, id, file, workspace;
+  bool accept_data_loss = false;
+  bool no_wait = false;
+  bool follow = false;
+  int limit = 20;
+};
+
+Exit failed(const ApiError& e) {
+  print_error(e.error);
+  return e.exit();
+}
+
+Exit failed(const Error& e) {
+  print_error(e);
+  return Exit::failure;
+}
+
+std::string path_id(const std::string& id) {
+  // Ids are API-made ([a-z]+_[0-9a-f]+); anything else would change the path.
+  for (char c : id)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'))
+      throw CLI::ValidationError("id", "\"" + id + "\" is not an id");
+  return id;
+}
+
+// --workspace, else TAKOSUMI_WORKSPACE (bound by CLI11), else the only Workspace there is.
+std::expected<std::string, Exit> workspace_of(const Context& c, const std::string& given) {
+  if (!given.empty()) return path_id(given);
+  auto list = c.api.get("/api/v1/workspaces");
+  if (!list) return std::unexpected(failed(list.error()));
+  const auto& all = list->as_object().at("workspaces").as_array();
+  if (all.size() == 1) return field(all[0].as_object(), "id");
+  print_error(Error{std::string(errc::kInvalidArgument),
+                    std::to_string(all.size()) +
+                        " Workspaces are visible: name one with --workspace (or "
+                        "TAKOSUMI_WORKSPACE)"});
+  return std::unexpected(Exit::failure);
+}
+
+// Prints a GET's answer: as JSON, or as a table of rows from one array field.
+Exit show_list(const Context& c, const std::string& target, const std::string& array,
+               const std::vector<std::string>& headers,
+               const std::function<std::vector<std::string>(const json::object&)>& row) {
+  auto r = c.api.get(target);
+  if (!r) return failed(r.error());
+  if (c.out.json()) {
+    c.out.print_json(*r);
+    return Exit::ok;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& v : r->as_object().at(array).as_array()) rows.push_back(row(v.as_object()));
+  c.out.table(headers, rows);
+  return Exit::ok;
+}
+
+Exit show_object(const Context& c, const std::expected<json::value, ApiError>& r,
+                 const std::vector<std::string>& keys) {
+  if (!r) return failed(r.error());
+  if (c.out.json()) {
+    c.out.print_json(*r);
+    return Exit::ok;
+  }
+  const auto& o = r->as_object();
+  for (const auto& k : keys)
+    if (o.contains(k)) std::cout << k << ": " << text_of(o.at(k)) << "\n";
+  return Exit::ok;
+}
+
+// A Run just created: followed to its end unless --no-wait.
+Exit run_created(const Context& c, const std::expected<json::value, ApiError>& created,
+                 const Options& o) {
+  if (!created) return failed(created.error());
+  const std::string id = field(created->as_object(), "id");
+  if (o.no_wait) {
+    if (c.out.json()) c.out.print_json(*created);
+    else std::cout << field(created->as_object(), "type") << " " << id << " queued\n";
+    return Exit::ok;
+  }
+  auto run = watch_run(c.api, id, c.out, o.follow);
+  if (!run) return failed(run.error());
+  if (c.out.json()) c.out.print_json(*run);
+  return report_run(*run, c.out);
+}
+
+std::vector<std::string> run_row(const json::object& r) {
+  std::string failure = "-";
+  if (const auto* f = r.if_contains("failure"); f && f->is_object())
+    failure = field(f->as_object(), "code");
+  return {field(r, "id"), field(r, "type"), field(r, "status"), field(r, "attempt"),
+          field(r, "hasChanges"), failure, time_text(r.at("createdAt"))};
+}
+
+void add_workspace(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>& chosen) {
+  auto* ws = app.add_subcommand("workspace", "Workspaces: list, create")->require_subcommand(1);
+  ws->add_subcommand("list", "list the Workspaces this token sees")->callback([&chosen] {
+    chosen = [](const Context& c) {
+      return show_list(c, "/api/v1/workspaces", "workspaces", {"ID", "NAME", "CREATED"},
+                       [](const json::object& w) {
+                         return std::vector{field(w, "id"), field(w, "name"), time_text(w.at("createdAt"))};
+                       });
+    };
+  });
+  auto* create = ws->add_subcommand("create", "create a Workspace (admin token)");
+  create->add_option("name", o->name, "its name")->required();
+  create->callback([&chosen, o] {
+    chosen = [o](const Context& c) {
+      return show_object(c, c.api.post("/api/v1/workspaces", json::object{{"name", o->name}}),
+                         {"id", "name"});
+    };
+  });
+}
+
+void add_capsule(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>& chosen) {
+  auto* cap = app.add_subcommand("capsule", "Capsules: create, list, show")->require_subcommand(1);
+  auto* create = cap->add_subcommand("create", "create a Capsule from a YAML or JSON file");
+  create->add_option("-f,--file", o->file, "the Capsule (the API's request body; - for stdin)")
+      ->required();
+  create->add_option("--workspace", o->workspace, "its Workspace")->envname("TAKOSUMI_WORKSPACE");
+  create->callback([&chosen, o] {
+    chosen = [o](const Context& c) -> Exit {
+      auto body = read_yaml_as_json(o->file);
+      if (!body) return failed(body.error());
+      if (!body->is_object()) return failed(Error{std::string(errc::kInvalidArgument), o->file + ": must be a mapping"});
+      auto ws = workspace_of(c, o->workspace);
+      if (!ws) return ws.error();
+      return show_object(c, c.api.post("/api/v1/workspaces/" + *ws + "/capsules", *body),
+                         {"id", "name", "workspaceId"});
+    };
+  });
+  auto* list = cap->add_subcommand("list", "list the Capsules of a Workspace");
+  list->add_option("--workspace", o->workspace, "the Workspace")->envname("TAKOSUMI_WORKSPACE");
+  list->callback([&chosen, o] {
+    chosen = [o](const Context& c) -> Exit {
+      auto ws = workspace_of(c, o->workspace);
+      if (!ws) return ws.error();
+      return show_list(c, "/api/v1/workspaces/" + *ws + "/capsules", "capsules",
+                       {"ID", "NAME", "STATUS", "ATTENTION"}, [](const json::object& k) {
+                         return std::vector{field(k, "id"), field(k, "name"), field(k, "status"),
+                                            field(k, "needsAttention")};
+                       });
+    };
+  });
+  auto* show = cap->add_subcommand("show", "show one Capsule");
+  show->add_option("capsule", o->id, "its id")->required();
+  show->callback([&chosen, o] {
+    chosen = [o](const Context& c) {
+      auto r = c.api.get("/api/v1/capsules/" + path_id(o->id));
+      return show_object(c, r, {"id", "name", "workspaceId", "status", "source", "needsAttention",
+                                "attention", "variables", "outputAllowlist", "connections"});
+    };
+  });
+}
+
+void add_runs(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>& chosen) {
+  auto waiting = [o](CLI::App* sub) {
+    sub->add_flag("--no-wait", o->no_wait, "return once the Run is queued");
+    sub->add_flag("--follow", o->follow, "stream the Run's log while waiting");
+  };
+  auto* plan = app.add_subcommand("plan", "plan a Capsule and wait for the plan (exit 2: changes)");
+  plan->add_option("capsule", o->id, "the Capsule's id")->required();
+  waiting(plan);
+  plan->callback([&chosen, o] {
+    chosen = [o](const Context& c) {
+      return run_created(c, c.api.post("/api/v1/capsules/" + path_id(o->id) + "/plan", json::object{}), *o);
+    };
+  });
+  auto* apply = app.add_subcommand("apply", "apply a succeeded plan Run and wait for it");
+  apply->add_option("run", o->id, "the plan Run's id")->required();
+  apply->add_flag("--accept-data-loss", o->accept_data_loss,
+                  "apply although the plan deletes or replaces data-bearing resources");
+  waiting(apply);
+  apply->callback([&chosen, o] {
+    chosen = [o](const Context& c) {
+      json::object body;
+      if (o->accept_data_loss) body["acceptDataLoss"] = true;
+      return run_created(c, c.api.post("/api/v1/runs/" + path_id(o->id) + "/apply", body), *o);
+    };
+  });
+  auto* cancel = app.add_subcommand("cancel", "cancel a queued or running Run");
+  cancel->add_option("run", o->id, "the Run's id")->required();
+  cancel->callback([&chosen, o] {
+    chosen = [o](const Context& c) {
+      return show_object(c, c.api.post("/api/v1/runs/" + path_id(o->id) + "/cancel", json::object{}),
+                         {"id", "status", "cancelRequested"});
+    };
+  });
+  auto* runs = app.add_subcommand("runs", "list a Capsule's Runs, newest first");
+  runs->add_option("capsule", o->id, "the Capsule's id")->required();
+  runs->add_option("--limit", o->limit, "how many")->check(CLI::Range(1, 100));
+  runs->callback([&chosen, o] {
+    chosen = [o](const Context& c) {
+      return show_list(c, "/api/v1/capsules/" + path_id(o->id) + "/runs?limit=" + std::to_string(o->limit),
+                       "runs", {"ID", "TYPE", "STATUS", "ATTEMPT", "CHANGES", "FAILURE", "CREATED"},
+                       run_row);
+    };
+  });
+  auto* logs = app.add_subcommand("logs", "print a Run's log");
+  logs->add_option("run", o->id, "the Run's id")->required();
+  logs->add_flag("--follow", o->follow, "keep printing until the Run ends");
+  logs->callback([&chosen, o] {
+    chosen = [o](const Context& c) -> Exit {
+      const std::string id = path_id(o->id);
+      if (c.out.json() && !o->follow) {
+        auto r = c.api.get("/api/v1/runs/" + id + "/logs");
+        if (!r) return failed(r.error());
+        c.out.print_json(*r);
+        return Exit::ok;
+      }
+      if (!o->follow) {
+        auto printed = print_new_log(c.api, id, {});
+        return printed ? Exit::ok : failed(printed.error());
+      }
+      auto run = watch_run(c.api, id, c.out, true);
+      if (!run) return failed(run.error());
+      return Exit::ok;
+    };
+  });
+  auto* rollback = app.add_subcommand("rollback", "plan a return to an earlier StateVersion");
+  rollback->add_option("state-version", o->id, "the StateVersion's id")->required();
+  waiting(rollback);
+  rollback->callback([&chosen, o] {
+    chosen = [o](const Context& c) {
+      return run_created(c, c.api.post("/api/v1/state-versions/" + path_id(o->id) + "/rollback-plan", json::object{}), *o);
+    };
+  });
+  auto* drift = app.add_subcommand("drift", "check a Capsule for drift (read-only; exit 2: drift)");
+  drift->add_option("capsule", o->id, "the Capsule's id")->required();
+  waiting(drift);
+  drift->callback([&chosen, o] {
+    chosen = [o](const Context& c) {
+      return run_created(c, c.api.post("/api/v1/capsules/" + path_id(o->id) + "/drift-check", json::object{}), *o);
+    };
+  });
+}
+
+void add_state(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>& chosen) {
+  auto* svs = app.add_subcommand("state-versions", "list a Capsule's StateVersions, newest first");
+  svs->add_option("capsule", o->id, "the Capsule's id")->required();
+  svs->callback([&chosen, o] {
+    chosen = [o](const Context& c) {
+      return show_list(c, "/api/v1/capsules/" + path_id(o->id) + "/state-versions", "stateVersions",
+                       {"ID", "GENERATION", "RUN", "COMMIT", "PARTIAL", "CREATED"},
+                       [](const json::object& s) {
+                         return std::vector{field(s, "id"), field(s, "generation"),
+                                            field(s, "createdByRunId"),
+                                            field(s, "sourceCommit").substr(0, 12),
+                                            field(s, "partial"), time_text(s.at("createdAt"))};
+                       });
+    };
+  });
+  auto* outputs = app.add_subcommand("outputs", "a Capsule's published (non-sensitive) Outputs");
+  outputs->add_option("capsule", o->id, "the Capsule's id")->required();
+  outputs->callback([&chosen, o] {
+    chosen = [o](const Context& c) -> Exit {
+      auto r = c.api.get("/api/v1/capsules/" + path_id(o->id) + "/outputs");
+      if (!r) return failed(r.error());
+      if (c.out.json()) {
+        c.out.print_json(*r);
+        return Exit::ok;
+      }
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& kv : r->as_object().at("outputs").as_object())
+        rows.push_back({std::string(kv.key()), text_of(kv.value())});
+      c.out.table({"NAME", "VALUE"}, rows);
+      return Exit::ok;
+    };
+  });
+}
+
+void add_admin(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>& chosen) {
+  auto* conn = app.add_subcommand("connection", "Connections: create, list, revoke")->require_subcommand(1);
+  auto* create = conn->add_subcommand("create", "create a Connection from a YAML or JSON file");
+  create->add_option("-f,--file", o->file, "the Connection (the API's request body; - for stdin)")->required();
+  create->add_option("--workspace", o->workspace, "its Workspace, unless the file names it")
+      ->envname("TAKOSUMI_WORKSPACE");
+  create->callback([&chosen, o] {
+    chosen = [o](const Context& c) -> Exit {
+      auto body = read_yaml_as_json(o->file);
+      if (!body) return failed(body.error());
+      if (!body->is_object()) return failed(Error{std::string(errc::kInvalidArgument), o->file + ": must be a mapping"});
+      if (!body->as_object().contains("workspaceId")) {
+        auto ws = workspace_of(c, o->workspace);
+        if (!ws) return ws.error();
+        body->as_object()["workspaceId"] = *ws;
+      }
+      return show_object(c, c.api.post("/api/v1/connections", *body), {"id", "name", "provider", "status"});
+    };
+  });
+  auto* list = conn->add_subcommand("list", "list a Workspace's Connections (never their values)");
+  list->add_option("--workspace", o->workspace, "the Workspace")->envname("TAKOSUMI_WORKSPACE");
+  list->callback([&chosen, o] {
+    chosen = [o](const Context& c) -> Exit {
+      auto ws = workspace_of(c, o->workspace);
+      if (!ws) return ws.error();
+      return show_list(c, "/api/v1/connections?workspaceId=" + *ws, "connections",
+                       {"ID", "NAME", "PROVIDER", "STATUS"}, [](const json::object& k) {
+                         return std::vector{field(k, "id"), field(k, "name"), field(k, "provider"), field(k, "status")};
+                       });
+    };
+  });
+  auto* revoke = conn->add_subcommand("revoke", "revoke a Connection");
+  revoke->add_option("connection", o->id, "its id")->required();
+  revoke->callback([&chosen, o] {
+    chosen = [o](const Context& c) {
+      return show_object(c, c.api.post("/api/v1/connections/" + path_id(o->id) + "/revoke", json::object{}),
+                         {"id", "name", "status"});
+    };
+  });
+
+  auto* agents = app.add_subcommand("agents", "list agents (admin token); agents revoke ID");
+  agents->callback([&chosen, agents] {
+    if (!agents->get_subcommands().empty()) return;
+    chosen = [](const Context& c) {
+      return show_list(c, "/api/v1/agents", "agents",
+                       {"ID", "NAME", "STATE", "VERSION", "SLOTS", "LAST HEARTBEAT", "CERTIFICATE"},
+                       [](const json::object& a) {
+                         const auto& s = a.at("slots").as_object();
+                         return std::vector{field(a, "id"), field(a, "name"), field(a, "state"),
+                                            field(a, "version"), field(s, "busy") + "/" + field(s, "total"),
+                                            time_text(a.at("lastHeartbeatAt")), field(a, "certificateIdentity")};
+                       });
+    };
+  });
+  auto* revoke_agent = agents->add_subcommand("revoke", "revoke an agent: it stops and exits 3");
+  revoke_agent->add_option("agent", o->id, "its id")->required();
+  revoke_agent->callback([&chosen, o] {
+    chosen = [o](const Context& c) {
+      return show_object(c, c.api.post("/api/v1/agents/" + path_id(o->id) + "/revoke", json::object{}),
+                         {"id", "name", "state", "revokedAt"});
+    };
+  });
+
+  auto* activity = app.add_subcommand("activity", "a Workspace's audit trail, newest first");
+  activity->add_option("--workspace", o->workspace, "the Workspace")->envname("TAKOSUMI_WORKSPACE");
+  activity->add_option("--limit", o->limit, "how many")->check(CLI::Range(1, 200));
+  activity->callback([&chosen, o] {
+    chosen = [o](const Context& c) -> Exit {
+      auto ws = workspace_of(c, o->workspace);
+      if (!ws) return ws.error();
+      return show_list(c, "/api/v1/workspaces/" + *ws + "/activity?limit=" + std::to_string(o->limit),
+                       "events", {"TIME", "ACTOR", "ACTION", "CAPSULE", "RUN"}, [](const json::object& e) {
+                         return std::vector{time_text(e.at("at")), field(e, "actor"), field(e, "action"),
+                                            field(e, "capsuleId"), field(e, "runId")};
+                       });
+    };
+  });
+}
+
+}  // namespace
+
+void add_commands(CLI::App& app, std::optional<Handler>& chosen) {
+  auto options = std::make_shared<Options>();
+  add_workspace(app, options, chosen);
+  add_capsule(app, options, chosen);
+  add_runs(app, options, chosen);
+  add_state(app, options, chosen);
+  add_admin(app, options, chosen);
+}
+
+}  // namespace takosumi::cli

@@ -1,0 +1,31 @@
+#pragma once
+// Long work, shown as it happens: a Run is followed from queued through running (with the phase
+// its log shows: init, plan, apply…) to its end, with the elapsed time on a terminal and, with
+// follow, its log as the sequence-numbered chunks arrive. Then its outcome: the change summary
+// with data-loss marks highlighted, and the exit code it means.
+#include <boost/json/object.hpp>
+
+#include <string>
+
+#include "cli/api_client.hpp"
+#include "cli/output.hpp"
+
+namespace takosumi::cli {
+
+std::expected<boost::json::object, ApiError> watch_run(const ApiClient& api,
+                                                       const std::string& run_id,
+                                                       const Output& out, bool follow);
+
+// Prints the Run's outcome (text mode) and returns what it means: ok, changes (a plan or drift
+// check with changes), run_failed or run_cancelled.
+Exit report_run(const boost::json::object& run, const Output& out);
+
+// The Run's log once, from the chunk after `after` (attempt, seq); returns the last printed.
+struct LogPosition {
+  std::int64_t attempt = 0;
+  std::int64_t seq = -1;
+};
+std::expected<LogPosition, ApiError> print_new_log(const ApiClient& api, const std::string& run_id,
+                                                   LogPosition after);
+
+}  // namespace takosumi::cli
