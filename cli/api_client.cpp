@@ -1,19 +1,18 @@
 #include "cli/api_client.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "common/error_codes.hpp"
 #include "common/version.hpp"
 #include "net/beast_transport.hpp"
+#include "net/blocking_request.hpp"
 
 namespace takosumi::cli {
 
 Exit ApiError::exit() const {
   if (status >= 400 && status < 500) return Exit::refused;
+  if (status == 0 && error.code == errc::kConfigInvalid) return Exit::failure;  // ours to fix
   return Exit::unreachable;
 }
 
@@ -59,11 +58,7 @@ std::expected<boost::json::value, ApiError> ApiClient::call(const std::string& m
   req.headers["Authorization"] = "Bearer " + std::string(settings_.token.reveal_as_string());
   req.response_limit = 64 << 20;
   req.timeout = std::chrono::seconds(60);
-  boost::asio::io_context io;
-  auto done = boost::asio::co_spawn(io, transport_->async_request(std::move(req)),
-                                    boost::asio::use_future);
-  io.run();
-  auto response = done.get();
+  auto response = net::request_blocking(*transport_, std::move(req));
   if (!response) return std::unexpected(ApiError{response.error(), 0});
   boost::system::error_code ec;
   auto parsed = boost::json::parse(response->body, ec);

@@ -63,10 +63,11 @@ Result<FileSettings> read_config_file(const fs::path& file, bool required) {
   const fs::path base = file.parent_path();
   auto path_of = [&](const std::string& v) { return v.empty() || fs::path(v).is_absolute() ? fs::path(v) : base / v; };
   for (const auto& kv : root) {
-    const auto key = kv.first.as<std::string>();
+    if (!kv.first.IsScalar()) return fail(errc::kConfigInvalid, file.string() + ": keys must be names");
+    const auto key = kv.first.Scalar();
     if (!kv.second.IsScalar())
       return fail(errc::kConfigInvalid, file.string() + ": " + key + " must be a string");
-    const auto value = kv.second.as<std::string>();
+    const auto value = kv.second.Scalar();
     if (key == "url") out.url = value;
     else if (key == "token") out.token = SecretBytes::from_string(value);
     else if (key == "tokenFile") {

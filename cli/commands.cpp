@@ -35,15 +35,18 @@ Exit failed(const Error& e) {
 
 std::string path_id(const std::string& id) {
   // Ids are API-made ([a-z]+_[0-9a-f]+); anything else would change the path.
+  if (id.empty()) throw CLI::ValidationError("id", "an id must not be empty");
   for (char c : id)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'))
       throw CLI::ValidationError("id", "\"" + id + "\" is not an id");
   return id;
 }
 
-// --workspace, else TAKOSUMI_WORKSPACE (bound by CLI11), else the only Workspace there is.
+// --workspace, else TAKOSUMI_WORKSPACE, else the only Workspace there is. (Read here, not bound
+// with CLI11's envname: that applies the variable to every subcommand's shared field.)
 std::expected<std::string, Exit> workspace_of(const Context& c, const std::string& given) {
   if (!given.empty()) return path_id(given);
+  if (const char* env = std::getenv("TAKOSUMI_WORKSPACE"); env && *env) return path_id(env);
   auto list = c.api.get("/api/v1/workspaces");
   if (!list) return std::unexpected(failed(list.error()));
   const auto& all = list->as_object().at("workspaces").as_array();
@@ -133,7 +136,7 @@ void add_capsule(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handle
   auto* create = cap->add_subcommand("create", "create a Capsule from a YAML or JSON file");
   create->add_option("-f,--file", o->file, "the Capsule (the API's request body; - for stdin)")
       ->required();
-  create->add_option("--workspace", o->workspace, "its Workspace")->envname("TAKOSUMI_WORKSPACE");
+  create->add_option("--workspace", o->workspace, "its Workspace");
   create->callback([&chosen, o] {
     chosen = [o](const Context& c) -> Exit {
       auto body = read_yaml_as_json(o->file);
@@ -146,14 +149,14 @@ void add_capsule(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handle
     };
   });
   auto* list = cap->add_subcommand("list", "list the Capsules of a Workspace");
-  list->add_option("--workspace", o->workspace, "the Workspace")->envname("TAKOSUMI_WORKSPACE");
+  list->add_option("--workspace", o->workspace, "the Workspace");
   list->callback([&chosen, o] {
     chosen = [o](const Context& c) -> Exit {
       auto ws = workspace_of(c, o->workspace);
       if (!ws) return ws.error();
       return show_list(c, "/api/v1/workspaces/" + *ws + "/capsules", "capsules",
-                       {"ID", "NAME", "STATUS", "ATTENTION"}, [](const json::object& k) {
-                         return std::vector{field(k, "id"), field(k, "name"), field(k, "status"),
+                       {"ID", "NAME", "NEEDS ATTENTION"}, [](const json::object& k) {
+                         return std::vector{field(k, "id"), field(k, "name"),
                                             field(k, "needsAttention")};
                        });
     };
@@ -163,7 +166,7 @@ void add_capsule(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handle
   show->callback([&chosen, o] {
     chosen = [o](const Context& c) {
       auto r = c.api.get("/api/v1/capsules/" + path_id(o->id));
-      return show_object(c, r, {"id", "name", "workspaceId", "status", "source", "needsAttention",
+      return show_object(c, r, {"id", "name", "workspaceId", "source", "needsAttention",
                                 "attention", "variables", "outputAllowlist", "connections"});
     };
   });
@@ -225,12 +228,13 @@ void add_runs(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>&
         return Exit::ok;
       }
       if (!o->follow) {
-        auto printed = print_new_log(c.api, id, {});
+        auto printed = print_new_log(c.api, id, {}, std::cout);
         return printed ? Exit::ok : failed(printed.error());
       }
       auto run = watch_run(c.api, id, c.out, true);
       if (!run) return failed(run.error());
-      return Exit::ok;
+      if (c.out.json()) c.out.print_json(*run);
+      return report_run(*run, c.out);
     };
   });
   auto* rollback = app.add_subcommand("rollback", "plan a return to an earlier StateVersion");
@@ -290,7 +294,7 @@ void add_admin(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>
   auto* create = conn->add_subcommand("create", "create a Connection from a YAML or JSON file");
   create->add_option("-f,--file", o->file, "the Connection (the API's request body; - for stdin)")->required();
   create->add_option("--workspace", o->workspace, "its Workspace, unless the file names it")
-      ->envname("TAKOSUMI_WORKSPACE");
+      ;
   create->callback([&chosen, o] {
     chosen = [o](const Context& c) -> Exit {
       auto body = read_yaml_as_json(o->file);
@@ -305,7 +309,7 @@ void add_admin(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>
     };
   });
   auto* list = conn->add_subcommand("list", "list a Workspace's Connections (never their values)");
-  list->add_option("--workspace", o->workspace, "the Workspace")->envname("TAKOSUMI_WORKSPACE");
+  list->add_option("--workspace", o->workspace, "the Workspace");
   list->callback([&chosen, o] {
     chosen = [o](const Context& c) -> Exit {
       auto ws = workspace_of(c, o->workspace);
@@ -349,7 +353,7 @@ void add_admin(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>
   });
 
   auto* activity = app.add_subcommand("activity", "a Workspace's audit trail, newest first");
-  activity->add_option("--workspace", o->workspace, "the Workspace")->envname("TAKOSUMI_WORKSPACE");
+  activity->add_option("--workspace", o->workspace, "the Workspace");
   activity->add_option("--limit", o->limit, "how many")->check(CLI::Range(1, 200));
   activity->callback([&chosen, o] {
     chosen = [o](const Context& c) -> Exit {

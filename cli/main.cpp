@@ -80,5 +80,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ValidationError& e) {
     std::cerr << "takosumi: " << e.what() << "\n";
     return kUsage;
+  } catch (const std::exception& e) {
+    // An answer of a shape this CLI does not know (another version of the control plane).
+    std::cerr << "takosumi: protocol_error: unexpected answer from the control plane (" << e.what()
+              << ")\n";
+    return static_cast<int>(Exit::unreachable);
   }
 }

@@ -51,10 +51,28 @@ std::string Output::paint(std::string_view code, std::string_view s) const {
   return "\033[" + std::string(code) + "m" + std::string(s) + "\033[0m";
 }
 
-void print_error(const Error& e) { std::cerr << "takosumi: " << e.to_string() << "\n"; }
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(text[i + 1]) <= 0x9F) {
+      ++i;
+      continue;
+    }
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) continue;
+    out += static_cast<char>(c);
+  }
+  return out;
+}
+
+void print_error(const Error& e) {
+  std::cerr << "takosumi: " << printable(e.code) << ": " << printable(e.message) << "\n";
+}
 
 std::string text_of(const boost::json::value& v) {
-  if (v.is_string()) return std::string(v.as_string());
+  if (v.is_string()) return printable(v.as_string());
   if (v.is_null()) return "-";
   return boost::json::serialize(v);
 }

@@ -38,6 +38,11 @@ class Output {
   mutable bool line_open_ = false;
 };
 
+// Text from the control plane (log chunks written by modules and providers, names agents chose,
+// messages) without terminal control: C0 controls but newline and tab, DEL, and C1 controls
+// (UTF-8 C2 80–9F) are dropped, so no answer can move the cursor, retitle or rewrite the screen.
+std::string printable(std::string_view text);
+
 // "takosumi: <code>: <message>" on stderr.
 void print_error(const Error& e);
 

@@ -39,14 +39,14 @@ bool finished(const std::string& status) { return status != "queued" && status !
 }  // namespace
 
 std::expected<LogPosition, ApiError> print_new_log(const ApiClient& api, const std::string& run_id,
-                                                   LogPosition after) {
+                                                   LogPosition after, std::ostream& to) {
   auto logs = api.get("/api/v1/runs/" + run_id + "/logs");
   if (!logs) return std::unexpected(logs.error());
   for (const auto& c : logs->as_object().at("chunks").as_array()) {
     const auto& chunk = c.as_object();
     const LogPosition at{chunk.at("attempt").as_int64(), chunk.at("seq").as_int64()};
     if (at.attempt < after.attempt || (at.attempt == after.attempt && at.seq <= after.seq)) continue;
-    std::cout << chunk.at("text").as_string().c_str() << std::flush;
+    to << printable(chunk.at("text").as_string()) << std::flush;
     after = at;
   }
   return after;
@@ -57,13 +57,22 @@ std::expected<json::object, ApiError> watch_run(const ApiClient& api, const std:
   const auto started = Clock::now();
   LogPosition printed;
   std::string last_line;
+  int failures = 0;
   for (;;) {
     auto run = api.get("/api/v1/runs/" + run_id);
+    // The Run goes on without us: a dropped connection or a control plane restarting is waited
+    // out (about two minutes) before giving up.
+    if (!run && run.error().exit() == Exit::unreachable && ++failures <= 7) {
+      std::this_thread::sleep_for(std::chrono::seconds(1 << std::min(failures, 5)));
+      continue;
+    }
     if (!run) return std::unexpected(run.error());
+    failures = 0;
     const auto& r = run->as_object();
     const std::string status = field(r, "status");
     if (follow) {
-      auto logged = print_new_log(api, run_id, printed);
+      // With -o json the log goes to stderr, so stdout stays one JSON document.
+      auto logged = print_new_log(api, run_id, printed, out.json() ? std::cerr : std::cout);
       if (!logged) return std::unexpected(logged.error());
       printed = *logged;
     }
@@ -114,9 +123,10 @@ Exit report_run(const json::object& run, const Output& out) {
       for (const auto& v : rc->as_array())
         if (v.is_object())
           std::cout << "    " << field(v.as_object(), "address") << " "
-                    << text_of(v.as_object().at("actions")) << "\n";
+                    << field(v.as_object(), "actions") << "\n";
     if (const auto* loss = run.if_contains("dataLoss"); loss && loss->is_array())
       for (const auto& v : loss->as_array()) {
+        if (!v.is_object()) continue;
         const auto& m = v.as_object();
         std::cout << "  " << out.red(out.bold("DATA LOSS")) << " " << field(m, "action") << " "
                   << field(m, "address") << " (" << field(m, "reason") << ")\n";
@@ -133,7 +143,8 @@ Exit report_run(const json::object& run, const Output& out) {
       std::cout << "  new StateVersion: " << field(run, "stateVersionId") << "\n";
     if (plan_type && changes && status == "succeeded")
       std::cout << "  apply it with: takosumi apply " << field(run, "id")
-                << (run.contains("dataLoss") && !run.at("dataLoss").as_array().empty()
+                << (run.contains("dataLoss") && run.at("dataLoss").is_array() &&
+                            !run.at("dataLoss").as_array().empty()
                         ? " --accept-data-loss"
                         : "")
                 << "\n";

@@ -5,6 +5,7 @@
 // with data-loss marks highlighted, and the exit code it means.
 #include <boost/json/object.hpp>
 
+#include <ostream>
 #include <string>
 
 #include "cli/api_client.hpp"
@@ -26,6 +27,6 @@ struct LogPosition {
   std::int64_t seq = -1;
 };
 std::expected<LogPosition, ApiError> print_new_log(const ApiClient& api, const std::string& run_id,
-                                                   LogPosition after);
+                                                   LogPosition after, std::ostream& to);
 
 }  // namespace takosumi::cli

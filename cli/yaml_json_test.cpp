@@ -23,6 +23,16 @@ TEST(YamlJsonTest, PlainScalarsKeepTheirTypeAndQuotedOnesStayStrings) {
             R"("tags":["a","b"],"nothing":null,"label":"true"}})");
 }
 
+TEST(YamlJsonTest, WhatJsonCannotHoldStaysText) {
+  testing::TempDir dir;
+  const auto file = dir.path() / "odd.yaml";
+  std::ofstream(file) << "a: nan\nb: .inf\nc: 12345678901234567890\nd: !!str 7\ne: True\nf: yes\n";
+  auto body = read_yaml_as_json(file);
+  ASSERT_TRUE(body) << body.error().to_string();
+  EXPECT_EQ(boost::json::serialize(*body),
+            R"({"a":"nan","b":".inf","c":"12345678901234567890","d":"7","e":true,"f":"yes"})");
+}
+
 TEST(YamlJsonTest, ABrokenFileNamesItself) {
   testing::TempDir dir;
   const auto file = dir.path() / "broken.yaml";

@@ -102,7 +102,9 @@ asio::awaitable<Result<HttpResponse>> receive(Stream& stream, const HttpRequest&
     co_return HttpResponse{status, {}};
   }
   http::response_parser<http::string_body> parser(std::move(head));
-  parser.body_limit(std::min<std::size_t>(req.response_limit, 1 << 20));
+  // A refusal of a file download is small: the file's limit is not the memory's.
+  parser.body_limit(req.response_file ? std::min<std::size_t>(req.response_limit, 1 << 20)
+                                      : req.response_limit);
   auto [rec, m] = co_await http::async_read(stream, buffer, parser, kTuple);
   if (rec) co_return std::unexpected(failure("read body", rec, native(stream)));
   co_return HttpResponse{status, std::move(parser.get().body())};

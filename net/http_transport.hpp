@@ -23,7 +23,7 @@ struct HttpRequest {
   std::string body;
   std::optional<std::filesystem::path> body_file;      // sent instead of body when set
   std::optional<std::filesystem::path> response_file;  // 2xx bodies are written here when set
-  std::size_t response_limit = 1 << 20;
+  std::size_t response_limit = 1 << 20;  // the body's bytes (in memory unless response_file)
   std::chrono::seconds timeout{30};
 };
 

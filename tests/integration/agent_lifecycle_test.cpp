@@ -20,10 +20,6 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-std::string agent_log(const Stack& stack, int index) {
-  return read_text(stack.agent_dir(index) / "agent.log");
-}
-
 json::object agent_named(const Stack& stack, const std::string& name) {
   auto r = stack.api().get("/api/v1/agents");
   EXPECT_EQ(r.status, 200u) << r.body;
@@ -78,8 +74,8 @@ resource "terraform_data" "x" { input = data.local_file.gate.content }
   // Its tofu may still wait at the gate (or be stopped already): let it through, whatever it does
   // now is refused.
   open_gate(gate, 5s);
-  EXPECT_EQ(stack.wait_agent_exit(0, 120s), 3) << agent_log(stack, 0);
-  const auto log0 = agent_log(stack, 0);
+  EXPECT_EQ(stack.wait_agent_exit(0, 120s), 3) << stack.agent_log(0);
+  const auto log0 = stack.agent_log(0);
   EXPECT_NE(log0.find("agent_revoked"), std::string::npos) << log0;
   EXPECT_NE(log0.find("reset-keys"), std::string::npos) << log0;
 
@@ -99,7 +95,7 @@ resource "terraform_data" "x" { input = data.local_file.gate.content }
 
   // The revoked agent stays out: a restart is refused with the same code and exit status.
   stack.start_agent(0);
-  EXPECT_EQ(stack.wait_agent_exit(0, 60s), 3) << agent_log(stack, 0);
+  EXPECT_EQ(stack.wait_agent_exit(0, 60s), 3) << stack.agent_log(0);
   EXPECT_EQ(str(agent_named(stack, "agent-0"), "state"), "revoked");
   EXPECT_EQ(str(agent_named(stack, "agent-1"), "state"), "online");
 }
@@ -122,8 +118,8 @@ TEST(AgentLifecycle, PoolTokensRotateWithoutStrandingRegisteredAgents) {
 
   stack.set_agent_pool_token(0, token);
   stack.start_agent(0);
-  ASSERT_TRUE(eventually([&] { return agent_log(stack, 0).find("registered with") != std::string::npos; }, 60s))
-      << agent_log(stack, 0);
+  ASSERT_TRUE(eventually([&] { return stack.agent_log(0).find("registered with") != std::string::npos; }, 60s))
+      << stack.agent_log(0);
   EXPECT_EQ(str(agent_named(stack, "agent-0"), "poolTokenId"), token_id);
 
   auto revoked = stack.api().post("/api/v1/pool-tokens/" + token_id + "/revoke", json::object{});
@@ -133,8 +129,8 @@ TEST(AgentLifecycle, PoolTokensRotateWithoutStrandingRegisteredAgents) {
   // A new registration with the revoked pool token fails.
   stack.set_agent_pool_token(1, token);
   stack.start_agent(1);
-  EXPECT_EQ(stack.wait_agent_exit(1, 60s), 1) << agent_log(stack, 1);
-  EXPECT_NE(agent_log(stack, 1).find("unknown pool token"), std::string::npos) << agent_log(stack, 1);
+  EXPECT_EQ(stack.wait_agent_exit(1, 60s), 1) << stack.agent_log(1);
+  EXPECT_NE(stack.agent_log(1).find("unknown pool token"), std::string::npos) << stack.agent_log(1);
 
   // The registered agent keeps working, also after a restart (its kept credential registers it).
   stack.stop_agents();
@@ -142,7 +138,7 @@ TEST(AgentLifecycle, PoolTokensRotateWithoutStrandingRegisteredAgents) {
   TestGitRepo repo(stack.root() / "repo");
   repo.commit({{"main.tf", R"(resource "terraform_data" "x" { input = "a" })"}});
   auto run = stack.plan(stack.create_capsule(repo.url(), {}, {}));
-  EXPECT_EQ(str(run, "status"), "succeeded") << json::serialize(run) << agent_log(stack, 0);
+  EXPECT_EQ(str(run, "status"), "succeeded") << json::serialize(run) << stack.agent_log(0);
 }
 
 TEST(AgentLifecycle, TheAgentCredentialRotatesThroughTheHeartbeatAndStaysOwnerOnly) {
@@ -153,8 +149,8 @@ TEST(AgentLifecycle, TheAgentCredentialRotatesThroughTheHeartbeatAndStaysOwnerOn
   const auto kept = stack.agent_dir(0) / "state/agent-credential";
   ASSERT_TRUE(eventually([&] { return std::filesystem::exists(kept); }, 60s)) << stack.agent_logs();
   const std::string before = read_text(kept);
-  ASSERT_TRUE(eventually([&] { return agent_log(stack, 0).find("agent credential rotated") != std::string::npos; }, 60s))
-      << agent_log(stack, 0);
+  ASSERT_TRUE(eventually([&] { return stack.agent_log(0).find("agent credential rotated") != std::string::npos; }, 60s))
+      << stack.agent_log(0);
   ASSERT_TRUE(eventually([&] { return read_text(kept) != before; }, 30s));
   struct stat st{};
   ASSERT_EQ(::stat(kept.c_str(), &st), 0);
@@ -167,9 +163,9 @@ TEST(AgentLifecycle, TheAgentCredentialRotatesThroughTheHeartbeatAndStaysOwnerOn
   TestGitRepo repo(stack.root() / "repo");
   repo.commit({{"main.tf", R"(resource "terraform_data" "x" { input = "a" })"}});
   auto run = stack.plan(stack.create_capsule(repo.url(), {}, {}));
-  EXPECT_EQ(str(run, "status"), "succeeded") << json::serialize(run) << agent_log(stack, 0);
-  EXPECT_EQ(agent_log(stack, 0).find("agent_credential_expired"), std::string::npos)
-      << agent_log(stack, 0);
+  EXPECT_EQ(str(run, "status"), "succeeded") << json::serialize(run) << stack.agent_log(0);
+  EXPECT_EQ(stack.agent_log(0).find("agent_credential_expired"), std::string::npos)
+      << stack.agent_log(0);
 }
 
 }  // namespace

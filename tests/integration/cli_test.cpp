@@ -4,6 +4,10 @@
 // 3 failed, 5 refused, 6 unreachable, 64 usage).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 
 #include "tests/support/stack.hpp"
@@ -29,24 +33,38 @@ class CliTest : public ::testing::Test {
     return o;
   }
 
-  // Runs `takosumi <args>` with the URL and token in the environment and TLS files as flags.
-  CliResult cli(std::vector<std::string> args, const std::string& url = "") {
+  // `takosumi <args>` started with the URL and token in the environment and TLS files as flags.
+  std::unique_ptr<ChildProcess> start(std::vector<std::string> args, const std::string& url,
+                                      const std::string& workspace_env,
+                                      const std::filesystem::path& log) {
     const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
     const auto files = stack_.client_certificate("operator");
     std::vector<std::string> argv{(bin / "cli/takosumi").string(), "--ca-file",
                                   files.ca_file.string(), "--client-cert", files.cert_file.string(),
                                   "--client-key", files.key_file.string()};
     argv.insert(argv.end(), args.begin(), args.end());
-    const auto log = stack_.root() / ("cli-" + std::to_string(++calls_) + ".out");
-    ChildProcess p(argv,
-                   {{"TAKOSUMI_DEPLOY_CONTROL_URL",
-                     url.empty() ? "https://localhost:" + std::to_string(stack_.port()) : url},
-                    {"TAKOSUMI_DEPLOY_CONTROL_TOKEN", "test-api-token-0123456789"},
-                    {"HOME", stack_.root().string()},
-                    {"TAKOSUMI_WORKSPACE", ""}},
-                   log);
+    return std::make_unique<ChildProcess>(
+        argv,
+        std::map<std::string, std::string>{
+            {"TAKOSUMI_DEPLOY_CONTROL_URL",
+             url.empty() ? "https://localhost:" + std::to_string(stack_.port()) : url},
+            {"TAKOSUMI_DEPLOY_CONTROL_TOKEN", "test-api-token-0123456789"},
+            {"HOME", stack_.root().string()},
+            {"TAKOSUMI_WORKSPACE", workspace_env}},
+        log);
+  }
+
+  std::filesystem::path next_log() {
+    return stack_.root() / ("cli-" + std::to_string(++calls_) + ".out");
+  }
+
+  // Runs `takosumi <args>` to its end.
+  CliResult cli(std::vector<std::string> args, const std::string& url = "",
+                const std::string& workspace_env = "") {
+    const auto log = next_log();
+    auto p = start(std::move(args), url, workspace_env, log);
     CliResult r;
-    r.code = p.wait(300s);
+    r.code = p->wait(300s);
     r.out = read_text(log);
     boost::system::error_code ec;
     r.json = json::parse(r.out, ec);
@@ -175,6 +193,51 @@ TEST_F(CliTest, ExitCodesSayWhatHappened) {
 
   auto unreachable = cli({"workspace", "list"}, "https://localhost:1");
   EXPECT_EQ(unreachable.code, 6) << unreachable.out;
+
+  // --workspace wins over TAKOSUMI_WORKSPACE, which wins over "the only one".
+  const std::string ws = stack_.workspace_id();
+  EXPECT_EQ(cli({"capsule", "list", "--workspace", ws}, "", "ws_0000").code, 0);
+  EXPECT_EQ(cli({"capsule", "list"}, "", "ws_0000").code, 5);
+  EXPECT_EQ(cli({"capsule", "list"}).code, 0);
+
+  // A Run cancelled while the CLI waits for it: exit 4. The plan reads a FIFO, so it is surely
+  // running when the cancel comes.
+  const auto gate = stack_.real_world() / "gate";
+  ASSERT_EQ(::mkfifo(gate.c_str(), 0600), 0);
+  TestGitRepo slow(stack_.root() / "slow");
+  slow.commit({{"main.tf", R"(terraform {
+  required_providers {
+    local = { source = "hashicorp/local" }
+  }
+}
+data "local_file" "gate" { filename = ")" + gate.string() + R"(" }
+)"}});
+  const auto slow_file = write("slow.yaml", "name: slow\nsource:\n  gitUrl: " + slow.url() +
+                                                "\n  ref: main\n  modulePath: \"\"\n");
+  const std::string slow_capsule = id_of(cli({"capsule", "create", "-f", slow_file, "-o", "json"}));
+  const auto waiting_log = next_log();
+  auto waiting = start({"plan", slow_capsule, "-o", "json", "--follow"}, "", "", waiting_log);
+  std::string run_id;
+  ASSERT_TRUE(eventually([&] {
+    auto runs = stack_.api().get("/api/v1/capsules/" + slow_capsule + "/runs");
+    if (!runs.json.is_object() || runs.json.at("runs").as_array().empty()) return false;
+    run_id = str(runs.json.at("runs").as_array()[0].as_object(), "id");
+    return stack_.api().get("/api/v1/runs/" + run_id + "/logs").body.find("Reading") !=
+           std::string::npos;
+  }, 120s)) << stack_.agent_logs();
+  EXPECT_EQ(cli({"cancel", run_id}).code, 0);
+  // Once the agent has interrupted tofu (its next heartbeat), let the blocked read end.
+  EXPECT_TRUE(eventually([&] {
+    return stack_.agent_logs().find("cancel requested by the control plane") != std::string::npos;
+  }, 60s)) << stack_.agent_logs();
+  if (const int fd = ::open(gate.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC); fd >= 0) {
+    (void)!::write(fd, "x", 1);
+    ::close(fd);
+  }
+  EXPECT_EQ(waiting->wait(180s), 4) << read_text(waiting_log);
+  // The finished Run, as JSON (stdout and stderr share the file here).
+  const std::string waited = read_text(waiting_log);
+  EXPECT_NE(waited.find("\"status\":\"cancelled\""), std::string::npos) << waited;
 
   auto usage = cli({"plan"});
   EXPECT_EQ(usage.code, 64) << usage.out;

@@ -17,18 +17,14 @@ namespace {
 namespace json = boost::json;
 using namespace std::chrono_literals;
 
-std::string agent_log(const Stack& stack, int index) {
-  return read_text(stack.agent_dir(index) / "agent.log");
-}
-
 // Starts agent-<index> with this controlPlane section and expects it to exit with `code` in its
 // log; returns the log.
 std::string expect_refused(Stack& stack, int index, const std::string& section, int exit_code,
                            const std::string& code) {
   stack.set_agent_control_plane(index, section);
   stack.start_agent(index);
-  EXPECT_EQ(stack.wait_agent_exit(index, 60s), exit_code) << agent_log(stack, index);
-  const std::string log = agent_log(stack, index);
+  EXPECT_EQ(stack.wait_agent_exit(index, 60s), exit_code) << stack.agent_log(index);
+  const std::string log = stack.agent_log(index);
   EXPECT_NE(log.find(code), std::string::npos) << log;
   EXPECT_EQ(log.find("registered with http"), std::string::npos) << log;
   return log;
@@ -161,11 +157,11 @@ output "greeting" { value = "hello over tls" })"}});
   EXPECT_NE(agents.body.find("\"certificateIdentity\":\"CN=agent-0,O=takosumi tests\""),
             std::string::npos) << agents.body;
   stack.stop_agents();
-  const auto before = agent_log(stack, 0).size();
+  const auto before = stack.agent_log(0).size();
   stack.set_agent_control_plane(0, url + files_yaml(stack.client_certificate("impostor"), true));
   stack.start_agent(0);
   EXPECT_EQ(stack.wait_agent_exit(0, 60s), 1);
-  const std::string impostor = agent_log(stack, 0).substr(before);
+  const std::string impostor = stack.agent_log(0).substr(before);
   EXPECT_NE(impostor.find("agent_certificate_mismatch"), std::string::npos) << impostor;
   EXPECT_EQ(impostor.find("registered with http"), std::string::npos) << impostor;
 

@@ -1,12 +1,9 @@
 #include "tests/support/http_client.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
-
 #include <stdexcept>
 
 #include "net/beast_transport.hpp"
+#include "net/blocking_request.hpp"
 
 namespace takosumi::testing {
 
@@ -55,11 +52,7 @@ JsonResponse HttpClient::request(const std::string& method, const std::string& t
   for (const auto& [name, value] : headers) req.headers[name] = value;
   req.response_limit = 64 << 20;
   req.timeout = std::chrono::seconds(60);
-  boost::asio::io_context io;
-  auto done = boost::asio::co_spawn(io, transport_->async_request(std::move(req)),
-                                    boost::asio::use_future);
-  io.run();
-  auto response = done.get();
+  auto response = net::request_blocking(*transport_, std::move(req));
   JsonResponse out;
   if (!response) {
     out.error_code = response.error().code;

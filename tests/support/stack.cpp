@@ -278,6 +278,8 @@ std::string Stack::agent_logs() const {
   return out;
 }
 
+std::string Stack::agent_log(int index) const { return read_text(agent_dir(index) / "agent.log"); }
+
 std::string Stack::control_log() const { return read_text(root_ / "control.log"); }
 
 std::string Stack::create_capsule_from(const json::object& body) {

@@ -104,6 +104,8 @@ class Stack {
   std::string public_surface(const std::vector<std::string>& capsules,
                              const std::vector<std::string>& connections);
   std::string agent_logs() const;
+  // agent-<index>'s log alone (every start of it appends).
+  std::string agent_log(int index) const;
   std::string control_log() const;
 
  private:
