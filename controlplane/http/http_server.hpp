@@ -1,6 +1,8 @@
 #pragma once
-// HTTP/1.1 server (Boost.Beast, C++20 coroutines) on one io_context: keep-alive, idle and read
-// timeouts, 100-continue. For every request the handler first admits the head (method, target,
+// HTTP/1.1 server (Boost.Beast, C++20 coroutines) on one io_context, over TCP or, after set_tls(),
+// TLS (OpenSSL; the handshake counts as the start of the first request's header time, and a
+// client certificate's identity reaches the handler as HttpRequest::peer_certificate): keep-alive,
+// idle and read timeouts, 100-continue. For every request the handler first admits the head (method, target,
 // headers): a refusal (e.g. 401) is answered before a single body byte is read, and the connection
 // is then closed gently. Otherwise the body is read by the handler's BodyPolicy: in memory, or
 // streamed to a temp file (removed after the response) within a budget of temporary bytes shared by
