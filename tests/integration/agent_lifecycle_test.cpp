@@ -5,13 +5,10 @@
 // the heartbeat and kept owner-only in stateDir.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/types.h>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <thread>
 
+#include "tests/support/fifo_gate.hpp"
 #include "tests/support/stack.hpp"
 #include "tests/support/test_git_repo.hpp"
 
@@ -29,35 +26,16 @@ json::object agent_named(const Stack& stack, const std::string& name) {
   return {};
 }
 
-// Writes the gate's content to the FIFO once a reader has it open; false when none came within
-// the time (a non-blocking open fails with ENXIO until then, so the test never hangs on it).
-bool open_gate(const std::filesystem::path& fifo, std::chrono::seconds within) {
-  int fd = -1;
-  eventually([&] { return (fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0; },
-             within);
-  if (fd < 0) return false;
-  const bool written = ::write(fd, "open\n", 5) == 5;
-  ::close(fd);
-  return written;
-}
-
 TEST(AgentLifecycle, ARevokedAgentsRunGoesToAnotherAgentOnceAndTheRevokedAgentExitsThree) {
   StackOptions options;
   options.agents = 1;
   Stack stack(options);
   // The plan reads a FIFO: it blocks in `tofu plan` until the test writes, so the Run is surely
   // in progress when the agent is revoked.
-  const auto gate = stack.real_world() / "gate";
-  ASSERT_EQ(::mkfifo(gate.c_str(), 0600), 0);
+  const FifoGate gate(stack.real_world() / "gate");
   TestGitRepo repo(stack.root() / "repo");
-  repo.commit({{"main.tf", R"(terraform {
-  required_providers {
-    local = { source = "hashicorp/local" }
-  }
-}
-data "local_file" "gate" { filename = ")" + gate.string() + R"(" }
-resource "terraform_data" "x" { input = data.local_file.gate.content }
-)"}});
+  repo.commit({{"main.tf", gate.module(
+      "resource \"terraform_data\" \"x\" { input = data.local_file.gate.content }\n")}});
   const auto capsule = stack.create_capsule(repo.url(), {}, {});
   auto queued = stack.api().post("/api/v1/capsules/" + capsule + "/plan", json::object{});
   ASSERT_EQ(queued.status, 201u) << queued.body;
@@ -73,7 +51,7 @@ resource "terraform_data" "x" { input = data.local_file.gate.content }
   EXPECT_EQ(str(revoked.json.as_object(), "state"), "revoked");
   // Its tofu may still wait at the gate (or be stopped already): let it through, whatever it does
   // now is refused.
-  open_gate(gate, 5s);
+  gate.open(5s);
   EXPECT_EQ(stack.wait_agent_exit(0, 120s), 3) << stack.agent_log(0);
   const auto log0 = stack.agent_log(0);
   EXPECT_NE(log0.find("agent_revoked"), std::string::npos) << log0;
@@ -85,7 +63,7 @@ resource "terraform_data" "x" { input = data.local_file.gate.content }
     auto run = stack.api().get("/api/v1/runs/" + plan_id);
     return run.json.is_object() && run.json.as_object().at("attempt").as_int64() == 2;
   }, 60s)) << stack.agent_logs();
-  ASSERT_TRUE(open_gate(gate, 120s)) << stack.agent_logs();
+  ASSERT_TRUE(gate.open(120s)) << stack.agent_logs();
   auto plan = stack.wait_run(plan_id);
   ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << stack.agent_logs();
   EXPECT_EQ(plan.at("attempt").as_int64(), 2) << json::serialize(plan);

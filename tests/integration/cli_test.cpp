@@ -4,12 +4,9 @@
 // 3 failed, 5 refused, 6 unreachable, 64 usage).
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <fstream>
 
+#include "tests/support/fifo_gate.hpp"
 #include "tests/support/stack.hpp"
 #include "tests/support/test_git_repo.hpp"
 
@@ -202,16 +199,9 @@ TEST_F(CliTest, ExitCodesSayWhatHappened) {
 
   // A Run cancelled while the CLI waits for it: exit 4. The plan reads a FIFO, so it is surely
   // running when the cancel comes.
-  const auto gate = stack_.real_world() / "gate";
-  ASSERT_EQ(::mkfifo(gate.c_str(), 0600), 0);
+  const FifoGate gate(stack_.real_world() / "gate");
   TestGitRepo slow(stack_.root() / "slow");
-  slow.commit({{"main.tf", R"(terraform {
-  required_providers {
-    local = { source = "hashicorp/local" }
-  }
-}
-data "local_file" "gate" { filename = ")" + gate.string() + R"(" }
-)"}});
+  slow.commit({{"main.tf", gate.module()}});
   const auto slow_file = write("slow.yaml", "name: slow\nsource:\n  gitUrl: " + slow.url() +
                                                 "\n  ref: main\n  modulePath: \"\"\n");
   const std::string slow_capsule = id_of(cli({"capsule", "create", "-f", slow_file, "-o", "json"}));
@@ -230,10 +220,7 @@ data "local_file" "gate" { filename = ")" + gate.string() + R"(" }
   EXPECT_TRUE(eventually([&] {
     return stack_.agent_logs().find("cancel requested by the control plane") != std::string::npos;
   }, 60s)) << stack_.agent_logs();
-  if (const int fd = ::open(gate.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC); fd >= 0) {
-    (void)!::write(fd, "x", 1);
-    ::close(fd);
-  }
+  gate.open(0s);
   EXPECT_EQ(waiting->wait(180s), 4) << read_text(waiting_log);
   // The finished Run, as JSON (stdout and stderr share the file here).
   const std::string waited = read_text(waiting_log);
