@@ -11,6 +11,7 @@
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "common/version.hpp"
+#include "config/agent_config_reload.hpp"
 #include "crypto/registration_proof.hpp"
 #include "crypto/sha256.hpp"
 
@@ -19,6 +20,9 @@ namespace asio = boost::asio;
 using namespace boost::asio::experimental::awaitable_operators;
 
 namespace {
+
+// The control plane did not answer at all (as opposed to answering no).
+bool is_outage(const Error& e) { return e.code == errc::kUnavailable || is_tls_failure(e); }
 
 std::string describe(std::exception_ptr e) {
   try {
@@ -33,7 +37,8 @@ std::string describe(std::exception_ptr e) {
 }  // namespace
 
 AgentDaemon::AgentDaemon(asio::any_io_executor ex, config::AgentConfig config, AgentKeys keys,
-                         HttpTransport& transport, const Clock& clock, SandboxProbe sandbox)
+                         HttpTransport& transport, const Clock& clock, SandboxProbe sandbox,
+                         service::ServiceNotifier& notifier)
     : ex_(ex),
       config_(std::move(config)),
       keys_(std::move(keys)),
@@ -44,17 +49,85 @@ AgentDaemon::AgentDaemon(asio::any_io_executor ex, config::AgentConfig config, A
       credentials_(config_.state_dir / "agent-credential"),
       stop_timer_(ex, std::chrono::steady_clock::time_point::max()),
       slot_timer_(ex),
-      register_timer_(ex) {}
+      register_timer_(ex),
+      notifier_(notifier) {
+  update_status();
+}
 
 AgentDaemon::~AgentDaemon() { blocking_.join(); }
 
 void AgentDaemon::request_stop() {
   if (stopping_) return;
-  spdlog::info("stop requested: no new claims; {} run(s) still running will finish", active_);
+  spdlog::info("stop requested: no new claims; {} run(s) still running will finish "
+               "(a second stop signal cancels them)", active_);
   stopping_ = true;
   stop_timer_.cancel();
   slot_timer_.cancel();
   register_timer_.cancel();
+  update_status();
+  notifier_.stopping();
+}
+
+void AgentDaemon::cancel_running() {
+  request_stop();
+  if (sessions_.empty()) return;
+  spdlog::warn("second stop signal: cancelling {} running run(s); what their tofu saved is "
+               "delivered", sessions_.size());
+  for (RunSession* session : sessions_) session->cancel();
+}
+
+void AgentDaemon::reload(Result<config::AgentConfig> fresh) {
+  notifier_.reloading();
+  if (!fresh) {
+    spdlog::error("SIGHUP: the configuration file was refused and the running configuration "
+                  "stays: {}", fresh.error().to_string());
+  } else {
+    const bool announce =
+        fresh->labels != config_.labels || fresh->concurrency != config_.concurrency;
+    for (const auto& key : config::apply_reload(config_, std::move(*fresh)))
+      spdlog::warn("SIGHUP: {} changed in the file; it takes effect at the next restart", key);
+    spdlog::set_level(spdlog::level::from_str(config_.log_level));
+    spdlog::info("SIGHUP: configuration reloaded (concurrency {}, log level {}); running Runs keep "
+                 "the settings they started with", config_.concurrency, config_.log_level);
+    slot_timer_.cancel();  // a larger concurrency claims at once
+    // The control plane lists the agent's labels and slots from its registration.
+    if (announce && verifier_ && !stopping_)
+      asio::co_spawn(ex_, [this]() -> asio::awaitable<void> {
+        if (auto again = co_await async_register(); !again)
+          spdlog::warn("announcing the new labels and concurrency: {}", again.error().to_string());
+      }, [](std::exception_ptr e) {
+        if (e) spdlog::critical("bug: stray exception announcing a reload: {}", describe(e));
+      });
+  }
+  update_status();
+  notifier_.ready();
+}
+
+void AgentDaemon::reachable(bool ok) {
+  if (ok == !unreachable_since_) return;
+  if (ok) {
+    spdlog::info("control plane reachable again");
+    unreachable_since_.reset();
+  } else {
+    unreachable_since_ = clock_.now_unix();
+  }
+  update_status();
+}
+
+// The line `systemctl status` shows.
+void AgentDaemon::update_status() {
+  const std::string slots =
+      std::to_string(active_) + "/" + std::to_string(config_.concurrency) + " slots";
+  std::string line;
+  if (stopping_)
+    line = active_ == 0 ? "stopping" : "draining: " + std::to_string(active_) + " Run(s) left";
+  else if (unreachable_since_)
+    line = "control plane unreachable since " + utc_timestamp(*unreachable_since_) + ", " + slots;
+  else if (active_ == 0)
+    line = "idle, " + slots;
+  else
+    line = "running " + std::to_string(active_) + " Run(s), " + slots;
+  notifier_.status(line);
 }
 
 asio::awaitable<void> AgentDaemon::async_wait_slot(std::chrono::steady_clock::duration d) {
@@ -163,6 +236,7 @@ asio::awaitable<void> AgentDaemon::async_presence_loop() {
     co_await presence_timer_->async_wait(asio::as_tuple(asio::use_awaitable));
     if (finished_) co_return;
     auto beat = co_await client_.async_agent_heartbeat(active_);
+    if (beat) reachable(true);
     if (beat && beat->rotated) {
       spdlog::info("agent credential rotated (valid until {})", beat->expires_at);
       if (auto kept = credentials_.store(client_.agent_token()); !kept)
@@ -184,6 +258,7 @@ asio::awaitable<void> AgentDaemon::async_presence_loop() {
         request_stop();
       }
     } else {
+      if (is_outage(beat.error())) reachable(false);
       spdlog::warn("heartbeat: {}", beat.error().to_string());
     }
   }
@@ -223,19 +298,26 @@ runner::RunnerSettings AgentDaemon::runner_settings() const {
 
 asio::awaitable<void> AgentDaemon::async_session(ClaimedJob job) {
   ++active_;
+  update_status();
   runner::RunnerSettings settings = runner_settings();
   SessionContext ctx{run_services(), *verifier_, keys_.box, std::move(settings),
                      config_.heartbeat_interval};
   RunSession session(std::move(ctx), std::move(job));
+  sessions_.insert(&session);
   co_await session.async_execute();
+  sessions_.erase(&session);
   --active_;
+  update_status();
   slot_timer_.cancel();
 }
 
 asio::awaitable<void> AgentDaemon::async_claim_loop() {
   std::uint32_t failures = 0;
   while (!stopping_) {
-    const auto free = config_.concurrency - active_;
+    // An ephemeral agent takes exactly one Run in its life.
+    const auto free = config_.ephemeral ? std::min<std::int64_t>(1 - claimed_ - active_, 1)
+                                        : config_.concurrency - active_;
+    if (config_.ephemeral && claimed_ > 0) break;
     if (free <= 0) {
       co_await async_wait_slot(std::chrono::hours(1));
       continue;
@@ -251,11 +333,14 @@ asio::awaitable<void> AgentDaemon::async_claim_loop() {
       continue;
     }
     if (!jobs) {
+      if (is_outage(jobs.error())) reachable(false);
       spdlog::warn("claim: {}", jobs.error().to_string());
       co_await async_wait_slot(backoff_delay(failures++, 0.5));
       continue;
     }
+    reachable(true);
     failures = 0;
+    claimed_ += static_cast<std::int64_t>(jobs->size());
     for (auto& job : *jobs) {
       asio::co_spawn(ex_, async_session(std::move(job)), [](std::exception_ptr e) {
         if (e) spdlog::critical("bug: stray exception in a run session: {}", describe(e));
@@ -310,6 +395,18 @@ asio::awaitable<int> AgentDaemon::async_push_recovery() {
   co_return summary.held == 0 ? 0 : 1;
 }
 
+// An ephemeral agent leaves no registration behind: its credential ends, and the control plane
+// lists it as deregistered. Failing to tell it is logged, not fatal: the credential expires.
+asio::awaitable<void> AgentDaemon::async_deregister() {
+  auto done = co_await async_retry([&] { return client_.async_deregister(); }, 4);
+  if (!done) {
+    spdlog::warn("deregister: {}", done.error().to_string());
+    co_return;
+  }
+  (void)credentials_.forget();
+  spdlog::info("deregistered agent {}", agent_id_);
+}
+
 asio::awaitable<int> AgentDaemon::async_run() {
   if (!co_await async_start()) co_return revoked_ ? kExitRevoked : stopping_ ? 0 : 1;
   asio::co_spawn(ex_, async_presence_loop(), [](std::exception_ptr e) {
@@ -320,8 +417,15 @@ asio::awaitable<int> AgentDaemon::async_run() {
   if (recovered.delivered + recovered.held > 0)
     spdlog::info("recovery: {} run(s) reported, {} held for the operator", recovered.delivered,
                  recovered.held);
+  notifier_.ready();
   co_await async_claim_loop();
+  if (!stopping_) {  // an ephemeral agent's one Run: no more claims
+    stopping_ = true;
+    update_status();
+  }
   while (active_ > 0) co_await async_wait_slot(std::chrono::hours(1));
+  update_status();
+  if (config_.ephemeral && !revoked_) co_await async_deregister();
   finished_ = true;
   if (presence_timer_) presence_timer_->cancel();
   if (sandbox_.cgroups) sandbox_.cgroups->remove_when_idle();

@@ -1,8 +1,10 @@
 #pragma once
 // The agent's main loop: register (a signed challenge proves it holds its signing key), finish or report every Run the journal holds from before a
 // crash (agent/run_recovery.hpp), then long-poll for as many jobs as there are free slots and run
-// each in its own RunSession. request_stop() (SIGTERM/SIGINT) stops claiming at once, lets the
-// running Runs finish and deliver, then async_run returns.
+// each in its own RunSession. request_stop() (the first stop signal) stops claiming at once, lets
+// the running Runs finish and deliver, then async_run returns; cancel_running() (the second)
+// interrupts them as a cancel would. Tells the service manager how it is doing throughout
+// (service/service_notifier.hpp).
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -10,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "agent/agent_credential_file.hpp"
 #include "agent/control_client.hpp"
@@ -23,8 +26,11 @@
 #include "config/agent_config.hpp"
 #include "crypto/keys.hpp"
 #include "protocol/signed_manifest.hpp"
+#include "service/service_notifier.hpp"
 
 namespace takosumi::agent {
+
+class RunSession;
 
 struct AgentKeys {
   crypto::BoxKeyPair box;
@@ -39,16 +45,23 @@ class AgentDaemon {
  public:
   // sandbox: what probe_sandbox(true) found on this host.
   AgentDaemon(boost::asio::any_io_executor ex, config::AgentConfig config, AgentKeys keys,
-              HttpTransport& transport, const Clock& clock, SandboxProbe sandbox);
+              HttpTransport& transport, const Clock& clock, SandboxProbe sandbox,
+              service::ServiceNotifier& notifier);
   ~AgentDaemon();
-  // Returns 0 after a graceful stop, kExitRevoked after an operator revoked the agent, 1 when
-  // registration failed for good (a refused key, signature or TLS certificate is logged with what
-  // the operator must do and not retried).
+  // Returns 0 after a graceful stop (and, ephemeral, after its one Run and deregistering),
+  // kExitRevoked after an operator revoked the agent, 1 when registration failed for good (a
+  // refused key, signature or TLS certificate is logged with what the operator must do and not
+  // retried).
   boost::asio::awaitable<int> async_run();
   // `takosumi-agent recover --push`: registers, recovers every journaled Run (also those held for
   // the operator) and returns 0 when all were delivered.
   boost::asio::awaitable<int> async_push_recovery();
   void request_stop();
+  void cancel_running();
+  // SIGHUP: fresh is the file loaded again (helpers resolved). Refused (logged, the running
+  // configuration stays) when it is an error; otherwise config::apply_reload's settings take
+  // effect for the next claim and the next Run, and new labels or concurrency are announced.
+  void reload(Result<config::AgentConfig> fresh);
 
  private:
   boost::asio::awaitable<Result<std::string>> async_register_once(const SecretBytes& secret);
@@ -62,6 +75,9 @@ class AgentDaemon {
   boost::asio::awaitable<RecoverySummary> async_recover_journal(bool include_held);
   boost::asio::awaitable<void> async_claim_loop();
   boost::asio::awaitable<void> async_session(ClaimedJob job);
+  boost::asio::awaitable<void> async_deregister();
+  void update_status();
+  void reachable(bool ok);
   runner::RunnerSettings runner_settings() const;
   RunServices run_services() { return {client_, *journal_, spool_, clock_, blocking_}; }
   // Waits d, or less when a slot frees up or stop is requested.
@@ -93,6 +109,10 @@ class AgentDaemon {
   boost::asio::steady_timer register_timer_;  // registration's backoff; cancelled on stop
   std::int64_t active_ = 0;
   bool stopping_ = false;
+  service::ServiceNotifier& notifier_;
+  std::set<RunSession*> sessions_;
+  std::optional<std::int64_t> unreachable_since_;  // the first failed claim of an outage
+  std::int64_t claimed_ = 0;  // Runs taken since start (ephemeral: at most one)
 };
 
 }  // namespace takosumi::agent

@@ -138,6 +138,11 @@ asio::awaitable<Result<AgentBeat>> ControlClient::async_agent_heartbeat(std::int
   co_return beat;
 }
 
+asio::awaitable<Status> ControlClient::async_deregister() {
+  HttpRequest req{"POST", "/agent/v1/deregister", {}, "{}"};
+  co_return co_await async_send(std::move(req));
+}
+
 asio::awaitable<Result<std::vector<ClaimedJob>>> ControlClient::async_claim(std::int64_t free_slots,
                                                                             std::int64_t wait_seconds) {
   json::object body{{"freeSlots", free_slots}, {"waitSeconds", wait_seconds}};

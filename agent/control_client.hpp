@@ -64,6 +64,8 @@ class ControlClient {
   // POST /agent/v1/heartbeat: the agent is alive with busy_slots in use; a rotated credential
   // replaces the one in use at once.
   boost::asio::awaitable<Result<AgentBeat>> async_agent_heartbeat(std::int64_t busy_slots);
+  // POST /agent/v1/deregister: an ephemeral agent leaves; its credential ends.
+  boost::asio::awaitable<Status> async_deregister();
   // The credential in use (empty before registration), for the agent to keep in its stateDir.
   const SecretBytes& agent_token() const { return agent_token_; }
   boost::asio::awaitable<Result<std::vector<ClaimedJob>>> async_claim(std::int64_t free_slots,

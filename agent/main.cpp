@@ -14,6 +14,7 @@
 #include <string>
 
 #include "agent/agent_daemon.hpp"
+#include "agent/json_log_formatter.hpp"
 #include "agent/recover_command.hpp"
 #include "agent/redacting_sink.hpp"
 #include "common/error_codes.hpp"
@@ -21,24 +22,30 @@
 #include "common/version.hpp"
 #include "config/agent_config.hpp"
 #include "net/beast_transport.hpp"
+#include "service/service_notifier.hpp"
+#include "service/watchdog.hpp"
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: takosumi-agent --config <agent.yaml> [--check-config | --print-public-key]\n"
+    "usage: takosumi-agent --config <agent.yaml> [--once | --check-config | --print-public-key]\n"
     "       takosumi-agent --config <agent.yaml> recover [--push | --discard RUN_ID]\n"
     "  --config FILE     agent configuration (docs/configuration.md)\n"
+    "  --once            take one Run, deliver it, deregister and exit (as ephemeral: true)\n"
     "  --check-config    load and validate the configuration and keys, then exit\n"
     "  --print-public-key  print this agent's public signing key (base64; created if there is\n"
     "                    none yet, as on start) for an operator's reset-keys, then exit\n"
     "  recover           show the Runs the journal and the spool hold (docs/operations.md)\n"
     "    --push          deliver them now, also those held for the operator (agent stopped)\n"
     "    --discard ID    forget one Run's journal entry and spool (agent stopped)\n"
+    "signals: TERM, INT or QUIT stop claiming and let running Runs finish (a second one cancels\n"
+    "  them); HUP reloads the configuration\n"
     "environment: TAKOSUMI_DEPLOY_CONTROL_URL, TAKOSUMI_POOL_TOKEN override the file\n";
 
 struct Args {
   std::string config;
   bool check_only = false;
+  bool once = false;
   bool print_public_key = false;
   bool recover = false;
   bool push = false;
@@ -52,6 +59,8 @@ bool parse_args(int argc, char** argv, Args& args) {
       args.config = argv[++i];
     } else if (a == "--check-config") {
       args.check_only = true;
+    } else if (a == "--once") {
+      args.once = true;
     } else if (a == "--print-public-key") {
       args.print_public_key = true;
     } else if (a == "recover") {
@@ -67,7 +76,8 @@ bool parse_args(int argc, char** argv, Args& args) {
       return false;
     }
   }
-  const int modes = int(args.check_only) + int(args.print_public_key) + int(args.recover);
+  const int modes =
+      int(args.check_only) + int(args.print_public_key) + int(args.recover) + int(args.once);
   return !args.config.empty() && !(args.push && !args.discard.empty()) && modes <= 1;
 }
 
@@ -152,6 +162,43 @@ takosumi::Result<takosumi::agent::AgentKeys> load_keys(const takosumi::config::A
   return takosumi::agent::AgentKeys{std::move(*box), std::move(*sign), *pinned};
 }
 
+takosumi::Result<takosumi::config::AgentConfig> load_config(const Args& args) {
+  auto config = takosumi::config::load_agent_config(
+      args.config, takosumi::config::process_environment(
+                       {"TAKOSUMI_DEPLOY_CONTROL_URL", "TAKOSUMI_POOL_TOKEN"}));
+  if (config && args.once) config->ephemeral = true;
+  return config;
+}
+
+void set_log_format(takosumi::config::LogFormat format) {
+  if (format == takosumi::config::LogFormat::json)
+    spdlog::set_formatter(std::make_unique<takosumi::agent::JsonLogFormatter>());
+  else
+    spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+}
+
+// TERM, INT, QUIT: the first drains, the next cancels the running Runs; HUP reloads. Re-armed
+// after each signal until the daemon is done.
+void await_signals(boost::asio::signal_set& signals, takosumi::agent::AgentDaemon& daemon,
+                   const Args& args, bool& stop_seen) {
+  signals.async_wait([&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    if (signal == SIGHUP) {
+      auto fresh = load_config(args);
+      if (fresh) {
+        if (auto s = resolve_helpers(*fresh); !s) fresh = std::unexpected(s.error());
+      }
+      daemon.reload(std::move(fresh));
+    } else if (!stop_seen) {
+      stop_seen = true;
+      daemon.request_stop();
+    } else {
+      daemon.cancel_running();
+    }
+    await_signals(signals, daemon, args, stop_seen);
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -162,6 +209,8 @@ int main(int argc, char** argv) {
   ::sigemptyset(&stop_signals);
   ::sigaddset(&stop_signals, SIGTERM);
   ::sigaddset(&stop_signals, SIGINT);
+  ::sigaddset(&stop_signals, SIGQUIT);
+  ::sigaddset(&stop_signals, SIGHUP);
   ::sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
   Args args;
   if (!parse_args(argc, argv, args)) {
@@ -170,14 +219,13 @@ int main(int argc, char** argv) {
   }
   // Every line the agent logs passes the secrets of the Runs in flight and the patterns.
   spdlog::set_default_logger(takosumi::agent::make_redacting_stderr_logger("takosumi-agent"));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
-  auto config = takosumi::config::load_agent_config(
-      args.config, takosumi::config::process_environment(
-                       {"TAKOSUMI_DEPLOY_CONTROL_URL", "TAKOSUMI_POOL_TOKEN"}));
+  set_log_format(takosumi::config::LogFormat::text);
+  auto config = load_config(args);
   if (!config) {
     spdlog::error("{}", config.error().to_string());
     return 2;
   }
+  set_log_format(config->log_format);
   spdlog::set_level(spdlog::level::from_str(config->log_level));
   if (args.print_public_key) return print_public_key(*config);
   auto keys = load_keys(*config);
@@ -228,12 +276,16 @@ int main(int argc, char** argv) {
   }
   boost::asio::io_context io;
   takosumi::SystemClock clock;
+  takosumi::service::ServiceNotifier notifier;
+  takosumi::service::Watchdog watchdog(io.get_executor(), notifier);
+  const auto stall_hook = takosumi::service::install_test_stall_hook(io.get_executor());
   takosumi::agent::AgentDaemon daemon(io.get_executor(), std::move(*config), std::move(*keys),
-                                      *transport, clock, std::move(sandbox));
-  boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-  signals.async_wait([&](const boost::system::error_code& ec, int) {
-    if (!ec) daemon.request_stop();
-  });
+                                      *transport, clock, std::move(sandbox), notifier);
+  boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGQUIT);
+  signals.add(SIGHUP);
+  bool stop_seen = false;
+  await_signals(signals, daemon, args, stop_seen);
+  watchdog.start();
   // Unblocked before any child is started: tofu and its supervisor must not inherit the mask.
   ::sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
   int exit_code = 1;
@@ -245,6 +297,8 @@ int main(int argc, char** argv) {
     }
     exit_code = code;
     signals.cancel();
+    watchdog.stop();
+    if (stall_hook) stall_hook->cancel();
   });
   io.run();
   return exit_code;

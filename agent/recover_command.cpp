@@ -1,6 +1,6 @@
 #include "agent/recover_command.hpp"
 
-#include <ctime>
+#include "common/clock.hpp"
 
 #include "agent/run_journal.hpp"
 #include "agent/run_spool.hpp"
@@ -12,15 +12,6 @@ namespace takosumi::agent {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string utc(std::int64_t unix_seconds) {
-  const std::time_t t = unix_seconds;
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 void describe_spool(const fs::path& dir, std::ostream& out) {
   std::error_code ec;
@@ -56,7 +47,7 @@ Status print_recovery_listing(const fs::path& state_dir, const fs::path& work_di
     out << "the run journal is empty: nothing to recover\n";
   for (const auto& e : contents->entries) {
     out << "run " << e.run_id << " attempt " << e.attempt << ": " << to_string(e.phase)
-        << " since " << utc(e.updated_at)
+        << " since " << utc_timestamp(e.updated_at)
         << (is_held_for_operator(e.phase) ? " (held for the operator)" : " (recovered on start)")
         << "\n";
     if (!e.note.empty()) out << "  note: " << e.note << "\n";

@@ -28,12 +28,18 @@ RedactingSink::RedactingSink(std::shared_ptr<spdlog::sinks::sink> next,
   next_->set_formatter(std::make_unique<PassThroughFormatter>());
 }
 
+// The message is redacted before it is formatted: a formatter that escapes (logFormat: json)
+// would otherwise hide a secret holding a quote or a backslash from the exact-value match. The
+// formatter adds only time, level and the fields of agent/run_log_context.hpp.
 void RedactingSink::sink_it_(const spdlog::details::log_msg& msg) {
+  const auto redacted =
+      registry_.redact(std::string_view(msg.payload.data(), msg.payload.size()));
+  spdlog::details::log_msg clean = msg;
+  clean.payload = spdlog::string_view_t(redacted.data(), redacted.size());
   spdlog::memory_buf_t formatted;
-  formatter_->format(msg, formatted);
-  const auto redacted = registry_.redact(std::string_view(formatted.data(), formatted.size()));
+  formatter_->format(clean, formatted);
   spdlog::details::log_msg out = msg;
-  out.payload = spdlog::string_view_t(redacted.data(), redacted.size());
+  out.payload = spdlog::string_view_t(formatted.data(), formatted.size());
   next_->log(out);
 }
 

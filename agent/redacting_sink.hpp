@@ -1,6 +1,6 @@
 #pragma once
-// An spdlog sink that redacts every formatted line with a SecretRegistry (exact values of the Runs
-// in progress, then credential patterns) before handing it to the sink it wraps. The wrapped sink
+// An spdlog sink that redacts every message with a SecretRegistry (exact values of the Runs in
+// progress, then credential patterns), formats it, and hands the line to the sink it wraps. The wrapped sink
 // is given a pass-through formatter and receives the finished line (eol included), so colour
 // ranges are not applied; set patterns on the RedactingSink or its logger, not on the wrapped sink.
 #include <spdlog/logger.h>

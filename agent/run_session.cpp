@@ -11,6 +11,7 @@
 #include "agent/redacting_sink.hpp"
 #include "agent/retry.hpp"
 #include "agent/run_delivery.hpp"
+#include "agent/run_log_context.hpp"
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
@@ -52,6 +53,15 @@ Result<protocol::SecretBundle> open_secrets(const std::string& sealed_b64,
 
 RunSession::RunSession(SessionContext ctx, ClaimedJob job)
     : ctx_(std::move(ctx)), job_(std::move(job)) {}
+
+RunSession::~RunSession() { RunLogContext::instance().erase(job_.run_id); }
+
+void RunSession::cancel() {
+  if (cancel_requested_) return;
+  cancel_requested_ = true;
+  spdlog::info("run {}: cancelled by the agent's stop", job_.run_id);
+  if (executor_ != nullptr) executor_->cancel();
+}
 
 asio::awaitable<void> RunSession::async_report_failure(std::int64_t attempt, const Error& error) {
   protocol::RunReport report;
@@ -128,6 +138,7 @@ asio::awaitable<void> RunSession::async_heartbeat_loop(runner::RunExecutor& exec
 }
 
 Status RunSession::journal(RunPhase phase, std::string note) {
+  RunLogContext::instance().set(job_.run_id, {entry_.attempt, std::string(to_string(phase))});
   return ctx_.journal.advance(entry_, phase, std::move(note), ctx_.clock.now_unix());
 }
 
@@ -197,6 +208,8 @@ asio::awaitable<void> RunSession::async_execute() {
   inputs->before_apply = [this]() { return async_before_apply(); };
 
   runner::RunExecutor executor(ex, ctx_.blocking, ctx_.settings);
+  executor_ = &executor;
+  if (cancel_requested_) executor.cancel();
   LogStreamer logs(ex, ctx_.client, job_.run_id, job_.lease_token);
   auto done = std::make_shared<bool>(false);
   std::optional<runner::RunOutcome> outcome;
@@ -209,6 +222,7 @@ asio::awaitable<void> RunSession::async_execute() {
   };
   // All three end together: the Run, its live log stream, and the lease renewals.
   co_await (run() && logs.async_run() && async_heartbeat_loop(executor, done));
+  executor_ = nullptr;
   (void)remove_tree(inbox_);
   Delivery delivery;
   delivery.report = std::move(outcome->report);

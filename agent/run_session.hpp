@@ -33,7 +33,14 @@ struct SessionContext : RunServices {
 class RunSession {
  public:
   RunSession(SessionContext ctx, ClaimedJob job);
+  ~RunSession();
+  RunSession(const RunSession&) = delete;
+  RunSession& operator=(const RunSession&) = delete;
   boost::asio::awaitable<void> async_execute();
+  // The agent's own cancel (a second stop signal): as a cancel from the control plane, tofu is
+  // interrupted and what it saved is delivered; the Run ends cancelled. Before tofu starts it
+  // starts nothing; once the results are being delivered it changes nothing.
+  void cancel();
 
  private:
   boost::asio::awaitable<Result<runner::RunInputs>> async_prepare(const protocol::JobManifest& m);
@@ -50,6 +57,8 @@ class RunSession {
   std::filesystem::path outbox_;  // the attempt's spool: the runner's outbox
   std::filesystem::path inbox_;
   bool lease_lost_ = false;
+  bool cancel_requested_ = false;
+  runner::RunExecutor* executor_ = nullptr;  // while tofu may run
   std::optional<boost::asio::steady_timer> heartbeat_timer_;
   // Every secret of this Run; registered so the agent's own log lines are redacted with it too.
   std::shared_ptr<redaction::SecretSet> secret_set_ = std::make_shared<redaction::SecretSet>();

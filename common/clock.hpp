@@ -2,6 +2,7 @@
 // Wall-clock seam: the agent compares manifest and lease expiries with it, so tests can move time (tests/support/fake_clock.hpp).
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace takosumi {
 
@@ -20,5 +21,8 @@ class SystemClock final : public Clock {
         .count();
   }
 };
+
+// RFC 3339 in UTC to the second ("2026-12-03T17:04:05Z"), for logs and status lines.
+std::string utc_timestamp(std::int64_t unix_seconds);
 
 }  // namespace takosumi

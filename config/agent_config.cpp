@@ -100,11 +100,14 @@ Status load_agent_fields(const YAML::Node& root, const std::filesystem::path& ba
   auto work = yaml_string(root, "workDir", "", "/run/takosumi-agent/work");
   auto wait = yaml_int(root, "claimWaitSeconds", "", 20, 0, 30);
   auto beat = yaml_int(root, "heartbeatSeconds", "", 10, 1, 300);
-  auto level = yaml_string(root, "logLevel", "", "info");
+  auto level = load_log_level(root);
+  auto format = load_log_format(root);
+  auto ephemeral = yaml_bool(root, "ephemeral", "", false);
   auto patterns = yaml_strings(root, "dataLossPatterns", "");
   if (!patterns) return std::unexpected(patterns.error());
   c.data_loss_patterns = *patterns;
-  if (const Error* e = first_error(name, labels, concurrency, state, work, wait, beat, level))
+  if (const Error* e = first_error(name, labels, concurrency, state, work, wait, beat, level,
+                                  format, ephemeral))
     return std::unexpected(*e);
   if (name->empty()) return fail(errc::kConfigInvalid, "name is required (the agent's name)");
   c.name = *name;
@@ -115,6 +118,8 @@ Status load_agent_fields(const YAML::Node& root, const std::filesystem::path& ba
   c.claim_wait = std::chrono::seconds(*wait);
   c.heartbeat_interval = std::chrono::seconds(*beat);
   c.log_level = *level;
+  c.log_format = *format;
+  c.ephemeral = *ephemeral;
   return {};
 }
 
@@ -135,8 +140,9 @@ Result<AgentConfig> load_agent_config(const std::filesystem::path& file, const E
     TAKOSUMI_TRY(yaml_known_keys(*root,
                                  {"controlPlane", "poolTokenFile", "name", "labels", "concurrency",
                                   "stateDir", "workDir", "tofu", "claimWaitSeconds",
-                                  "heartbeatSeconds", "logLevel", "dataLossPatterns", "sandbox",
-                                  "limits", "policy"},
+                                  "heartbeatSeconds", "logLevel", "logFormat", "ephemeral",
+                                  "dataLossPatterns", "sandbox", "limits", "policy", "hooks",
+                                  "metrics"},
                                  ""));
     AgentConfig c;
     TAKOSUMI_TRY(load_control_plane(*root, base, env, c));
@@ -145,6 +151,8 @@ Result<AgentConfig> load_agent_config(const std::filesystem::path& file, const E
     TAKOSUMI_TRY(load_sandbox(*root, base, c.sandbox));
     TAKOSUMI_TRY(load_limits(*root, c.limits));
     TAKOSUMI_TRY(load_pool_policy(*root, c.policy));
+    TAKOSUMI_TRY(load_hooks(*root, c.hooks));
+    TAKOSUMI_TRY(load_metrics(*root, "", c.metrics));
     c.policy.network = c.sandbox.network ? protocol::NetworkMode::full : protocol::NetworkMode::none;
     auto token = load_pool_token(*root, base, env);
     if (!token) return std::unexpected(token.error());

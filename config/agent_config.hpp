@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/secret_bytes.hpp"
 #include "config/sandbox_config.hpp"
+#include "config/service_settings.hpp"
 #include "net/tls_context.hpp"
 
 namespace takosumi::config {
@@ -43,6 +44,11 @@ struct AgentConfig {
   std::chrono::seconds claim_wait{20};
   std::chrono::seconds heartbeat_interval{10};
   std::string log_level = "info";
+  LogFormat log_format = LogFormat::text;
+  // Take one Run, deliver it, deregister and exit (one agent per job in autoscaled pools).
+  bool ephemeral = false;
+  HooksConfig hooks;
+  MetricsConfig metrics;  // off unless metrics.listen is set
   // Resource-type globs whose delete/replace is flagged as data loss; empty = built-in defaults.
   std::vector<std::string> data_loss_patterns;
   SandboxConfig sandbox;

@@ -5,6 +5,7 @@
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "config/agent_config.hpp"
+#include "config/agent_config_reload.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace takosumi::config {
@@ -183,6 +184,64 @@ TEST_F(AgentConfigTest, SandboxNoneIsAnExplicitChoiceAndBadValuesAreNamed) {
     EXPECT_EQ(c.error().code, errc::kConfigInvalid);
     EXPECT_NE(c.error().message.find(expected), std::string::npos) << c.error().message;
   }
+}
+
+}  // namespace
+}  // namespace takosumi::config
+
+namespace takosumi::config {
+namespace {
+
+TEST_F(AgentConfigTest, ServiceSettingsAreValidatedWithTheKeyToFix) {
+  auto c = load(std::string(kValid) + "logFormat: json\nephemeral: true\n"
+                "hooks:\n  prePlan: /bin/true\n  timeoutSeconds: 5\nmetrics:\n  listen: 127.0.0.1:9464\n");
+  ASSERT_TRUE(c) << c.error().to_string();
+  EXPECT_EQ(c->log_format, LogFormat::json);
+  EXPECT_TRUE(c->ephemeral);
+  EXPECT_EQ(c->hooks.pre_plan, "/bin/true");
+  EXPECT_TRUE(c->hooks.post_apply.empty());
+  EXPECT_EQ(c->hooks.timeout, std::chrono::seconds(5));
+  EXPECT_EQ(c->metrics.listen, "127.0.0.1:9464");
+  auto defaults = load(kValid);
+  ASSERT_TRUE(defaults);
+  EXPECT_EQ(defaults->log_format, LogFormat::text);
+  EXPECT_EQ(defaults->hooks.timeout, std::chrono::seconds(60));
+  EXPECT_TRUE(defaults->metrics.listen.empty()) << "the agent's metrics are off by default";
+
+  for (const auto& [yaml, key] : std::vector<std::pair<std::string, std::string>>{
+           {"logLevel: verbose\n", "logLevel"},
+           {"logFormat: xml\n", "logFormat"},
+           {"hooks:\n  prePlan: relative/hook\n", "hooks.prePlan"},
+           {"hooks:\n  postApply: /nonexistent/hook\n", "hooks.postApply"},
+           {"hooks:\n  preplan: /bin/true\n", "preplan"},
+           {"hooks:\n  timeoutSeconds: 0\n", "hooks.timeoutSeconds"},
+           {"metrics:\n  listen: 9464\n", "metrics.listen"}}) {
+    auto bad = load(std::string(kValid) + yaml);
+    ASSERT_FALSE(bad) << yaml;
+    EXPECT_EQ(bad.error().code, errc::kConfigInvalid);
+    EXPECT_NE(bad.error().message.find(key), std::string::npos) << bad.error().message;
+  }
+}
+
+TEST_F(AgentConfigTest, AReloadTakesRunSettingsAndNamesWhatWaitsForARestart) {
+  auto running = load(kValid);
+  ASSERT_TRUE(running);
+  auto fresh = load(std::string(kValid) + "logLevel: debug\nlimits:\n  memoryMiB: 256\n"
+                    "hooks:\n  preApply: /bin/true\n");
+  ASSERT_TRUE(fresh);
+  fresh->concurrency = 5;
+  fresh->labels = {"gpu"};
+  fresh->name = "worker-2";
+  fresh->control_url = "https://elsewhere:8443";
+  const auto pending = apply_reload(*running, std::move(*fresh));
+  EXPECT_EQ(running->concurrency, 5);
+  EXPECT_EQ(running->labels, std::vector<std::string>{"gpu"});
+  EXPECT_EQ(running->log_level, "debug");
+  EXPECT_EQ(running->limits.memory_mib, 256u);
+  EXPECT_EQ(running->hooks.pre_apply, "/bin/true");
+  EXPECT_EQ(running->name, "worker-1");
+  EXPECT_EQ(running->control_url, "http://127.0.0.1:9000");
+  EXPECT_EQ(pending, (std::vector<std::string>{"controlPlane.url", "name"}));
 }
 
 }  // namespace

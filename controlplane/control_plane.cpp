@@ -19,6 +19,8 @@
 #include "controlplane/http/http_server.hpp"
 #include "controlplane/api/public_api.hpp"
 #include "controlplane/store/schema.hpp"
+#include "service/service_notifier.hpp"
+#include "service/watchdog.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -123,15 +125,23 @@ struct ControlPlane::Parts {
   HttpServer server;
   std::optional<boost::asio::signal_set> signals;
   std::optional<boost::asio::signal_set> hangups;
+  service::ServiceNotifier notifier;
+  service::Watchdog watchdog{io.get_executor(), notifier};
+  std::unique_ptr<boost::asio::signal_set> stall_hook =
+      service::install_test_stall_hook(io.get_executor());
+  std::uint16_t port = 0;
 };
 
 namespace {
 
-void await_hangup(boost::asio::signal_set& hangups, ControlPlane& control) {
-  hangups.async_wait([&hangups, &control](const boost::system::error_code& ec, int) {
+void await_hangup(boost::asio::signal_set& hangups, ControlPlane& control,
+                  service::ServiceNotifier& notifier) {
+  hangups.async_wait([&hangups, &control, &notifier](const boost::system::error_code& ec, int) {
     if (ec) return;
+    notifier.reloading();
     control.reload_tls();
-    await_hangup(hangups, control);
+    notifier.ready();
+    await_hangup(hangups, control, notifier);
   });
 }
 
@@ -172,6 +182,7 @@ Result<std::uint16_t> ControlPlane::listen() {
   auto& p = *parts_;
   auto port = p.server.listen(p.config.listen_address, p.config.port);
   if (!port) return port;
+  p.port = *port;
   TAKOSUMI_TRY(write_file_atomic(p.config.data_dir / "control.port",
                                  std::to_string(*port) + "\n", 0644));
   return port;
@@ -179,14 +190,14 @@ Result<std::uint16_t> ControlPlane::listen() {
 
 void ControlPlane::stop_on_signals() {
   auto& p = *parts_;
-  p.signals.emplace(p.io, SIGINT, SIGTERM);
+  p.signals.emplace(p.io, SIGINT, SIGTERM, SIGQUIT);
   p.signals->async_wait([this](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     spdlog::info("signal {}: stopping", signal);
     stop();
   });
   p.hangups.emplace(p.io, SIGHUP);
-  await_hangup(*p.hangups, *this);
+  await_hangup(*p.hangups, *this, p.notifier);
 }
 
 bool ControlPlane::reload_tls() {
@@ -214,6 +225,10 @@ void ControlPlane::run() {
   if (auto advanced = p.planner.advance_all(); !advanced)
     spdlog::warn("workspace plans: {}", advanced.error().to_string());
   p.server.start();
+  p.notifier.status("serving " + std::string(p.config.tls ? "https" : "http") + " on " +
+                    p.config.listen_address + ":" + std::to_string(p.port));
+  p.notifier.ready();
+  p.watchdog.start();
   p.io.run();
   p.pool.join();
 }
@@ -221,6 +236,10 @@ void ControlPlane::run() {
 void ControlPlane::stop() {
   boost::asio::post(parts_->io, [this] {
     auto& p = *parts_;
+    p.notifier.status("stopping");
+    p.notifier.stopping();
+    p.watchdog.stop();
+    if (p.stall_hook) p.stall_hook->cancel();
     p.server.stop();
     p.waiters.stop();
     boost::system::error_code ec;

@@ -37,6 +37,7 @@ boost::json::object agent_json(const AgentRecord& a, std::int64_t now) {
   for (const auto& l : a.labels) labels.emplace_back(l);
   const char* state = a.revoked_at                       ? "revoked"
                       : a.keys_reset                      ? "keys_reset"
+                      : a.deregistered_at                 ? "deregistered"
                       : now - a.last_seen_at <= kOnlineSeconds ? "online"
                                                            : "offline";
   return {{"id", a.id},

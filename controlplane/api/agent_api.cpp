@@ -72,6 +72,8 @@ void AgentApi::register_routes(Router& r) {
   r.add("POST", "/agent/v1/register", pool, [this](auto& req, auto&) { return register_agent(req); });
   r.add("POST", "/agent/v1/heartbeat", json_body,
         [this](auto& req, auto&) { return agent_heartbeat(req); });
+  r.add("POST", "/agent/v1/deregister", json_body,
+        [this](auto& req, auto&) { return deregister(req); });
   r.add_async("POST", "/agent/v1/claim", json_body,
               [this](const HttpRequest& req, const RouteParams&) { return async_claim(req); });
   r.add("POST", "/agent/v1/runs/{}/heartbeat", json_body,
@@ -207,6 +209,19 @@ HttpResponse AgentApi::agent_heartbeat(const HttpRequest& req) {
     out["agentTokenExpiresAt"] = answer->rotated->expires_at;
   }
   return json_response(200, out);
+}
+
+// An ephemeral agent after its one Run. Its leases are left as they are: it deregisters only
+// after delivering, and a lease it still held would expire and requeue as for any lost agent.
+HttpResponse AgentApi::deregister(const HttpRequest& req) {
+  auto agent = authenticate(req);
+  if (!agent) return error_response(agent.error());
+  auto body = parse_object(req.body.empty() ? "{}" : req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  if (auto known = check_known_fields(*body, {}); !known) return error_response(known.error());
+  if (auto done = d_.agents.deregister(*agent); !done) return error_response(done.error());
+  spdlog::info("agent {} ({}) deregistered", agent->name, agent->id);
+  return json_response(200, json::object{{"deregistered", true}});
 }
 
 boost::asio::awaitable<HttpResponse> AgentApi::async_claim(const HttpRequest& req) {

@@ -69,6 +69,7 @@ class AgentApi {
   static std::string pool_token_sha256(const HttpRequest& head);
   // POST /agent/v1/heartbeat {"busySlots"}: the agent is alive; its credential is rotated when due.
   HttpResponse agent_heartbeat(const HttpRequest& req);
+  HttpResponse deregister(const HttpRequest& req);
   HttpResponse register_challenge(const HttpRequest& req);
   // The registration a body asks for, once its challenge and signature check out (the pool token
   // was checked on the head).

@@ -145,7 +145,8 @@ Result<AgentCredential> AgentRegistry::update(const NamedAgent& agent, const Age
   TAKOSUMI_TRY(with_context(
       db_.run("UPDATE agents SET sign_public_key = ?, box_public_key = ?, token_sha256 = ?,"
               " version = ?, labels = ?, capacity = ?, last_seen_at = ?, key_reset_at = NULL,"
-              " reset_sign_public_key = NULL, revoked_at = NULL, token_issued_at = ?,"
+              " reset_sign_public_key = NULL, revoked_at = NULL, deregistered_at = NULL,"
+              " token_issued_at = ?,"
               " previous_token_sha256 = NULL, previous_token_expires_at = NULL,"
               " pool_token_id = CASE WHEN ? = '' THEN pool_token_id ELSE ? END,"
               " certificate_identity = CASE WHEN ? THEN nullif(?, '')"
@@ -270,7 +271,8 @@ namespace {
 constexpr std::string_view kRecordSelect =
     "SELECT id, name, version, labels, capacity, coalesce(busy_slots, 0), created_at,"
     " last_seen_at, coalesce(certificate_identity, ''), coalesce(pool_token_id, ''), revoked_at,"
-    " key_reset_at IS NOT NULL, coalesce(token_issued_at, created_at) FROM agents";
+    " key_reset_at IS NOT NULL, coalesce(token_issued_at, created_at), deregistered_at"
+    " FROM agents";
 
 }  // namespace
 
@@ -291,14 +293,21 @@ AgentRecord AgentRegistry::record_from_row(const Statement& row) const {
   std::int64_t issued = 0;
   ColumnReader(row) >> a.id >> a.name >> a.version >> labels >> a.capacity >> a.busy_slots >>
       a.created_at >> a.last_seen_at >> a.certificate_identity >> a.pool_token_id >>
-      a.revoked_at >> a.keys_reset >> issued;
+      a.revoked_at >> a.keys_reset >> issued >> a.deregistered_at;
   boost::system::error_code ec;
   const auto parsed = boost::json::parse(labels, ec);
   if (!ec && parsed.is_array())
     for (const auto& l : parsed.as_array())
       if (l.is_string()) a.labels.emplace_back(l.as_string());
-  if (!a.revoked_at && !a.keys_reset) a.token_expires_at = issued + ttl_;
+  if (!a.revoked_at && !a.keys_reset && !a.deregistered_at) a.token_expires_at = issued + ttl_;
   return a;
+}
+
+// No token hashes to the placeholder, so neither credential authenticates any more.
+Status AgentRegistry::deregister(const Agent& agent) {
+  return db_.run("UPDATE agents SET deregistered_at = ?, token_sha256 = 'deregistered',"
+                 " previous_token_sha256 = NULL, busy_slots = 0 WHERE id = ?",
+                 clock_.now_unix(), agent.id);
 }
 
 Result<AgentRecord> AgentRegistry::revoke(std::string_view agent_id) {

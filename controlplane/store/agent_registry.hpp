@@ -76,6 +76,9 @@ class AgentRegistry {
   // Refuses the agent's every later call and registration; not_found for an unknown id. The
   // caller makes its leases expire.
   Result<AgentRecord> revoke(std::string_view agent_id);
+  // An agent leaving for good by itself (an ephemeral one after its Run): its credentials stop
+  // working at once; listed as deregistered. Its name and key may register again later.
+  Status deregister(const Agent& agent);
   Result<std::vector<AgentRecord>> list();
   Result<AgentRecord> get(std::string_view agent_id);
 

@@ -207,6 +207,7 @@ struct AgentRecord {
   std::optional<std::int64_t> revoked_at;
   bool keys_reset = false;                 // an operator's reset waits for the named key
   std::optional<std::int64_t> token_expires_at;
+  std::optional<std::int64_t> deregistered_at;  // it left by itself (ephemeral)
 };
 
 // One Capsule of a workspace plan: the commit its ref named when the plan was asked for, the

@@ -11,7 +11,7 @@ namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 10;
+constexpr std::int64_t kSchemaVersion = 11;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -390,6 +390,11 @@ Status to_v10(Database& db) {
       "CREATE INDEX IF NOT EXISTS agents_by_previous_token ON agents(previous_token_sha256)");
 }
 
+// v10 → v11: an ephemeral agent's deregistration (its credential ended by itself, not revoked).
+Status to_v11(Database& db) {
+  return add_column_if_missing(db, "agents", "deregistered_at", "INTEGER");
+}
+
 // One step of the schema, from version `to - 1` to `to`.
 struct Migration {
   std::int64_t to;
@@ -401,7 +406,7 @@ struct Migration {
 
 constexpr Migration kMigrations[] = {{2, to_v2, true}, {3, to_v3}, {4, to_v4}, {5, to_v5},
                                      {6, to_v6},       {7, to_v7}, {8, to_v8}, {9, to_v9},
-                                     {10, to_v10}};
+                                     {10, to_v10},     {11, to_v11}};
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 // Runs one migration in one transaction that also sets user_version: a database is at one
@@ -454,6 +459,7 @@ Status create_schema(Database& db) {
   // A new database gets the columns later versions added to earlier tables as a migration does.
   TAKOSUMI_TRY(with_context(to_v9(db), "create schema"));
   TAKOSUMI_TRY(with_context(to_v10(db), "create schema"));
+  TAKOSUMI_TRY(with_context(to_v11(db), "create schema"));
   return with_context(db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion)),
                       "create schema");
 }

@@ -23,7 +23,7 @@ namespace {
 
 using takosumi::testing::TempDir;
 
-constexpr std::int64_t kCurrentVersion = 10;
+constexpr std::int64_t kCurrentVersion = 11;
 
 // The frozen schema of an earlier release, testdata/schema_v<N>.sql, verbatim as that release
 // created it: migrations are tested against the real thing and not against today's DDL.
@@ -439,6 +439,18 @@ TEST(SchemaTest, VersionSixDatabaseIsMigratedInPlace) {
   // v10: both registrations started their credentials' lifetimes; neither agent is revoked.
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM agents WHERE revoked_at IS NULL"
                                " AND token_issued_at = 100"), 2);
+  // v11: none left by itself; a deregistered agent lists as such and its token stops working.
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM agents WHERE deregistered_at IS NULL"), 2);
+  auto worker = agents.authenticate(renewed->agent_token);
+  ASSERT_TRUE(worker) << worker.error().to_string();
+  ASSERT_TRUE(agents.deregister(*worker));
+  EXPECT_TRUE(agents.get("agt_1")->deregistered_at.has_value());
+  EXPECT_FALSE(agents.get("agt_1")->token_expires_at.has_value());
+  EXPECT_EQ(agents.authenticate(renewed->agent_token).error().code, errc::kUnauthorized);
+  // It may come back later with its key.
+  auto back = agents.register_agent({"worker", "2", {}, 1, "box-3", "sign-3"});
+  ASSERT_TRUE(back) << back.error().to_string();
+  EXPECT_FALSE(agents.get("agt_1")->deregistered_at.has_value());
   EXPECT_TRUE(create_schema(db));
   EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
 }

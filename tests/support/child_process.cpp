@@ -38,6 +38,8 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, std::map<std::string, 
   ::sigemptyset(&stop);
   ::sigaddset(&stop, SIGTERM);
   ::sigaddset(&stop, SIGINT);
+  ::sigaddset(&stop, SIGQUIT);
+  ::sigaddset(&stop, SIGHUP);
   if (stop_signals_blocked) ::pthread_sigmask(SIG_BLOCK, &stop, &previous);
   pid_ = ::fork();
   if (pid_ == 0) {

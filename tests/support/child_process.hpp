@@ -14,7 +14,7 @@ namespace takosumi::testing {
 
 class ChildProcess {
  public:
-  // stop_signals_blocked: the child starts with SIGTERM and SIGINT blocked, for a program that
+  // stop_signals_blocked: the child starts with SIGTERM, SIGINT, SIGQUIT and SIGHUP blocked, for a program that
   // blocks them first thing and unblocks them once its handler is in place (takosumi-agent): a
   // stop() that comes before the program's main() then waits for the handler instead of killing
   // it half-started.

@@ -72,7 +72,7 @@ void Stack::start_control() {
   control_ = std::make_unique<ChildProcess>(
       std::vector<std::string>{(bin / "controlplane/takosumi-control").string(), "serve",
                                "--config", (root_ / "control.yaml").string()},
-      std::map<std::string, std::string>{}, root_ / "control.log");
+      options_.control_env, root_ / "control.log");
   if (!eventually([&] { return std::filesystem::exists(port_file); }, std::chrono::seconds(30))) {
     ADD_FAILURE() << "takosumi-control did not start:\n" << read_text(root_ / "control.log");
     return;
@@ -108,6 +108,13 @@ pid_t Stack::agent_pid(int index) const {
   const auto& a = agents_.at(static_cast<std::size_t>(index));
   return a ? a->pid() : -1;
 }
+
+void Stack::signal_agent(int index, int sig) const {
+  const pid_t pid = agent_pid(index);
+  if (pid <= 0 || ::kill(pid, sig) != 0) ADD_FAILURE() << "cannot signal agent-" << index;
+}
+
+pid_t Stack::control_pid() const { return control_ ? control_->pid() : -1; }
 
 std::filesystem::path Stack::agent_dir(int index) const {
   return root_ / ("agent-" + std::to_string(index));
@@ -219,10 +226,11 @@ void Stack::start_agent(int index) {
              : options_.sandbox_yaml) +
         options_.extra_agent_yaml);
   if (agents_.size() <= static_cast<std::size_t>(index)) agents_.resize(static_cast<std::size_t>(index) + 1);
+  std::vector<std::string> argv{(bin / "agent/takosumi-agent").string(), "--config",
+                                (dir / "agent.yaml").string()};
+  argv.insert(argv.end(), options_.agent_args.begin(), options_.agent_args.end());
   agents_[static_cast<std::size_t>(index)] = std::make_unique<ChildProcess>(
-      std::vector<std::string>{(bin / "agent/takosumi-agent").string(), "--config",
-                               (dir / "agent.yaml").string()},
-      std::map<std::string, std::string>{}, dir / "agent.log", /*stop_signals_blocked=*/true);
+      std::move(argv), options_.agent_env, dir / "agent.log", /*stop_signals_blocked=*/true);
 }
 
 net::TlsClientFiles Stack::client_certificate(const std::string& name) {

@@ -40,6 +40,11 @@ struct StackOptions {
   bool mutual_tls = false;
   // Appended to control.yaml (e.g. "agentCredentialTtlSeconds: 4\n").
   std::string extra_control_yaml;
+  // Added to the environment of every agent / of takosumi-control (e.g. NOTIFY_SOCKET).
+  std::map<std::string, std::string> agent_env;
+  std::map<std::string, std::string> control_env;
+  // Added to every agent's command line (e.g. "--once").
+  std::vector<std::string> agent_args;
 };
 
 class Stack {
@@ -87,6 +92,11 @@ class Stack {
   // SIGKILL, as the OOM killer or a crash would; the processes it started are left alone.
   void kill_agent(int index);
   pid_t agent_pid(int index) const;
+  // Sends sig to agent-<index> (SIGHUP reloads, a second SIGTERM cancels its Runs).
+  void signal_agent(int index, int sig) const;
+  pid_t control_pid() const;
+  // agent-<index>'s agent.yaml, to change before a SIGHUP.
+  std::filesystem::path agent_config(int index) const { return agent_dir(index) / "agent.yaml"; }
   // Waits for agent-<index> to exit on its own (e.g. refused registration) and forgets it; returns
   // its exit status, or -1 (still running) after timeout.
   int wait_agent_exit(int index, std::chrono::seconds timeout);

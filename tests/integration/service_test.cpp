@@ -1,0 +1,279 @@
+// The daemons as systemd services: the notify protocol (READY, STATUS, WATCHDOG, STOPPING,
+// RELOADING) on a real datagram socket, the stop ladder (a second signal cancels), SIGHUP reloads,
+// ephemeral agents and structured logs.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <boost/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "tests/support/fifo_gate.hpp"
+#include "tests/support/notify_listener.hpp"
+#include "tests/support/stack.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/test_git_repo.hpp"
+
+namespace takosumi::testing {
+namespace {
+namespace json = boost::json;
+using namespace std::chrono_literals;
+
+constexpr long kWatchdogUsec = 1'000'000;  // pings every half second
+
+std::string read_all(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void replace_in_file(const std::filesystem::path& file, const std::string& from,
+                     const std::string& to) {
+  auto text = read_all(file);
+  const auto at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from << " not in " << file;
+  text.replace(at, from.size(), to);
+  std::ofstream(file, std::ios::trunc) << text;
+}
+
+std::string post_plan(Stack& stack, const std::string& capsule) {
+  auto r = stack.api().post("/api/v1/capsules/" + capsule + "/plan", json::object{});
+  EXPECT_EQ(r.status, 201u) << r.body;
+  return r.json.is_object() ? str(r.json.as_object(), "id") : "";
+}
+
+std::string run_status(Stack& stack, const std::string& run_id) {
+  auto r = stack.api().get("/api/v1/runs/" + run_id);
+  return r.json.is_object() ? str(r.json.as_object(), "status") : "";
+}
+
+// agent-0 as GET /api/v1/agents lists it (empty before it registered).
+json::object agent_entry(Stack& stack) {
+  auto r = stack.api().get("/api/v1/agents");
+  if (!r.json.is_object()) return {};
+  for (const auto& a : r.json.at("agents").as_array())
+    if (str(a.as_object(), "name") == "agent-0") return a.as_object();
+  return {};
+}
+
+std::int64_t total_slots(Stack& stack) {
+  auto agent = agent_entry(stack);
+  return agent.contains("slots") ? agent.at("slots").as_object().at("total").as_int64() : -1;
+}
+
+constexpr const char* kTrivialModule = "resource \"terraform_data\" \"x\" { input = \"hi\" }\n";
+
+std::string statuses(NotifyListener& systemd) {
+  std::string all;
+  for (const auto& a : systemd.received())
+    if (a.rfind("STATUS=", 0) == 0) all += a + "\n";
+  return all;
+}
+
+TEST(ServiceNotify, TheAgentReportsReadyItsSlotsWatchdogPingsAndStopping) {
+  TempDir sockets;
+  NotifyListener systemd(sockets.path() / "notify");
+  StackOptions options;
+  options.concurrency = 1;
+  options.agent_env = systemd.environment(kWatchdogUsec);
+  Stack stack(options);
+  ASSERT_TRUE(systemd.wait_for("READY=1", 60s)) << stack.agent_logs();
+  EXPECT_TRUE(systemd.wait_for("STATUS=idle, 0/1 slots", 10s));
+  EXPECT_TRUE(eventually([&] { return systemd.count("WATCHDOG=1") >= 3; }, 10s));
+
+  FifoGate gate(stack.real_world() / "gate");
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", gate.module()}});
+  auto capsule = stack.create_capsule(repo.url(), {}, {});
+  const auto run_id = post_plan(stack, capsule);
+  EXPECT_TRUE(systemd.wait_for("STATUS=running 1 Run(s), 1/1 slots", 120s))
+      << statuses(systemd) << stack.agent_logs();
+  systemd.forget();
+  ASSERT_TRUE(gate.open(120s));
+  EXPECT_EQ(str(stack.wait_run(run_id), "status"), "succeeded");
+  EXPECT_TRUE(systemd.wait_for("STATUS=idle, 0/1 slots", 30s));
+
+  stack.stop_agents();
+  EXPECT_TRUE(systemd.seen("STOPPING=1"));
+  EXPECT_TRUE(systemd.seen("STATUS=stopping"));
+}
+
+// A loop that stops turning stops the pings, and systemd (WatchdogSec=) restarts the agent.
+TEST(ServiceNotify, AStalledEventLoopStopsTheWatchdogPings) {
+  TempDir sockets;
+  NotifyListener systemd(sockets.path() / "notify");
+  StackOptions options;
+  options.agent_env = systemd.environment(kWatchdogUsec);
+  Stack stack(options);
+  ASSERT_TRUE(systemd.wait_for("READY=1", 60s)) << stack.agent_logs();
+  ASSERT_TRUE(eventually([&] { return systemd.count("WATCHDOG=1") >= 2; }, 10s));
+  stack.signal_agent(0, SIGUSR2);
+  ASSERT_TRUE(eventually([&] {
+    return stack.agent_log(0).find("stalling the event loop") != std::string::npos;
+  }, 10s));
+  systemd.forget();
+  // Six intervals: a live loop pings twelve times meanwhile.
+  std::this_thread::sleep_for(std::chrono::microseconds(6 * kWatchdogUsec));
+  EXPECT_EQ(systemd.count("WATCHDOG=1"), 0u);
+  stack.kill_agent(0);
+}
+
+TEST(ServiceNotify, TheControlPlaneReportsReadyWatchdogReloadingAndStopping) {
+  TempDir sockets;
+  NotifyListener systemd(sockets.path() / "notify");
+  StackOptions options;
+  options.agents = 0;
+  options.control_env = systemd.environment(kWatchdogUsec);
+  Stack stack(options);
+  ASSERT_TRUE(systemd.wait_for("READY=1", 30s));
+  const auto status = "STATUS=serving http on 127.0.0.1:" + std::to_string(stack.port());
+  EXPECT_TRUE(systemd.seen(status)) << systemd.received().size();
+  EXPECT_TRUE(eventually([&] { return systemd.count("WATCHDOG=1") >= 3; }, 10s));
+  systemd.forget();
+  stack.reload_control();
+  EXPECT_TRUE(systemd.wait_for("RELOADING=1", 10s));
+  EXPECT_TRUE(systemd.wait_for("READY=1", 10s));
+  stack.stop_control(false);
+  EXPECT_TRUE(systemd.seen("STOPPING=1"));
+}
+
+constexpr const char* kSlowApply = R"(terraform {
+  required_providers {
+    time = { source = "hashicorp/time" }
+  }
+}
+resource "terraform_data" "first" { input = "created before the slow one" }
+resource "time_sleep" "slow" {
+  depends_on      = [terraform_data.first]
+  create_duration = "300s"
+}
+)";
+
+// SIGINT drains (the apply goes on), then SIGQUIT cancels it: tofu is interrupted, the state it
+// saved is delivered, and the agent exits 0 once it is.
+TEST(AgentSignals, ASecondStopSignalCancelsTheRunningApplyAndDeliversItsState) {
+  Stack stack;
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", kSlowApply}});
+  auto capsule = stack.create_capsule(repo.url(), {}, {});
+  auto plan = stack.plan(capsule);
+  ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan);
+  auto started = stack.api().post("/api/v1/runs/" + str(plan, "id") + "/apply", json::object{});
+  ASSERT_EQ(started.status, 201u) << started.body;
+  const auto run_id = str(started.json.as_object(), "id");
+  ASSERT_TRUE(eventually([&] {
+    return stack.api().get("/api/v1/runs/" + run_id + "/logs").body.find(
+               "time_sleep.slow: Creating") != std::string::npos;
+  }, 120s)) << stack.agent_logs();
+
+  stack.signal_agent(0, SIGINT);
+  ASSERT_TRUE(eventually([&] {
+    return stack.agent_log(0).find("stop requested") != std::string::npos;
+  }, 10s));
+  EXPECT_EQ(run_status(stack, run_id), "running") << "the first signal must not stop the apply";
+  stack.signal_agent(0, SIGQUIT);
+  EXPECT_EQ(stack.wait_agent_exit(0, 120s), 0) << stack.agent_log(0);
+
+  auto run = stack.wait_run(run_id, 30s);
+  EXPECT_EQ(str(run, "status"), "cancelled") << json::serialize(run);
+  auto versions = stack.state_versions(capsule);
+  ASSERT_EQ(versions.size(), 1u) << "the state tofu persisted was not delivered";
+  EXPECT_TRUE(versions[0].at("partial").as_bool());
+}
+
+TEST(AgentSignals, SighupChangesConcurrencyForTheNextClaimAndKeepsOutAnInvalidFile) {
+  StackOptions options;
+  options.concurrency = 1;
+  Stack stack(options);
+  const auto config = stack.agent_config(0);
+  ASSERT_TRUE(eventually([&] { return total_slots(stack) == 1; }, 30s));
+
+  // Refused: the old file stays in force and the agent keeps working.
+  replace_in_file(config, "concurrency: 1", "concurrency: 0");
+  stack.signal_agent(0, SIGHUP);
+  ASSERT_TRUE(eventually([&] {
+    return stack.agent_log(0).find("configuration file was refused") != std::string::npos;
+  }, 10s)) << stack.agent_log(0);
+  EXPECT_NE(stack.agent_log(0).find("concurrency must be"), std::string::npos) << stack.agent_log(0);
+
+  replace_in_file(config, "concurrency: 0", "concurrency: 2");
+  stack.signal_agent(0, SIGHUP);
+  ASSERT_TRUE(eventually([&] { return total_slots(stack) == 2; }, 30s)) << stack.agent_log(0);
+
+  // Two gated plans run side by side: the second slot is in use.
+  std::filesystem::create_directories(stack.real_world());
+  FifoGate first(stack.real_world() / "gate-1"), second(stack.real_world() / "gate-2");
+  TestGitRepo repo_1(stack.root() / "repo-1"), repo_2(stack.root() / "repo-2");
+  repo_1.commit({{"main.tf", first.module()}});
+  repo_2.commit({{"main.tf", second.module()}});
+  const auto run_1 = post_plan(stack, stack.create_capsule(repo_1.url(), {}, {}, "one"));
+  const auto run_2 = post_plan(stack, stack.create_capsule(repo_2.url(), {}, {}, "two"));
+  EXPECT_TRUE(eventually([&] {
+    return run_status(stack, run_1) == "running" && run_status(stack, run_2) == "running";
+  }, 120s)) << stack.agent_log(0);
+  ASSERT_TRUE(first.open(120s));
+  ASSERT_TRUE(second.open(120s));
+  EXPECT_EQ(str(stack.wait_run(run_1), "status"), "succeeded");
+  EXPECT_EQ(str(stack.wait_run(run_2), "status"), "succeeded");
+}
+
+TEST(Ephemeral, OnceRunsExactlyOneRunDeregistersAndExitsZero) {
+  StackOptions options;
+  options.agents = 0;
+  options.agent_args = {"--once"};
+  Stack stack(options);
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", kTrivialModule}});
+  const auto run_1 = post_plan(stack, stack.create_capsule(repo.url(), {}, {}, "one"));
+  const auto run_2 = post_plan(stack, stack.create_capsule(repo.url(), {}, {}, "two"));
+  stack.start_agent(0);
+  EXPECT_EQ(stack.wait_agent_exit(0, 240s), 0) << stack.agent_log(0);
+  const auto s1 = run_status(stack, run_1), s2 = run_status(stack, run_2);
+  EXPECT_TRUE((s1 == "succeeded" && s2 == "queued") || (s1 == "queued" && s2 == "succeeded"))
+      << s1 << " " << s2;
+  EXPECT_EQ(str(agent_entry(stack), "state"), "deregistered");
+  EXPECT_FALSE(std::filesystem::exists(stack.agent_dir(0) / "state/agent-credential"));
+}
+
+TEST(JsonLogs, EveryLineIsOneObjectAndLinesAboutARunCarryIt) {
+  StackOptions options;
+  options.extra_agent_yaml = "logFormat: json\n";
+  Stack stack(options);
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", kTrivialModule}});
+  auto capsule = stack.create_capsule(repo.url(), {}, {});
+  auto plan = stack.plan(capsule);
+  ASSERT_EQ(str(plan, "status"), "succeeded");
+  stack.stop_agents();
+  std::istringstream lines(stack.agent_log(0));
+  std::string line;
+  int parsed = 0, about_run = 0, with_phase = 0;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    boost::system::error_code ec;
+    auto v = json::parse(line, ec);
+    ASSERT_FALSE(ec) << "not JSON: " << line;
+    ASSERT_TRUE(v.is_object()) << line;
+    const auto& o = v.as_object();
+    EXPECT_TRUE(o.contains("time") && o.contains("level") && o.contains("message")) << line;
+    ++parsed;
+    if (str(o, "runId") != str(plan, "id")) continue;
+    ++about_run;
+    // Once journaled (the manifest verified), the Run's attempt and phase come with it.
+    if (!o.contains("attempt")) continue;
+    ++with_phase;
+    EXPECT_EQ(o.at("attempt").as_int64(), 1) << line;
+    EXPECT_FALSE(str(o, "phase").empty()) << line;
+  }
+  EXPECT_GT(parsed, 5);
+  EXPECT_GT(about_run, 1);
+  EXPECT_GT(with_phase, 0);
+}
+
+}  // namespace
+}  // namespace takosumi::testing
