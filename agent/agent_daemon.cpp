@@ -50,8 +50,36 @@ AgentDaemon::AgentDaemon(asio::any_io_executor ex, config::AgentConfig config, A
       stop_timer_(ex, std::chrono::steady_clock::time_point::max()),
       slot_timer_(ex),
       register_timer_(ex),
-      notifier_(notifier) {
+      notifier_(notifier),
+      metrics_(TAKOSUMI_VERSION) {
+  client_.set_observer([this](const HttpRequest& req, unsigned status) {
+    const bool delivery = req.target.ends_with("/complete") || req.target.ends_with("/report") ||
+                          (req.method == "PUT" && req.target.find("/artifacts/") != std::string::npos);
+    metrics_.request(status, delivery);
+  });
   update_status();
+}
+
+std::optional<std::string> AgentDaemon::not_ready() const {
+  if (stopping_) return "draining: stopped claiming";
+  if (!ready_) return "starting: registration and recovery have not finished";
+  if (unreachable_since_ && clock_.now_unix() - *unreachable_since_ > kUnreachableNotReady)
+    return "control plane unreachable since " + utc_timestamp(*unreachable_since_);
+  return std::nullopt;
+}
+
+void AgentDaemon::refresh_metrics() {
+  std::uint64_t bytes = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(spool_.root(), ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code size_ec;
+    if (it->is_regular_file(size_ec)) {
+      const auto size = it->file_size(size_ec);
+      if (!size_ec) bytes += size;
+    }
+  }
+  metrics_.spool_bytes(bytes);
 }
 
 AgentDaemon::~AgentDaemon() { blocking_.join(); }
@@ -116,6 +144,7 @@ void AgentDaemon::reachable(bool ok) {
 
 // The line `systemctl status` shows.
 void AgentDaemon::update_status() {
+  metrics_.slots(active_, config_.concurrency);
   const std::string slots =
       std::to_string(active_) + "/" + std::to_string(config_.concurrency) + " slots";
   std::string line;
@@ -301,7 +330,7 @@ asio::awaitable<void> AgentDaemon::async_session(ClaimedJob job) {
   update_status();
   runner::RunnerSettings settings = runner_settings();
   SessionContext ctx{run_services(), *verifier_, keys_.box, std::move(settings),
-                     config_.heartbeat_interval};
+                     config_.heartbeat_interval, metrics_};
   RunSession session(std::move(ctx), std::move(job));
   sessions_.insert(&session);
   co_await session.async_execute();
@@ -324,10 +353,14 @@ asio::awaitable<void> AgentDaemon::async_claim_loop() {
     }
     // The long poll races only the stop request: a freed slot must not abandon a claim whose
     // answer may already carry a job (it would sit leased to us until the lease expired).
+    const auto polled = std::chrono::steady_clock::now();
     auto claimed = co_await (client_.async_claim(free, config_.claim_wait.count()) ||
                              async_wait_stop());
     if (claimed.index() == 1) continue;
     auto& jobs = std::get<0>(claimed);
+    if (jobs && !jobs->empty())
+      metrics_.observe("claim_wait", std::chrono::duration<double>(
+                                         std::chrono::steady_clock::now() - polled).count());
     if (!jobs && jobs.error().code == errc::kAgentRevoked) {
       revoked(jobs.error());
       continue;
@@ -417,6 +450,7 @@ asio::awaitable<int> AgentDaemon::async_run() {
   if (recovered.delivered + recovered.held > 0)
     spdlog::info("recovery: {} run(s) reported, {} held for the operator", recovered.delivered,
                  recovered.held);
+  ready_ = true;
   notifier_.ready();
   co_await async_claim_loop();
   if (!stopping_) {  // an ephemeral agent's one Run: no more claims

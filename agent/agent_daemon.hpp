@@ -15,6 +15,7 @@
 #include <set>
 
 #include "agent/agent_credential_file.hpp"
+#include "agent/agent_metrics.hpp"
 #include "agent/control_client.hpp"
 #include "agent/nonce_journal.hpp"
 #include "agent/run_journal.hpp"
@@ -62,6 +63,13 @@ class AgentDaemon {
   // configuration stays) when it is an error; otherwise config::apply_reload's settings take
   // effect for the next claim and the next Run, and new labels or concurrency are announced.
   void reload(Result<config::AgentConfig> fresh);
+  // For /health/ready: nullopt when the agent takes work; otherwise why not (before its recovery
+  // finished, draining, or the control plane away longer than kUnreachableNotReady).
+  std::optional<std::string> not_ready() const;
+  AgentMetrics& metrics() { return metrics_; }
+  // Brings the gauges read on demand (spool bytes) up to date before a scrape.
+  void refresh_metrics();
+  static constexpr std::int64_t kUnreachableNotReady = 60;  // seconds
 
  private:
   boost::asio::awaitable<Result<std::string>> async_register_once(const SecretBytes& secret);
@@ -113,6 +121,8 @@ class AgentDaemon {
   std::set<RunSession*> sessions_;
   std::optional<std::int64_t> unreachable_since_;  // the first failed claim of an outage
   std::int64_t claimed_ = 0;  // Runs taken since start (ephemeral: at most one)
+  bool ready_ = false;        // registered and recovered
+  AgentMetrics metrics_;
 };
 
 }  // namespace takosumi::agent

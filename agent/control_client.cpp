@@ -55,6 +55,7 @@ asio::awaitable<Result<HttpResponse>> ControlClient::async_call(HttpRequest req)
   if (!agent_token_.empty() && !req.headers.contains("Authorization"))
     req.headers["Authorization"] = "Bearer " + std::string(agent_token_.reveal_as_string());
   auto res = co_await transport_.async_request(req);
+  if (observer_) observer_(req, res ? res->status : 0);
   if (!res) co_return res;
   if (res->status / 100 != 2) co_return std::unexpected(http_error(req, *res));
   co_return res;

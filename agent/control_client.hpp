@@ -7,6 +7,7 @@
 #include <boost/json/object.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -64,6 +65,9 @@ class ControlClient {
   // POST /agent/v1/heartbeat: the agent is alive with busy_slots in use; a rotated credential
   // replaces the one in use at once.
   boost::asio::awaitable<Result<AgentBeat>> async_agent_heartbeat(std::int64_t busy_slots);
+  // Sees every exchange with the control plane: the request and its answer's status (0: none).
+  using Observer = std::function<void(const HttpRequest&, unsigned status)>;
+  void set_observer(Observer observer) { observer_ = std::move(observer); }
   // POST /agent/v1/deregister: an ephemeral agent leaves; its credential ends.
   boost::asio::awaitable<Status> async_deregister();
   // The credential in use (empty before registration), for the agent to keep in its stateDir.
@@ -108,6 +112,7 @@ class ControlClient {
 
   HttpTransport& transport_;
   SecretBytes agent_token_;
+  Observer observer_;
 };
 
 }  // namespace takosumi::agent

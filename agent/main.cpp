@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "agent/agent_daemon.hpp"
@@ -22,6 +23,7 @@
 #include "common/version.hpp"
 #include "config/agent_config.hpp"
 #include "net/beast_transport.hpp"
+#include "service/metrics_listener.hpp"
 #include "service/service_notifier.hpp"
 #include "service/watchdog.hpp"
 
@@ -279,8 +281,22 @@ int main(int argc, char** argv) {
   takosumi::service::ServiceNotifier notifier;
   takosumi::service::Watchdog watchdog(io.get_executor(), notifier);
   const auto stall_hook = takosumi::service::install_test_stall_hook(io.get_executor());
+  const std::string daemon_config_metrics = config->metrics.listen;
   takosumi::agent::AgentDaemon daemon(io.get_executor(), std::move(*config), std::move(*keys),
                                       *transport, clock, std::move(sandbox), notifier);
+  std::optional<takosumi::service::MetricsListener> metrics;
+  if (!daemon_config_metrics.empty()) {
+    metrics.emplace(io.get_executor(),
+                    takosumi::service::MetricsEndpoints{daemon.metrics().registry(),
+                                                        [&] { daemon.refresh_metrics(); },
+                                                        [&] { return daemon.not_ready(); }});
+    auto port = metrics->listen(daemon_config_metrics);
+    if (!port) {
+      spdlog::error("{}", port.error().to_string());
+      return 2;
+    }
+    spdlog::info("metrics and health on {} (port {})", daemon_config_metrics, *port);
+  }
   boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGQUIT);
   signals.add(SIGHUP);
   bool stop_seen = false;
@@ -299,6 +315,7 @@ int main(int argc, char** argv) {
     signals.cancel();
     watchdog.stop();
     if (stall_hook) stall_hook->cancel();
+    if (metrics) metrics->stop();
   });
   io.run();
   return exit_code;

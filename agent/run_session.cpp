@@ -177,6 +177,7 @@ asio::awaitable<void> RunSession::async_execute() {
   }
   spdlog::info("run {}: {} of capsule {} (attempt {})", job_.run_id,
                protocol::to_string(manifest->type), manifest->capsule_id, manifest->attempt);
+  type_ = manifest->type;
   entry_ = JournalEntry{job_.run_id, manifest->attempt, job_.lease_token, RunPhase::claimed,
                         takosumi::serialize(protocol::to_json(*manifest)), {}, 0};
   // The attempt's spool is the runner's outbox: its checkpoints and results outlive a reboot.
@@ -252,8 +253,14 @@ asio::awaitable<void> RunSession::async_finish(Delivery delivery) {
   }
   const std::string status = delivery.report.status;
   const std::string code = delivery.report.failure_code;
+  if (type_)
+    ctx_.metrics.run_finished(*type_, code == errc::kCancelled ? "cancelled" : status,
+                              delivery.report.phase_millis);
+  const auto started = std::chrono::steady_clock::now();
   auto settled = co_await async_settle(ctx_, entry_,
                                        std::move(delivery));
+  ctx_.metrics.observe("delivery", std::chrono::duration<double>(
+                                       std::chrono::steady_clock::now() - started).count());
   if (!settled) co_return;
   spdlog::info("run {}: {}{}", job_.run_id, status, code.empty() ? "" : " (" + code + ")");
 }

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 
+#include "agent/agent_metrics.hpp"
 #include "agent/redacting_sink.hpp"
 #include "agent/run_services.hpp"
 #include "crypto/keys.hpp"
@@ -28,6 +29,7 @@ struct SessionContext : RunServices {
   const crypto::BoxKeyPair& box_key;
   runner::RunnerSettings settings;
   std::chrono::seconds heartbeat_interval{10};
+  AgentMetrics& metrics;
 };
 
 class RunSession {
@@ -57,6 +59,7 @@ class RunSession {
   std::filesystem::path outbox_;  // the attempt's spool: the runner's outbox
   std::filesystem::path inbox_;
   bool lease_lost_ = false;
+  std::optional<protocol::RunType> type_;  // once the manifest is verified
   bool cancel_requested_ = false;
   runner::RunExecutor* executor_ = nullptr;  // while tofu may run
   std::optional<boost::asio::steady_timer> heartbeat_timer_;

@@ -128,7 +128,7 @@ Result<ControlConfig> parse_control_config(const YAML::Node& root,
       {"listenAddress", "port", "dataDir", "apiTokenFile", "poolTokens", "poolTokenFile",
        "leaseSeconds", "manifestTtlSeconds", "maxConnections", "maxConnectionsPerClient",
        "headerTimeoutSeconds", "maxTempMiB", "tls", "allowInsecureHttp",
-       "agentCredentialTtlSeconds"},
+       "agentCredentialTtlSeconds", "metrics"},
       ""));
   if (!root || !root.IsMap()) return fail(errc::kConfigInvalid, "the document must be a mapping");
   ControlConfig cfg;
@@ -151,6 +151,7 @@ Result<ControlConfig> parse_control_config(const YAML::Node& root,
   cfg.agent_credential_ttl_seconds = *credential_ttl;
   TAKOSUMI_TRY(load_limits(root, cfg));
   TAKOSUMI_TRY(load_tls(root, base_dir, cfg));
+  TAKOSUMI_TRY(config::load_metrics(root, std::string(kDefaultMetricsListen), cfg.metrics));
   TAKOSUMI_TRY(net::check_plain_http(cfg.tls.has_value(), cfg.listen_address,
                                      cfg.allow_insecure_http, "listenAddress",
                                      "allowInsecureHttp"));

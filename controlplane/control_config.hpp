@@ -24,11 +24,14 @@
 
 #include "common/error.hpp"
 #include "common/secret_bytes.hpp"
+#include "config/service_settings.hpp"
 #include "net/tls_context.hpp"
 
 namespace takosumi::controlplane {
 
 inline constexpr const char* kApiTokenEnv = "TAKOSUMI_DEPLOY_CONTROL_TOKEN";
+// Where takosumi-control serves /metrics and /health/* unless metrics.listen says otherwise.
+inline constexpr std::string_view kDefaultMetricsListen = "127.0.0.1:9465";
 
 struct ControlConfig {
   std::string listen_address = "127.0.0.1";
@@ -46,6 +49,8 @@ struct ControlConfig {
   std::uint64_t max_temp_bytes = 2048ull << 20;
   std::optional<net::TlsServerFiles> tls;  // none: plain HTTP
   bool allow_insecure_http = false;
+  // Prometheus metrics and health (metrics.listen); on by default, on loopback.
+  config::MetricsConfig metrics{std::string(kDefaultMetricsListen)};
 };
 
 // env_api_token: the value of TAKOSUMI_DEPLOY_CONTROL_TOKEN when set (passed in, not read here).

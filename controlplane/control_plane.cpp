@@ -14,11 +14,14 @@
 
 #include "common/file_io.hpp"
 #include "common/unique_fd.hpp"
+#include "common/version.hpp"
+#include "controlplane/control_metrics.hpp"
 #include "controlplane/api/agent_api.hpp"
 #include "controlplane/store/agent_registry.hpp"
 #include "controlplane/http/http_server.hpp"
 #include "controlplane/api/public_api.hpp"
 #include "controlplane/store/schema.hpp"
+#include "service/metrics_listener.hpp"
 #include "service/service_notifier.hpp"
 #include "service/watchdog.hpp"
 
@@ -27,22 +30,31 @@ namespace {
 
 // Routes every request through the router (which admits it by its route's access), except the
 // health check, which anyone may call (unauthenticated: its connection closes after the answer).
+// Every answer is counted by route (metrics, once set).
 class ControlService final : public HttpHandler {
  public:
   explicit ControlService(const Router& router) : router_(router) {}
+  void set_metrics(ControlMetrics& metrics) { metrics_ = &metrics; }
   Admission admit(const HttpRequest& head) override {
     if (is_health_check(head)) return Admission{std::nullopt, BodyPolicy{1024, false}};
-    return router_.admit(head);
+    auto admission = router_.admit(head);
+    if (admission.refusal && metrics_ != nullptr)
+      metrics_->request(router_.route_label(head), static_cast<unsigned>(admission.refusal->status));
+    return admission;
   }
   boost::asio::awaitable<HttpResponse> async_handle(HttpRequest request) override {
     if (is_health_check(request)) co_return json_response(200, boost::json::object{{"status", "ok"}});
-    co_return co_await router_.async_dispatch(request);
+    auto response = co_await router_.async_dispatch(request);
+    if (metrics_ != nullptr)
+      metrics_->request(router_.route_label(request), static_cast<unsigned>(response.status));
+    co_return response;
   }
 
  private:
   static bool is_health_check(const HttpRequest& r) { return r.method == "GET" && r.path == "/healthz"; }
 
   const Router& router_;
+  ControlMetrics* metrics_ = nullptr;
 };
 
 }  // namespace
@@ -84,6 +96,8 @@ struct ControlPlane::Parts {
                             config.max_temp_bytes}) {
     public_api.register_routes(router);
     agent_api.register_routes(router);
+    metrics.emplace(TAKOSUMI_VERSION, router.route_labels());
+    service.set_metrics(*metrics);
   }
 
   // Every member named here is declared (so constructed) before the APIs that take it.
@@ -130,6 +144,9 @@ struct ControlPlane::Parts {
   std::unique_ptr<boost::asio::signal_set> stall_hook =
       service::install_test_stall_hook(io.get_executor());
   std::uint16_t port = 0;
+  std::optional<ControlMetrics> metrics;  // made once every route is registered
+  std::optional<service::MetricsListener> metrics_listener;
+  bool stopping = false;
 };
 
 namespace {
@@ -183,6 +200,26 @@ Result<std::uint16_t> ControlPlane::listen() {
   auto port = p.server.listen(p.config.listen_address, p.config.port);
   if (!port) return port;
   p.port = *port;
+  if (!p.config.metrics.listen.empty()) {
+    p.metrics_listener.emplace(
+        p.io.get_executor(),
+        service::MetricsEndpoints{
+            p.metrics->registry(),
+            [&p] {
+              if (auto s = p.metrics->refresh(p.db, p.clock, p.queue.lease_expiries()); !s)
+                spdlog::warn("metrics: {}", s.error().to_string());
+            },
+            [&p]() -> std::optional<std::string> {
+              if (p.stopping) return "stopping";
+              return std::nullopt;
+            }});
+    auto metrics_port = p.metrics_listener->listen(p.config.metrics.listen);
+    if (!metrics_port) return std::unexpected(metrics_port.error());
+    // Beside control.port, for scripts and tests that start on port 0.
+    TAKOSUMI_TRY(write_file_atomic(p.config.data_dir / "metrics.port",
+                                   std::to_string(*metrics_port) + "\n", 0644));
+    spdlog::info("metrics and health on {} (port {})", p.config.metrics.listen, *metrics_port);
+  }
   TAKOSUMI_TRY(write_file_atomic(p.config.data_dir / "control.port",
                                  std::to_string(*port) + "\n", 0644));
   return port;
@@ -236,8 +273,10 @@ void ControlPlane::run() {
 void ControlPlane::stop() {
   boost::asio::post(parts_->io, [this] {
     auto& p = *parts_;
+    p.stopping = true;
     p.notifier.status("stopping");
     p.notifier.stopping();
+    if (p.metrics_listener) p.metrics_listener->stop();
     p.watchdog.stop();
     if (p.stall_hook) p.stall_hook->cancel();
     p.server.stop();

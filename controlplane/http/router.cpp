@@ -37,14 +37,29 @@ std::vector<std::string> split_path(std::string_view path) {
 
 void Router::add(std::string method, std::string_view pattern, RouteAccess access,
                  SyncRouteHandler handler) {
-  routes_.push_back(
-      Route{std::move(method), split_path(pattern), std::move(access), std::move(handler)});
+  std::string label = method + " " + std::string(pattern);
+  routes_.push_back(Route{std::move(label), std::move(method), split_path(pattern),
+                          std::move(access), std::move(handler)});
 }
 
 void Router::add_async(std::string method, std::string_view pattern, RouteAccess access,
                        AsyncRouteHandler handler) {
-  routes_.push_back(
-      Route{std::move(method), split_path(pattern), std::move(access), std::move(handler)});
+  std::string label = method + " " + std::string(pattern);
+  routes_.push_back(Route{std::move(label), std::move(method), split_path(pattern),
+                          std::move(access), std::move(handler)});
+}
+
+std::string Router::route_label(const HttpRequest& req) const {
+  RouteParams ignored;
+  auto route = match(req, ignored);
+  return route ? (*route)->label : "unmatched";
+}
+
+std::vector<std::string> Router::route_labels() const {
+  std::vector<std::string> labels;
+  for (const auto& route : routes_) labels.push_back(route.label);
+  labels.emplace_back("unmatched");
+  return labels;
 }
 
 Result<const Router::Route*> Router::match(const HttpRequest& req, RouteParams& params) const {

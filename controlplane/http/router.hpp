@@ -50,9 +50,15 @@ class Router {
   Admission admit(const HttpRequest& head) const;
   // req must have been admitted (HttpHandler's contract): authentication is not repeated here.
   boost::asio::awaitable<HttpResponse> async_dispatch(const HttpRequest& req) const;
+  // "METHOD /pattern/{}" of the route req matches, or "unmatched": a label of bounded
+  // cardinality for metrics (ids in the path are not part of it).
+  std::string route_label(const HttpRequest& req) const;
+  // Every route's label, as route_label gives them.
+  std::vector<std::string> route_labels() const;
 
  private:
   struct Route {
+    std::string label;
     std::string method;
     std::vector<std::string> segments;
     RouteAccess access;

@@ -86,6 +86,9 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
     if (!candidate) return std::unexpected(candidate.error());
     if (!*candidate) return ClaimStep{true, std::nullopt};
     const Run& run = **candidate;
+    // A running candidate is one whose lease expired (next_candidate), whatever follows (ended,
+    // refused or handed out again).
+    if (run.status == run_status::kRunning) ++lease_expiries_;
     auto end = run.status == run_status::kRunning ? expired_lease_end(run, now) : std::nullopt;
     if (end) {
       const bool cancelled = end->code == errc::kCancelled;

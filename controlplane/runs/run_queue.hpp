@@ -15,6 +15,7 @@
 // A newState from an apply that did not succeed is kept as a partial StateVersion.
 // One class, its definitions by concern: run_claims.cpp, run_leases.cpp (every lease check goes
 // through lease.hpp), run_completion.cpp, and what they share in run_queue.cpp.
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -110,6 +111,9 @@ class RunQueue {
   void record_fenced(std::string_view run_id, const Agent& agent,
                      std::optional<std::int64_t> attempt, std::string_view call);
 
+  // Leases found expired by claims since start (their Run was handed out again or ended).
+  std::int64_t lease_expiries() const { return lease_expiries_.load(); }
+
  private:
   struct ClaimStep {
     bool exhausted = false;
@@ -157,6 +161,7 @@ class RunQueue {
   AuditLog& audit_;
   const Clock& clock_;
   std::int64_t lease_seconds_;
+  std::atomic<std::int64_t> lease_expiries_{0};
 };
 
 }  // namespace takosumi::controlplane

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "tests/support/fifo_gate.hpp"
+#include "tests/support/http_client.hpp"
 #include "tests/support/notify_listener.hpp"
 #include "tests/support/stack.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -273,6 +274,101 @@ TEST(JsonLogs, EveryLineIsOneObjectAndLinesAboutARunCarryIt) {
   EXPECT_GT(parsed, 5);
   EXPECT_GT(about_run, 1);
   EXPECT_GT(with_phase, 0);
+}
+
+// The value of one series in a Prometheus text exposition ("name{labels} value"), or -1.
+double series(const std::string& exposition, const std::string& name_and_labels) {
+  std::istringstream lines(exposition);
+  std::string line;
+  while (std::getline(lines, line))
+    if (line.rfind(name_and_labels + " ", 0) == 0)
+      return std::stod(line.substr(name_and_labels.size() + 1));
+  return -1;
+}
+
+unsigned short agent_metrics_port(Stack& stack) {
+  static const std::regex kPort(R"(metrics and health on [^ ]+ \(port ([0-9]+)\))");
+  std::smatch m;
+  const auto log = stack.agent_log(0);
+  if (!std::regex_search(log, m, kPort)) return 0;
+  return static_cast<unsigned short>(std::stoi(m[1]));
+}
+
+TEST(Metrics, ScrapesMoveWithAPlanAndAnApplyCarryNoSecretAndReadinessFollowsTheDrain) {
+  StackOptions options;
+  options.extra_agent_yaml = "metrics:\n  listen: 127.0.0.1:0\n";
+  Stack stack(options);
+  ASSERT_TRUE(eventually([&] { return agent_metrics_port(stack) != 0; }, 30s)) << stack.agent_log(0);
+  const HttpClient agent(agent_metrics_port(stack), "");
+  const HttpClient control(stack.metrics_port(), "");
+  ASSERT_TRUE(eventually([&] { return agent.get("/health/ready").status == 200; }, 30s));
+  EXPECT_EQ(agent.get("/health/live").status, 200u);
+  EXPECT_EQ(control.get("/health/ready").status, 200u);
+
+  const std::string plan_series = R"(takosumi_agent_runs_total{result="succeeded",type="plan"})";
+  const std::string apply_series = R"(takosumi_agent_runs_total{result="succeeded",type="apply"})";
+  auto before = agent.get("/metrics");
+  ASSERT_EQ(before.status, 200u);
+  // Every series is there from the start, at zero.
+  EXPECT_EQ(series(before.body, plan_series), 0);
+  EXPECT_EQ(series(before.body, R"(takosumi_agent_runs_total{result="cancelled",type="drift_check"})"), 0);
+  EXPECT_EQ(series(before.body, R"(takosumi_agent_phase_duration_seconds_count{phase="apply"})"), 0);
+  EXPECT_EQ(series(before.body, "takosumi_agent_delivery_retries_total"), 0);
+  EXPECT_EQ(series(before.body, "takosumi_agent_slots"), 2);
+  auto control_before = control.get("/metrics").body;
+  EXPECT_EQ(series(control_before, "takosumi_control_state_versions_created_total"), 0);
+  EXPECT_EQ(series(control_before, R"(takosumi_control_queue_depth{labels="",pool="default"})"), 0);
+  EXPECT_EQ(series(control_before, R"(takosumi_control_runs{status="succeeded"})"), 0);
+
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", example_module("hello")}});
+  const auto out_dir = stack.real_world() / "out";
+  std::filesystem::create_directories(out_dir);
+  auto capsule = stack.create_capsule(repo.url(), json::object{{"out_dir", out_dir.string()}}, {});
+  auto plan = stack.plan(capsule);
+  ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan);
+  auto applied = stack.apply(str(plan, "id"));
+  ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied);
+
+  auto after = agent.get("/metrics").body;
+  EXPECT_EQ(series(after, plan_series), 1);
+  EXPECT_EQ(series(after, apply_series), 1);
+  for (const std::string phase : {"claim_wait", "checkout", "init", "plan", "apply", "delivery"}) {
+    const auto name = "takosumi_agent_phase_duration_seconds_count{phase=\"" + phase + "\"}";
+    EXPECT_GE(series(after, name), 1) << phase;
+  }
+  EXPECT_GT(series(after, R"(takosumi_agent_control_plane_requests_total{status="2xx"})"), 4);
+  auto control_after = control.get("/metrics").body;
+  EXPECT_EQ(series(control_after, "takosumi_control_state_versions_created_total"), 1);
+  EXPECT_EQ(series(control_after, R"(takosumi_control_runs{status="succeeded"})"), 2);
+  EXPECT_GE(series(control_after,
+                   R"(takosumi_control_http_requests_total{code="2xx",route="POST /api/v1/capsules/{}/plan"})"),
+            1);
+  EXPECT_EQ(series(control_after, "takosumi_control_agents_connected"), 1);
+  // Nothing secret, nothing unbounded: no password, token or id of a Run in any label.
+  const auto password = read_text(out_dir / "db.password");
+  ASSERT_FALSE(password.empty());
+  for (const auto& scrape : {after, control_after}) {
+    EXPECT_EQ(scrape.find(password), std::string::npos);
+    EXPECT_EQ(scrape.find("test-api-token"), std::string::npos);
+    EXPECT_EQ(scrape.find("test-pool-token"), std::string::npos);
+    EXPECT_EQ(scrape.find(str(plan, "id")), std::string::npos);
+    EXPECT_EQ(scrape.find(capsule), std::string::npos);
+  }
+
+  // Draining: not ready, while the Run it still holds goes on.
+  FifoGate gate(stack.real_world() / "gate");
+  TestGitRepo gated(stack.root() / "gated");
+  gated.commit({{"main.tf", gate.module()}});
+  const auto held = post_plan(stack, stack.create_capsule(gated.url(), {}, {}, "held"));
+  ASSERT_TRUE(eventually([&] { return run_status(stack, held) == "running"; }, 60s));
+  stack.signal_agent(0, SIGTERM);
+  EXPECT_TRUE(eventually([&] { return agent.get("/health/ready").status == 503; }, 10s));
+  EXPECT_NE(agent.get("/health/ready").body.find("draining"), std::string::npos);
+  EXPECT_EQ(agent.get("/health/live").status, 200u);
+  ASSERT_TRUE(gate.open(120s));
+  EXPECT_EQ(str(stack.wait_run(held), "status"), "succeeded");
+  EXPECT_EQ(stack.wait_agent_exit(0, 60s), 0);
 }
 
 }  // namespace

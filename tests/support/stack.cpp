@@ -66,6 +66,10 @@ void Stack::start_control() {
                                    ? "  clientCaFile: " + (pki_dir() / "ca.pem").string() + "\n"
                                    : std::string())
                         : std::string()) +
+        // Many stacks run at once: never the default metrics port (data_dir()/metrics.port).
+        (options_.extra_control_yaml.find("metrics:") == std::string::npos
+             ? "metrics:\n  listen: 127.0.0.1:0\n"
+             : std::string()) +
         options_.extra_control_yaml);
   const auto port_file = data_dir() / "control.port";
   std::filesystem::remove(port_file);
@@ -112,6 +116,10 @@ pid_t Stack::agent_pid(int index) const {
 void Stack::signal_agent(int index, int sig) const {
   const pid_t pid = agent_pid(index);
   if (pid <= 0 || ::kill(pid, sig) != 0) ADD_FAILURE() << "cannot signal agent-" << index;
+}
+
+unsigned short Stack::metrics_port() const {
+  return static_cast<unsigned short>(std::stoi(read_text(data_dir() / "metrics.port")));
 }
 
 pid_t Stack::control_pid() const { return control_ ? control_->pid() : -1; }

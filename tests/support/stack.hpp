@@ -95,6 +95,8 @@ class Stack {
   // Sends sig to agent-<index> (SIGHUP reloads, a second SIGTERM cancels its Runs).
   void signal_agent(int index, int sig) const;
   pid_t control_pid() const;
+  // takosumi-control's metrics and health listener (metrics.listen 127.0.0.1:0 unless set).
+  unsigned short metrics_port() const;
   // agent-<index>'s agent.yaml, to change before a SIGHUP.
   std::filesystem::path agent_config(int index) const { return agent_dir(index) / "agent.yaml"; }
   // Waits for agent-<index> to exit on its own (e.g. refused registration) and forgets it; returns

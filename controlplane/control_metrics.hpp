@@ -1,0 +1,47 @@
+#pragma once
+// takosumi-control's Prometheus series (docs/operations.md "Metrics"): what an autoscaler scales
+// agent pools on (queue depth, oldest queued age), what an operator watches (Runs by status,
+// lease expiries, agents connected, StateVersions created) and the API's traffic by route and
+// status class. Counts that live in the database are read at each scrape (refresh), so they are
+// right after a restart and cost nothing between scrapes. Every series exists from the start.
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/registry.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "controlplane/store/sqlite_db.hpp"
+
+namespace takosumi::controlplane {
+
+class ControlMetrics {
+ public:
+  // routes: every route label (Router::route_labels), so each has its series from the start.
+  ControlMetrics(std::string_view version, const std::vector<std::string>& routes);
+  const std::shared_ptr<prometheus::Registry>& registry() const { return registry_; }
+
+  // An answer the API gave (any thread).
+  void request(const std::string& route, unsigned status);
+  // Reads the database's counts; lease_expiries: RunQueue::lease_expiries().
+  Status refresh(Database& db, const Clock& clock, std::int64_t lease_expiries);
+
+ private:
+  std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
+  prometheus::Family<prometheus::Counter>& requests_;
+  prometheus::Family<prometheus::Gauge>& runs_;
+  prometheus::Gauge& queue_depth_;
+  prometheus::Gauge& oldest_queued_;
+  prometheus::Gauge& agents_;
+  prometheus::Counter& lease_expiries_;
+  prometheus::Counter& state_versions_;
+  std::int64_t lease_expiries_seen_ = 0;
+  std::int64_t state_versions_seen_ = 0;
+};
+
+}  // namespace takosumi::controlplane
