@@ -16,7 +16,8 @@ bool is_run_failure_code(std::string_view code) {
       errc::kInterrupted,            errc::kSandboxFailed,         errc::kLimitExceeded,
       errc::kWorkspaceFailed,        errc::kArtifactTransferFailed, errc::kResultTooLarge, errc::kOutputRefused,
       errc::kProviderPolicyDenied,   errc::kProvisionerDenied,     errc::kExternalDataDenied,
-      errc::kEncryptionConfigDenied, errc::kBackendConfigDenied,   errc::kConnectionRevoked,
+      errc::kEncryptionConfigDenied, errc::kBackendConfigDenied,   errc::kHookFailed,
+      errc::kConnectionRevoked,
       errc::kConnectionExpired,      errc::kStateVersionSuperseded, errc::kDependencyOutputMissing,
       errc::kOutputShareRevoked,     errc::kInternal,               errc::kUnavailable};
   return std::find(kCodes.begin(), kCodes.end(), code) != kCodes.end();

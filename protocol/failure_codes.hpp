@@ -53,6 +53,8 @@ inline constexpr std::string_view kEncryptionConfigDenied = "encryption_config_d
 // A module override file with a backend or cloud block, which would replace the agent's local
 // backend (the state would leave the agent): refused whatever the policy.
 inline constexpr std::string_view kBackendConfigDenied = "backend_config_denied";
+// An operator's pre-plan or pre-apply hook (hooks.*) exited non-zero or ran past its time.
+inline constexpr std::string_view kHookFailed = "hook_failed";
 
 // Set by the control plane when it refuses to dispatch a Run whose Connection cannot be used.
 inline constexpr std::string_view kConnectionRevoked = "connection_revoked";

@@ -107,21 +107,27 @@ asio::awaitable<Status> RunFlow::async_execute() {
   }
   TAKOSUMI_CO_TRY(co_await async_limit_processes());
   TAKOSUMI_CO_TRY(start_tofu());
+  TAKOSUMI_CO_TRY(co_await async_hook(HookPoint::pre));
   TAKOSUMI_CO_TRY(co_await async_init());
   // Again, now that init has downloaded the modules the configuration calls.
   TAKOSUMI_CO_TRY(co_await async_check_module_policy());
   TAKOSUMI_CO_TRY(check_providers());
   TAKOSUMI_CO_TRY(prepare_credentials());
+  Status done;
   switch (manifest_.type) {
     case protocol::RunType::apply:
-      co_return co_await async_apply();
+      done = co_await async_apply();
+      break;
     case protocol::RunType::drift_check:
-      co_return co_await async_drift_check();
+      done = co_await async_drift_check();
+      break;
     case protocol::RunType::plan:
     case protocol::RunType::destroy_plan:
+      done = co_await async_plan();
       break;
   }
-  co_return co_await async_plan();
+  TAKOSUMI_CO_TRY(done);
+  co_return co_await async_hook(HookPoint::post);
 }
 
 void RunFlow::begin_report() {

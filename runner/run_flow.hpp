@@ -50,6 +50,10 @@ class RunFlow {
   boost::asio::awaitable<Status> async_init();
   Status check_providers();
   Status prepare_credentials();
+  enum class HookPoint { pre, post };
+  boost::asio::awaitable<Status> async_hook(HookPoint point);
+  std::optional<SandboxOptions::Confine> hook_confine(
+      const std::optional<SandboxOptions::Confine>& tofu_confine) const;
   boost::asio::awaitable<Status> async_plan();
   boost::asio::awaitable<Status> async_apply();
   boost::asio::awaitable<Status> async_drift_check();

@@ -26,6 +26,17 @@
 
 namespace takosumi::runner {
 
+// The operator's executables around a Run's tofu commands (hooks.*): each runs in the Run's
+// sandbox, in the module directory, with the Run's environment, for at most timeout. Plan hooks
+// surround plans, destroy plans and drift checks; apply hooks surround applies.
+struct RunHooks {
+  std::filesystem::path pre_plan;
+  std::filesystem::path post_plan;
+  std::filesystem::path pre_apply;
+  std::filesystem::path post_apply;
+  std::chrono::seconds timeout{60};
+};
+
 struct RunnerSettings {
   std::filesystem::path tofu_binary;
   std::filesystem::path provider_mirror;
@@ -57,6 +68,7 @@ struct RunnerSettings {
   std::optional<std::filesystem::path> supervisor;
   // How often the state is checked for a new checkpoint while an apply runs.
   std::chrono::milliseconds checkpoint_interval{500};
+  RunHooks hooks;
   // What `tofu version` said, shared by the agent's Runs; unset: asked on every Run.
   std::shared_ptr<TofuVersionCache> tofu_versions;
 };

@@ -72,6 +72,7 @@ class HttpApiTest : public ::testing::Test {
     cfg.data_dir = dir_.path() / "data";
     cfg.api_token = SecretBytes::from_string(kApiToken);
     cfg.pool_tokens.push_back(SecretBytes::from_string(kPoolToken));
+    cfg.metrics.listen = "127.0.0.1:0";  // tests run side by side: never the default port
     configure(cfg);
     auto cp = ControlPlane::create(std::move(cfg), clock_);
     ASSERT_TRUE(cp) << cp.error().to_string();

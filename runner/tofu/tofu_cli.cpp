@@ -135,14 +135,28 @@ asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
   spec.timeout = std::max(std::chrono::milliseconds(0),
                           std::chrono::duration_cast<std::chrono::milliseconds>(
                               options_.deadline - std::chrono::steady_clock::now()));
-  spec.kill_grace = options_.kill_grace;
   spec.stdout_file = std::move(capture);
+  const auto confine = options_.sandbox ? options_.sandbox->confine : std::nullopt;
+  auto exit = co_await async_launch(name, std::move(spec), confine);
+  if (!exit) co_return std::unexpected(exit.error());
+  if (exit->cancelled) co_return std::unexpected(with_diagnostics(errc::kCancelled, name + " was cancelled"));
+  if (exit->timed_out)
+    co_return std::unexpected(with_diagnostics(errc::kTimedOut, name + " ran past the Run's time limit"));
+  co_return Finished{exit->exit_code};
+}
+
+asio::awaitable<Result<ProcessExit>> TofuCli::async_launch(
+    const std::string& name, ProcessSpec spec, const std::optional<SandboxOptions::Confine>& confine) {
+  spec.kill_grace = options_.kill_grace;
   spec.limits = options_.limits;
   spec.cgroup_procs = options_.cgroup_procs;
   sandbox_error_.clear();
-  if (options_.sandbox)
-    if (auto wrapped = wrap_in_sandbox(*options_.sandbox, workspace_.root(), spec); !wrapped)
+  if (options_.sandbox) {
+    SandboxOptions sandbox = *options_.sandbox;
+    sandbox.confine = confine;
+    if (auto wrapped = wrap_in_sandbox(sandbox, workspace_.root(), spec); !wrapped)
       co_return std::unexpected(wrapped.error().with_context(name));
+  }
   if (options_.supervisor)
     spec.supervisor = SupervisorSpec{*options_.supervisor, options_.lock_file};
   // Per stream: redacted on the bytes, then cut into lines for the diagnostics, the sandbox's
@@ -162,10 +176,37 @@ asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
   if (!exit) co_return std::unexpected(exit.error().with_context(name));
   if (!sandbox_error_.empty() && exit->exit_code != 0)
     co_return fail(errc::kSandboxFailed, name + " could not start in the sandbox: " + sandbox_error_);
-  if (exit->cancelled) co_return std::unexpected(with_diagnostics(errc::kCancelled, name + " was cancelled"));
-  if (exit->timed_out)
-    co_return std::unexpected(with_diagnostics(errc::kTimedOut, name + " ran past the Run's time limit"));
-  co_return Finished{exit->exit_code};
+  co_return exit;
+}
+
+asio::awaitable<Result<HookExit>> TofuCli::async_hook(const std::filesystem::path& program,
+                                                      std::chrono::seconds timeout, bool apply,
+                                                      std::vector<std::string> extra) {
+  diagnostics_.clear();
+  const std::string name = "hook " + program.string();
+  if (cancel_.requested()) co_return fail(errc::kCancelled, name + " not started: the Run was cancelled");
+  ProcessSpec spec;
+  spec.program = program;
+  spec.env = environment();
+  if (credentials_) {
+    auto more = apply ? credentials_->apply_environment() : credentials_->plan_environment();
+    spec.env.insert(spec.env.end(), std::make_move_iterator(more.begin()),
+                    std::make_move_iterator(more.end()));
+  }
+  spec.env.insert(spec.env.end(), std::make_move_iterator(extra.begin()),
+                  std::make_move_iterator(extra.end()));
+  spec.cwd = module_dir_;
+  const auto left = std::max(std::chrono::milliseconds(0),
+                             std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 options_.deadline - std::chrono::steady_clock::now()));
+  const bool own_limit = std::chrono::milliseconds(timeout) < left;
+  spec.timeout = own_limit ? std::chrono::milliseconds(timeout) : left;
+  auto exit = co_await async_launch(name, std::move(spec), options_.hook_confine);
+  if (!exit) co_return std::unexpected(exit.error());
+  if (exit->cancelled) co_return fail(errc::kCancelled, name + " was cancelled");
+  if (exit->timed_out && !own_limit)
+    co_return fail(errc::kTimedOut, name + " ran past the Run's time limit");
+  co_return HookExit{exit->exit_code, exit->timed_out};
 }
 
 asio::awaitable<Result<std::string>> TofuCli::async_capture(std::string_view command,

@@ -51,6 +51,15 @@ struct TofuOptions {
   // redaction/redacted_lines.hpp); diagnostic lines kept for failure messages are redacted again,
   // patterns included, before they are shortened. Must outlive the TofuCli.
   const redaction::SecretSet* secrets = nullptr;
+  // The exec allowlist of a hook's sandbox instead of tofu's (the hook, and what
+  // sandbox.execAllow names for the programs it starts); the hooks are read-only in the sandbox.
+  std::optional<SandboxOptions::Confine> hook_confine;
+};
+
+// How a hook ended: its exit code, or that it ran out of its own time (hooks.timeoutSeconds).
+struct HookExit {
+  int exit_code = 0;
+  bool timed_out = false;
 };
 
 // The CLI config's text: provider_installation with only a filesystem_mirror (no direct), so
@@ -87,6 +96,13 @@ class TofuCli {
                                                   PlanMode mode = PlanMode::normal);
   boost::asio::awaitable<Result<std::string>> async_show_json(const std::filesystem::path& plan_file);
   boost::asio::awaitable<Status> async_apply(const std::filesystem::path& plan_file);  // apply_failed
+  // Runs an operator's hook (hooks.*) the way commands run: sandboxed, output redacted into the
+  // log, cancellable. The environment is tofu's, with the credentials of apply (apply hooks) or
+  // plan, and extra ("TAKOSUMI_…=…"). Errors: cancelled, timed_out (the Run's deadline came
+  // first), sandbox_failed; an exit code or the hook's own timeout comes back as a value.
+  boost::asio::awaitable<Result<HookExit>> async_hook(const std::filesystem::path& program,
+                                                      std::chrono::seconds timeout, bool apply,
+                                                      std::vector<std::string> extra);
 
  private:
   struct Finished {
@@ -97,6 +113,10 @@ class TofuCli {
   boost::asio::awaitable<Result<Finished>> async_invoke(
       std::string_view command, std::vector<std::string> args,
       std::optional<std::filesystem::path> capture);
+  // Sandboxes (with confine's allowlist), supervises and starts spec; its output goes to the log.
+  boost::asio::awaitable<Result<ProcessExit>> async_launch(
+      const std::string& name, ProcessSpec spec,
+      const std::optional<SandboxOptions::Confine>& confine);
   boost::asio::awaitable<Result<std::string>> async_capture(std::string_view command,
                                                             std::vector<std::string> args,
                                                             std::size_t max_bytes);

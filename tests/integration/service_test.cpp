@@ -276,6 +276,60 @@ TEST(JsonLogs, EveryLineIsOneObjectAndLinesAboutARunCarryIt) {
   EXPECT_GT(with_phase, 0);
 }
 
+std::filesystem::path write_hook(const std::filesystem::path& file, const std::string& body) {
+  std::ofstream(file) << "#!/bin/sh\n" << body;
+  std::filesystem::permissions(file, std::filesystem::perms::owner_all);
+  return file;
+}
+
+// Hooks run in the Run's sandbox (the agent's keys are not there), with the Run's environment;
+// their output reaches the Run's log redacted; a failing pre-plan hook fails the Run before init.
+TEST(Hooks, AFailingPrePlanHookFailsTheRunBeforeInitAndItsOutputIsRedacted) {
+  TempDir hooks;
+  const auto pre = write_hook(hooks.path() / "pre-plan",
+                              "echo \"pre $TAKOSUMI_HOOK for $TAKOSUMI_RUN_TYPE $TAKOSUMI_RUN_ID\"\n"
+                              "echo 'db password=hunter2-in-a-hook'\n"
+                              "[ -e \"$AGENT_KEYS\" ] && echo 'agent keys visible' || echo 'agent keys hidden'\n"
+                              "[ -e \"$TAKOSUMI_FAIL\" ] && exit 3\n"
+                              "exit 0\n");
+  StackOptions options;
+  options.extra_agent_yaml = "hooks:\n  prePlan: " + pre.string() + "\n  postPlan: " +
+                             write_hook(hooks.path() / "post-plan", "echo \"post $TAKOSUMI_HOOK\"\n")
+                                 .string() +
+                             "\n  timeoutSeconds: 20\n";
+  Stack stack(options);
+  // The agent's own keys exist outside the sandbox, not in it.
+  const auto keys = stack.agent_dir(0) / "state/keys/agent-sign.key";
+  ASSERT_TRUE(eventually([&] { return std::filesystem::exists(keys); }, 30s));
+  replace_in_file(pre, "\"$AGENT_KEYS\"", "\"" + keys.string() + "\"");
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", kTrivialModule}});
+  auto capsule = stack.create_capsule(repo.url(), {}, {});
+
+  auto passed = stack.plan(capsule);
+  ASSERT_EQ(str(passed, "status"), "succeeded") << json::serialize(passed);
+  const auto log = stack.api().get("/api/v1/runs/" + str(passed, "id") + "/logs").body;
+  EXPECT_NE(log.find("pre prePlan for plan " + str(passed, "id")), std::string::npos) << log;
+  EXPECT_NE(log.find("post postPlan"), std::string::npos) << log;
+  EXPECT_NE(log.find("agent keys hidden"), std::string::npos) << log;
+  EXPECT_EQ(log.find("hunter2-in-a-hook"), std::string::npos) << log;
+  EXPECT_NE(log.find("password=[REDACTED]"), std::string::npos) << log;
+  EXPECT_NE(log.find("Initializing"), std::string::npos) << "init's output is how the test tells";
+  EXPECT_LT(log.find("pre prePlan"), log.find("Initializing"));
+
+  // The same hook, told to fail (a file in the real world it can see): hook_failed, no init.
+  std::filesystem::create_directories(stack.real_world());
+  std::ofstream(stack.real_world() / "fail") << "x";
+  replace_in_file(pre, "\"$TAKOSUMI_FAIL\"", "\"" + (stack.real_world() / "fail").string() + "\"");
+  auto failed = stack.plan(capsule);
+  EXPECT_EQ(str(failed, "status"), "failed");
+  EXPECT_EQ(failure_code(failed), "hook_failed") << json::serialize(failed);
+  const auto failed_log = stack.api().get("/api/v1/runs/" + str(failed, "id") + "/logs").body;
+  EXPECT_NE(failed_log.find("pre prePlan"), std::string::npos) << failed_log;
+  EXPECT_EQ(failed_log.find("Initializing"), std::string::npos) << "tofu init ran: " << failed_log;
+  EXPECT_EQ(failed_log.find("post postPlan"), std::string::npos) << failed_log;
+}
+
 // The value of one series in a Prometheus text exposition ("name{labels} value"), or -1.
 double series(const std::string& exposition, const std::string& name_and_labels) {
   std::istringstream lines(exposition);
