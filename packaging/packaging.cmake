@@ -52,13 +52,15 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://takosumi.invalid/")
 set(CPACK_DEBIAN_AGENT_PACKAGE_NAME takosumi-agent)
 set(CPACK_DEBIAN_CONTROL_PACKAGE_NAME takosumi-control)
+# CPack indents the lines after the first; each stays under 80 characters.
 set(CPACK_COMPONENT_AGENT_DESCRIPTION "OpenTofu runner agent
- Polls a takosumi control plane for authorized Runs and runs OpenTofu plans, applies
- and drift checks in a bubblewrap sandbox, with the state decrypted only inside each
- Run's workspace and re-encrypted before it leaves the host.")
+Polls a takosumi control plane for authorized Runs and runs OpenTofu plans,
+applies and drift checks in a bubblewrap sandbox. The state is decrypted only
+inside each Run's workspace and re-encrypted before it leaves the host.")
 set(CPACK_COMPONENT_CONTROL_DESCRIPTION "reference control plane for takosumi agents
- Serves the takosumi API and the agent protocol from an embedded SQLite database: Workspaces,
- Capsules, Runs, encrypted StateVersions and Outputs. Includes the takosumi command line client.")
+Serves the takosumi API and the agent protocol from an embedded SQLite
+database: Workspaces, Capsules, Runs, encrypted StateVersions and Outputs.
+Includes the takosumi command line client.")
 set(CPACK_DEBIAN_AGENT_PACKAGE_DEPENDS "bubblewrap, systemd")
 set(CPACK_DEBIAN_CONTROL_PACKAGE_DEPENDS "systemd")
 set(CPACK_DEBIAN_AGENT_PACKAGE_CONTROL_EXTRA
