@@ -91,7 +91,11 @@ Status ControlMetrics::refresh(Database& db, const Clock& clock, std::int64_t le
     auto n = count(db, "SELECT count(*) FROM runs WHERE status = ?", std::string(status));
     if (!n) return std::unexpected(n.error());
     runs_.Add({{"status", std::string(status)}}).Set(static_cast<double>(*n));
-    if (status == run_status::kQueued) queue_depth_.Set(static_cast<double>(*n));
+    if (status == run_status::kQueued) {
+      queue_depth_.Set(static_cast<double>(*n));
+      queued_ = *n;
+    }
+    if (status == run_status::kRunning) running_ = *n;
   }
   auto oldest = count(db, "SELECT coalesce(min(created_at), 0) FROM runs WHERE status = 'queued'");
   auto agents = count(db,
@@ -102,6 +106,7 @@ Status ControlMetrics::refresh(Database& db, const Clock& clock, std::int64_t le
   if (const Error* e = first_error(oldest, agents, versions)) return std::unexpected(*e);
   oldest_queued_.Set(*oldest == 0 ? 0.0 : static_cast<double>(now - *oldest));
   agents_.Set(static_cast<double>(*agents));
+  connected_ = *agents;
   // Counters only grow: add what is new since the last scrape.
   if (*versions > state_versions_seen_)
     state_versions_.Increment(static_cast<double>(*versions - state_versions_seen_));
@@ -110,6 +115,11 @@ Status ControlMetrics::refresh(Database& db, const Clock& clock, std::int64_t le
     lease_expiries_.Increment(static_cast<double>(lease_expiries - lease_expiries_seen_));
   lease_expiries_seen_ = lease_expiries;
   return {};
+}
+
+std::string ControlMetrics::summary() const {
+  return std::to_string(queued_) + " Run(s) queued, " + std::to_string(running_) + " running, " +
+         std::to_string(connected_) + " agent(s) connected";
 }
 
 }  // namespace takosumi::controlplane

@@ -30,6 +30,8 @@ class ControlMetrics {
   void request(const std::string& route, unsigned status);
   // Reads the database's counts; lease_expiries: RunQueue::lease_expiries().
   Status refresh(Database& db, const Clock& clock, std::int64_t lease_expiries);
+  // "3 Runs queued, 1 running, 2 agents connected", as of the last refresh.
+  std::string summary() const;
 
  private:
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
@@ -40,6 +42,9 @@ class ControlMetrics {
   prometheus::Gauge& agents_;
   prometheus::Counter& lease_expiries_;
   prometheus::Counter& state_versions_;
+  std::int64_t queued_ = 0;
+  std::int64_t running_ = 0;
+  std::int64_t connected_ = 0;
   std::int64_t lease_expiries_seen_ = 0;
   std::int64_t state_versions_seen_ = 0;
 };

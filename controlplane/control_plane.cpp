@@ -3,6 +3,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <spdlog/spdlog.h>
 
@@ -146,6 +147,7 @@ struct ControlPlane::Parts {
   std::uint16_t port = 0;
   std::optional<ControlMetrics> metrics;  // made once every route is registered
   std::optional<service::MetricsListener> metrics_listener;
+  boost::asio::steady_timer status_timer{io};
   bool stopping = false;
 };
 
@@ -256,14 +258,29 @@ bool ControlPlane::reload_tls() {
   return true;
 }
 
+// The status line systemctl shows, every 15 s: where it serves, the queue, the agents.
+void ControlPlane::refresh_status() {
+  auto& p = *parts_;
+  if (p.stopping) return;
+  const std::string serving = "serving " + std::string(p.config.tls ? "https" : "http") + " on " +
+                              p.config.listen_address + ":" + std::to_string(p.port);
+  if (auto s = p.metrics->refresh(p.db, p.clock, p.queue.lease_expiries()); s)
+    p.notifier.status(serving + "; " + p.metrics->summary());
+  else
+    p.notifier.status(serving);
+  p.status_timer.expires_after(std::chrono::seconds(15));
+  p.status_timer.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) refresh_status();
+  });
+}
+
 void ControlPlane::run() {
   auto& p = *parts_;
   // A completion recorded just before a stop may not have advanced its workspace plans.
   if (auto advanced = p.planner.advance_all(); !advanced)
     spdlog::warn("workspace plans: {}", advanced.error().to_string());
   p.server.start();
-  p.notifier.status("serving " + std::string(p.config.tls ? "https" : "http") + " on " +
-                    p.config.listen_address + ":" + std::to_string(p.port));
+  refresh_status();
   p.notifier.ready();
   p.watchdog.start();
   p.io.run();
@@ -274,6 +291,7 @@ void ControlPlane::stop() {
   boost::asio::post(parts_->io, [this] {
     auto& p = *parts_;
     p.stopping = true;
+    p.status_timer.cancel();
     p.notifier.status("stopping");
     p.notifier.stopping();
     if (p.metrics_listener) p.metrics_listener->stop();

@@ -42,6 +42,7 @@ class ControlPlane {
  private:
   struct Parts;
   explicit ControlPlane(std::unique_ptr<Parts> parts);
+  void refresh_status();
   std::unique_ptr<Parts> parts_;
 };
 

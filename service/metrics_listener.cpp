@@ -2,7 +2,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -26,6 +25,19 @@ namespace {
 constexpr int kMaxConnections = 16;
 constexpr std::size_t kMaxHeadBytes = 8 * 1024;
 constexpr auto kRequestTimeout = std::chrono::seconds(5);
+
+// Nothing here should throw; if something does, the daemon logs it and goes on without that
+// connection (an exception out of a detached coroutine would end the event loop).
+void log_stray(std::exception_ptr e) {
+  if (!e) return;
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    spdlog::critical("bug: stray exception in the metrics listener: {}", ex.what());
+  } catch (...) {
+    spdlog::critical("bug: stray exception in the metrics listener");
+  }
+}
 
 }  // namespace
 
@@ -66,7 +78,7 @@ Result<std::uint16_t> MetricsListener::listen(const std::string& host_port) {
   if (!address.is_loopback())
     spdlog::warn("metrics.listen {}: metrics and health are served beyond loopback, without "
                  "authentication (they hold no secret)", host_port);
-  asio::co_spawn(ex_, async_accept_loop(), asio::detached);
+  asio::co_spawn(ex_, async_accept_loop(), log_stray);
   return acceptor_.local_endpoint().port();
 }
 
@@ -82,13 +94,20 @@ asio::awaitable<void> MetricsListener::async_accept_loop() {
     if (!*alive || !acceptor_.is_open()) co_return;
     if (ec) continue;
     if (connections_ >= kMaxConnections) continue;  // the socket closes as it goes
-    asio::co_spawn(ex_, async_serve(std::move(socket)), asio::detached);
+    asio::co_spawn(ex_, async_serve(std::move(socket)), log_stray);
   }
 }
 
 asio::awaitable<void> MetricsListener::async_serve(tcp::socket socket) {
-  const auto alive = alive_;
-  ++connections_;
+  // Counted until this coroutine ends, however it ends (the listener may be gone by then).
+  struct Held {
+    int& count;
+    std::shared_ptr<bool> alive;
+    ~Held() {
+      if (*alive) --count;
+    }
+  } held{++connections_, alive_};
+  const auto& alive = held.alive;
   beast::tcp_stream stream(std::move(socket));
   stream.expires_after(kRequestTimeout);
   beast::flat_buffer buffer(kMaxHeadBytes);
@@ -114,7 +133,6 @@ asio::awaitable<void> MetricsListener::async_serve(tcp::socket socket) {
   if (!*alive) co_return;
   boost::system::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-  --connections_;
 }
 
 std::string MetricsListener::answer(const std::string& method, const std::string& target,

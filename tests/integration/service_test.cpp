@@ -132,8 +132,9 @@ TEST(ServiceNotify, TheControlPlaneReportsReadyWatchdogReloadingAndStopping) {
   options.control_env = systemd.environment(kWatchdogUsec);
   Stack stack(options);
   ASSERT_TRUE(systemd.wait_for("READY=1", 30s));
-  const auto status = "STATUS=serving http on 127.0.0.1:" + std::to_string(stack.port());
-  EXPECT_TRUE(systemd.seen(status)) << systemd.received().size();
+  const auto status = "STATUS=serving http on 127.0.0.1:" + std::to_string(stack.port()) +
+                      "; 0 Run(s) queued, 0 running, 0 agent(s) connected";
+  EXPECT_TRUE(systemd.seen(status)) << statuses(systemd);
   EXPECT_TRUE(eventually([&] { return systemd.count("WATCHDOG=1") >= 3; }, 10s));
   systemd.forget();
   stack.reload_control();
