@@ -322,8 +322,7 @@ runner::RunnerSettings AgentDaemon::runner_settings() const {
   settings.max_plan_json_bytes = config_.limits.max_plan_json_bytes;
   settings.max_state_bytes = config_.limits.max_state_bytes;
   settings.tofu_versions = tofu_versions_;
-  const auto& hooks = config_.hooks;
-  settings.hooks = {hooks.pre_plan, hooks.post_plan, hooks.pre_apply, hooks.post_apply, hooks.timeout};
+  settings.hooks = config_.hooks;
   return settings;
 }
 

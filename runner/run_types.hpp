@@ -22,20 +22,10 @@
 #include "runner/tofu/pids_cgroup.hpp"
 #include "runner/tofu/process_launcher.hpp"
 #include "runner/tofu/sandbox.hpp"
+#include "config/service_settings.hpp"
 #include "runner/tofu/tofu_version_cache.hpp"
 
 namespace takosumi::runner {
-
-// The operator's executables around a Run's tofu commands (hooks.*): each runs in the Run's
-// sandbox, in the module directory, with the Run's environment, for at most timeout. Plan hooks
-// surround plans, destroy plans and drift checks; apply hooks surround applies.
-struct RunHooks {
-  std::filesystem::path pre_plan;
-  std::filesystem::path post_plan;
-  std::filesystem::path pre_apply;
-  std::filesystem::path post_apply;
-  std::chrono::seconds timeout{60};
-};
 
 struct RunnerSettings {
   std::filesystem::path tofu_binary;
@@ -68,7 +58,9 @@ struct RunnerSettings {
   std::optional<std::filesystem::path> supervisor;
   // How often the state is checked for a new checkpoint while an apply runs.
   std::chrono::milliseconds checkpoint_interval{500};
-  RunHooks hooks;
+  // The operator's executables around the tofu commands (hooks.*, runner/run_flow_hooks.cpp):
+  // plan hooks surround plans, destroy plans and drift checks; apply hooks surround applies.
+  config::HooksConfig hooks;
   // What `tofu version` said, shared by the agent's Runs; unset: asked on every Run.
   std::shared_ptr<TofuVersionCache> tofu_versions;
 };

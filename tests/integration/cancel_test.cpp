@@ -11,18 +11,6 @@ namespace takosumi::testing {
 namespace {
 namespace json = boost::json;
 
-constexpr const char* kSlowModule = R"(terraform {
-  required_providers {
-    time = { source = "hashicorp/time" }
-  }
-}
-resource "terraform_data" "first" { input = "created before the slow one" }
-resource "time_sleep" "slow" {
-  depends_on      = [terraform_data.first]
-  create_duration = "300s"
-}
-)";
-
 bool tofu_running_under(const std::filesystem::path& dir) {
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     const auto cwd = e.path() / "cwd";
@@ -36,7 +24,7 @@ bool tofu_running_under(const std::filesystem::path& dir) {
 TEST(Cancel, CancelDuringApplyInterruptsTofuAndKeepsThePersistedState) {
   Stack stack;
   TestGitRepo repo(stack.root() / "repo");
-  repo.commit({{"main.tf", kSlowModule}});
+  repo.commit({{"main.tf", slow_apply_module()}});
   auto capsule = stack.create_capsule(repo.url(), {}, {});
   auto plan = stack.plan(capsule);
   ASSERT_EQ(json::value_to<std::string>(plan.at("status")), "succeeded") << json::serialize(plan);

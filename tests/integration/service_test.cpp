@@ -144,24 +144,12 @@ TEST(ServiceNotify, TheControlPlaneReportsReadyWatchdogReloadingAndStopping) {
   EXPECT_TRUE(systemd.seen("STOPPING=1"));
 }
 
-constexpr const char* kSlowApply = R"(terraform {
-  required_providers {
-    time = { source = "hashicorp/time" }
-  }
-}
-resource "terraform_data" "first" { input = "created before the slow one" }
-resource "time_sleep" "slow" {
-  depends_on      = [terraform_data.first]
-  create_duration = "300s"
-}
-)";
-
 // SIGINT drains (the apply goes on), then SIGQUIT cancels it: tofu is interrupted, the state it
 // saved is delivered, and the agent exits 0 once it is.
 TEST(AgentSignals, ASecondStopSignalCancelsTheRunningApplyAndDeliversItsState) {
   Stack stack;
   TestGitRepo repo(stack.root() / "repo");
-  repo.commit({{"main.tf", kSlowApply}});
+  repo.commit({{"main.tf", slow_apply_module()}});
   auto capsule = stack.create_capsule(repo.url(), {}, {});
   auto plan = stack.plan(capsule);
   ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan);

@@ -353,6 +353,20 @@ json::array Stack::state_versions(const std::string& capsule_id) {
   return r.json.at("stateVersions").as_array();
 }
 
+std::string slow_apply_module() {
+  return R"(terraform {
+  required_providers {
+    time = { source = "hashicorp/time" }
+  }
+}
+resource "terraform_data" "first" { input = "created before the slow one" }
+resource "time_sleep" "slow" {
+  depends_on      = [terraform_data.first]
+  create_duration = "300s"
+}
+)";
+}
+
 std::string example_module(const std::string& greeting) {
   return R"(terraform {
   required_providers {

@@ -140,6 +140,11 @@ class Stack {
 // outputs meant to be mapped and one meant to stay unmapped.
 std::string example_module(const std::string& greeting);
 
+// A module whose apply creates one resource, then sleeps in a second for five minutes
+// (hashicorp/time): an apply surely in progress, with state already changed, for a test to
+// interrupt.
+std::string slow_apply_module();
+
 // The string field key of o, or "" when absent or not a string.
 std::string str(const boost::json::object& o, const char* key);
 // failure.code of a Run, or "" when the Run has no failure.
