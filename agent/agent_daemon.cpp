@@ -118,17 +118,25 @@ void AgentDaemon::reload(Result<config::AgentConfig> fresh) {
     spdlog::info("SIGHUP: configuration reloaded (concurrency {}, log level {}); running Runs keep "
                  "the settings they started with", config_.concurrency, config_.log_level);
     slot_timer_.cancel();  // a larger concurrency claims at once
-    // The control plane lists the agent's labels and slots from its registration.
-    if (announce && verifier_ && !stopping_)
-      asio::co_spawn(ex_, [this]() -> asio::awaitable<void> {
-        if (auto again = co_await async_register(); !again)
-          spdlog::warn("announcing the new labels and concurrency: {}", again.error().to_string());
-      }, [](std::exception_ptr e) {
-        if (e) spdlog::critical("bug: stray exception announcing a reload: {}", describe(e));
-      });
+    // The control plane lists the agent's labels and slots from its registration. One
+    // registration at a time: one in flight sends what config_ holds when it is sent, so a
+    // reload meanwhile asks it to go once more.
+    if (announce && verifier_ && !stopping_) {
+      if (registering_) {
+        announce_again_ = true;
+      } else {
+        asio::co_spawn(ex_, [this]() -> asio::awaitable<void> {
+          if (auto again = co_await async_register(); !again)
+            spdlog::warn("announcing the new labels and concurrency: {}", again.error().to_string());
+        }, [](std::exception_ptr e) {
+          if (e) spdlog::critical("bug: stray exception announcing a reload: {}", describe(e));
+        });
+      }
+    }
   }
   update_status();
-  notifier_.ready();
+  // Before the start finished, READY=1 would tell systemd the agent works when it does not yet.
+  if (ready_) notifier_.ready();
 }
 
 void AgentDaemon::reachable(bool ok) {
@@ -209,8 +217,20 @@ asio::awaitable<Result<std::string>> AgentDaemon::async_register_with_best_secre
 }
 
 asio::awaitable<Status> AgentDaemon::async_register() {
+  registering_ = true;
+  auto done = co_await async_register_until_done();
+  registering_ = false;
+  co_return done;
+}
+
+asio::awaitable<Status> AgentDaemon::async_register_until_done() {
   for (std::uint32_t attempt = 0; !stopping_; ++attempt) {
     auto id = co_await async_register_with_best_secret();
+    if (id && announce_again_) {  // a reload changed what this one announced
+      announce_again_ = false;
+      --attempt;
+      continue;
+    }
     if (id) {
       spdlog::info("registered with {} as agent {}", config_.control_url, *id);
       agent_id_ = *id;
@@ -275,7 +295,7 @@ asio::awaitable<void> AgentDaemon::async_presence_loop() {
     if (beat.error().code == errc::kAgentRevoked) {
       revoked(beat.error());
     } else if ((beat.error().code == errc::kAgentCredentialExpired ||
-                beat.error().code == errc::kUnauthorized) && !stopping_) {
+                beat.error().code == errc::kUnauthorized) && !stopping_ && !registering_) {
       spdlog::warn("the agent credential was refused ({}); registering again", beat.error().code);
       auto again = co_await async_register();
       if (!again && again.error().code == errc::kAgentRevoked) {
@@ -327,18 +347,28 @@ runner::RunnerSettings AgentDaemon::runner_settings() const {
 }
 
 asio::awaitable<void> AgentDaemon::async_session(ClaimedJob job) {
-  ++active_;
-  update_status();
   runner::RunnerSettings settings = runner_settings();
   SessionContext ctx{run_services(), *verifier_, keys_.box, std::move(settings),
                      config_.heartbeat_interval, metrics_};
   RunSession session(std::move(ctx), std::move(job));
-  sessions_.insert(&session);
+  // The slot and the session's entry are given back however the session ends (a stray
+  // exception included), so a drain never waits for a slot that nothing will free.
+  struct Slot {
+    AgentDaemon& daemon;
+    RunSession* session;
+    Slot(AgentDaemon& d, RunSession* s) : daemon(d), session(s) {
+      ++daemon.active_;
+      daemon.sessions_.insert(session);
+      daemon.update_status();
+    }
+    ~Slot() {
+      daemon.sessions_.erase(session);
+      --daemon.active_;
+      daemon.update_status();
+      daemon.slot_timer_.cancel();
+    }
+  } slot(*this, &session);
   co_await session.async_execute();
-  sessions_.erase(&session);
-  --active_;
-  update_status();
-  slot_timer_.cancel();
 }
 
 asio::awaitable<void> AgentDaemon::async_claim_loop() {
@@ -429,6 +459,24 @@ asio::awaitable<int> AgentDaemon::async_push_recovery() {
   co_return summary.held == 0 ? 0 : 1;
 }
 
+// An ephemeral agent whose Run could not be delivered (lease lost, refused for good) keeps its
+// registration and its state directory's journal and spool for the operator, and exits 1: a
+// pool that throws the directory away would otherwise lose them silently.
+bool AgentDaemon::holds_results_for_operator() const {
+  auto contents = journal_->read();
+  if (!contents) {
+    spdlog::error("ephemeral: the run journal cannot be read ({}); not deregistering",
+                  contents.error().to_string());
+    return true;
+  }
+  for (const auto& entry : contents->entries) {
+    spdlog::error("ephemeral: run {} is held for the operator ({}): its results stay in {}; not "
+                  "deregistering, exit 1 (takosumi-agent recover)",
+                  entry.run_id, to_string(entry.phase), config_.state_dir.string());
+  }
+  return !contents->entries.empty();
+}
+
 // An ephemeral agent leaves no registration behind: its credential ends, and the control plane
 // lists it as deregistered. Failing to tell it is logged, not fatal: the credential expires.
 asio::awaitable<void> AgentDaemon::async_deregister() {
@@ -460,12 +508,16 @@ asio::awaitable<int> AgentDaemon::async_run() {
   }
   while (active_ > 0) co_await async_wait_slot(std::chrono::hours(1));
   update_status();
-  if (config_.ephemeral && !revoked_) co_await async_deregister();
+  bool held = false;
+  if (config_.ephemeral && !revoked_) {
+    held = holds_results_for_operator();
+    if (!held) co_await async_deregister();
+  }
   finished_ = true;
   if (presence_timer_) presence_timer_->cancel();
   if (sandbox_.cgroups) sandbox_.cgroups->remove_when_idle();
   spdlog::info("all runs finished; agent stopped");
-  co_return revoked_ ? kExitRevoked : unregistered_ ? 1 : 0;
+  co_return revoked_ ? kExitRevoked : (unregistered_ || held) ? 1 : 0;
 }
 
 }  // namespace takosumi::agent

@@ -74,7 +74,8 @@ class AgentDaemon {
  private:
   boost::asio::awaitable<Result<std::string>> async_register_once(const SecretBytes& secret);
   boost::asio::awaitable<Result<std::string>> async_register_with_best_secret();  // the agent id
-  boost::asio::awaitable<Status> async_register();
+  boost::asio::awaitable<Status> async_register();  // one at a time (registering_)
+  boost::asio::awaitable<Status> async_register_until_done();
   boost::asio::awaitable<void> async_presence_loop();
   void revoked(const Error& e);
   Status prepare_directories();
@@ -84,6 +85,7 @@ class AgentDaemon {
   boost::asio::awaitable<void> async_claim_loop();
   boost::asio::awaitable<void> async_session(ClaimedJob job);
   boost::asio::awaitable<void> async_deregister();
+  bool holds_results_for_operator() const;
   void update_status();
   void reachable(bool ok);
   runner::RunnerSettings runner_settings() const;
@@ -122,6 +124,8 @@ class AgentDaemon {
   std::optional<std::int64_t> unreachable_since_;  // the first failed claim of an outage
   std::int64_t claimed_ = 0;  // Runs taken since start (ephemeral: at most one)
   bool ready_ = false;        // registered and recovered
+  bool registering_ = false;
+  bool announce_again_ = false;  // a reload changed labels or concurrency mid-registration
   AgentMetrics metrics_;
 };
 

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "agent/agent_daemon.hpp"
+#include "agent/bubblewrap_check.hpp"
 #include "agent/json_log_formatter.hpp"
 #include "agent/recover_command.hpp"
 #include "agent/redacting_sink.hpp"
@@ -42,7 +43,8 @@ constexpr const char* kUsage =
     "    --discard ID    forget one Run's journal entry and spool (agent stopped)\n"
     "signals: TERM, INT or QUIT stop claiming and let running Runs finish (a second one cancels\n"
     "  them); HUP reloads the configuration\n"
-    "environment: TAKOSUMI_DEPLOY_CONTROL_URL, TAKOSUMI_POOL_TOKEN override the file\n";
+    "environment: TAKOSUMI_DEPLOY_CONTROL_URL, TAKOSUMI_POOL_TOKEN, TAKOSUMI_AGENT_NAME override\n"
+    "  the file\n";
 
 struct Args {
   std::string config;
@@ -167,7 +169,7 @@ takosumi::Result<takosumi::agent::AgentKeys> load_keys(const takosumi::config::A
 takosumi::Result<takosumi::config::AgentConfig> load_config(const Args& args) {
   auto config = takosumi::config::load_agent_config(
       args.config, takosumi::config::process_environment(
-                       {"TAKOSUMI_DEPLOY_CONTROL_URL", "TAKOSUMI_POOL_TOKEN"}));
+                       {"TAKOSUMI_DEPLOY_CONTROL_URL", "TAKOSUMI_POOL_TOKEN", "TAKOSUMI_AGENT_NAME"}));
   if (config && args.once) config->ephemeral = true;
   return config;
 }
@@ -256,6 +258,12 @@ int main(int argc, char** argv) {
   if (auto s = takosumi::agent::check_tofu_binary(sandbox, *config); !s) {
     spdlog::error("{}", s.error().to_string());
     return 2;
+  }
+  // --check-config (the unit's ExecStartPre) refuses a host where no sandbox can be built; the
+  // daemon itself says so and goes on, and each Run fails sandbox_failed with the reason.
+  if (auto s = takosumi::agent::check_bubblewrap(*config); !s) {
+    spdlog::error("{}", s.error().to_string());
+    if (args.check_only) return 2;
   }
   if (args.check_only) {
     std::cout << "configuration ok: agent " << config->name << ", control plane "

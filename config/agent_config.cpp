@@ -92,7 +92,7 @@ Status load_tofu(const YAML::Node& root, const std::filesystem::path& base, Agen
 }
 
 Status load_agent_fields(const YAML::Node& root, const std::filesystem::path& base,
-                         AgentConfig& c) {
+                         const Environment& env, AgentConfig& c) {
   auto name = yaml_string(root, "name", "", "");
   auto labels = yaml_strings(root, "labels", "");
   auto concurrency = yaml_int(root, "concurrency", "", 1, 1, 64);
@@ -109,7 +109,11 @@ Status load_agent_fields(const YAML::Node& root, const std::filesystem::path& ba
   if (const Error* e = first_error(name, labels, concurrency, state, work, wait, beat, level,
                                   format, ephemeral))
     return std::unexpected(*e);
-  if (name->empty()) return fail(errc::kConfigInvalid, "name is required (the agent's name)");
+  if (auto it = env.find("TAKOSUMI_AGENT_NAME"); it != env.end() && !it->second.empty())
+    *name = it->second;
+  if (name->empty())
+    return fail(errc::kConfigInvalid,
+                "name is required (the agent's name; or TAKOSUMI_AGENT_NAME in the environment)");
   c.name = *name;
   c.labels = *labels;
   c.concurrency = *concurrency;
@@ -137,6 +141,9 @@ Result<AgentConfig> load_agent_config(const std::filesystem::path& file, const E
   if (!root) return std::unexpected(root.error());
   const auto base = std::filesystem::absolute(file).parent_path();
   auto checked = [&]() -> Result<AgentConfig> {
+    if (!root->IsMap())
+      return fail(errc::kConfigInvalid, "the document must be a mapping of settings "
+                                        "(docs/configuration.md; systemd/agent.yaml.example)");
     TAKOSUMI_TRY(yaml_known_keys(*root,
                                  {"controlPlane", "poolTokenFile", "name", "labels", "concurrency",
                                   "stateDir", "workDir", "tofu", "claimWaitSeconds",
@@ -147,7 +154,7 @@ Result<AgentConfig> load_agent_config(const std::filesystem::path& file, const E
     AgentConfig c;
     TAKOSUMI_TRY(load_control_plane(*root, base, env, c));
     TAKOSUMI_TRY(load_tofu(*root, base, c));
-    TAKOSUMI_TRY(load_agent_fields(*root, base, c));
+    TAKOSUMI_TRY(load_agent_fields(*root, base, env, c));
     TAKOSUMI_TRY(load_sandbox(*root, base, c.sandbox));
     TAKOSUMI_TRY(load_limits(*root, c.limits));
     TAKOSUMI_TRY(load_pool_policy(*root, c.policy));

@@ -1,7 +1,8 @@
 #pragma once
-// The agent's configuration (docs/configuration.md). Loaded from YAML; the control-plane URL and
-// the pool token may come from the environment instead (TAKOSUMI_DEPLOY_CONTROL_URL,
-// TAKOSUMI_POOL_TOKEN), which wins over the file so one file can serve a whole pool.
+// The agent's configuration (docs/configuration.md). Loaded from YAML; the control-plane URL, the
+// pool token and the agent's name may come from the environment instead
+// (TAKOSUMI_DEPLOY_CONTROL_URL, TAKOSUMI_POOL_TOKEN, TAKOSUMI_AGENT_NAME), which wins over the
+// file so one file can serve a whole pool.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>

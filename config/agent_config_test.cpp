@@ -246,3 +246,18 @@ TEST_F(AgentConfigTest, AReloadTakesRunSettingsAndNamesWhatWaitsForARestart) {
 
 }  // namespace
 }  // namespace takosumi::config
+
+namespace takosumi::config {
+namespace {
+
+TEST_F(AgentConfigTest, AnEmptyOrScalarFileIsAClearErrorNotACrash) {
+  for (const char* yaml : {"", "just a string\n", "- a\n- list\n"}) {
+    auto c = load(yaml);
+    ASSERT_FALSE(c) << yaml;
+    EXPECT_EQ(c.error().code, errc::kConfigInvalid);
+    EXPECT_NE(c.error().message.find("must be a mapping"), std::string::npos) << c.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace takosumi::config

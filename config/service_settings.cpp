@@ -1,5 +1,6 @@
 #include "config/service_settings.hpp"
 
+#include <arpa/inet.h>
 #include <unistd.h>
 
 #include <array>
@@ -56,6 +57,26 @@ Status load_hooks(const YAML::Node& root, HooksConfig& out) {
   return {};
 }
 
+namespace {
+
+// "127.0.0.1:9464", "[::1]:9464", "localhost:9464": what the listener binds (no name lookup).
+bool is_ip_and_port(const std::string& text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon + 1 == text.size()) return false;
+  const std::string port = text.substr(colon + 1);
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(port) > 65535)
+    return false;
+  std::string host = text.substr(0, colon);
+  if (host == "localhost") return true;
+  unsigned char address[16];
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    return ::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), address) == 1;
+  return ::inet_pton(AF_INET, host.c_str(), address) == 1;
+}
+
+}  // namespace
+
 Status load_metrics(const YAML::Node& root, const std::string& default_listen, MetricsConfig& out) {
   const YAML::Node metrics = root["metrics"];
   out.listen = default_listen;
@@ -64,13 +85,10 @@ Status load_metrics(const YAML::Node& root, const std::string& default_listen, M
   auto listen = yaml_string(metrics, "listen", "metrics", default_listen);
   if (!listen) return std::unexpected(listen.error());
   if (*listen == "off") listen->clear();
-  if (!listen->empty()) {
-    const auto colon = listen->rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == listen->size())
-      return fail(errc::kConfigInvalid,
-                  "metrics.listen must be host:port, e.g. 127.0.0.1:9464, or off (got \"" +
-                      *listen + "\")");
-  }
+  if (!listen->empty() && !is_ip_and_port(*listen))
+    return fail(errc::kConfigInvalid,
+                "metrics.listen must be an IP address and a port, e.g. 127.0.0.1:9464 or "
+                "[::1]:9464, or off (got \"" + *listen + "\")");
   out.listen = *listen;
   return {};
 }

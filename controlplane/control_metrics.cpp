@@ -91,19 +91,24 @@ Status ControlMetrics::refresh(Database& db, const Clock& clock, std::int64_t le
     auto n = count(db, "SELECT count(*) FROM runs WHERE status = ?", std::string(status));
     if (!n) return std::unexpected(n.error());
     runs_.Add({{"status", std::string(status)}}).Set(static_cast<double>(*n));
-    if (status == run_status::kQueued) {
-      queue_depth_.Set(static_cast<double>(*n));
-      queued_ = *n;
-    }
     if (status == run_status::kRunning) running_ = *n;
   }
-  auto oldest = count(db, "SELECT coalesce(min(created_at), 0) FROM runs WHERE status = 'queued'");
+  // What an agent could claim now (run_claims.cpp next_candidate): queued Runs, and running
+  // ones whose agent went silent (an expired lease that no apply is holding), which need an
+  // agent as much as a queued one does.
+  constexpr std::string_view kClaimable =
+      " FROM runs WHERE status = 'queued' OR (status = 'running' AND lease_expires_at <= ?"
+      " AND (apply_started_attempt IS NOT attempt OR cancel_requested = 1))";
+  auto waiting = count(db, "SELECT count(*)" + std::string(kClaimable), now);
+  auto oldest = count(db, "SELECT coalesce(min(created_at), 0)" + std::string(kClaimable), now);
   auto agents = count(db,
                       "SELECT count(*) FROM agents WHERE revoked_at IS NULL AND"
                       " deregistered_at IS NULL AND last_seen_at >= ?",
                       now - kConnectedSeconds);
   auto versions = count(db, "SELECT count(*) FROM state_versions");
-  if (const Error* e = first_error(oldest, agents, versions)) return std::unexpected(*e);
+  if (const Error* e = first_error(waiting, oldest, agents, versions)) return std::unexpected(*e);
+  queue_depth_.Set(static_cast<double>(*waiting));
+  queued_ = *waiting;
   oldest_queued_.Set(*oldest == 0 ? 0.0 : static_cast<double>(now - *oldest));
   agents_.Set(static_cast<double>(*agents));
   connected_ = *agents;
@@ -118,7 +123,7 @@ Status ControlMetrics::refresh(Database& db, const Clock& clock, std::int64_t le
 }
 
 std::string ControlMetrics::summary() const {
-  return std::to_string(queued_) + " Run(s) queued, " + std::to_string(running_) + " running, " +
+  return std::to_string(queued_) + " Run(s) waiting for an agent, " + std::to_string(running_) + " running, " +
          std::to_string(connected_) + " agent(s) connected";
 }
 

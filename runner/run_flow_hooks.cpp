@@ -16,8 +16,10 @@ bool is_apply(protocol::RunType type) { return type == protocol::RunType::apply;
 
 }  // namespace
 
-// A failing pre-hook fails the Run (hook_failed) before `tofu init`; a failing post-hook is
-// noted in the Run's log and changes nothing: what tofu did stands.
+// A failing pre-hook fails the Run (hook_failed) before `tofu init`. A post-hook runs after the
+// plan or apply succeeded, on its own time limit (not the Run's deadline); whatever becomes of it
+// (an exit code, its time limit, a cancel, a sandbox that would not start) is noted in the Run's
+// log and changes nothing: what tofu did stands.
 asio::awaitable<Status> RunFlow::async_hook(HookPoint point) {
   const auto& hooks = settings_.hooks;
   const bool apply = is_apply(manifest_.type);
@@ -34,7 +36,11 @@ asio::awaitable<Status> RunFlow::async_hook(HookPoint point) {
   extra.push_back("TAKOSUMI_RUN_ID=" + manifest_.run_id);
   extra.push_back("TAKOSUMI_RUN_TYPE=" + std::string(protocol::to_string(manifest_.type)));
   extra.push_back("TAKOSUMI_CAPSULE_ID=" + manifest_.capsule_id);
-  auto ended = co_await tofu_->async_hook(program, hooks.timeout, apply, std::move(extra));
+  auto ended = co_await tofu_->async_hook(program, hooks.timeout, apply, std::move(extra), pre);
+  if (!ended && !pre) {
+    notice("warning: hook " + name + ": " + ended.error().to_string() + "; the Run's result stands");
+    co_return Status{};
+  }
   if (!ended) co_return std::unexpected(ended.error());
   if (ended->exit_code == 0 && !ended->timed_out) co_return Status{};
   const std::string why =

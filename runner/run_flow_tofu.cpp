@@ -46,9 +46,6 @@ Result<TofuOptions> RunFlow::tofu_options() const {
   if (!confine) return std::unexpected(confine.error());
   options.hook_confine = hook_confine(*confine);
   options.sandbox->confine = std::move(*confine);
-  const auto& h = settings_.hooks;
-  for (const auto* hook : {&h.pre_plan, &h.post_plan, &h.pre_apply, &h.post_apply})
-    if (!hook->empty()) options.sandbox->read_only.push_back(*hook);
   return options;
 }
 

@@ -2,6 +2,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -74,7 +75,8 @@ Result<std::uint16_t> MetricsListener::listen(const std::string& host_port) {
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec)
-    return fail(errc::kUnavailable, "metrics.listen " + host_port + ": " + ec.message());
+    return fail(errc::kUnavailable, "metrics.listen " + host_port + ": " + ec.message() +
+                                         " (choose another address or port, or metrics.listen: off)");
   if (!address.is_loopback())
     spdlog::warn("metrics.listen {}: metrics and health are served beyond loopback, without "
                  "authentication (they hold no secret)", host_port);
@@ -92,7 +94,14 @@ asio::awaitable<void> MetricsListener::async_accept_loop() {
   for (;;) {
     auto [ec, socket] = co_await acceptor_.async_accept(asio::as_tuple(asio::use_awaitable));
     if (!*alive || !acceptor_.is_open()) co_return;
-    if (ec) continue;
+    if (ec) {
+      // Out of descriptors (EMFILE) fails again at once while the connection waits in the
+      // backlog: pause instead of spinning the event loop.
+      asio::steady_timer pause(ex_, std::chrono::milliseconds(100));
+      co_await pause.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (!*alive) co_return;
+      continue;
+    }
     if (connections_ >= kMaxConnections) continue;  // the socket closes as it goes
     asio::co_spawn(ex_, async_serve(std::move(socket)), log_stray);
   }

@@ -71,6 +71,12 @@ Result<AgentCredential> AgentRegistry::register_agent(const AgentRegistration& r
   auto reset = std::ranges::find(*named, true, &NamedAgent::reset);
   if (reset != named->end())
     return std::unexpected(refused_by_reset(reg, reset->id, reset->awaited_key));
+  // Every agent of the name left by itself (ephemeral agents of one pool share a name, each
+  // with a fresh key): the name is free for a new agent.
+  if (std::ranges::all_of(*named, &NamedAgent::deregistered)) {
+    TAKOSUMI_TRY(check_not_revoked_elsewhere(reg, context));
+    return insert(reg, context);
+  }
   return std::unexpected(key_mismatch(reg.name, named->front().id, reg.sign_public_key));
 }
 
@@ -95,13 +101,13 @@ Status AgentRegistry::check_not_revoked_elsewhere(const AgentRegistration& reg,
 Result<std::vector<AgentRegistry::NamedAgent>> AgentRegistry::agents_named(std::string_view name) {
   auto s = db_.query(
       "SELECT id, sign_public_key, key_reset_at IS NOT NULL, coalesce(reset_sign_public_key, ''),"
-      " revoked_at IS NOT NULL, coalesce(certificate_identity, '')"
+      " revoked_at IS NOT NULL, coalesce(certificate_identity, ''), deregistered_at IS NOT NULL"
       " FROM agents WHERE name = ? ORDER BY created_at, id",
       name);
   return collect(std::move(s), [](const Statement& row) {
     NamedAgent agent;
     ColumnReader(row) >> agent.id >> agent.sign_public_key >> agent.reset >> agent.awaited_key >>
-        agent.revoked >> agent.certificate_identity;
+        agent.revoked >> agent.certificate_identity >> agent.deregistered;
     if (!agent.reset) agent.awaited_key.clear();
     return agent;
   });

@@ -77,7 +77,8 @@ class AgentRegistry {
   // caller makes its leases expire.
   Result<AgentRecord> revoke(std::string_view agent_id);
   // An agent leaving for good by itself (an ephemeral one after its Run): its credentials stop
-  // working at once; listed as deregistered. Its name and key may register again later.
+  // working at once; listed as deregistered. Its key may register again later (the same agent),
+  // and once every agent of a name has left, a new key may take the name (a new agent).
   Status deregister(const Agent& agent);
   Result<std::vector<AgentRecord>> list();
   Result<AgentRecord> get(std::string_view agent_id);
@@ -90,6 +91,7 @@ class AgentRegistry {
     std::string awaited_key;  // a pending reset's key; empty for a v6 reset that named none
     bool revoked = false;
     std::string certificate_identity;
+    bool deregistered = false;
   };
   Result<std::vector<NamedAgent>> agents_named(std::string_view name);
   AgentRecord record_from_row(const Statement& row) const;

@@ -146,7 +146,8 @@ asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
 }
 
 asio::awaitable<Result<ProcessExit>> TofuCli::async_launch(
-    const std::string& name, ProcessSpec spec, const std::optional<SandboxOptions::Confine>& confine) {
+    const std::string& name, ProcessSpec spec, const std::optional<SandboxOptions::Confine>& confine,
+    std::optional<std::filesystem::path> also_read_only) {
   spec.kill_grace = options_.kill_grace;
   spec.limits = options_.limits;
   spec.cgroup_procs = options_.cgroup_procs;
@@ -154,6 +155,7 @@ asio::awaitable<Result<ProcessExit>> TofuCli::async_launch(
   if (options_.sandbox) {
     SandboxOptions sandbox = *options_.sandbox;
     sandbox.confine = confine;
+    if (also_read_only) sandbox.read_only.push_back(*also_read_only);
     if (auto wrapped = wrap_in_sandbox(sandbox, workspace_.root(), spec); !wrapped)
       co_return std::unexpected(wrapped.error().with_context(name));
   }
@@ -181,7 +183,8 @@ asio::awaitable<Result<ProcessExit>> TofuCli::async_launch(
 
 asio::awaitable<Result<HookExit>> TofuCli::async_hook(const std::filesystem::path& program,
                                                       std::chrono::seconds timeout, bool apply,
-                                                      std::vector<std::string> extra) {
+                                                      std::vector<std::string> extra,
+                                                      bool within_deadline) {
   diagnostics_.clear();
   const std::string name = "hook " + program.string();
   if (cancel_.requested()) co_return fail(errc::kCancelled, name + " not started: the Run was cancelled");
@@ -199,9 +202,9 @@ asio::awaitable<Result<HookExit>> TofuCli::async_hook(const std::filesystem::pat
   const auto left = std::max(std::chrono::milliseconds(0),
                              std::chrono::duration_cast<std::chrono::milliseconds>(
                                  options_.deadline - std::chrono::steady_clock::now()));
-  const bool own_limit = std::chrono::milliseconds(timeout) < left;
+  const bool own_limit = !within_deadline || std::chrono::milliseconds(timeout) < left;
   spec.timeout = own_limit ? std::chrono::milliseconds(timeout) : left;
-  auto exit = co_await async_launch(name, std::move(spec), options_.hook_confine);
+  auto exit = co_await async_launch(name, std::move(spec), options_.hook_confine, program);
   if (!exit) co_return std::unexpected(exit.error());
   if (exit->cancelled) co_return fail(errc::kCancelled, name + " was cancelled");
   if (exit->timed_out && !own_limit)

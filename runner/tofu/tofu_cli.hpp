@@ -52,7 +52,7 @@ struct TofuOptions {
   // patterns included, before they are shortened. Must outlive the TofuCli.
   const redaction::SecretSet* secrets = nullptr;
   // The exec allowlist of a hook's sandbox instead of tofu's (the hook, and what
-  // sandbox.execAllow names for the programs it starts); the hooks are read-only in the sandbox.
+  // sandbox.execAllow names for the programs it starts).
   std::optional<SandboxOptions::Confine> hook_confine;
 };
 
@@ -96,13 +96,16 @@ class TofuCli {
                                                   PlanMode mode = PlanMode::normal);
   boost::asio::awaitable<Result<std::string>> async_show_json(const std::filesystem::path& plan_file);
   boost::asio::awaitable<Status> async_apply(const std::filesystem::path& plan_file);  // apply_failed
-  // Runs an operator's hook (hooks.*) the way commands run: sandboxed, output redacted into the
-  // log, cancellable. The environment is tofu's, with the credentials of apply (apply hooks) or
-  // plan, and extra ("TAKOSUMI_…=…"). Errors: cancelled, timed_out (the Run's deadline came
-  // first), sandbox_failed; an exit code or the hook's own timeout comes back as a value.
+  // Runs an operator's hook (hooks.*) the way commands run: sandboxed (the hook alone bound
+  // read-only into its sandbox, never into tofu's), output redacted into the log, cancellable.
+  // The environment is tofu's, with the credentials of apply (apply hooks) or plan, and extra
+  // ("TAKOSUMI_…=…"). within_deadline: the Run's deadline bounds it too. Errors: cancelled,
+  // timed_out (the deadline came first), sandbox_failed; an exit code or the hook's own time
+  // limit comes back as a value.
   boost::asio::awaitable<Result<HookExit>> async_hook(const std::filesystem::path& program,
                                                       std::chrono::seconds timeout, bool apply,
-                                                      std::vector<std::string> extra);
+                                                      std::vector<std::string> extra,
+                                                      bool within_deadline);
 
  private:
   struct Finished {
@@ -116,7 +119,8 @@ class TofuCli {
   // Sandboxes (with confine's allowlist), supervises and starts spec; its output goes to the log.
   boost::asio::awaitable<Result<ProcessExit>> async_launch(
       const std::string& name, ProcessSpec spec,
-      const std::optional<SandboxOptions::Confine>& confine);
+      const std::optional<SandboxOptions::Confine>& confine,
+      std::optional<std::filesystem::path> also_read_only = std::nullopt);
   boost::asio::awaitable<Result<std::string>> async_capture(std::string_view command,
                                                             std::vector<std::string> args,
                                                             std::size_t max_bytes);

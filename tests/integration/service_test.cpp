@@ -133,7 +133,7 @@ TEST(ServiceNotify, TheControlPlaneReportsReadyWatchdogReloadingAndStopping) {
   Stack stack(options);
   ASSERT_TRUE(systemd.wait_for("READY=1", 30s));
   const auto status = "STATUS=serving http on 127.0.0.1:" + std::to_string(stack.port()) +
-                      "; 0 Run(s) queued, 0 running, 0 agent(s) connected";
+                      "; 0 Run(s) waiting for an agent, 0 running, 0 agent(s) connected";
   EXPECT_TRUE(systemd.seen(status)) << statuses(systemd);
   EXPECT_TRUE(eventually([&] { return systemd.count("WATCHDOG=1") >= 3; }, 10s));
   systemd.forget();
@@ -228,6 +228,17 @@ TEST(Ephemeral, OnceRunsExactlyOneRunDeregistersAndExitsZero) {
       << s1 << " " << s2;
   EXPECT_EQ(str(agent_entry(stack), "state"), "deregistered");
   EXPECT_FALSE(std::filesystem::exists(stack.agent_dir(0) / "state/agent-credential"));
+
+  // The next pod of the pool: the same name, a fresh state directory (a new key). Every agent of
+  // the name has left, so the name is free; it takes the other Run.
+  std::filesystem::remove_all(stack.agent_dir(0) / "state");
+  stack.start_agent(0);
+  EXPECT_EQ(stack.wait_agent_exit(0, 240s), 0) << stack.agent_log(0);
+  EXPECT_EQ(run_status(stack, run_1), "succeeded");
+  EXPECT_EQ(run_status(stack, run_2), "succeeded");
+  auto listed = stack.api().get("/api/v1/agents").json.as_object().at("agents").as_array();
+  ASSERT_EQ(listed.size(), 2u);
+  for (const auto& a : listed) EXPECT_EQ(str(a.as_object(), "state"), "deregistered");
 }
 
 TEST(JsonLogs, EveryLineIsOneObjectAndLinesAboutARunCarryIt) {
@@ -279,11 +290,12 @@ TEST(Hooks, AFailingPrePlanHookFailsTheRunBeforeInitAndItsOutputIsRedacted) {
                               "echo \"pre $TAKOSUMI_HOOK for $TAKOSUMI_RUN_TYPE $TAKOSUMI_RUN_ID\"\n"
                               "echo 'db password=hunter2-in-a-hook'\n"
                               "[ -e \"$AGENT_KEYS\" ] && echo 'agent keys visible' || echo 'agent keys hidden'\n"
+                              "[ $$ -lt 100 ] && echo 'own pid namespace'\n"
                               "[ -e \"$TAKOSUMI_FAIL\" ] && exit 3\n"
                               "exit 0\n");
   StackOptions options;
   options.extra_agent_yaml = "hooks:\n  prePlan: " + pre.string() + "\n  postPlan: " +
-                             write_hook(hooks.path() / "post-plan", "echo \"post $TAKOSUMI_HOOK\"\n")
+                             write_hook(hooks.path() / "post-plan", "echo \"post $TAKOSUMI_HOOK\"\nexit 5\n")
                                  .string() +
                              "\n  timeoutSeconds: 20\n";
   Stack stack(options);
@@ -300,7 +312,10 @@ TEST(Hooks, AFailingPrePlanHookFailsTheRunBeforeInitAndItsOutputIsRedacted) {
   const auto log = stack.api().get("/api/v1/runs/" + str(passed, "id") + "/logs").body;
   EXPECT_NE(log.find("pre prePlan for plan " + str(passed, "id")), std::string::npos) << log;
   EXPECT_NE(log.find("post postPlan"), std::string::npos) << log;
+  // A failing post-hook is noted; the plan it followed stands (succeeded above).
+  EXPECT_NE(log.find("hook postPlan exited 5; the Run's result stands"), std::string::npos) << log;
   EXPECT_NE(log.find("agent keys hidden"), std::string::npos) << log;
+  EXPECT_NE(log.find("own pid namespace"), std::string::npos) << log;
   EXPECT_EQ(log.find("hunter2-in-a-hook"), std::string::npos) << log;
   EXPECT_NE(log.find("password=[REDACTED]"), std::string::npos) << log;
   EXPECT_NE(log.find("Initializing"), std::string::npos) << "init's output is how the test tells";

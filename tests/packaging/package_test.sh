@@ -54,9 +54,11 @@ chmod 0600 "$root/etc/takosumi/pool-token"
 mkdir -p "$work/var/lib/takosumi-agent"
 # A root made of the host's /usr and /etc (read-only) with the fresh root's /etc/takosumi, the
 # built tofu at the example's path and the test mirror as its provider mirror. Every mount point
-# is made on a tmpfs of the namespace: nothing is created on the host.
+# is made on a tmpfs of the namespace: nothing is created on the host. The host's /proc, not a
+# fresh one: bubblewrap covers parts of a /proc it mounts, and the kernel would then refuse the
+# /proc of the agent's own sandbox check (as under the unit settings docs/operations.md names).
 view=(--ro-bind /usr /usr --tmpfs /usr/local --ro-bind "$tofu" /usr/local/bin/tofu
-      --proc /proc --dev /dev --tmpfs /tmp --tmpfs /run --tmpfs /var --tmpfs /etc)
+      --bind /proc /proc --dev /dev --tmpfs /tmp --tmpfs /run --tmpfs /var --tmpfs /etc)
 for top in /bin /sbin /lib /lib32 /lib64 /libx32; do
   if [ -L "$top" ]; then view+=(--symlink "$(readlink "$top")" "$top")
   elif [ -d "$top" ]; then view+=(--ro-bind "$top" "$top"); fi

@@ -49,4 +49,13 @@ for unit in takosumi-agent takosumi-control; do
       { echo "FAIL: $unit.service lacks $setting"; failed=1; }
   done
 done
+# Settings that break every Run's sandbox (docs/operations.md "The systemd units' hardening"):
+# bubblewrap needs its namespaces and a /proc it can mount (nothing may cover parts of /proc).
+for setting in RestrictNamespaces PrivateUsers ProtectKernelTunables ProtectKernelLogs ProtectProc \
+               ProcSubset MemoryDenyWriteExecute; do
+  if grep -Eq "^$setting=" "$src/systemd/takosumi-agent.service"; then
+    echo "FAIL: takosumi-agent.service sets $setting=, which keeps bubblewrap or Runs from working"
+    failed=1
+  fi
+done
 exit $failed
