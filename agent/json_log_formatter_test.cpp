@@ -63,5 +63,15 @@ TEST(JsonLogFormatter, LinesAboutARunCarryItsIdAttemptAndPhase) {
   EXPECT_FALSE(log.take().contains("runId"));
 }
 
+// A line cut in the middle of a character (or bytes that never were UTF-8) stays valid JSON.
+TEST(JsonLogFormatter, InvalidUtf8BecomesReplacementCharacters) {
+  JsonLogger log;
+  log.logger->info("cut: caf\xc3 and \xff\xfe and \xed\xa0\x80 and ok: caf\xc3\xa9");
+  auto o = log.take();
+  EXPECT_EQ(o.at("message").as_string(),
+            "cut: caf\xEF\xBF\xBD and \xEF\xBF\xBD\xEF\xBF\xBD and "
+            "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD and ok: caf\xc3\xa9");
+}
+
 }  // namespace
 }  // namespace takosumi::agent

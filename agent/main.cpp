@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -181,10 +182,11 @@ void set_log_format(takosumi::config::LogFormat format) {
     spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
 }
 
-// TERM, INT, QUIT: the first drains, the next cancels the running Runs; HUP reloads. Re-armed
-// after each signal until the daemon is done.
+// TERM, INT, QUIT: the first drains, the second cancels the running Runs, a third ends the
+// process at once, as a crash would (the journal, the spool and the supervised tofu make that
+// safe: the next start delivers what is left). HUP reloads. Re-armed until the daemon is done.
 void await_signals(boost::asio::signal_set& signals, takosumi::agent::AgentDaemon& daemon,
-                   const Args& args, bool& stop_seen) {
+                   const Args& args, int& stops) {
   signals.async_wait([&](const boost::system::error_code& ec, int signal) {
     if (ec) return;
     if (signal == SIGHUP) {
@@ -193,13 +195,17 @@ void await_signals(boost::asio::signal_set& signals, takosumi::agent::AgentDaemo
         if (auto s = resolve_helpers(*fresh); !s) fresh = std::unexpected(s.error());
       }
       daemon.reload(std::move(fresh));
-    } else if (!stop_seen) {
-      stop_seen = true;
+    } else if (++stops == 1) {
       daemon.request_stop();
-    } else {
+    } else if (stops == 2) {
       daemon.cancel_running();
+    } else {
+      spdlog::warn("third stop signal: exiting now; what was not delivered is delivered at the "
+                   "next start (takosumi-agent recover lists it)");
+      spdlog::default_logger()->flush();
+      std::_Exit(1);
     }
-    await_signals(signals, daemon, args, stop_seen);
+    await_signals(signals, daemon, args, stops);
   });
 }
 
@@ -307,8 +313,8 @@ int main(int argc, char** argv) {
   }
   boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGQUIT);
   signals.add(SIGHUP);
-  bool stop_seen = false;
-  await_signals(signals, daemon, args, stop_seen);
+  int stops = 0;
+  await_signals(signals, daemon, args, stops);
   watchdog.start();
   // Unblocked before any child is started: tofu and its supervisor must not inherit the mask.
   ::sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);

@@ -176,6 +176,26 @@ TEST(AgentSignals, ASecondStopSignalCancelsTheRunningApplyAndDeliversItsState) {
   EXPECT_TRUE(versions[0].at("partial").as_bool());
 }
 
+// Three stop signals in a row: the third ends the agent at once (exit 1), as a crash would, and
+// the next start settles the Run it held.
+TEST(AgentSignals, AThirdStopSignalEndsTheAgentAtOnceAndTheNextStartSettlesItsRun) {
+  Stack stack;
+  FifoGate gate(stack.real_world() / "gate");
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", gate.module()}});
+  const auto run_id = post_plan(stack, stack.create_capsule(repo.url(), {}, {}));
+  ASSERT_TRUE(eventually([&] { return run_status(stack, run_id) == "running"; }, 60s));
+  stack.signal_agent(0, SIGTERM);
+  stack.signal_agent(0, SIGINT);
+  stack.signal_agent(0, SIGQUIT);
+  EXPECT_EQ(stack.wait_agent_exit(0, 60s), 1) << stack.agent_log(0);
+  EXPECT_NE(stack.agent_log(0).find("third stop signal"), std::string::npos) << stack.agent_log(0);
+  stack.start_agent(0);
+  (void)gate.open(10s);  // a new attempt may read the gate again
+  auto run = stack.wait_run(run_id, 120s);
+  EXPECT_NE(str(run, "status"), "running") << json::serialize(run);
+}
+
 TEST(AgentSignals, SighupChangesConcurrencyForTheNextClaimAndKeepsOutAnInvalidFile) {
   StackOptions options;
   options.concurrency = 1;
