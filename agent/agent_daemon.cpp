@@ -135,8 +135,7 @@ void AgentDaemon::reload(Result<config::AgentConfig> fresh) {
     }
   }
   update_status();
-  // Before the start finished, READY=1 would tell systemd the agent works when it does not yet.
-  if (ready_) notifier_.ready();
+  notifier_.reloaded();
 }
 
 void AgentDaemon::reachable(bool ok) {
@@ -226,16 +225,17 @@ asio::awaitable<Status> AgentDaemon::async_register() {
 asio::awaitable<Status> AgentDaemon::async_register_until_done() {
   for (std::uint32_t attempt = 0; !stopping_; ++attempt) {
     auto id = co_await async_register_with_best_secret();
-    if (id && announce_again_) {  // a reload changed what this one announced
-      announce_again_ = false;
-      --attempt;
-      continue;
-    }
     if (id) {
       spdlog::info("registered with {} as agent {}", config_.control_url, *id);
       agent_id_ = *id;
+      // Kept first: the registration retired the credential kept before.
       if (auto kept = credentials_.store(client_.agent_token()); !kept)
         spdlog::warn("cannot keep the agent credential: {}", kept.error().to_string());
+      if (announce_again_) {  // a reload changed what this one announced: once more
+        announce_again_ = false;
+        attempt = 0;
+        continue;
+      }
       if (verifier_) co_return Status{};  // registered again after an expired credential
       auto journal = NonceJournal::open(config_.state_dir / "nonces", clock_.now_unix());
       if (!journal) co_return std::unexpected(journal.error());

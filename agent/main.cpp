@@ -42,8 +42,9 @@ constexpr const char* kUsage =
     "  recover           show the Runs the journal and the spool hold (docs/operations.md)\n"
     "    --push          deliver them now, also those held for the operator (agent stopped)\n"
     "    --discard ID    forget one Run's journal entry and spool (agent stopped)\n"
-    "signals: TERM, INT or QUIT stop claiming and let running Runs finish (a second one cancels\n"
-    "  them); HUP reloads the configuration\n"
+    "signals: TERM, INT or QUIT stop claiming and let running Runs finish; a second one cancels\n"
+    "  them, a third exits at once (the next start delivers what is left); HUP reloads the\n"
+    "  configuration\n"
     "environment: TAKOSUMI_DEPLOY_CONTROL_URL, TAKOSUMI_POOL_TOKEN, TAKOSUMI_AGENT_NAME override\n"
     "  the file\n";
 

@@ -159,7 +159,7 @@ void await_hangup(boost::asio::signal_set& hangups, ControlPlane& control,
     if (ec) return;
     notifier.reloading();
     control.reload_tls();
-    notifier.ready();
+    notifier.reloaded();
     await_hangup(hangups, control, notifier);
   });
 }

@@ -31,6 +31,10 @@ void ServiceNotifier::ready() {
   send("READY=1\nSTATUS=" + status_);
 }
 
+void ServiceNotifier::reloaded() {
+  if (ready_) send("READY=1\nSTATUS=" + status_);
+}
+
 void ServiceNotifier::reloading() { send("RELOADING=1\nSTATUS=reloading the configuration"); }
 
 void ServiceNotifier::stopping() { send("STOPPING=1\nSTATUS=" + status_); }

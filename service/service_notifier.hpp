@@ -16,7 +16,10 @@ class ServiceNotifier {
   ServiceNotifier();
 
   void ready();
-  void reloading();  // followed by ready() once the reload is done (or refused)
+  void reloading();  // followed by reloaded() once the reload is done (or refused)
+  // READY=1 again after a reload, but only if the start had said it: a reload during the start
+  // must not tell systemd the daemon works before it does.
+  void reloaded();
   void stopping();
   // Sent only when it changed; ready() and reloading() repeat the current one.
   void status(std::string_view line);
