@@ -121,17 +121,15 @@ void AgentDaemon::reload(Result<config::AgentConfig> fresh) {
     // The control plane lists the agent's labels and slots from its registration. One
     // registration at a time: one in flight sends what config_ holds when it is sent, so a
     // reload meanwhile asks it to go once more.
-    if (announce && verifier_ && !stopping_) {
-      if (registering_) {
-        announce_again_ = true;
-      } else {
-        asio::co_spawn(ex_, [this]() -> asio::awaitable<void> {
-          if (auto again = co_await async_register(); !again)
-            spdlog::warn("announcing the new labels and concurrency: {}", again.error().to_string());
-        }, [](std::exception_ptr e) {
-          if (e) spdlog::critical("bug: stray exception announcing a reload: {}", describe(e));
-        });
-      }
+    if (announce && registering_) {
+      announce_again_ = true;  // the start's registration too
+    } else if (announce && verifier_ && !stopping_) {
+      asio::co_spawn(ex_, [this]() -> asio::awaitable<void> {
+        if (auto again = co_await async_register(); !again)
+          spdlog::warn("announcing the new labels and concurrency: {}", again.error().to_string());
+      }, [](std::exception_ptr e) {
+        if (e) spdlog::critical("bug: stray exception announcing a reload: {}", describe(e));
+      });
     }
   }
   update_status();
@@ -157,6 +155,8 @@ void AgentDaemon::update_status() {
   std::string line;
   if (stopping_)
     line = active_ == 0 ? "stopping" : "draining: " + std::to_string(active_) + " Run(s) left";
+  else if (!ready_)
+    line = "starting: registering with " + config_.control_url + " and recovering";
   else if (unreachable_since_)
     line = "control plane unreachable since " + utc_timestamp(*unreachable_since_) + ", " + slots;
   else if (active_ == 0)
@@ -216,10 +216,13 @@ asio::awaitable<Result<std::string>> AgentDaemon::async_register_with_best_secre
 }
 
 asio::awaitable<Status> AgentDaemon::async_register() {
-  registering_ = true;
-  auto done = co_await async_register_until_done();
-  registering_ = false;
-  co_return done;
+  // Cleared however the registration ends: a flag left set would stop every later one.
+  struct Registering {
+    bool& flag;
+    explicit Registering(bool& f) : flag(f) { flag = true; }
+    ~Registering() { flag = false; }
+  } registering(registering_);
+  co_return co_await async_register_until_done();
 }
 
 asio::awaitable<Status> AgentDaemon::async_register_until_done() {
@@ -300,8 +303,9 @@ asio::awaitable<void> AgentDaemon::async_presence_loop() {
       auto again = co_await async_register();
       if (!again && again.error().code == errc::kAgentRevoked) {
         revoked(again.error());
-      } else if (!again) {
+      } else if (!again && !stopping_) {
         // Nothing this process can fix (a revoked pool token, a refused key): stop, exit 1.
+        // (A stop meanwhile ends the attempt too: that is a clean stop, not this.)
         spdlog::error("register: {}; stopping", again.error().to_string());
         unregistered_ = true;
         request_stop();
@@ -500,6 +504,7 @@ asio::awaitable<int> AgentDaemon::async_run() {
     spdlog::info("recovery: {} run(s) reported, {} held for the operator", recovered.delivered,
                  recovered.held);
   ready_ = true;
+  update_status();
   notifier_.ready();
   co_await async_claim_loop();
   if (!stopping_) {  // an ephemeral agent's one Run: no more claims

@@ -93,14 +93,19 @@ Status ControlMetrics::refresh(Database& db, const Clock& clock, std::int64_t le
     runs_.Add({{"status", std::string(status)}}).Set(static_cast<double>(*n));
     if (status == run_status::kRunning) running_ = *n;
   }
-  // What an agent could claim now (run_claims.cpp next_candidate): queued Runs, and running
-  // ones whose agent went silent (an expired lease that no apply is holding), which need an
-  // agent as much as a queued one does.
-  constexpr std::string_view kClaimable =
-      " FROM runs WHERE status = 'queued' OR (status = 'running' AND lease_expires_at <= ?"
-      " AND (apply_started_attempt IS NOT attempt OR cancel_requested = 1))";
-  auto waiting = count(db, "SELECT count(*)" + std::string(kClaimable), now);
-  auto oldest = count(db, "SELECT coalesce(min(created_at), 0)" + std::string(kClaimable), now);
+  // Waiting for an agent: queued Runs, and running ones whose agent went silent (an expired
+  // lease no apply holds), as run_claims.cpp next_candidate finds them. The depth counts only
+  // those an agent could take now (no other Run of the Capsule holds it, as a claim requires):
+  // what more agents would start on. The age looks at all of them, so a stuck one shows.
+  constexpr std::string_view kWaiting =
+      " FROM runs r WHERE (r.status = 'queued' OR (r.status = 'running' AND r.lease_expires_at <= ?1"
+      " AND (r.apply_started_attempt IS NOT r.attempt OR r.cancel_requested = 1)))";
+  constexpr std::string_view kCapsuleFree =
+      " AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.capsule_id = r.capsule_id AND o.id <> r.id"
+      " AND o.status = 'running' AND (o.lease_expires_at > ?1 OR o.apply_started_attempt = o.attempt))";
+  auto waiting =
+      count(db, "SELECT count(*)" + std::string(kWaiting) + std::string(kCapsuleFree), now);
+  auto oldest = count(db, "SELECT coalesce(min(r.created_at), 0)" + std::string(kWaiting), now);
   auto agents = count(db,
                       "SELECT count(*) FROM agents WHERE revoked_at IS NULL AND"
                       " deregistered_at IS NULL AND last_seen_at >= ?",

@@ -32,7 +32,7 @@ void ServiceNotifier::ready() {
 }
 
 void ServiceNotifier::reloaded() {
-  if (ready_) send("READY=1\nSTATUS=" + status_);
+  send(std::string(ready_ ? "READY=1\n" : "") + "STATUS=" + status_);
 }
 
 void ServiceNotifier::reloading() { send("RELOADING=1\nSTATUS=reloading the configuration"); }
