@@ -25,15 +25,6 @@ std::string status_class(unsigned status) {
 // pool; the labels stay part of the series so a scaling rule written now keeps working.
 const prom::Labels kDefaultPool{{"pool", "default"}, {"labels", ""}};
 
-template <class... Args>
-Result<std::int64_t> count(Database& db, std::string_view sql, const Args&... args) {
-  auto s = db.query(sql, args...);
-  if (!s) return std::unexpected(s.error());
-  auto row = s->step();
-  if (!row) return std::unexpected(row.error());
-  return *row ? s->integer(0) : 0;
-}
-
 }  // namespace
 
 ControlMetrics::ControlMetrics(std::string_view version, const std::vector<std::string>& routes)
@@ -88,7 +79,7 @@ void ControlMetrics::request(const std::string& route, unsigned status) {
 Status ControlMetrics::refresh(Database& db, const Clock& clock, std::int64_t lease_expiries) {
   const std::int64_t now = clock.now_unix();
   for (auto status : kStatuses) {
-    auto n = count(db, "SELECT count(*) FROM runs WHERE status = ?", std::string(status));
+    auto n = db.single_integer("SELECT count(*) FROM runs WHERE status = ?", std::string(status));
     if (!n) return std::unexpected(n.error());
     runs_.Add({{"status", std::string(status)}}).Set(static_cast<double>(*n));
     if (status == run_status::kRunning) running_ = *n;
@@ -104,13 +95,12 @@ Status ControlMetrics::refresh(Database& db, const Clock& clock, std::int64_t le
       " AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.capsule_id = r.capsule_id AND o.id <> r.id"
       " AND o.status = 'running' AND (o.lease_expires_at > ?1 OR o.apply_started_attempt = o.attempt))";
   auto waiting =
-      count(db, "SELECT count(*)" + std::string(kWaiting) + std::string(kCapsuleFree), now);
-  auto oldest = count(db, "SELECT coalesce(min(r.created_at), 0)" + std::string(kWaiting), now);
-  auto agents = count(db,
-                      "SELECT count(*) FROM agents WHERE revoked_at IS NULL AND"
+      db.single_integer("SELECT count(*)" + std::string(kWaiting) + std::string(kCapsuleFree), now);
+  auto oldest = db.single_integer("SELECT coalesce(min(r.created_at), 0)" + std::string(kWaiting), now);
+  auto agents = db.single_integer("SELECT count(*) FROM agents WHERE revoked_at IS NULL AND"
                       " deregistered_at IS NULL AND last_seen_at >= ?",
                       now - kConnectedSeconds);
-  auto versions = count(db, "SELECT count(*) FROM state_versions");
+  auto versions = db.single_integer("SELECT count(*) FROM state_versions");
   if (const Error* e = first_error(waiting, oldest, agents, versions)) return std::unexpected(*e);
   queue_depth_.Set(static_cast<double>(*waiting));
   queued_ = *waiting;

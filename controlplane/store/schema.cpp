@@ -282,14 +282,6 @@ std::string create_runs_sql(std::string_view prefix) {
   return std::string(prefix) + " (" + std::string(kRunsColumns) + ");";
 }
 
-Result<std::int64_t> single_integer(Database& db, std::string_view sql) {
-  auto s = db.query(sql);
-  if (!s) return std::unexpected(s.error());
-  auto row = s->step();
-  if (!row) return std::unexpected(row.error());
-  return *row ? s->integer(0) : 0;
-}
-
 Result<bool> has_column(Database& db, std::string_view table, std::string_view column) {
   auto s = db.query("SELECT 1 FROM pragma_table_info(?) WHERE name = ?", table, column);
   if (!s) return std::unexpected(s.error());
@@ -416,7 +408,7 @@ Status migrate(Database& db, const Migration& m) {
   auto migrated = in_transaction(db, [&]() -> Status {
     TAKOSUMI_TRY(m.steps(db));
     if (m.rebuilds_tables) {
-      auto broken = single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check");
+      auto broken = db.single_integer("SELECT count(*) FROM pragma_foreign_key_check");
       if (!broken) return std::unexpected(broken.error());
       if (*broken != 0)
         return fail(errc::kInternal,
@@ -431,9 +423,9 @@ Status migrate(Database& db, const Migration& m) {
 }
 
 Result<std::int64_t> stored_version(Database& db) {
-  auto version = single_integer(db, "PRAGMA user_version");
+  auto version = db.single_integer("PRAGMA user_version");
   if (!version || *version != 0) return version;
-  auto tables = single_integer(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'");
+  auto tables = db.single_integer("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'runs'");
   if (!tables) return std::unexpected(tables.error());
   return *tables > 0 ? 1 : 0;
 }

@@ -114,6 +114,15 @@ class Database {
     if (!stmt) return std::unexpected(stmt.error());
     return stmt->run();
   }
+  // The first column of the first row as an integer (0 when there is no row): counts, pragmas.
+  template <class... Args>
+  Result<std::int64_t> single_integer(std::string_view sql, const Args&... args) {
+    auto stmt = query(sql, args...);
+    if (!stmt) return std::unexpected(stmt.error());
+    auto row = stmt->step();
+    if (!row) return std::unexpected(row.error());
+    return *row ? stmt->integer(0) : 0;
+  }
   std::int64_t changes() const { return sqlite3_changes64(db_); }
   bool in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
