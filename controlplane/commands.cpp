@@ -1,6 +1,7 @@
 #include "controlplane/commands.hpp"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
+#include <boost/json/serialize.hpp>
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -9,6 +10,7 @@
 
 #include "common/file_io.hpp"
 #include "common/version.hpp"
+#include "controlplane/api/workspace_backup.hpp"
 #include "controlplane/control_plane.hpp"
 #include "net/control_url.hpp"
 #include "net/tls_context.hpp"
@@ -77,6 +79,31 @@ int command_init_keys(const std::filesystem::path& data_dir) {
   auto keys = Keyring::load_or_create(data_dir);
   if (!keys) return report(keys.error());
   std::cout << (data_dir / "keys" / "signing.pub").string() << "\n";
+  return 0;
+}
+
+int command_restore(const std::filesystem::path& config_file, const std::string& source_key,
+                    const std::filesystem::path& backup_file) {
+  log_to_stderr();
+  auto config = load_control_config(config_file, env_api_token());
+  if (!config) return report(config.error());
+  std::string key = source_key;
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(source_key, ec)) {
+    auto text = read_file(source_key, 4096);
+    if (!text) return report(text.error());
+    key = *text;
+    while (!key.empty() && (key.back() == '\n' || key.back() == '\r' || key.back() == ' '))
+      key.pop_back();
+  }
+  auto document = read_file(backup_file, kMaxBackupBytes);
+  if (!document) return report(document.error());
+  SystemClock clock;
+  auto control = ControlPlane::create(std::move(*config), clock);
+  if (!control) return report(control.error());
+  auto restored = (*control)->restore_workspace(*document, key);
+  if (!restored) return report(restored.error());
+  std::cout << boost::json::serialize(*restored) << "\n";
   return 0;
 }
 

@@ -10,5 +10,10 @@ int command_serve(const std::filesystem::path& config_file);
 int command_check_config(const std::filesystem::path& config_file);
 // Creates (or loads) the control keys in data_dir and prints the signing public key file's path.
 int command_init_keys(const std::filesystem::path& data_dir);
+// Restores the Workspace of a signed backup document into the configured store, its signature
+// checked against source_key (the source's keys/signing.pub file, or its base64 text); prints the
+// outcome as JSON (what POST /api/v1/workspaces/restore answers).
+int command_restore(const std::filesystem::path& config_file, const std::string& source_key,
+                    const std::filesystem::path& backup_file);
 
 }  // namespace takosumi::controlplane

@@ -21,6 +21,7 @@
 #include "controlplane/store/agent_registry.hpp"
 #include "controlplane/http/http_server.hpp"
 #include "controlplane/api/public_api.hpp"
+#include "controlplane/api/workspace_backup.hpp"
 #include "controlplane/store/schema.hpp"
 #include "service/metrics_listener.hpp"
 #include "service/service_notifier.hpp"
@@ -174,8 +175,6 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
   if (!keys) return std::unexpected(keys.error());
   // SQLite gives its -wal and -shm files the database file's mode: create it owner-only first.
   { const UniqueFd created(::open((dir / "control.db").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)); }
-  std::error_code ignored;
-  std::filesystem::remove(dir / "control.port", ignored);  // stale from an earlier run
   auto db = Database::open(dir / "control.db");
   if (!db) return std::unexpected(db.error());
   TAKOSUMI_TRY(create_schema(*db));
@@ -199,6 +198,10 @@ ControlPlane::~ControlPlane() = default;
 
 Result<std::uint16_t> ControlPlane::listen() {
   auto& p = *parts_;
+  // Stale from an earlier run. Only a process that is about to serve removes it: a
+  // `takosumi-control restore` beside a running server leaves that server's file alone.
+  std::error_code ignored;
+  std::filesystem::remove(p.config.data_dir / "control.port", ignored);
   auto port = p.server.listen(p.config.listen_address, p.config.port);
   if (!port) return port;
   p.port = *port;
@@ -303,6 +306,12 @@ void ControlPlane::stop() {
     if (p.signals) p.signals->cancel(ec);
     if (p.hangups) p.hangups->cancel(ec);
   });
+}
+
+Result<boost::json::object> ControlPlane::restore_workspace(const std::string& document,
+                                                            std::string_view source_key_base64) {
+  return controlplane::restore_workspace(parts_->stores(), document, source_key_base64,
+                                         "takosumi-control restore");
 }
 
 const Keyring& ControlPlane::keys() const { return parts_->keys; }

@@ -3,6 +3,8 @@
 // agent APIs, and the HTTP server, on one io_context thread plus a small pool for blocking work
 // (libgit2, hashing uploads). The data directory holds control.db, blobs/, tmp/, keys/ and
 // control.port.
+#include <boost/json/object.hpp>
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -35,6 +37,12 @@ class ControlPlane {
   void run();
   // Thread-safe: may be called from any thread, any number of times.
   void stop();
+
+  // `takosumi-control restore`: restores a Workspace backup into this control plane's store as
+  // POST /api/v1/workspaces/restore does (workspace_backup.hpp restore_workspace), without
+  // serving. Safe beside a running server on the same store.
+  Result<boost::json::object> restore_workspace(const std::string& document,
+                                                std::string_view source_key_base64);
 
   const Keyring& keys() const;
   const std::filesystem::path& data_dir() const;

@@ -12,6 +12,8 @@ constexpr std::string_view kUsage =
     "usage: takosumi-control serve --config <control.yaml>\n"
     "       takosumi-control check-config --config <control.yaml>\n"
     "       takosumi-control init-keys --data-dir <dir>\n"
+    "       takosumi-control restore --config <control.yaml> --source-key <signing.pub> "
+    "<backup.json>\n"
     "       takosumi-control --version\n";
 
 int usage() {
@@ -26,10 +28,13 @@ int main(int argc, char** argv) {
     std::cout << "takosumi-control " << TAKOSUMI_VERSION << "\n";
     return 0;
   }
+  using namespace takosumi::controlplane;
+  if (argc == 7 && std::string_view(argv[1]) == "restore" &&
+      std::string_view(argv[2]) == "--config" && std::string_view(argv[4]) == "--source-key")
+    return command_restore(argv[3], argv[5], argv[6]);
   if (argc != 4) return usage();
   const std::string_view command = argv[1], flag = argv[2];
   const std::string value = argv[3];
-  using namespace takosumi::controlplane;
   if (command == "serve" && flag == "--config") return command_serve(value);
   if (command == "check-config" && flag == "--config") return command_check_config(value);
   if (command == "init-keys" && flag == "--data-dir") return command_init_keys(value);

@@ -61,6 +61,10 @@ struct NewStateDescriptor {
 };
 
 // A mapped Output that was not published because its value looks like a credential.
+// The reason of a RefusedOutput that OpenTofu marks sensitive: never published, and never mapped
+// to another Capsule (a Dependency naming it is refused).
+inline constexpr std::string_view kSensitiveOutputReason = "sensitive in the module";
+
 struct RefusedOutput {
   std::string name;    // public name
   std::string reason;  // e.g. "a URL with a password in its userinfo"; never the value

@@ -99,6 +99,9 @@ asio::awaitable<Status> RunFlow::async_publish_outputs() {
   auto filtered = filter_outputs(boost::json::serialize(new_state_outputs_), manifest_.output_allowlist);
   if (!filtered) co_return std::unexpected(filtered.error());
   for (const auto& warning : filtered->warnings) notice("warning: " + warning);
+  for (const auto& name : filtered->sensitive)
+    report_.refused_outputs.push_back(
+        protocol::RefusedOutput{name, std::string(protocol::kSensitiveOutputReason)});
   report_.outputs = std::move(filtered->outputs);
   TAKOSUMI_CO_TRY(refuse_credential_outputs());
   if (const auto bytes = boost::json::serialize(report_.outputs).size();

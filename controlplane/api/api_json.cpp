@@ -17,13 +17,11 @@ json::value stored_json(const std::optional<std::string>& text, json::value fall
   return ec ? fallback : v;
 }
 
-json::array string_array(const std::vector<std::string>& items) {
-  json::array out;
-  for (const auto& item : items) out.emplace_back(item);
-  return out;
-}
-
 }  // namespace
+
+json::array string_array(const std::vector<std::string>& items) {
+  return json::array(items.begin(), items.end());
+}
 
 json::value optional_value(const std::optional<std::string>& s) {
   if (!s) return nullptr;

@@ -16,6 +16,8 @@ namespace takosumi::controlplane {
 // The value, or null.
 boost::json::value optional_value(const std::optional<std::string>& s);
 boost::json::value optional_value(const std::optional<std::int64_t>& v);
+// Ids and names as a JSON array of strings.
+boost::json::array string_array(const std::vector<std::string>& items);
 
 boost::json::object to_json(const Workspace& ws);
 // Without needsAttention/attention: the public API adds those (capsule_attention.hpp).

@@ -2,6 +2,7 @@
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
+#include "controlplane/api/api_json.hpp"
 #include "controlplane/api/state_transfer.hpp"
 #include "controlplane/api/workspace_backup.hpp"
 #include "common/json_fields.hpp"
@@ -18,10 +19,6 @@ json::object to_json(const Backup& b) {
                       {"origin", b.origin}, {"createdBy", b.created_by},
                       {"createdAt", b.created_at}, {"sha256", b.sha256},
                       {"size", b.size}};
-}
-
-json::array strings(const std::vector<std::string>& items) {
-  return json::array(items.begin(), items.end());
 }
 
 }  // namespace
@@ -94,22 +91,26 @@ HttpResponse BackupApi::download_backup(const std::string& id) {
   return HttpResponse{200, "application/json", "", *path, {}};
 }
 
-Result<json::object> BackupApi::signed_body(const HttpRequest& req, std::string_view format,
-                                            std::int64_t version, std::string* text_out) {
+Result<BackupApi::SourceDocument> BackupApi::source_document(const HttpRequest& req) {
   auto key_text = req.header("x-takosumi-source-key");
   if (!key_text)
     return fail(errc::kInvalidArgument,
                 "header X-Takosumi-Source-Key is required: the source control plane's public "
                 "signing key (base64, its keys/signing.pub)");
-  auto key = crypto::SignPublicKey::from_base64(*key_text);
-  if (!key)
-    return fail(errc::kInvalidArgument, "header X-Takosumi-Source-Key must be the base64 of 32 bytes");
   if (req.body_file.empty()) return fail(errc::kInvalidArgument, "the signed document is missing");
   auto text = read_file(req.body_file, kMaxBackupBytes);
   if (!text) return std::unexpected(text.error());
-  auto payload = protocol::open_signed_document(*text, kMaxBackupBytes, format, version, *key);
-  if (payload && text_out) *text_out = std::move(*text);
-  return payload;
+  return SourceDocument{std::move(*text), std::string(*key_text)};
+}
+
+Result<json::object> BackupApi::signed_body(const HttpRequest& req, std::string_view format,
+                                            std::int64_t version) {
+  auto document = source_document(req);
+  if (!document) return std::unexpected(document.error());
+  auto key = crypto::SignPublicKey::from_base64(document->source_key);
+  if (!key)
+    return fail(errc::kInvalidArgument, "header X-Takosumi-Source-Key must be the base64 of 32 bytes");
+  return protocol::open_signed_document(document->text, kMaxBackupBytes, format, version, *key);
 }
 
 HttpResponse BackupApi::export_state(const HttpRequest& req, const std::string& workspace_id) {
@@ -157,13 +158,13 @@ HttpResponse BackupApi::import_state(const HttpRequest& req, const std::string& 
     if (!outcome->state_version_ids.empty()) {
       AuditEvent e{.actor = actor(req), .action = "workspace.state_imported",
                    .workspace_id = workspace_id};
-      e.detail = {{"stateVersionIds", strings(outcome->state_version_ids)}};
+      e.detail = {{"stateVersionIds", string_array(outcome->state_version_ids)}};
       TAKOSUMI_TRY(d_.audit.record(std::move(e)));
     }
     return outcome;
   });
   if (!imported) return error_response(imported.error());
-  return json_response(200, json::object{{"stateVersionIds", strings(imported->state_version_ids)},
+  return json_response(200, json::object{{"stateVersionIds", string_array(imported->state_version_ids)},
                                          {"alreadyPresent", imported->already_present}});
 }
 
@@ -181,47 +182,11 @@ HttpResponse BackupApi::start_without_state(const HttpRequest& req,
 }
 
 HttpResponse BackupApi::restore(const HttpRequest& req) {
-  std::string text_value;
-  auto payload = signed_body(req, kBackupFormat, kBackupVersion, &text_value);
-  if (!payload) return error_response(payload.error());
-  const std::string* text = &text_value;
-  auto key = crypto::SignPublicKey::from_base64(req.header("x-takosumi-source-key").value_or(""));
-  auto restored = in_transaction(d_.db, [&]() -> Result<std::pair<RestoreOutcome, Backup>> {
-    auto outcome = restore_payload(d_, *payload);
-    if (!outcome) return std::unexpected(outcome.error());
-    // The document stays here as the restored Workspace's first backup: its Run and
-    // StateVersion history remains readable.
-    auto sha256 = d_.blobs.put(*text);
-    if (!sha256) return std::unexpected(sha256.error());
-    auto backup = d_.backups.create(Backup{.workspace_id = outcome->workspace.id,
-                                           .origin = "restored", .created_by = actor(req),
-                                           .sha256 = *sha256,
-                                           .size = static_cast<std::int64_t>(text->size())});
-    if (!backup) return std::unexpected(backup.error());
-    AuditEvent e{.actor = actor(req), .action = "workspace.restored",
-                 .workspace_id = outcome->workspace.id};
-    e.detail = {{"backupId", backup->id},
-                {"sha256", backup->sha256},
-                {"sourceSignPublicKey", key->to_base64()},
-                {"capsuleIds", strings(outcome->capsule_ids)}};
-    TAKOSUMI_TRY(d_.audit.record(std::move(e)));
-    return std::pair{std::move(*outcome), std::move(*backup)};
-  });
+  auto document = source_document(req);
+  if (!document) return error_response(document.error());
+  auto restored = restore_workspace(d_, document->text, document->source_key, actor(req));
   if (!restored) return error_response(restored.error());
-  const auto& [outcome, backup] = *restored;
-  return json_response(
-      201, json::object{{"workspace", json::object{{"id", outcome.workspace.id},
-                                                   {"name", outcome.workspace.name},
-                                                   {"createdAt", outcome.workspace.created_at}}},
-                        {"capsuleIds", strings(outcome.capsule_ids)},
-                        {"dependencyIds", strings(outcome.dependency_ids)},
-                        {"backupId", backup.id},
-                        {"notRestored",
-                         json::object{{"outputShares", strings(outcome.skipped_output_shares)},
-                                      {"dependenciesThroughShares",
-                                       strings(outcome.skipped_dependencies)}}},
-                        {"next", "every Capsule needs attention connections_missing: create its "
-                                 "Connections again and assign them"}});
+  return json_response(201, *restored);
 }
 
 }  // namespace takosumi::controlplane

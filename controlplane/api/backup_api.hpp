@@ -22,10 +22,16 @@ class BackupApi : public PublicResource {
   HttpResponse export_state(const HttpRequest& req, const std::string& workspace_id);
   HttpResponse import_state(const HttpRequest& req, const std::string& workspace_id);
   HttpResponse start_without_state(const HttpRequest& req, const std::string& capsule_id);
+  struct SourceDocument {
+    std::string text;        // as the source wrote it
+    std::string source_key;  // the X-Takosumi-Source-Key header: base64 of its signing.pub
+  };
+  // The signed document in the request's body and the key its header names, unverified.
+  static Result<SourceDocument> source_document(const HttpRequest& req);
   // The verified payload of a signed document in the request's body, of the key in its
   // X-Takosumi-Source-Key header.
-  Result<boost::json::object> signed_body(const HttpRequest& req, std::string_view format,
-                                          std::int64_t version, std::string* text = nullptr);
+  static Result<boost::json::object> signed_body(const HttpRequest& req, std::string_view format,
+                                                 std::int64_t version);
 };
 
 }  // namespace takosumi::controlplane

@@ -14,10 +14,6 @@ namespace {
 
 namespace json = boost::json;
 
-json::array string_array(const std::vector<std::string>& items) {
-  return json::array(items.begin(), items.end());
-}
-
 // Names beside the sealed values; no sealed text for an empty set.
 Result<CapsuleSecretsRecord> seal_sensitive(SecretMap values, const Keyring& keys) {
   CapsuleSecretsRecord record;

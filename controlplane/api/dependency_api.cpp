@@ -2,6 +2,7 @@
 
 #include "common/error_codes.hpp"
 #include "controlplane/api/api_json.hpp"
+#include "controlplane/api/principal.hpp"
 #include "controlplane/store/dependency_spec.hpp"
 
 namespace takosumi::controlplane {
@@ -22,7 +23,7 @@ void DependencyApi::register_routes(Router& r, const PublicRouteAccess& a) {
   r.add("POST", "/api/v1/capsules/{}/dependencies", a.json_body({Role::owner, Scope::capsule}),
         [this](auto& req, auto& p) { return create_dependency(req, p[0]); });
   r.add("GET", "/api/v1/capsules/{}/dependencies", a.none({Role::viewer, Scope::capsule}),
-        [this](auto&, auto& p) { return list_dependencies(p[0]); });
+        [this](auto& req, auto& p) { return list_dependencies(req, p[0]); });
   r.add("DELETE", "/api/v1/dependencies/{}", a.none({Role::owner, Scope::dependency}),
         [this](auto& req, auto& p) { return delete_dependency(req, p[0]); });
 }
@@ -57,6 +58,9 @@ HttpResponse DependencyApi::create_dependency(const HttpRequest& req,
     if (!existing) return std::unexpected(existing.error());
     TAKOSUMI_TRY(check_dependency(*parsed, *consumer, *producer, share ? &*share : nullptr,
                                   *existing));
+    auto sensitive = d_.runs.sensitive_outputs(producer->id);
+    if (!sensitive) return std::unexpected(sensitive.error());
+    TAKOSUMI_TRY(check_not_sensitive(*parsed, *producer, *sensitive));
     auto dependency = d_.dependencies.create(*consumer, *producer, std::move(parsed->outputs),
                                              parsed->output_share_id);
     if (!dependency) return dependency;
@@ -67,11 +71,18 @@ HttpResponse DependencyApi::create_dependency(const HttpRequest& req,
   return json_response(201, to_json(*created));
 }
 
-HttpResponse DependencyApi::list_dependencies(const std::string& capsule_id) {
+HttpResponse DependencyApi::list_dependencies(const HttpRequest& req,
+                                               const std::string& capsule_id) {
   if (auto capsule = d_.catalog.get_capsule(capsule_id); !capsule)
     return error_response(capsule.error());
   auto as_producer = d_.dependencies.as_producer(capsule_id);
   if (!as_producer) return error_response(as_producer.error());
+  // A consumer in another Workspace (through an OutputShare) is that Workspace's to show: the
+  // giving side sees only those it may read itself.
+  const Principal& caller = principal_of(req);
+  std::erase_if(*as_producer, [&](const Dependency& d) {
+    return !caller.has(Role::viewer, d.workspace_id);
+  });
   auto as_consumer = d_.dependencies.as_consumer(capsule_id);
   if (!as_consumer) return error_response(as_consumer.error());
   return json_response(200, json::object{{"asProducer", to_json_array(*as_producer)},

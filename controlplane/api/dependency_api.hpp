@@ -16,7 +16,7 @@ class DependencyApi : public PublicResource {
 
  private:
   HttpResponse create_dependency(const HttpRequest& req, const std::string& consumer_id);
-  HttpResponse list_dependencies(const std::string& capsule_id);
+  HttpResponse list_dependencies(const HttpRequest& req, const std::string& capsule_id);
   HttpResponse delete_dependency(const HttpRequest& req, const std::string& id);
 };
 

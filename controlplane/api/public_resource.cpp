@@ -31,6 +31,33 @@ HttpResponse capsule_response(const PublicApiDeps& d, int status, const Capsule&
   return json_response(status, *o);
 }
 
+Status check_no_consumers(const PublicApiDeps& d, const Capsule& capsule) {
+  auto consumers = d.dependencies.as_producer(capsule.id);
+  if (!consumers) return std::unexpected(consumers.error());
+  std::string names;
+  int elsewhere = 0;
+  for (const auto& dependency : *consumers) {
+    if (dependency.output_share_id) {
+      // A revoked share passes nothing any more: its Dependencies do not hold the producer.
+      auto share = d.shares.get(*dependency.output_share_id);
+      if (!share) return std::unexpected(share.error());
+      if (share->status == share_status::kRevoked) continue;
+    }
+    if (dependency.workspace_id != capsule.workspace_id) {
+      ++elsewhere;  // not named: the caller may hold no role in that Workspace
+      continue;
+    }
+    names += (names.empty() ? "" : ", ") + dependency.consumer_capsule_id + " (dependency " +
+             dependency.id + ")";
+  }
+  if (names.empty() && elsewhere == 0) return {};
+  if (elsewhere > 0)
+    names += (names.empty() ? "" : ", ") + std::to_string(elsewhere) +
+             " in other Workspaces through OutputShares (revoke the shares first)";
+  return fail(errc::kConflict, "capsule " + capsule.id + " still has consumers: " + names +
+                                   "; delete those Dependencies before destroying it");
+}
+
 Status check_connections(const PublicApiDeps& d, const Capsule& capsule) {
   if (capsule.state_pending)
     return fail(errc::kConflict,

@@ -58,6 +58,11 @@ HttpResponse capsule_response(const PublicApiDeps& d, int status, const Capsule&
 // created for such a Capsule.
 Status check_connections(const PublicApiDeps& d, const Capsule& capsule);
 
+// conflict naming the consumers (those of other Workspaces only counted) while Dependencies
+// still take the Capsule's Outputs (a revoked share's do not): it is neither destroyed nor is
+// its destroy plan applied until they are deleted.
+Status check_no_consumers(const PublicApiDeps& d, const Capsule& capsule);
+
 // Runs `create` and records run.created by `actor` (with acceptDataLoss for applies) in one
 // transaction, wakes the agents waiting for work, and answers 201 with the new Run (or the error).
 HttpResponse create_run(const PublicApiDeps& d, std::string_view actor,

@@ -65,6 +65,9 @@ HttpResponse RunApi::apply(const HttpRequest& req, const std::string& plan_run_i
   auto capsule = d_.catalog.get_capsule(plan.capsule_id);
   if (!capsule) return error_response(capsule.error());
   if (auto usable = check_connections(d_, *capsule); !usable) return error_response(usable.error());
+  // A Dependency may have been made between the destroy plan and its apply.
+  if (plan.type == protocol::RunType::destroy_plan)
+    if (auto free = check_no_consumers(d_, *capsule); !free) return error_response(free.error());
   auto admitted = admit_apply(*candidate, *accept);
   if (!admitted) return error_response(admitted.error());
   return create_run(

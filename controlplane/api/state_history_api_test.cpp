@@ -222,6 +222,18 @@ TEST_F(StateHistoryApiTest, DestroyWaitsForApplyAndAppendsTheNextGeneration) {
   EXPECT_TRUE(nothing_queued()) << "a destroy never applies by itself";
   EXPECT_EQ(state_versions(capsule).size(), 1u);
 
+  // A consumer that came between the destroy plan and its apply holds the producer too.
+  const std::string consumer = create_capsule(workspace_, "web");
+  auto dependency =
+      api(http::verb::post, "/api/v1/capsules/" + consumer + "/dependencies",
+          json::object{{"producerCapsuleId", capsule},
+                       {"outputs", json::object{{"app_url", json::object{{"from", "url"}}}}}});
+  ASSERT_EQ(dependency.status, 201u) << dependency.body;
+  auto held = apply_run(job.run_id, {{"acceptDataLoss", true}});
+  EXPECT_EQ(held.status, 409u) << held.body;
+  EXPECT_NE(held.body.find("still has consumers: " + consumer), std::string::npos) << held.body;
+  ASSERT_EQ(api(http::verb::delete_, "/api/v1/dependencies/" + dependency.str("id")).status, 204u);
+
   EXPECT_EQ(error_code(apply_run(job.run_id)), "data_loss_not_accepted");
   auto apply = apply_run(job.run_id, {{"acceptDataLoss", true}});
   ASSERT_EQ(apply.status, 201u) << apply.body;

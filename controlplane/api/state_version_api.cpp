@@ -89,31 +89,6 @@ HttpResponse StateVersionApi::current_state_versions(const std::string& workspac
   return json_response(200, json::object{{"workspaceId", workspace_id}, {"capsules", std::move(out)}});
 }
 
-Status StateVersionApi::check_no_consumers(const Capsule& capsule) {
-  auto consumers = d_.dependencies.as_producer(capsule.id);
-  if (!consumers) return std::unexpected(consumers.error());
-  std::string names;
-  int elsewhere = 0;
-  for (const auto& d : *consumers) {
-    if (d.output_share_id) {
-      // A revoked share passes nothing any more: its Dependencies do not hold the producer.
-      auto share = d_.shares.get(*d.output_share_id);
-      if (!share) return std::unexpected(share.error());
-      if (share->status == share_status::kRevoked) continue;
-    }
-    if (d.workspace_id != capsule.workspace_id) {
-      ++elsewhere;  // not named: the caller may hold no role in that Workspace
-      continue;
-    }
-    names += (names.empty() ? "" : ", ") + d.consumer_capsule_id + " (dependency " + d.id + ")";
-  }
-  if (names.empty() && elsewhere == 0) return {};
-  if (elsewhere > 0)
-    names += (names.empty() ? "" : ", ") + std::to_string(elsewhere) +
-             " in other Workspaces through OutputShares (revoke the shares first)";
-  return fail(errc::kConflict, "capsule " + capsule.id + " still has consumers: " + names +
-                                   "; delete those Dependencies before destroying it");
-}
 
 HttpResponse StateVersionApi::rollback_plan(const HttpRequest& req,
                                             const std::string& state_version_id) {
@@ -131,7 +106,7 @@ HttpResponse StateVersionApi::rollback_plan(const HttpRequest& req,
                                   "capsule " + capsule->id);
         !owner)
       return error_response(owner.error());
-    if (auto free = check_no_consumers(*capsule); !free) return error_response(free.error());
+    if (auto free = check_no_consumers(d_, *capsule); !free) return error_response(free.error());
   }
   return create_run(d_, actor(req), [&] {
     return d_.runs.create_rollback_plan(*capsule, *target, *destroyed);
@@ -227,7 +202,7 @@ boost::asio::awaitable<HttpResponse> StateVersionApi::async_destroy(std::string 
                                        " is empty); to use it again, plan and apply"});
   if (auto usable = check_connections(d_, *capsule); !usable) co_return error_response(usable.error());
   // Its consumers' next plans would find nothing published: they are unlinked first, on purpose.
-  if (auto free = check_no_consumers(*capsule); !free) co_return error_response(free.error());
+  if (auto free = check_no_consumers(d_, *capsule); !free) co_return error_response(free.error());
   auto commit = co_await async_resolve_head(d_, *capsule);
   if (!commit) co_return error_response(commit.error());
   co_return create_run(d_, actor,

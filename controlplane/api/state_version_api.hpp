@@ -23,7 +23,6 @@ class StateVersionApi : public PublicResource {
   HttpResponse current_state_versions(const std::string& workspace_id);
   HttpResponse rollback_plan(const HttpRequest& req, const std::string& state_version_id);
   // conflict while the Capsule has consumers (through a share not revoked, counted, not named).
-  Status check_no_consumers(const Capsule& capsule);
   // The StateVersion a drift check of the Capsule compares with (no_state_version when none).
   Result<StateVersion> drift_pin(const Capsule& capsule);
   HttpResponse drift_check_capsule(const std::string& actor, const std::string& capsule_id);

@@ -9,6 +9,8 @@
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/store/capsule_spec.hpp"
 #include "controlplane/store/dependency_spec.hpp"
+#include "crypto/keys.hpp"
+#include "protocol/signed_document.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -186,6 +188,55 @@ Result<RestoreOutcome> restore_payload(const Stores& stores, const json::object&
     out.dependency_ids.push_back(created->id);
   }
   return out;
+}
+
+Result<boost::json::object> restore_workspace(const Stores& stores, const std::string& document,
+                                              std::string_view source_key_base64,
+                                              std::string_view actor) {
+  auto key = crypto::SignPublicKey::from_base64(source_key_base64);
+  if (!key)
+    return fail(errc::kInvalidArgument,
+                "the source key must be the base64 of 32 bytes: the source control plane's "
+                "keys/signing.pub");
+  auto payload = protocol::open_signed_document(document, kMaxBackupBytes, kBackupFormat,
+                                                kBackupVersion, *key);
+  if (!payload) return std::unexpected(payload.error());
+  auto restored = in_transaction(stores.db, [&]() -> Result<std::pair<RestoreOutcome, Backup>> {
+    auto outcome = restore_payload(stores, *payload);
+    if (!outcome) return std::unexpected(outcome.error());
+    // The document stays here as the restored Workspace's first backup: its Run and
+    // StateVersion history remains readable.
+    auto sha256 = stores.blobs.put(document);
+    if (!sha256) return std::unexpected(sha256.error());
+    auto backup = stores.backups.create(Backup{.workspace_id = outcome->workspace.id,
+                                               .origin = "restored",
+                                               .created_by = std::string(actor),
+                                               .sha256 = *sha256,
+                                               .size = static_cast<std::int64_t>(document.size())});
+    if (!backup) return std::unexpected(backup.error());
+    AuditEvent e{.actor = std::string(actor), .action = "workspace.restored",
+                 .workspace_id = outcome->workspace.id};
+    e.detail = {{"backupId", backup->id},
+                {"sha256", backup->sha256},
+                {"sourceSignPublicKey", key->to_base64()},
+                {"capsuleIds", string_array(outcome->capsule_ids)}};
+    TAKOSUMI_TRY(stores.audit.record(std::move(e)));
+    return std::pair{std::move(*outcome), std::move(*backup)};
+  });
+  if (!restored) return std::unexpected(restored.error());
+  const auto& [outcome, backup] = *restored;
+  return json::object{
+      {"workspace", json::object{{"id", outcome.workspace.id},
+                                 {"name", outcome.workspace.name},
+                                 {"createdAt", outcome.workspace.created_at}}},
+      {"capsuleIds", string_array(outcome.capsule_ids)},
+      {"dependencyIds", string_array(outcome.dependency_ids)},
+      {"backupId", backup.id},
+      {"notRestored", json::object{{"outputShares", string_array(outcome.skipped_output_shares)},
+                                   {"dependenciesThroughShares",
+                                    string_array(outcome.skipped_dependencies)}}},
+      {"next", "every Capsule needs attention connections_missing: create its Connections again "
+               "and assign them"}};
 }
 
 }  // namespace takosumi::controlplane

@@ -40,4 +40,15 @@ struct RestoreOutcome {
 // exists here; backup_invalid for a payload that does not read.
 Result<RestoreOutcome> restore_payload(const Stores& stores, const boost::json::object& payload);
 
+// The whole restore of a backup document (its text as the source wrote it): the signature is
+// checked against the source's public signing key (base64 of its keys/signing.pub; the key is
+// given, never taken from the document), then in one transaction the payload is restored, the
+// document kept as the Workspace's first backup (origin "restored") and workspace.restored
+// audited by `actor`. Returns what the API answers: the Workspace, the new ids, what was not
+// restored and what to do next. Shared by POST /api/v1/workspaces/restore and
+// `takosumi-control restore`.
+Result<boost::json::object> restore_workspace(const Stores& stores, const std::string& document,
+                                              std::string_view source_key_base64,
+                                              std::string_view actor);
+
 }  // namespace takosumi::controlplane

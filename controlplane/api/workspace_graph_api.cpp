@@ -74,9 +74,14 @@ HttpResponse WorkspaceGraphApi::graph(const std::string& workspace_id) {
     if (!attention) return error_response(attention.error());
     auto latest = d_.runs.list_runs(c.id, 1);
     if (!latest) return error_response(latest.error());
+    // The Capsule's status at a glance: destroyed, else its latest Run's status, else new.
+    const std::string status = c.destroyed_at    ? "destroyed"
+                               : latest->empty() ? "new"
+                                                 : latest->front().status;
     json::object node{{"capsuleId", c.id},
                       {"workspaceId", c.workspace_id},
                       {"name", c.name},
+                      {"status", status},
                       {"external", false},
                       {"destroyed", c.destroyed_at.has_value()},
                       {"needsAttention", !attention->empty()},

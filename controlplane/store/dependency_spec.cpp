@@ -77,6 +77,8 @@ Status check_dependency(const DependencyRequest& req, const Capsule& consumer,
     return invalid("capsule " + producer.id +
                    " is not in this Workspace: Outputs cross Workspaces only through an OutputShare");
   }
+  if (producer.destroyed_at)
+    return invalid("capsule " + producer.id + " is destroyed: it publishes nothing any more");
   if (producer.id == consumer.id)
     return fail(errc::kDependencyCycle, "capsule " + consumer.id + " cannot depend on itself");
   for (const auto& d : consumer_has)
@@ -109,6 +111,17 @@ Status check_dependency(const DependencyRequest& req, const Capsule& consumer,
                      " already sets variable " + variable +
                      " (variables, sensitiveVariables or another Dependency)");
   }
+  return {};
+}
+
+Status check_not_sensitive(const DependencyRequest& req, const Capsule& producer,
+                           const std::vector<std::string>& sensitive) {
+  for (const auto& [variable, mapping] : req.outputs)
+    if (std::ranges::find(sensitive, mapping.from) != sensitive.end())
+      return invalid("outputs." + variable + ".from \"" + mapping.from + "\": capsule " +
+                     producer.id +
+                     "'s module marks this Output sensitive, and sensitive Outputs never pass "
+                     "to other Capsules; give the secret to both through a Connection");
   return {};
 }
 

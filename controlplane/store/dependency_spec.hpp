@@ -33,4 +33,11 @@ Status check_dependency(const DependencyRequest& req, const Capsule& consumer,
                         const Capsule& producer, const OutputShare* share,
                         const std::vector<Dependency>& consumer_has);
 
+// invalid_argument when a mapping takes an Output the producer's module marks sensitive (its
+// latest apply reported it so: `sensitive` lists those public names). Such an Output is never
+// published, so it could only ever fail the consumer's Runs; a secret that two Capsules need goes
+// through a Connection assigned to both.
+Status check_not_sensitive(const DependencyRequest& req, const Capsule& producer,
+                           const std::vector<std::string>& sensitive);
+
 }  // namespace takosumi::controlplane

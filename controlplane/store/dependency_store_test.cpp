@@ -82,6 +82,17 @@ TEST_F(DependencyStoreTest, ARequestNeedsOneWorkspaceAPublicOutputAndAFreeVariab
   EXPECT_NE(check_dependency(private_output, consumer, producer, nullptr, {}).error().message.find(
                 "not a public Output"),
             std::string::npos);
+  Capsule gone = producer;
+  gone.destroyed_at = 5;
+  EXPECT_NE(check_dependency(*request, consumer, gone, nullptr, {}).error().message.find(
+                "is destroyed"),
+            std::string::npos);
+  EXPECT_TRUE(check_not_sensitive(*request, producer, {"other"}));
+  auto secret = check_not_sensitive(*request, producer, {"out"});
+  ASSERT_FALSE(secret);
+  EXPECT_EQ(secret.error().code, errc::kInvalidArgument);
+  EXPECT_NE(secret.error().message.find("outputs.in.from \"out\""), std::string::npos)
+      << secret.error().to_string();
   consumer.variables["in"] = "set already";
   EXPECT_NE(check_dependency(*request, consumer, producer, nullptr, {}).error().message.find(
                 "already sets variable in"),

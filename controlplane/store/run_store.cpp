@@ -1,8 +1,10 @@
 #include "controlplane/store/run_store.hpp"
 
 #include "common/error_codes.hpp"
+#include "common/strict_json.hpp"
 #include "crypto/random_ids.hpp"
 #include "protocol/failure_codes.hpp"
+#include "protocol/run_report.hpp"
 
 namespace takosumi::controlplane {
 
@@ -158,6 +160,30 @@ Result<std::optional<Run>> RunStore::latest_succeeded_plan(std::string_view caps
   if (!found) return std::unexpected(found.error());
   if (found->empty()) return std::optional<Run>{};
   return std::optional<Run>(std::move(found->front()));
+}
+
+Result<std::vector<std::string>> RunStore::sensitive_outputs(std::string_view capsule_id) {
+  auto s = db_.query("SELECT refused_outputs FROM runs r WHERE r.capsule_id = ? AND r.type = 'apply'"
+                     " AND r.status = 'succeeded' ORDER BY r.rowid DESC LIMIT 1",
+                     capsule_id);
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  std::vector<std::string> names;
+  if (!*row || s->is_null(0)) return names;
+  // Written by run_completion from a checked report; anything else there is not ours to trust.
+  auto refused = parse_json_strict(s->text(0));
+  if (!refused || !refused->is_array()) return names;
+  for (const auto& item : refused->get_array()) {
+    const auto* o = item.if_object();
+    if (!o) continue;
+    const auto* name = o->if_contains("name");
+    const auto* reason = o->if_contains("reason");
+    if (name && name->is_string() && reason && reason->is_string() &&
+        reason->get_string() == protocol::kSensitiveOutputReason)
+      names.emplace_back(name->get_string());
+  }
+  return names;
 }
 
 Status RunStore::import_finished(const Run& run) {

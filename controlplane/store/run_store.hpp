@@ -45,6 +45,9 @@ class RunStore {
   Result<std::vector<Run>> list_running(std::string_view capsule_id);
   // The Capsule's latest plan or destroy_plan that succeeded, if it has one.
   Result<std::optional<Run>> latest_succeeded_plan(std::string_view capsule_id);
+  // The public names of the Outputs the Capsule's latest succeeded apply did not publish because
+  // its module marks them sensitive (protocol::kSensitiveOutputReason).
+  Result<std::vector<std::string>> sensitive_outputs(std::string_view capsule_id);
   // A finished Run of another control plane, as a state transfer names the Runs that created its
   // StateVersions: its id, Capsule, type, status, commit, plan Run and times only. Kept if
   // present (the caller checks that the present one is the same Run).

@@ -34,6 +34,7 @@ Result<FilteredOutputs> filter_outputs(
     if (sensitive && !(sensitive->is_bool() && !sensitive->get_bool())) {  // only false publishes
       out.warnings.push_back("output \"" + mapping.from + "\" (public \"" + public_name +
                              "\") is sensitive and was not published");
+      out.sensitive.push_back(public_name);
       continue;
     }
     auto ok = protocol::output_type_matches(*value, mapping.type);

@@ -15,6 +15,8 @@ struct FilteredOutputs {
   boost::json::object outputs;  // public name → value
   // One line per mapped output left out because OpenTofu marks it sensitive (names only).
   std::vector<std::string> warnings;
+  // The public names of those outputs, reported so the control plane can refuse to pass them on.
+  std::vector<std::string> sensitive;
 };
 
 // Unmapped outputs never appear. A sensitive output is skipped even when mapped (and even when

@@ -155,13 +155,16 @@ TEST_F(CanaryTest, NoPlantedSecretReachesAnySurface) {
                            "attr=[REDACTED]", "out=[REDACTED]", "dsn=postgres://[REDACTED]@db.internal/app"})
     EXPECT_NE(apply_log.find(line), std::string::npos) << line << " missing from\n" << apply_log;
 
-  // Injected by name only; the credential-looking mapped Output is refused, the sensitive one skipped.
+  // Injected by name only; both mapped Outputs are refused, by name and reason only: the sensitive
+  // one (so no Dependency can take it) and the credential-looking one.
   const auto env_names = json::serialize(applied.at("envNames"));
   for (const char* name : {"CANARY_TOKEN", "CANARY_CREDENTIALS_FILE", "TF_VAR_canary_var"})
     EXPECT_NE(env_names.find(name), std::string::npos) << name << " not in " << env_names;
   const auto refused = applied.at("refusedOutputs").as_array();
-  ASSERT_EQ(refused.size(), 1u) << json::serialize(applied);
-  EXPECT_EQ(str(refused[0].as_object(), "name"), "leakyDsn");
+  ASSERT_EQ(refused.size(), 2u) << json::serialize(applied);
+  EXPECT_EQ(str(refused[0].as_object(), "name"), "secretOut");
+  EXPECT_EQ(str(refused[0].as_object(), "reason"), "sensitive in the module");
+  EXPECT_EQ(str(refused[1].as_object(), "name"), "leakyDsn");
   auto outputs = stack_.api().get("/api/v1/capsules/" + good + "/outputs");
   const auto& published = outputs.json.at("outputs").as_object();
   EXPECT_EQ(str(published, "publicSeed"), canaries_.tag);

@@ -84,6 +84,13 @@ TEST_F(DependencyTest, APlanGetsTheProducersPublicOutputsOnlyOnceTheyArePublishe
   ASSERT_EQ(str(produced, "status"), "succeeded")
       << json::serialize(produced) << stack_.agent_logs();
   ASSERT_EQ(str(stack_.apply(str(produced, "id")), "status"), "succeeded") << stack_.agent_logs();
+  // Now the control plane knows the module marks api_token sensitive: a new mapping of it is
+  // refused outright instead of failing or starving the consumer's Runs later.
+  const auto other = capsule("other", kConsumer, {{"placement", mapping("placement", "string")}});
+  auto sensitive = depend(other, network, {{"token", mapping("apiToken", "string")}});
+  EXPECT_EQ(sensitive.status, 400u) << sensitive.body;
+  EXPECT_NE(sensitive.body.find("marks this Output sensitive"), std::string::npos)
+      << sensitive.body;
 
   auto plan = stack_.plan(app);
   ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << stack_.agent_logs();
@@ -213,6 +220,23 @@ TEST_F(DependencyTest, AWorkspacePlanPlansEachConsumerOnlyAfterItsProducersAppli
   EXPECT_EQ(str(outputs.json.at("outputs").as_object(), "record"),
             "app.example IN TXT vpc-0a1b2c/eu-1a,eu-1b");
 
+  // A changed producer Output marks its direct consumer, not the consumer's own consumer (what
+  // app publishes has not changed yet).
+  std::string changed = kProducer;
+  changed.replace(changed.find("vpc-0a1b2c"), 10, "vpc-9z8y7x");
+  repos_.front()->commit({{"main.tf", changed}});
+  auto replanned = stack_.plan(network);
+  ASSERT_EQ(str(replanned, "status"), "succeeded") << json::serialize(replanned);
+  ASSERT_EQ(str(stack_.apply(str(replanned, "id")), "status"), "succeeded") << stack_.agent_logs();
+  auto app_now = stack_.capsule(app);
+  ASSERT_TRUE(app_now.at("needsAttention").as_bool()) << json::serialize(app_now);
+  EXPECT_EQ(str(app_now.at("attention").as_array().at(0).as_object(), "code"), "upstream_changed");
+  EXPECT_FALSE(stack_.capsule(dns).at("needsAttention").as_bool())
+      << json::serialize(stack_.capsule(dns));
+  auto graph_now = stack_.api().get(workspace + "/graph");
+  for (const auto& node : graph_now.json.at("nodes").as_array())
+    EXPECT_EQ(str(node.as_object(), "status"), "succeeded") << graph_now.body;
+
   // Only the chosen Capsule and what is downstream of it.
   auto partial = stack_.api().post(workspace + "/plan", json::object{{"capsuleIds", json::array{app.c_str()}}});
   ASSERT_EQ(partial.status, 201u) << partial.body;
@@ -283,6 +307,33 @@ TEST_F(DependencyTest, AShareCrossesWorkspacesOnlyWhileApprovedByTheReceiver) {
   EXPECT_EQ(str(approved.json.as_object(), "status"), "active");
   auto used = receiver.post("/api/v1/capsules/" + app + "/dependencies", use);
   ASSERT_EQ(used.status, 201u) << used.body;
+
+  // Roles, seen from outside: each token sees and does only what its Workspace role allows.
+  auto [viewer_id, viewer_b] = token(receiving, "viewer");
+  EXPECT_EQ(viewer_b.get("/api/v1/capsules/" + app).status, 200u);
+  auto viewer_plan = viewer_b.post("/api/v1/capsules/" + app + "/plan", json::object{});
+  EXPECT_EQ(viewer_plan.status, 403u) << viewer_plan.body;
+  EXPECT_NE(viewer_plan.body.find("operator"), std::string::npos) << viewer_plan.body;
+  auto operator_connection = operator_b.post(
+      "/api/v1/connections",
+      json::object{{"workspaceId", receiving}, {"name", "cloud"},
+                   {"provider", "registry.opentofu.org/hashicorp/aws"},
+                   {"authMode", "env"},
+                   {"values", json::object{{"AWS_ACCESS_KEY_ID", "AKIAEXAMPLE"}}}});
+  EXPECT_EQ(operator_connection.status, 403u) << operator_connection.body;
+  EXPECT_NE(operator_connection.body.find("owner"), std::string::npos) << operator_connection.body;
+  // The giving Workspace's owner sees nothing of the receiving one: not its Capsules, its graph,
+  // nor, in the producer's Dependencies, the consumer on the other side of the share.
+  for (const std::string& path : {"/api/v1/capsules/" + app, "/api/v1/workspaces/" + receiving +
+                                  "/graph", "/api/v1/capsules/" + app + "/dependencies"}) {
+    auto seen = giver.get(path);
+    EXPECT_EQ(seen.status, 403u) << path << ": " << seen.body;
+  }
+  auto of_producer = giver.get("/api/v1/capsules/" + network + "/dependencies");
+  ASSERT_EQ(of_producer.status, 200u) << of_producer.body;
+  EXPECT_TRUE(of_producer.json.at("asProducer").as_array().empty()) << of_producer.body;
+  auto by_admin = stack_.api().get("/api/v1/capsules/" + network + "/dependencies");
+  EXPECT_EQ(by_admin.json.at("asProducer").as_array().size(), 1u) << by_admin.body;
 
   auto produced = stack_.plan(network);
   ASSERT_EQ(str(produced, "status"), "succeeded") << stack_.agent_logs();
