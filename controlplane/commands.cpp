@@ -8,10 +8,12 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "common/version.hpp"
 #include "controlplane/api/workspace_backup.hpp"
 #include "controlplane/control_plane.hpp"
+#include "crypto/keys.hpp"
 #include "net/control_url.hpp"
 #include "net/tls_context.hpp"
 
@@ -89,17 +91,22 @@ int command_restore(const std::filesystem::path& config_file, const std::string&
   if (!config) return report(config.error());
   std::string key = source_key;
   std::error_code ec;
-  if (std::filesystem::is_regular_file(source_key, ec)) {
+  if (std::filesystem::is_regular_file(source_key, ec)) {  // the source's keys/signing.pub
     auto text = read_file(source_key, 4096);
     if (!text) return report(text.error());
     key = *text;
     while (!key.empty() && (key.back() == '\n' || key.back() == '\r' || key.back() == ' '))
       key.pop_back();
+  } else if (!crypto::SignPublicKey::from_base64(source_key)) {
+    return report(Error{std::string(errc::kInvalidArgument),
+                        "--source-key " + source_key +
+                            " is neither a readable file nor the base64 of a 32-byte key: give "
+                            "the source control plane's keys/signing.pub"});
   }
   auto document = read_file(backup_file, kMaxBackupBytes);
   if (!document) return report(document.error());
   SystemClock clock;
-  auto control = ControlPlane::create(std::move(*config), clock);
+  auto control = ControlPlane::open_existing(std::move(*config), clock);
   if (!control) return report(control.error());
   auto restored = (*control)->restore_workspace(*document, key);
   if (!restored) return report(restored.error());

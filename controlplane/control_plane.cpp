@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -189,6 +190,35 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
   auto parts = std::make_unique<Parts>(std::move(config), clock, std::move(*db), std::move(*keys),
                                        std::move(*blobs));
   parts->server.set_tls(std::move(tls));
+  return std::unique_ptr<ControlPlane>(new ControlPlane(std::move(parts)));
+}
+
+Result<std::unique_ptr<ControlPlane>> ControlPlane::open_existing(ControlConfig config,
+                                                                  const Clock& clock) {
+  const auto dir = config.data_dir;
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0)
+    return fail(errc::kConfigInvalid, "dataDir " + dir.string() + " does not exist: check the "
+                                      "configuration names the data directory of the control plane");
+  if (st.st_uid != ::geteuid())
+    return fail(errc::kConfigInvalid,
+                "dataDir " + dir.string() + " belongs to uid " + std::to_string(st.st_uid) +
+                    ", not to this user: run the command as its owner (e.g. sudo -u "
+                    "takosumi-control takosumi-control …), so the service can read what it writes");
+  for (const char* part : {"control.db", "keys/signing.key", "keys/storage.key"})
+    if (std::error_code ec; !std::filesystem::is_regular_file(dir / part, ec))
+      return fail(errc::kConfigInvalid, dir.string() + " has no " + part +
+                                            ": is dataDir the data directory of a control plane "
+                                            "that has served?");
+  auto keys = Keyring::load_or_create(dir);
+  if (!keys) return std::unexpected(keys.error());
+  auto db = Database::open(dir / "control.db");
+  if (!db) return std::unexpected(db.error());
+  TAKOSUMI_TRY(create_schema(*db));
+  auto blobs = BlobStore::open_shared(dir);
+  if (!blobs) return std::unexpected(blobs.error());
+  auto parts = std::make_unique<Parts>(std::move(config), clock, std::move(*db), std::move(*keys),
+                                       std::move(*blobs));
   return std::unique_ptr<ControlPlane>(new ControlPlane(std::move(parts)));
 }
 

@@ -22,6 +22,11 @@ class ControlPlane {
   // the schema, loads the TLS certificate and key (config_invalid when they do not). Does not
   // bind. The clock must outlive the ControlPlane.
   static Result<std::unique_ptr<ControlPlane>> create(ControlConfig config, const Clock& clock);
+  // For a command beside a server that may be running on the same data directory
+  // (`takosumi-control restore`): only what exists is opened (database, keys, blobs; nothing is
+  // created, tmp/ is not cleaned, no TLS files are read), and only by the data directory's
+  // owner, so nothing it writes is unreadable to the service. config_invalid otherwise.
+  static Result<std::unique_ptr<ControlPlane>> open_existing(ControlConfig config, const Clock& clock);
   ~ControlPlane();
 
   // Binds the configured address and writes the bound port to <data>/control.port.

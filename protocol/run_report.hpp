@@ -60,11 +60,12 @@ struct NewStateDescriptor {
   std::int64_t prior_generation = 0;  // fencing: the generation the Run started from
 };
 
-// A mapped Output that was not published because its value looks like a credential.
 // The reason of a RefusedOutput that OpenTofu marks sensitive: never published, and never mapped
-// to another Capsule (a Dependency naming it is refused).
+// to another Capsule (a Dependency or OutputShare naming it is refused).
 inline constexpr std::string_view kSensitiveOutputReason = "sensitive in the module";
 
+// A mapped Output that was not published: its value looks like a credential, or the module marks
+// it sensitive (kSensitiveOutputReason).
 struct RefusedOutput {
   std::string name;    // public name
   std::string reason;  // e.g. "a URL with a password in its userinfo"; never the value

@@ -58,6 +58,12 @@ HttpResponse DependencyApi::create_dependency(const HttpRequest& req,
     if (!existing) return std::unexpected(existing.error());
     TAKOSUMI_TRY(check_dependency(*parsed, *consumer, *producer, share ? &*share : nullptr,
                                   *existing));
+    auto destroying = d_.runs.destroy_pending(producer->id);
+    if (!destroying) return std::unexpected(destroying.error());
+    if (*destroying)
+      return fail(errc::kConflict, "capsule " + producer->id +
+                                       " is being destroyed (the apply of its destroy plan is "
+                                       "queued or running): it will publish nothing");
     auto sensitive = d_.runs.sensitive_outputs(producer->id);
     if (!sensitive) return std::unexpected(sensitive.error());
     TAKOSUMI_TRY(check_not_sensitive(*parsed, *producer, *sensitive));

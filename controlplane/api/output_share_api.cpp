@@ -1,5 +1,6 @@
 #include "controlplane/api/output_share_api.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "common/error_codes.hpp"
@@ -120,6 +121,15 @@ HttpResponse OutputShareApi::create_share(const HttpRequest& req) {
       return error_response(Error{std::string(errc::kInvalidArgument),
                                   "outputs: \"" + name + "\" is not a public Output of " + what +
                                       " (only Outputs of its outputAllowlist can be shared)"});
+  auto sensitive = d_.runs.sensitive_outputs(producer->id);
+  if (!sensitive) return error_response(sensitive.error());
+  for (const auto& name : parsed->outputs)
+    if (std::ranges::find(*sensitive, name) != sensitive->end())
+      return error_response(Error{std::string(errc::kInvalidArgument),
+                                  "outputs: \"" + name + "\": " + what +
+                                      "'s module marks this Output sensitive, and sensitive "
+                                      "Outputs never pass to other Capsules; give the secret to "
+                                      "both Workspaces through a Connection of each"});
   auto share = in_transaction(d_.db, [&]() -> Result<OutputShare> {
     auto created = d_.shares.create(*producer, to->id, std::move(parsed->outputs), actor(req));
     if (!created) return created;

@@ -23,6 +23,14 @@ Result<BlobStore> BlobStore::open(const fs::path& data_dir) {
   return BlobStore(data_dir);
 }
 
+Result<BlobStore> BlobStore::open_shared(const fs::path& data_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(data_dir / "blobs", ec) || !fs::is_directory(data_dir / "tmp", ec))
+    return fail(errc::kConfigInvalid, data_dir.string() + " has no blobs/ and tmp/: is dataDir the "
+                                      "data directory of a control plane that has served?");
+  return BlobStore(data_dir);
+}
+
 Result<fs::path> BlobStore::path_for(std::string_view sha256) const {
   if (!is_sha256_hex(sha256))
     return fail(errc::kInvalidArgument, "\"" + std::string(sha256.substr(0, 80)) +

@@ -17,6 +17,9 @@ class BlobStore {
  public:
   // Creates blobs/ and tmp/ (0700) and removes leftovers of interrupted uploads.
   static Result<BlobStore> open(const std::filesystem::path& data_dir);
+  // The blob store of a data directory a server may be serving from: tmp/ (that server's
+  // uploads in flight) is left as it is, and must exist.
+  static Result<BlobStore> open_shared(const std::filesystem::path& data_dir);
 
   // invalid_argument unless sha256 is 64 lowercase hex characters.
   Result<std::filesystem::path> path_for(std::string_view sha256) const;

@@ -186,6 +186,15 @@ Result<std::vector<std::string>> RunStore::sensitive_outputs(std::string_view ca
   return names;
 }
 
+Result<bool> RunStore::destroy_pending(std::string_view capsule_id) {
+  auto s = db_.query("SELECT 1 FROM runs a JOIN runs p ON p.id = a.planned_by"
+                     " WHERE a.capsule_id = ? AND a.type = 'apply'"
+                     " AND a.status IN ('queued', 'running') AND p.type = 'destroy_plan' LIMIT 1",
+                     capsule_id);
+  if (!s) return std::unexpected(s.error());
+  return s->step();
+}
+
 Status RunStore::import_finished(const Run& run) {
   return db_.run(
       "INSERT INTO runs (id, capsule_id, type, status, source_commit, planned_by, attempt,"

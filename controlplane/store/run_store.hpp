@@ -48,6 +48,9 @@ class RunStore {
   // The public names of the Outputs the Capsule's latest succeeded apply did not publish because
   // its module marks them sensitive (protocol::kSensitiveOutputReason).
   Result<std::vector<std::string>> sensitive_outputs(std::string_view capsule_id);
+  // True while an apply of a destroy_plan of the Capsule is queued or running: the Capsule is
+  // about to publish nothing.
+  Result<bool> destroy_pending(std::string_view capsule_id);
   // A finished Run of another control plane, as a state transfer names the Runs that created its
   // StateVersions: its id, Capsule, type, status, commit, plan Run and times only. Kept if
   // present (the caller checks that the present one is the same Run).

@@ -103,13 +103,28 @@ TEST(BackupTest, AWorkspaceMovesToAnotherControlPlaneWithoutItsSecrets) {
   // The restore itself by the operator's command on the target's host, beside its running
   // server (the API's POST /api/v1/workspaces/restore answers the same).
   std::ofstream(target.root() / "backup.json") << document.body;
-  ChildProcess command({std::filesystem::path(TAKOSUMI_TEST_BINARY_DIR) /
-                            "controlplane/takosumi-control",
-                        "restore", "--config", (target.root() / "control.yaml").string(),
-                        "--source-key", (source.data_dir() / "keys/signing.pub").string(),
-                        (target.root() / "backup.json").string()},
-                       {}, target.root() / "restore.log");
-  ASSERT_EQ(command.wait(std::chrono::seconds(60)), 0) << read_text(target.root() / "restore.log");
+  const auto restore_command = [&](const std::filesystem::path& config, const std::string& log) {
+    return std::make_unique<ChildProcess>(
+        std::vector<std::string>{
+            (std::filesystem::path(TAKOSUMI_TEST_BINARY_DIR) / "controlplane/takosumi-control")
+                .string(),
+            "restore", "--config", config.string(), "--source-key",
+            (source.data_dir() / "keys/signing.pub").string(),
+            (target.root() / "backup.json").string()},
+        std::map<std::string, std::string>{}, target.root() / log);
+  };
+  // A mistyped dataDir is refused, not filled with a new store and keys.
+  std::string typo = read_text(target.root() / "control.yaml");
+  const auto at = typo.find(target.data_dir().string());
+  ASSERT_NE(at, std::string::npos) << typo;
+  typo.replace(at, target.data_dir().string().size(), (target.root() / "typo").string());
+  std::ofstream(target.root() / "typo.yaml") << typo;
+  EXPECT_EQ(
+      restore_command(target.root() / "typo.yaml", "typo.log")->wait(std::chrono::seconds(60)), 1)
+      << read_text(target.root() / "typo.log");
+  EXPECT_FALSE(std::filesystem::exists(target.root() / "typo"));
+  auto command = restore_command(target.root() / "control.yaml", "restore.log");
+  ASSERT_EQ(command->wait(std::chrono::seconds(60)), 0) << read_text(target.root() / "restore.log");
   const std::string said = read_text(target.root() / "restore.log");
   const auto line = said.find("{\"workspace\"");
   ASSERT_NE(line, std::string::npos) << said;

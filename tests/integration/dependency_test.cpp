@@ -91,6 +91,15 @@ TEST_F(DependencyTest, APlanGetsTheProducersPublicOutputsOnlyOnceTheyArePublishe
   EXPECT_EQ(sensitive.status, 400u) << sensitive.body;
   EXPECT_NE(sensitive.body.find("marks this Output sensitive"), std::string::npos)
       << sensitive.body;
+  auto elsewhere = stack_.api().post("/api/v1/workspaces", json::object{{"name", "elsewhere"}});
+  ASSERT_EQ(elsewhere.status, 201u) << elsewhere.body;
+  auto shared = stack_.api().post(
+      "/api/v1/output-shares",
+      json::object{{"producerCapsuleId", network},
+                   {"toWorkspaceId", str(elsewhere.json.as_object(), "id")},
+                   {"outputs", json::array{"apiToken"}}});
+  EXPECT_EQ(shared.status, 400u) << shared.body;
+  EXPECT_NE(shared.body.find("marks this Output sensitive"), std::string::npos) << shared.body;
 
   auto plan = stack_.plan(app);
   ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << stack_.agent_logs();
