@@ -16,7 +16,7 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
-#include "controlplane/store/sqlite_db.hpp"
+#include "controlplane/store/database.hpp"
 
 namespace takosumi::controlplane {
 

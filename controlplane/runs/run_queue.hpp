@@ -30,7 +30,7 @@
 #include "controlplane/store/connection_store.hpp"
 #include "controlplane/store/model.hpp"
 #include "controlplane/store/run_store.hpp"
-#include "controlplane/store/sqlite_db.hpp"
+#include "controlplane/store/database.hpp"
 #include "controlplane/store/state_store.hpp"
 #include "protocol/signed_manifest.hpp"
 #include "protocol/run_report.hpp"

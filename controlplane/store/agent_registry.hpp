@@ -13,7 +13,7 @@
 #include "common/clock.hpp"
 #include "common/error.hpp"
 #include "controlplane/store/model.hpp"
-#include "controlplane/store/sqlite_db.hpp"
+#include "controlplane/store/database.hpp"
 #include "protocol/registration_request.hpp"
 
 namespace takosumi::controlplane {

@@ -14,7 +14,7 @@
 #include "controlplane/store/connection_spec.hpp"
 #include "controlplane/store/keyring.hpp"
 #include "controlplane/store/model.hpp"
-#include "controlplane/store/sqlite_db.hpp"
+#include "controlplane/store/database.hpp"
 
 namespace takosumi::controlplane {
 

@@ -6,7 +6,7 @@
 // step; a database newer than this binary is refused with config_invalid. Audit events are
 // append-only like StateVersions.
 #include "common/error.hpp"
-#include "controlplane/store/sqlite_db.hpp"
+#include "controlplane/store/database.hpp"
 
 namespace takosumi::controlplane {
 

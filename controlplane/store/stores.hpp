@@ -14,7 +14,7 @@
 #include "controlplane/store/pool_token_store.hpp"
 #include "controlplane/store/run_log_store.hpp"
 #include "controlplane/store/run_store.hpp"
-#include "controlplane/store/sqlite_db.hpp"
+#include "controlplane/store/database.hpp"
 #include "controlplane/store/state_store.hpp"
 #include "controlplane/store/workspace_plan_store.hpp"
 

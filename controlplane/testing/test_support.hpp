@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "controlplane/store/schema.hpp"
-#include "controlplane/store/sqlite_db.hpp"
+#include "controlplane/store/database.hpp"
 
 namespace takosumi::testing {
 

@@ -1,12 +1,15 @@
 #pragma once
-// A tiny RAII wrapper over SQLite: one connection (WAL, foreign keys on), prepared statements with
-// bound parameters, and transactions that roll back unless committed. Not thread-safe: the control
-// plane touches the database from its one io_context thread only.
-// Errors: a violated constraint is `conflict`; anything else is `internal` with SQLite's message.
-#include <sqlite3.h>
-
+// The control plane's database seam: one connection of a driver (SQLite for one host, PostgreSQL
+// for replicas sharing one database), prepared statements with bound parameters, and transactions
+// that roll back unless committed. The stores write one SQL dialect, the common ground of both
+// (`?` parameters, `?1` reused, ON CONFLICT, IS DISTINCT FROM, a `rowid` on every table ordered by
+// insertion); each driver adapts what it must (sqlite_driver, postgres_driver).
+// Not thread-safe: a control plane touches its connection from its one io_context thread only.
+// Errors: a violated constraint is `conflict`; a lost PostgreSQL connection is `unavailable`;
+// anything else is `internal` with the driver's message.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,27 +22,55 @@
 
 namespace takosumi::controlplane {
 
+enum class StoreDriver { sqlite, postgres };
+
+// One prepared statement as a driver runs it. Parameters are 1-based; columns 0-based.
+class StatementBackend {
+ public:
+  virtual ~StatementBackend() = default;
+  virtual Status bind_text(int index, std::string_view text) = 0;
+  virtual Status bind_integer(int index, std::int64_t value) = 0;
+  virtual Status bind_null(int index) = 0;
+  // True when a row is available; false when the statement is done.
+  virtual Result<bool> step() = 0;
+  virtual bool is_null(int column) const = 0;
+  virtual std::string text(int column) const = 0;
+  virtual std::int64_t integer(int column) const = 0;
+};
+
+// One connection as a driver keeps it.
+class ConnectionBackend {
+ public:
+  virtual ~ConnectionBackend() = default;
+  virtual StoreDriver driver() const = 0;
+  // Runs one or more statements with no parameters and no rows (schema, transaction control).
+  virtual Status exec(std::string_view sql) = 0;
+  virtual Result<std::unique_ptr<StatementBackend>> prepare(std::string_view sql) = 0;
+  // Rows changed by the last INSERT, UPDATE or DELETE.
+  virtual std::int64_t changes() const = 0;
+  virtual bool in_transaction() const = 0;
+  // Starts the outermost transaction as a writer: at most one writer at a time on the whole
+  // database (SQLite: BEGIN IMMEDIATE; PostgreSQL: BEGIN and the control plane's write lock).
+  virtual Status begin() = 0;
+};
+
 class Statement {
  public:
-  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
-  ~Statement();
+  explicit Statement(std::unique_ptr<StatementBackend> backend) : backend_(std::move(backend)) {}
   // A bind that failed stays with the statement: step() reports it wherever the statement went.
-  Statement(Statement&& other) noexcept
-      : db_(other.db_),
-        stmt_(std::exchange(other.stmt_, nullptr)),
-        bind_status_(std::move(other.bind_status_)) {}
+  Statement(Statement&& other) noexcept = default;
   Statement& operator=(Statement&&) = delete;
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
   // Parameters are 1-based, as in SQLite.
-  Statement& bind(int index, std::string_view text);
+  Statement& bind(int index, std::string_view text) { return keep(backend_->bind_text(index, text)); }
   Statement& bind(int index, const char* text) { return bind(index, std::string_view(text)); }
   Statement& bind(int index, const std::string& text) { return bind(index, std::string_view(text)); }
-  Statement& bind(int index, std::int64_t value);
+  Statement& bind(int index, std::int64_t value) { return keep(backend_->bind_integer(index, value)); }
   Statement& bind(int index, int value) { return bind(index, std::int64_t{value}); }
   Statement& bind(int index, bool value) { return bind(index, std::int64_t{value ? 1 : 0}); }
-  Statement& bind(int index, std::nullopt_t);
+  Statement& bind(int index, std::nullopt_t) { return keep(backend_->bind_null(index)); }
   template <class T>
   Statement& bind(int index, const std::optional<T>& value) {
     return value ? bind(index, *value) : bind(index, std::nullopt);
@@ -50,15 +81,19 @@ class Statement {
   // Steps to completion, for statements that return no rows.
   Status run();
 
-  bool is_null(int column) const;
-  std::string text(int column) const;
+  bool is_null(int column) const { return backend_->is_null(column); }
+  std::string text(int column) const { return backend_->text(column); }
   std::optional<std::string> optional_text(int column) const;
-  std::int64_t integer(int column) const;
+  std::int64_t integer(int column) const { return backend_->integer(column); }
   std::optional<std::int64_t> optional_integer(int column) const;
 
  private:
-  sqlite3* db_;
-  sqlite3_stmt* stmt_;
+  Statement& keep(Status bound) {
+    if (!bound && bind_status_) bind_status_ = std::move(bound);
+    return *this;
+  }
+
+  std::unique_ptr<StatementBackend> backend_;
   Status bind_status_;
 };
 
@@ -86,17 +121,28 @@ class ColumnReader {
   int next_ = 0;
 };
 
+// Where the store lives: a SQLite file, or a PostgreSQL database by libpq connection URI
+// (postgresql://user@host:port/db?sslmode=verify-full; PGPASSFILE and the other PG* variables
+// apply) with its password optionally read from a file.
+struct PostgresSettings {
+  std::string url;
+  std::optional<std::filesystem::path> password_file;
+};
+
 class Database {
  public:
   // Opens (creating) the file, enables WAL and foreign keys, sets a busy timeout.
-  static Result<Database> open(const std::filesystem::path& path);
-  ~Database();
-  Database(Database&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
+  static Result<Database> open_sqlite(const std::filesystem::path& path);
+  // Connects; a refused or unreachable server is `unavailable` with libpq's reason.
+  static Result<Database> connect_postgres(const PostgresSettings& settings);
+  explicit Database(std::unique_ptr<ConnectionBackend> backend) : backend_(std::move(backend)) {}
+  Database(Database&& other) noexcept = default;
   Database& operator=(Database&&) = delete;
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
-  Status exec(std::string_view sql);
+  StoreDriver driver() const { return backend_->driver(); }
+  Status exec(std::string_view sql) { return backend_->exec(sql); }
   Result<Statement> prepare(std::string_view sql);
   // Prepares and binds args to parameters 1..N.
   template <class... Args>
@@ -123,12 +169,12 @@ class Database {
     if (!row) return std::unexpected(row.error());
     return *row ? stmt->integer(0) : 0;
   }
-  std::int64_t changes() const { return sqlite3_changes64(db_); }
-  bool in_transaction() const { return sqlite3_get_autocommit(db_) == 0; }
+  std::int64_t changes() const { return backend_->changes(); }
+  bool in_transaction() const { return backend_->in_transaction(); }
+  Status begin() { return backend_->begin(); }
 
  private:
-  explicit Database(sqlite3* db) : db_(db) {}
-  sqlite3* db_;
+  std::unique_ptr<ConnectionBackend> backend_;
 };
 
 namespace detail {
@@ -178,7 +224,8 @@ Result<T> one_row(Result<Statement> s, std::string_view what, RowFn&& row) {
   return row(*s);
 }
 
-// BEGIN IMMEDIATE on construction (check begun()); rolls back in the destructor unless committed.
+// Begins a writer's transaction on construction (check begun()); rolls back in the destructor
+// unless committed.
 // Inside another Transaction it is a SAVEPOINT instead, so an action and the audit record written
 // beside it can share one transaction while the stores keep their own.
 class Transaction {

@@ -1,6 +1,6 @@
 // Transactions over a real SQLite file: a Transaction inside another is a savepoint, so an inner
 // failure undoes only the inner work and the outer one decides about the rest.
-#include "controlplane/store/sqlite_db.hpp"
+#include "controlplane/store/database.hpp"
 
 #include <gtest/gtest.h>
 
