@@ -90,7 +90,7 @@ Status ControlMetrics::refresh(Database& db, const Clock& clock, std::int64_t le
   // what more agents would start on. The age looks at all of them, so a stuck one shows.
   constexpr std::string_view kWaiting =
       " FROM runs r WHERE (r.status = 'queued' OR (r.status = 'running' AND r.lease_expires_at <= ?1"
-      " AND (r.apply_started_attempt IS NOT r.attempt OR r.cancel_requested = 1)))";
+      " AND (r.apply_started_attempt IS DISTINCT FROM r.attempt OR r.cancel_requested = 1)))";
   constexpr std::string_view kCapsuleFree =
       " AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.capsule_id = r.capsule_id AND o.id <> r.id"
       " AND o.status = 'running' AND (o.lease_expires_at > ?1 OR o.apply_started_attempt = o.attempt))";

@@ -176,7 +176,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
   if (!keys) return std::unexpected(keys.error());
   // SQLite gives its -wal and -shm files the database file's mode: create it owner-only first.
   { const UniqueFd created(::open((dir / "control.db").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)); }
-  auto db = Database::open(dir / "control.db");
+  auto db = Database::open_sqlite(dir / "control.db");
   if (!db) return std::unexpected(db.error());
   TAKOSUMI_TRY(create_schema(*db));
   auto blobs = BlobStore::open(dir);

@@ -21,7 +21,7 @@ class AgentIdentityTest : public HttpApiTest {
 
   // The audit events of one action, read straight from the database.
   std::vector<std::pair<std::string, json::object>> audit(const std::string& action) {
-    auto db = Database::open(dir_.path() / "data/control.db");
+    auto db = Database::open_sqlite(dir_.path() / "data/control.db");
     EXPECT_TRUE(db) << db.error().to_string();
     std::vector<std::pair<std::string, json::object>> out;
     if (!db) return out;

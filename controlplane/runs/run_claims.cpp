@@ -62,7 +62,7 @@ Result<std::optional<Run>> RunQueue::next_candidate(std::int64_t now) {
   auto s = db_.query(
       "SELECT " + std::string(kRunSelect) +
           " WHERE (r.status = 'queued' OR (r.status = 'running' AND r.lease_expires_at <= ?1"
-          "   AND (r.apply_started_attempt IS NOT r.attempt OR r.cancel_requested = 1)))"
+          "   AND (r.apply_started_attempt IS DISTINCT FROM r.attempt OR r.cancel_requested = 1)))"
           " AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.capsule_id = r.capsule_id"
           "   AND o.id <> r.id AND o.status = 'running'"
           "   AND (o.lease_expires_at > ?1 OR o.apply_started_attempt = o.attempt))"

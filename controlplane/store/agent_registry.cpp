@@ -155,7 +155,7 @@ Result<AgentCredential> AgentRegistry::update(const NamedAgent& agent, const Age
               " token_issued_at = ?,"
               " previous_token_sha256 = NULL, previous_token_expires_at = NULL,"
               " pool_token_id = CASE WHEN ? = '' THEN pool_token_id ELSE ? END,"
-              " certificate_identity = CASE WHEN ? THEN nullif(?, '')"
+              " certificate_identity = CASE WHEN ? = 1 THEN nullif(?, '')"
               "   ELSE coalesce(nullif(certificate_identity, ''), ?) END"
               " WHERE id = ?",
               reg.sign_public_key, reg.box_public_key, crypto::token_sha256(cred.agent_token),

@@ -30,7 +30,9 @@ class StatementBackend {
   virtual ~StatementBackend() = default;
   virtual Status bind_text(int index, std::string_view text) = 0;
   virtual Status bind_integer(int index, std::int64_t value) = 0;
-  virtual Status bind_null(int index) = 0;
+  // A NULL in place of a value of some type; `integer`: of an integer (PostgreSQL must know a
+  // parameter's type when its use does not say, as in `? IS NULL`).
+  virtual Status bind_null(int index, bool integer) = 0;
   // True when a row is available; false when the statement is done.
   virtual Result<bool> step() = 0;
   virtual bool is_null(int column) const = 0;
@@ -70,10 +72,11 @@ class Statement {
   Statement& bind(int index, std::int64_t value) { return keep(backend_->bind_integer(index, value)); }
   Statement& bind(int index, int value) { return bind(index, std::int64_t{value}); }
   Statement& bind(int index, bool value) { return bind(index, std::int64_t{value ? 1 : 0}); }
-  Statement& bind(int index, std::nullopt_t) { return keep(backend_->bind_null(index)); }
+  Statement& bind(int index, std::nullopt_t) { return keep(backend_->bind_null(index, false)); }
   template <class T>
   Statement& bind(int index, const std::optional<T>& value) {
-    return value ? bind(index, *value) : bind(index, std::nullopt);
+    if (value) return bind(index, *value);
+    return keep(backend_->bind_null(index, std::is_integral_v<T>));
   }
 
   // True when a row is available; false when the statement is done.

@@ -1,10 +1,12 @@
-// Transactions over a real SQLite file: a Transaction inside another is a savepoint, so an inner
-// failure undoes only the inner work and the outer one decides about the rest.
+// The database seam over real databases (SQLite, and PostgreSQL when the run is on it): a
+// Transaction inside another is a savepoint, so an inner failure undoes only the inner work and
+// the outer one decides about the rest; rows, binds and errors read alike on both drivers.
 #include "controlplane/store/database.hpp"
 
 #include <gtest/gtest.h>
 
 #include "common/error_codes.hpp"
+#include "controlplane/testing/test_support.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace takosumi::controlplane {
@@ -15,15 +17,15 @@ std::int64_t count(Database& db) {
   return s && *s->step() ? s->integer(0) : -1;
 }
 
-class SqliteDbTest : public ::testing::Test {
+class DatabaseTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(db_.exec("CREATE TABLE t (v INTEGER)")); }
 
   takosumi::testing::TempDir dir_;
-  Database db_ = std::move(*Database::open(dir_.path() / "t.db"));
+  Database db_ = testing::open_test_db_without_schema(dir_.path() / "t.db");
 };
 
-TEST_F(SqliteDbTest, NestedFailureRollsBackOnlyTheInnerWork) {
+TEST_F(DatabaseTest, NestedFailureRollsBackOnlyTheInnerWork) {
   auto outer = in_transaction(db_, [&]() -> Status {
     TAKOSUMI_TRY(db_.run("INSERT INTO t VALUES (1)"));
     auto inner = in_transaction(db_, [&]() -> Status {
@@ -39,7 +41,7 @@ TEST_F(SqliteDbTest, NestedFailureRollsBackOnlyTheInnerWork) {
   EXPECT_EQ(count(db_), 1);
 }
 
-TEST_F(SqliteDbTest, OuterFailureRollsBackCommittedInnerWork) {
+TEST_F(DatabaseTest, OuterFailureRollsBackCommittedInnerWork) {
   auto outer = in_transaction(db_, [&]() -> Status {
     TAKOSUMI_TRY(in_transaction(db_, [&] { return db_.run("INSERT INTO t VALUES (1)"); }));
     return fail(errc::kInternal, "outer refused");
@@ -48,7 +50,7 @@ TEST_F(SqliteDbTest, OuterFailureRollsBackCommittedInnerWork) {
   EXPECT_EQ(count(db_), 0);
 }
 
-TEST_F(SqliteDbTest, CollectReadsEveryRowInOrderAndStopsAtTheFirstRefusedRow) {
+TEST_F(DatabaseTest, CollectReadsEveryRowInOrderAndStopsAtTheFirstRefusedRow) {
   ASSERT_TRUE(db_.exec("INSERT INTO t VALUES (1), (2), (3)"));
   auto all = collect(db_.query("SELECT v FROM t ORDER BY v"),
                      [](const Statement& row) { return row.integer(0); });
@@ -74,7 +76,7 @@ TEST_F(SqliteDbTest, CollectReadsEveryRowInOrderAndStopsAtTheFirstRefusedRow) {
       << bad_query.error().to_string();
 }
 
-TEST_F(SqliteDbTest, AFailedBindTravelsWithTheStatementItFailedOn) {
+TEST_F(DatabaseTest, AFailedBindTravelsWithTheStatementItFailedOn) {
   ASSERT_TRUE(db_.exec("INSERT INTO t VALUES (1)"));
   // Two values for one parameter: the second bind is out of range.
   auto s = db_.query("SELECT v FROM t WHERE v = ?", 1, 2);
@@ -82,6 +84,48 @@ TEST_F(SqliteDbTest, AFailedBindTravelsWithTheStatementItFailedOn) {
   auto rows = collect(std::move(s), [](const Statement& row) { return row.integer(0); });
   ASSERT_FALSE(rows) << "a query with a failed bind returned " << rows->size() << " rows";
   EXPECT_NE(rows.error().message.find("bind"), std::string::npos) << rows.error().to_string();
+}
+
+TEST_F(DatabaseTest, ValuesConstraintsAndChangesReadAlikeOnEveryDriver) {
+  ASSERT_TRUE(db_.exec("CREATE TABLE kv (k TEXT PRIMARY KEY, n BIGINT, note TEXT)"));
+  const std::string odd = "it's \"quoted\" ? and -- not a comment, ünïcödé";
+  ASSERT_TRUE(db_.run("INSERT INTO kv (k, n, note) VALUES (?, ?, ?)", "a", std::int64_t{1} << 40, odd));
+  ASSERT_TRUE(db_.run("INSERT INTO kv (k, n, note) VALUES ('b?', ?2, ?1)", std::nullopt, -7));
+  auto row = db_.query("SELECT n, note, n > 0 FROM kv WHERE k = ?", "a");
+  ASSERT_TRUE(row && *row->step());
+  EXPECT_EQ(row->integer(0), std::int64_t{1} << 40);
+  EXPECT_EQ(row->text(1), odd);
+  EXPECT_EQ(row->integer(2), 1) << "a comparison reads as 1";
+  auto other = db_.query("SELECT n, note FROM kv WHERE k = 'b?'");
+  ASSERT_TRUE(other && *other->step());
+  EXPECT_EQ(other->integer(0), -7);
+  EXPECT_EQ(other->optional_text(1), std::nullopt);
+
+  auto twice = db_.run("INSERT INTO kv (k, n) VALUES (?, 1)", "a");
+  ASSERT_FALSE(twice);
+  EXPECT_EQ(twice.error().code, errc::kConflict) << twice.error().to_string();
+  ASSERT_TRUE(db_.run("INSERT INTO kv (k, n) VALUES (?, 1) ON CONFLICT DO NOTHING", "a"));
+  EXPECT_EQ(db_.changes(), 0);
+  ASSERT_TRUE(db_.run("UPDATE kv SET n = n + 1"));
+  EXPECT_EQ(db_.changes(), 2);
+  EXPECT_EQ(*db_.single_integer("SELECT count(*) FROM kv WHERE n IS DISTINCT FROM ?", 8), 2);
+}
+
+// A text value is never stored shortened: SQLite keeps the byte, PostgreSQL (whose text holds no
+// NUL) refuses the value.
+TEST_F(DatabaseTest, ANulByteInTextIsKeptOrRefusedNeverCut) {
+  ASSERT_TRUE(db_.exec("CREATE TABLE kv (k TEXT)"));
+  auto nul = db_.run("INSERT INTO kv (k) VALUES (?)", std::string("a\0b", 3));
+  if (db_.driver() == StoreDriver::sqlite) {
+    ASSERT_TRUE(nul) << nul.error().to_string();
+    auto back = db_.query("SELECT k FROM kv");
+    ASSERT_TRUE(back && *back->step());
+    EXPECT_EQ(back->text(0), std::string("a\0b", 3));
+    return;
+  }
+  ASSERT_FALSE(nul);
+  EXPECT_NE(nul.error().message.find("NUL"), std::string::npos) << nul.error().to_string();
+  EXPECT_EQ(*db_.single_integer("SELECT count(*) FROM kv"), 0);
 }
 
 }  // namespace

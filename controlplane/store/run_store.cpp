@@ -250,8 +250,8 @@ Result<Run> RunStore::cancel(std::string_view id) {
 Result<bool> RunStore::record_artifact(std::string_view run_id, std::string_view kind,
                                        std::string_view sha256, std::int64_t size) {
   TAKOSUMI_TRY(db_.run(
-      "INSERT OR IGNORE INTO artifacts (run_id, kind, sha256, size, created_at)"
-      " VALUES (?, ?, ?, ?, ?)",
+      "INSERT INTO artifacts (run_id, kind, sha256, size, created_at)"
+      " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
       run_id, kind, sha256, size, clock_.now_unix()));
   return db_.changes() > 0;
 }

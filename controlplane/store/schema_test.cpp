@@ -35,6 +35,14 @@ std::string schema_snapshot(int version) {
   return text ? std::move(*text) : std::string();
 }
 
+// The migrations of SQLite files of earlier releases (PostgreSQL starts at version 11).
+Database open_sqlite_with_schema(const std::filesystem::path& file) {
+  auto db = Database::open_sqlite(file);
+  if (!db) throw std::runtime_error(db.error().to_string());
+  if (auto st = create_schema(*db); !st) throw std::runtime_error(st.error().to_string());
+  return std::move(*db);
+}
+
 std::int64_t single_integer(Database& db, std::string_view sql) {
   auto s = db.query(sql);
   if (!s || !*s->step()) return -1;
@@ -44,7 +52,7 @@ std::int64_t single_integer(Database& db, std::string_view sql) {
 // A first-release database with one Capsule, a plan, its apply, the StateVersion it stored, the
 // Outputs, an artifact and a log line.
 void write_v1_database(const std::filesystem::path& file) {
-  auto db = Database::open(file);
+  auto db = Database::open_sqlite(file);
   ASSERT_TRUE(db) << db.error().to_string();
   ASSERT_TRUE(db->exec(schema_snapshot(1)));
   ASSERT_TRUE(db->exec(R"sql(
@@ -65,17 +73,18 @@ INSERT INTO run_logs VALUES ('run_plan', 1, 0, 'Plan: 1 to add');
 
 TEST(SchemaTest, FreshDatabaseHasTheCurrentVersionAndIsIdempotent) {
   TempDir dir;
-  Database db = testing::open_test_db(dir.path() / "control.db");
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
+  Database db = testing::open_test_db(dir.path() / "control.db");  // SQLite or PostgreSQL
+  EXPECT_EQ(*schema_version(db), kCurrentVersion);
+  EXPECT_TRUE(check_schema_current(db));
   EXPECT_TRUE(create_schema(db));
-  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
+  EXPECT_EQ(*schema_version(db), kCurrentVersion);
 }
 
 TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
   TempDir dir;
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v1_database(file));
-  Database db = testing::open_test_db(file);  // runs create_schema
+  Database db = open_sqlite_with_schema(file);
   EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_EQ(single_integer(db, "PRAGMA foreign_keys"), 1);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
@@ -122,10 +131,10 @@ TEST(SchemaTest, NewerDatabaseIsRefused) {
   TempDir dir;
   const auto file = dir.path() / "control.db";
   {
-    Database db = testing::open_test_db(file);
+    Database db = open_sqlite_with_schema(file);
     ASSERT_TRUE(db.exec("PRAGMA user_version = " + std::to_string(kCurrentVersion + 1)));
   }
-  auto db = Database::open(file);
+  auto db = Database::open_sqlite(file);
   ASSERT_TRUE(db);
   auto refused = create_schema(*db);
   ASSERT_FALSE(refused);
@@ -136,7 +145,7 @@ TEST(SchemaTest, NewerDatabaseIsRefused) {
 // A version 2 database with a destroyed Capsule, a rollback plan and its apply, a drift check and
 // the StateVersion the apply stored.
 void write_v2_database(const std::filesystem::path& file) {
-  auto db = Database::open(file);
+  auto db = Database::open_sqlite(file);
   ASSERT_TRUE(db) << db.error().to_string();
   ASSERT_TRUE(db->exec(schema_snapshot(2)));
   ASSERT_TRUE(db->exec(R"sql(
@@ -163,7 +172,7 @@ TEST(SchemaTest, VersionTwoDatabaseIsMigratedInPlace) {
   TempDir dir;
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v2_database(file));
-  Database db = testing::open_test_db(file);  // runs create_schema
+  Database db = open_sqlite_with_schema(file);
   EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
@@ -205,7 +214,7 @@ TEST(SchemaTest, VersionTwoDatabaseIsMigratedInPlace) {
 // A version 3 database with a Capsule that has a Connection and sensitive variables, a Run with
 // refused Outputs, and audit events.
 void write_v3_database(const std::filesystem::path& file) {
-  auto db = Database::open(file);
+  auto db = Database::open_sqlite(file);
   ASSERT_TRUE(db) << db.error().to_string();
   ASSERT_TRUE(db->exec(schema_snapshot(3)));
   ASSERT_TRUE(db->exec(R"sql(
@@ -230,7 +239,7 @@ TEST(SchemaTest, VersionThreeDatabaseIsMigratedInPlace) {
   TempDir dir;
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v3_database(file));
-  Database db = testing::open_test_db(file);  // runs create_schema
+  Database db = open_sqlite_with_schema(file);
   EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
 
@@ -265,7 +274,7 @@ TEST(SchemaTest, VersionThreeDatabaseIsMigratedInPlace) {
 // A version 4 database with a Capsule whose apply stored a StateVersion, and an apply Run that is
 // still running with a lease.
 void write_v4_database(const std::filesystem::path& file) {
-  auto db = Database::open(file);
+  auto db = Database::open_sqlite(file);
   ASSERT_TRUE(db) << db.error().to_string();
   ASSERT_TRUE(db->exec(schema_snapshot(4)));
   ASSERT_TRUE(db->exec(R"sql(
@@ -295,7 +304,7 @@ TEST(SchemaTest, VersionFourDatabaseIsMigratedInPlace) {
   TempDir dir;
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v4_database(file));
-  Database db = testing::open_test_db(file);  // runs create_schema
+  Database db = open_sqlite_with_schema(file);
   EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM runs"), 4);
@@ -341,7 +350,7 @@ TEST(SchemaTest, VersionFourDatabaseIsMigratedInPlace) {
 // A version 5 database with two agents of one name (the old rule made a new agent for a new key)
 // and a Run leased to one of them.
 void write_v5_database(const std::filesystem::path& file) {
-  auto db = Database::open(file);
+  auto db = Database::open_sqlite(file);
   ASSERT_TRUE(db) << db.error().to_string();
   ASSERT_TRUE(db->exec(schema_snapshot(5)));
   ASSERT_TRUE(db->exec(R"sql(
@@ -361,7 +370,7 @@ TEST(SchemaTest, VersionFiveDatabaseIsMigratedInPlace) {
   TempDir dir;
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v5_database(file));
-  Database db = testing::open_test_db(file);  // runs create_schema
+  Database db = open_sqlite_with_schema(file);
   EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM agents WHERE key_reset_at IS NULL"), 2);
@@ -392,7 +401,7 @@ TEST(SchemaTest, VersionFiveDatabaseIsMigratedInPlace) {
 // A version 6 database with an agent whose keys an operator reset (a v6 reset names no key) and
 // one in good standing, and a Run leased to the reset one.
 void write_v6_database(const std::filesystem::path& file) {
-  auto db = Database::open(file);
+  auto db = Database::open_sqlite(file);
   ASSERT_TRUE(db) << db.error().to_string();
   ASSERT_TRUE(db->exec(schema_snapshot(6)));
   ASSERT_TRUE(db->exec(R"sql(
@@ -413,7 +422,7 @@ TEST(SchemaTest, VersionSixDatabaseIsMigratedInPlace) {
   TempDir dir;
   const auto file = dir.path() / "control.db";
   ASSERT_NO_FATAL_FAILURE(write_v6_database(file));
-  Database db = testing::open_test_db(file);  // runs create_schema
+  Database db = open_sqlite_with_schema(file);
   EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM agents WHERE reset_sign_public_key IS NULL"), 2);
@@ -460,7 +469,7 @@ TEST(SchemaTest, VersionSevenDatabaseIsMigratedInPlace) {
   TempDir dir;
   const auto file = dir.path() / "control.db";
   {
-    auto db = Database::open(file);
+    auto db = Database::open_sqlite(file);
     ASSERT_TRUE(db) << db.error().to_string();
     ASSERT_TRUE(db->exec(schema_snapshot(7)));
     ASSERT_TRUE(db->exec(R"sql(
@@ -473,7 +482,7 @@ INSERT INTO runs (id, capsule_id, type, status, source_commit, created_at)
   VALUES ('run_plan', 'cap_1', 'plan', 'succeeded', 'c1', 3);
 )sql"));
   }
-  Database db = testing::open_test_db(file);  // runs create_schema
+  Database db = open_sqlite_with_schema(file);
   EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
   FakeClock clock{100};

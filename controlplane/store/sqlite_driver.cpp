@@ -29,7 +29,7 @@ class SqliteStatement final : public StatementBackend {
   Status bind_integer(int index, std::int64_t value) override {
     return checked(sqlite3_bind_int64(stmt_, index, value));
   }
-  Status bind_null(int index) override { return checked(sqlite3_bind_null(stmt_, index)); }
+  Status bind_null(int index, bool) override { return checked(sqlite3_bind_null(stmt_, index)); }
 
   Result<bool> step() override {
     int rc = sqlite3_step(stmt_);

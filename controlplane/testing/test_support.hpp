@@ -1,19 +1,60 @@
 #pragma once
-// Test-only helpers for the control plane's unit tests: a fresh SQLite file with the schema.
+// Test-only helpers for the control plane's store tests: a fresh database with the schema, on
+// the driver the test run names. The store suites run twice (takosumi_on_postgres in
+// CMakeLists.txt): on SQLite, and on a real PostgreSQL server that tests/postgres/test_server.sh
+// started, named by TAKOSUMI_TEST_PG_STATE (its state directory). A missing server fails the
+// test: never a silent fallback to SQLite.
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
-#include "controlplane/store/schema.hpp"
 #include "controlplane/store/database.hpp"
+#include "controlplane/store/schema.hpp"
+#include "crypto/random_ids.hpp"
 
 namespace takosumi::testing {
 
-inline controlplane::Database open_test_db(const std::filesystem::path& file) {
-  auto db = controlplane::Database::open(file);
+inline bool testing_on_postgres() { return std::getenv("TAKOSUMI_TEST_PG_STATE") != nullptr; }
+
+// The URL of database `name` on the test server.
+inline std::string test_postgres_url(const std::string& name) {
+  const char* state = std::getenv("TAKOSUMI_TEST_PG_STATE");
+  if (!state) throw std::runtime_error("TAKOSUMI_TEST_PG_STATE is not set");
+  std::string socket_dir, user;
+  std::ifstream(std::filesystem::path(state) / "socket_dir") >> socket_dir;
+  std::ifstream(std::filesystem::path(state) / "user") >> user;
+  if (socket_dir.empty())
+    throw std::runtime_error(std::string("no PostgreSQL test server in ") + state +
+                             " (tests/postgres/test_server.sh start)");
+  return "postgresql:///" + name + "?host=" + socket_dir + "&user=" + user;
+}
+
+// A new, empty PostgreSQL database of its own on the test server; returns its URL.
+inline std::string new_test_postgres_database() {
+  auto admin = controlplane::Database::connect_postgres({test_postgres_url("postgres"), {}});
+  if (!admin) throw std::runtime_error(admin.error().to_string());
+  const std::string name = "t_" + crypto::new_id("db").substr(3);
+  if (auto made = admin->exec("CREATE DATABASE " + name); !made)
+    throw std::runtime_error(made.error().to_string());
+  return test_postgres_url(name);
+}
+
+// SQLite at `file`, or a new PostgreSQL database when the run is on PostgreSQL.
+inline controlplane::Database open_test_db_without_schema(const std::filesystem::path& file) {
+  auto db = testing_on_postgres()
+                ? controlplane::Database::connect_postgres({new_test_postgres_database(), {}})
+                : controlplane::Database::open_sqlite(file);
   if (!db) throw std::runtime_error(db.error().to_string());
-  if (auto st = controlplane::create_schema(*db); !st) throw std::runtime_error(st.error().to_string());
   return std::move(*db);
+}
+
+inline controlplane::Database open_test_db(const std::filesystem::path& file) {
+  auto db = open_test_db_without_schema(file);
+  if (auto st = controlplane::create_schema(db); !st) throw std::runtime_error(st.error().to_string());
+  return db;
 }
 
 }  // namespace takosumi::testing
