@@ -212,7 +212,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::open_existing(ControlConfig 
                                             "that has served?");
   auto keys = Keyring::load_or_create(dir);
   if (!keys) return std::unexpected(keys.error());
-  auto db = Database::open(dir / "control.db");
+  auto db = Database::open_sqlite(dir / "control.db");
   if (!db) return std::unexpected(db.error());
   TAKOSUMI_TRY(create_schema(*db));
   auto blobs = BlobStore::open_shared(dir);
