@@ -49,6 +49,16 @@ class DependencyTest : public ::testing::Test {
     return stack_.api().post("/api/v1/capsules/" + consumer + "/dependencies",
                              json::object{{"producerCapsuleId", producer}, {"outputs", outputs}});
   }
+  // The producer (the first repository) publishes another vpc_id: a new commit, planned and
+  // applied.
+  void publish_new_vpc(const std::string& producer) {
+    std::string changed = kProducer;
+    changed.replace(changed.find("vpc-0a1b2c"), 10, "vpc-9z8y7x");
+    repos_.front()->commit({{"main.tf", changed}});
+    auto replanned = stack_.plan(producer);
+    ASSERT_EQ(str(replanned, "status"), "succeeded") << json::serialize(replanned);
+    ASSERT_EQ(str(stack_.apply(str(replanned, "id")), "status"), "succeeded") << stack_.agent_logs();
+  }
   Stack stack_;
   std::vector<std::unique_ptr<TestGitRepo>> repos_;
 };
@@ -124,12 +134,7 @@ TEST_F(DependencyTest, APlanGetsTheProducersPublicOutputsOnlyOnceTheyArePublishe
 
   // The producer changes what it publishes: the consumer shows it until it is planned again, and
   // its next plan takes the new value.
-  std::string changed = kProducer;
-  changed.replace(changed.find("vpc-0a1b2c"), 10, "vpc-9z8y7x");
-  repos_.front()->commit({{"main.tf", changed}});
-  auto replanned = stack_.plan(network);
-  ASSERT_EQ(str(replanned, "status"), "succeeded") << json::serialize(replanned);
-  ASSERT_EQ(str(stack_.apply(str(replanned, "id")), "status"), "succeeded") << stack_.agent_logs();
+  ASSERT_NO_FATAL_FAILURE(publish_new_vpc(network));
   auto stale = stack_.capsule(app);
   ASSERT_TRUE(stale.at("needsAttention").as_bool()) << json::serialize(stale);
   const auto& notice = stale.at("attention").as_array().at(0).as_object();
@@ -231,12 +236,7 @@ TEST_F(DependencyTest, AWorkspacePlanPlansEachConsumerOnlyAfterItsProducersAppli
 
   // A changed producer Output marks its direct consumer, not the consumer's own consumer (what
   // app publishes has not changed yet).
-  std::string changed = kProducer;
-  changed.replace(changed.find("vpc-0a1b2c"), 10, "vpc-9z8y7x");
-  repos_.front()->commit({{"main.tf", changed}});
-  auto replanned = stack_.plan(network);
-  ASSERT_EQ(str(replanned, "status"), "succeeded") << json::serialize(replanned);
-  ASSERT_EQ(str(stack_.apply(str(replanned, "id")), "status"), "succeeded") << stack_.agent_logs();
+  ASSERT_NO_FATAL_FAILURE(publish_new_vpc(network));
   auto app_now = stack_.capsule(app);
   ASSERT_TRUE(app_now.at("needsAttention").as_bool()) << json::serialize(app_now);
   EXPECT_EQ(str(app_now.at("attention").as_array().at(0).as_object(), "code"), "upstream_changed");
