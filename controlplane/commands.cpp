@@ -13,6 +13,7 @@
 #include "common/version.hpp"
 #include "controlplane/api/workspace_backup.hpp"
 #include "controlplane/control_plane.hpp"
+#include "controlplane/store/schema.hpp"
 #include "crypto/keys.hpp"
 #include "net/control_url.hpp"
 #include "net/tls_context.hpp"
@@ -73,6 +74,23 @@ int command_check_config(const std::filesystem::path& config_file) {
   if (config->tls)
     if (auto tls = net::make_server_context(*config->tls); !tls) return report(tls.error());
   std::cout << "config ok: " << config_file.string() << "\n";
+  return 0;
+}
+
+int command_migrate(const std::filesystem::path& config_file) {
+  log_to_stderr();
+  auto config = load_control_config(config_file, env_api_token());
+  if (!config) return report(config.error());
+  if (config->store_driver == StoreDriver::sqlite)
+    if (auto st = ensure_directory(config->data_dir, 0700); !st) return report(st.error());
+  auto db = open_store(*config);
+  if (!db) return report(db.error());
+  auto before = schema_version(*db);
+  if (!before) return report(before.error());
+  if (auto st = create_schema(*db); !st) return report(st.error());
+  auto after = schema_version(*db);
+  if (!after) return report(after.error());
+  std::cout << "schema version " << *after << " (was " << *before << ")\n";
   return 0;
 }
 

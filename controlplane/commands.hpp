@@ -8,6 +8,9 @@ namespace takosumi::controlplane {
 int command_serve(const std::filesystem::path& config_file);
 // Loads the config with the real loader and reports the first problem, without serving.
 int command_check_config(const std::filesystem::path& config_file);
+// Brings the configured store's schema to this binary's version (creating it in an empty store)
+// and prints the versions before and after; a store newer than this binary is refused.
+int command_migrate(const std::filesystem::path& config_file);
 // Creates (or loads) the control keys in data_dir and prints the signing public key file's path.
 int command_init_keys(const std::filesystem::path& data_dir);
 // Restores the Workspace of a signed backup document into the configured store, its signature

@@ -97,6 +97,35 @@ Status load_limits(const YAML::Node& root, ControlConfig& cfg) {
   return {};
 }
 
+// store: {driver, url, passwordFile}. The URL is checked for its scheme only: libpq reads the
+// rest, and its own error says what is wrong when serve connects.
+Status load_store(const YAML::Node& root, const std::filesystem::path& base, ControlConfig& cfg) {
+  const YAML::Node store = root["store"];
+  if (!store) return {};
+  TAKOSUMI_TRY(config::yaml_known_keys(store, {"driver", "url", "passwordFile"}, "store"));
+  auto driver = config::yaml_string(store, "driver", "store", "sqlite");
+  auto url = config::yaml_string(store, "url", "store", "");
+  auto password_file = config::yaml_string(store, "passwordFile", "store", "");
+  if (const Error* e = first_error(driver, url, password_file)) return std::unexpected(*e);
+  if (*driver == "sqlite") {
+    if (!url->empty() || !password_file->empty())
+      return fail(errc::kConfigInvalid, "store.url and store.passwordFile are for store.driver "
+                                        "postgres; sqlite keeps its file in dataDir");
+    return {};
+  }
+  if (*driver != "postgres")
+    return fail(errc::kConfigInvalid,
+                "store.driver must be sqlite or postgres, not \"" + *driver + "\"");
+  if (!url->starts_with("postgresql://") && !url->starts_with("postgres://"))
+    return fail(errc::kConfigInvalid, "store.url must be a postgresql:// URI (e.g. "
+                                      "postgresql://takosumi@db.example:5432/takosumi?sslmode="
+                                      "verify-full) when store.driver is postgres");
+  cfg.store_driver = StoreDriver::postgres;
+  cfg.postgres.url = *url;
+  if (!password_file->empty()) cfg.postgres.password_file = resolve(base, *password_file);
+  return {};
+}
+
 // tls: {certFile, keyFile, clientCaFile}; the files are read when the server starts (and again on
 // SIGHUP), not here, so `check-config` and a reload judge them the same way.
 Status load_tls(const YAML::Node& root, const std::filesystem::path& base, ControlConfig& cfg) {
@@ -128,7 +157,7 @@ Result<ControlConfig> parse_control_config(const YAML::Node& root,
       {"listenAddress", "port", "dataDir", "apiTokenFile", "poolTokens", "poolTokenFile",
        "leaseSeconds", "manifestTtlSeconds", "maxConnections", "maxConnectionsPerClient",
        "headerTimeoutSeconds", "maxTempMiB", "tls", "allowInsecureHttp",
-       "agentCredentialTtlSeconds", "metrics"},
+       "agentCredentialTtlSeconds", "metrics", "store"},
       ""));
   if (!root || !root.IsMap()) return fail(errc::kConfigInvalid, "the document must be a mapping");
   ControlConfig cfg;
@@ -151,6 +180,7 @@ Result<ControlConfig> parse_control_config(const YAML::Node& root,
   cfg.agent_credential_ttl_seconds = *credential_ttl;
   TAKOSUMI_TRY(load_limits(root, cfg));
   TAKOSUMI_TRY(load_tls(root, base_dir, cfg));
+  TAKOSUMI_TRY(load_store(root, base_dir, cfg));
   TAKOSUMI_TRY(config::load_metrics(root, std::string(kDefaultMetricsListen), cfg.metrics));
   TAKOSUMI_TRY(net::check_plain_http(cfg.tls.has_value(), cfg.listen_address,
                                      cfg.allow_insecure_http, "listenAddress",

@@ -12,7 +12,11 @@
 //   once, across all requests), tls ({certFile, keyFile, clientCaFile}: HTTPS, and with
 //   clientCaFile mutual TLS; reloaded on SIGHUP), allowInsecureHttp (false: plain HTTP is served
 //   only on a loopback listenAddress), agentCredentialTtlSeconds (86400: an agent token's
-//   lifetime; the agent's heartbeat gets a new one after half of it).
+//   lifetime; the agent's heartbeat gets a new one after half of it), store ({driver: sqlite |
+//   postgres, url, passwordFile}: where the control plane keeps its records; sqlite (the default)
+//   is <dataDir>/control.db, postgres needs url, a libpq URI postgresql://user@host:port/db?
+//   sslmode=verify-full (PGPASSFILE and the other PG* variables apply), and may read the password
+//   from passwordFile).
 // Errors are config_invalid and name the key; unknown keys are refused.
 #include <yaml-cpp/yaml.h>
 
@@ -25,6 +29,7 @@
 #include "common/error.hpp"
 #include "common/secret_bytes.hpp"
 #include "config/service_settings.hpp"
+#include "controlplane/store/database.hpp"
 #include "net/tls_context.hpp"
 
 namespace takosumi::controlplane {
@@ -37,6 +42,8 @@ struct ControlConfig {
   std::string listen_address = "127.0.0.1";
   std::uint16_t port = 0;
   std::filesystem::path data_dir;
+  StoreDriver store_driver = StoreDriver::sqlite;
+  PostgresSettings postgres;  // store_driver postgres
   SecretBytes api_token;
   std::vector<SecretBytes> pool_tokens;
   std::int64_t lease_seconds = 60;

@@ -75,6 +75,29 @@ TEST(ControlConfig, ReadsTokenFiles) {
   EXPECT_EQ(r->lease_seconds, 30);
 }
 
+TEST(ControlConfig, ReadsTheStore) {
+  auto sqlite = parse("dataDir: d\npoolTokens: [p]\n");
+  ASSERT_TRUE(sqlite);
+  EXPECT_EQ(sqlite->store_driver, StoreDriver::sqlite);
+  auto pg = parse("dataDir: d\npoolTokens: [p]\nstore:\n  driver: postgres\n"
+                  "  url: postgresql://takosumi@db:5432/takosumi?sslmode=verify-full\n"
+                  "  passwordFile: secrets/db.password\n");
+  ASSERT_TRUE(pg) << pg.error().to_string();
+  EXPECT_EQ(pg->store_driver, StoreDriver::postgres);
+  EXPECT_EQ(pg->postgres.url, "postgresql://takosumi@db:5432/takosumi?sslmode=verify-full");
+  EXPECT_EQ(pg->postgres.password_file, std::filesystem::path("/base/secrets/db.password"));
+  expect_config_error("dataDir: d\npoolTokens: [p]\nstore:\n  driver: mysql\n",
+                      "store.driver must be sqlite or postgres");
+  expect_config_error("dataDir: d\npoolTokens: [p]\nstore:\n  driver: postgres\n",
+                      "store.url must be a postgresql:// URI");
+  expect_config_error("dataDir: d\npoolTokens: [p]\nstore:\n  driver: postgres\n  url: db:5432\n",
+                      "store.url must be a postgresql:// URI");
+  expect_config_error("dataDir: d\npoolTokens: [p]\nstore:\n  url: postgresql://db/x\n",
+                      "are for store.driver postgres");
+  expect_config_error("dataDir: d\npoolTokens: [p]\nstore:\n  driver: postgres\n  uri: x\n",
+                      "uri");
+}
+
 TEST(ControlConfig, NamesTheBadKey) {
   expect_config_error("poolTokens: [p]\n", "dataDir is required");
   expect_config_error("dataDir: d\npoolTokens: [p]\nport: 70000\n", "port must be between");

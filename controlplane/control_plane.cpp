@@ -166,7 +166,30 @@ void await_hangup(boost::asio::signal_set& hangups, ControlPlane& control,
   });
 }
 
+// SQLite: <dataDir>/control.db, owner-only (SQLite gives its -wal and -shm files the database
+// file's mode, so the file is created first).
+Result<Database> open_sqlite_store(const std::filesystem::path& dir) {
+  { const UniqueFd created(::open((dir / "control.db").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)); }
+  return Database::open_sqlite(dir / "control.db");
+}
+
 }  // namespace
+
+Result<Database> open_store(const ControlConfig& config) {
+  if (config.store_driver == StoreDriver::sqlite) return open_sqlite_store(config.data_dir);
+  return with_context(Database::connect_postgres(config.postgres), "store");
+}
+
+// SQLite's one process migrates its own file. Replicas on PostgreSQL create the schema of an empty
+// database (in one locked transaction: replicas starting together create it once) but never
+// migrate one: an older replica may still be serving it (`takosumi-control migrate`).
+Status prepare_schema(Database& db) {
+  if (db.driver() == StoreDriver::sqlite) return create_schema(db);
+  auto version = schema_version(db);
+  if (!version) return std::unexpected(version.error().with_context("store"));
+  if (*version == 0) return create_schema(db);
+  return check_schema_current(db);
+}
 
 Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
                                                            const Clock& clock) {
@@ -174,11 +197,9 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
   TAKOSUMI_TRY(ensure_directory(dir, 0700));
   auto keys = Keyring::load_or_create(dir);
   if (!keys) return std::unexpected(keys.error());
-  // SQLite gives its -wal and -shm files the database file's mode: create it owner-only first.
-  { const UniqueFd created(::open((dir / "control.db").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)); }
-  auto db = Database::open_sqlite(dir / "control.db");
+  auto db = open_store(config);
   if (!db) return std::unexpected(db.error());
-  TAKOSUMI_TRY(create_schema(*db));
+  TAKOSUMI_TRY(prepare_schema(*db));
   auto blobs = BlobStore::open(dir);
   if (!blobs) return std::unexpected(blobs.error());
   net::TlsContext tls;
@@ -205,16 +226,19 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::open_existing(ControlConfig 
                 "dataDir " + dir.string() + " belongs to uid " + std::to_string(st.st_uid) +
                     ", not to this user: run the command as its owner (e.g. sudo -u "
                     "takosumi-control takosumi-control …), so the service can read what it writes");
-  for (const char* part : {"control.db", "keys/signing.key", "keys/storage.key"})
+  for (const char* part : {"control.db", "keys/signing.key", "keys/storage.key"}) {
+    if (config.store_driver != StoreDriver::sqlite && std::string_view(part) == "control.db")
+      continue;
     if (std::error_code ec; !std::filesystem::is_regular_file(dir / part, ec))
       return fail(errc::kConfigInvalid, dir.string() + " has no " + part +
                                             ": is dataDir the data directory of a control plane "
                                             "that has served?");
+  }
   auto keys = Keyring::load_or_create(dir);
   if (!keys) return std::unexpected(keys.error());
-  auto db = Database::open_sqlite(dir / "control.db");
+  auto db = open_store(config);
   if (!db) return std::unexpected(db.error());
-  TAKOSUMI_TRY(create_schema(*db));
+  TAKOSUMI_TRY(prepare_schema(*db));
   auto blobs = BlobStore::open_shared(dir);
   if (!blobs) return std::unexpected(blobs.error());
   auto parts = std::make_unique<Parts>(std::move(config), clock, std::move(*db), std::move(*keys),

@@ -1,5 +1,5 @@
 #pragma once
-// The whole takosumi-control server: data directory, keys, SQLite, blob store, the public and
+// The whole takosumi-control server: data directory, keys, the store (SQLite or PostgreSQL), blob store, the public and
 // agent APIs, and the HTTP server, on one io_context thread plus a small pool for blocking work
 // (libgit2, hashing uploads). The data directory holds control.db, blobs/, tmp/, keys/ and
 // control.port.
@@ -16,10 +16,18 @@
 
 namespace takosumi::controlplane {
 
+// The configured store (store.driver): SQLite's <dataDir>/control.db (created owner-only), or
+// a connection to the PostgreSQL database of store.url. The schema is not touched.
+Result<Database> open_store(const ControlConfig& config);
+// What a serving process does to the schema: SQLite's file is created or migrated; an empty
+// PostgreSQL database gets the schema, one at an older version is refused (config_invalid:
+// `takosumi-control migrate` first) as one newer than this binary is.
+Status prepare_schema(Database& db);
+
 class ControlPlane {
  public:
-  // Creates the data directory (0700), loads or creates the keys, opens the database and creates
-  // the schema, loads the TLS certificate and key (config_invalid when they do not). Does not
+  // Creates the data directory (0700), loads or creates the keys, opens the store and prepares
+  // its schema (prepare_schema), loads the TLS certificate and key (config_invalid when they do not). Does not
   // bind. The clock must outlive the ControlPlane.
   static Result<std::unique_ptr<ControlPlane>> create(ControlConfig config, const Clock& clock);
   // For a command beside a server that may be running on the same data directory

@@ -11,6 +11,7 @@ namespace {
 constexpr std::string_view kUsage =
     "usage: takosumi-control serve --config <control.yaml>\n"
     "       takosumi-control check-config --config <control.yaml>\n"
+    "       takosumi-control migrate --config <control.yaml>\n"
     "       takosumi-control init-keys --data-dir <dir>\n"
     "       takosumi-control restore --config <control.yaml> --source-key <signing.pub> "
     "<backup.json>\n"
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   const std::string value = argv[3];
   if (command == "serve" && flag == "--config") return command_serve(value);
   if (command == "check-config" && flag == "--config") return command_check_config(value);
+  if (command == "migrate" && flag == "--config") return command_migrate(value);
   if (command == "init-keys" && flag == "--data-dir") return command_init_keys(value);
   return usage();
 }

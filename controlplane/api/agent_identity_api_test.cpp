@@ -21,11 +21,9 @@ class AgentIdentityTest : public HttpApiTest {
 
   // The audit events of one action, read straight from the database.
   std::vector<std::pair<std::string, json::object>> audit(const std::string& action) {
-    auto db = Database::open_sqlite(dir_.path() / "data/control.db");
-    EXPECT_TRUE(db) << db.error().to_string();
+    Database db = open_store_db();
     std::vector<std::pair<std::string, json::object>> out;
-    if (!db) return out;
-    auto s = db->query("SELECT actor, detail FROM audit_events WHERE action = ? ORDER BY id", action);
+    auto s = db.query("SELECT actor, detail FROM audit_events WHERE action = ? ORDER BY id", action);
     EXPECT_TRUE(s);
     while (s && s->step().value_or(false))
       out.emplace_back(s->text(0), json::parse(s->text(1)).as_object());

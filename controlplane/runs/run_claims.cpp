@@ -115,12 +115,13 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
       return ClaimStep{};
     }
     auto step = dispatch(run, agent, std::move(*prior), build);
-    if (step) {
+    if (!step) return std::unexpected(step.error());
+    if (!step->unbuildable) {
       TAKOSUMI_TRY(tx.commit());
       return step;
     }
     unbuildable = run;
-    build_error = step.error();
+    build_error = std::move(*step->unbuildable);
   }  // the claim is rolled back; the Run fails on its own below
   spdlog::warn("run {} cannot be dispatched: {}", unbuildable->id, build_error.to_string());
   TAKOSUMI_TRY(in_transaction(db_, [&]() -> Status {
@@ -134,8 +135,9 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
   return ClaimStep{};
 }
 
-// Leases the Run to the agent and builds its manifest; an error here is the manifest's, and the
-// caller rolls the lease back.
+// Leases the Run to the agent and builds its manifest. A manifest that cannot be built comes back
+// as `unbuildable` (the caller rolls the lease back and fails the Run); an error is the store's,
+// and fails the claim only: the Run stays as it was, for a later claim.
 Result<RunQueue::ClaimStep> RunQueue::dispatch(const Run& run, const Agent& agent,
                                                std::optional<StateVersion> prior,
                                                const ManifestFactory& build) {
@@ -161,7 +163,12 @@ Result<RunQueue::ClaimStep> RunQueue::dispatch(const Run& run, const Agent& agen
   if (!updated) return std::unexpected(updated.error());
   ClaimedRun claimed{std::move(*updated), token, expires, std::move(prior)};
   auto manifest = build(claimed);
-  if (!manifest) return std::unexpected(manifest.error());
+  if (!manifest) {
+    if (manifest.error().code == errc::kUnavailable) return std::unexpected(manifest.error());
+    ClaimStep step;
+    step.unbuildable = std::move(manifest.error());
+    return step;
+  }
   TAKOSUMI_TRY(audit_.record(run_event(agent_actor(agent.id), "run.claimed", claimed.run,
                                        {{"agentId", agent.id}, {"attempt", claimed.run.attempt}})));
   return ClaimStep{false, Job{std::move(claimed), std::move(*manifest)}};

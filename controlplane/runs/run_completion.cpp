@@ -139,7 +139,7 @@ Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
       " provider_lock_sha256 = ?, env_names = ?, phase_millis = ?, data_loss = ?, drift = ?,"
       " refused_outputs = ?, lease_expires_at = NULL WHERE id = ?",
       final_status(report), run.attempt, clock_.now_unix(), non_empty(report.failure_code),
-      non_empty(report.failure_message), report.has_changes,
+      non_empty(without_nul(report.failure_message)), report.has_changes,
       takosumi::serialize(j.at("changeSummary")), takosumi::serialize(j.at("resourceChanges")),
       plan_digest, plan_artifact, sv_id, non_empty(report.tofu_version),
       non_empty(report.provider_lock_sha256), takosumi::serialize(j.at("envNames")),

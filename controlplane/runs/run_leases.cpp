@@ -99,13 +99,17 @@ void RunQueue::record_fenced(std::string_view run_id, const Agent& agent,
                  recorded.error().to_string());
 }
 
+// The check and the renewal in one writer's transaction: on replicas, the lease could otherwise
+// be claimed by another agent between the two, and this renewal would extend that agent's lease.
 Result<LeaseRenewal> RunQueue::heartbeat(std::string_view run_id, const Agent& agent,
                                          std::string_view lease_token) {
-  auto run = check_lease(run_id, agent, lease_token);
-  if (!run) return std::unexpected(run.error());
-  const std::int64_t expires = clock_.now_unix() + lease_seconds_;
-  TAKOSUMI_TRY(db_.run("UPDATE runs SET lease_expires_at = ? WHERE id = ?", expires, run->id));
-  return LeaseRenewal{expires, run->cancel_requested};
+  return in_transaction(db_, [&]() -> Result<LeaseRenewal> {
+    auto run = check_lease(run_id, agent, lease_token);
+    if (!run) return std::unexpected(run.error());
+    const std::int64_t expires = clock_.now_unix() + lease_seconds_;
+    TAKOSUMI_TRY(db_.run("UPDATE runs SET lease_expires_at = ? WHERE id = ?", expires, run->id));
+    return LeaseRenewal{expires, run->cancel_requested};
+  });
 }
 
 Status RunQueue::release(std::string_view run_id, const Agent& agent, std::string_view lease_token) {

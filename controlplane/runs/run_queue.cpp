@@ -8,7 +8,7 @@ Status RunQueue::fail_run(const Run& run, std::string_view status, const Error& 
   TAKOSUMI_TRY(db_.run(
       "UPDATE runs SET status = ?, failure_code = ?, failure_message = ?, finished_at = ?,"
       " completed_attempt = attempt, lease_expires_at = NULL WHERE id = ?",
-      status, why.code, why.message, clock_.now_unix(), run.id));
+      status, why.code, without_nul(why.message), clock_.now_unix(), run.id));
   return record_finished(run, actor, status, why.code);
 }
 

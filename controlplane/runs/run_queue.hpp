@@ -118,6 +118,9 @@ class RunQueue {
   struct ClaimStep {
     bool exhausted = false;
     std::optional<Job> job;
+    // Why the candidate's manifest cannot be built (dispatch): the claim is rolled back and the
+    // Run fails. A store that is unavailable is no such reason: that is an error of the claim.
+    std::optional<Error> unbuildable;
   };
   // run_claims.cpp
   Result<std::optional<Run>> next_candidate(std::int64_t now);

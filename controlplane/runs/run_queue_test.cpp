@@ -346,11 +346,14 @@ TEST_F(RunQueueTest, LogSequenceRules) {
   EXPECT_EQ(gap.error().code, errc::kConflict);
   EXPECT_NE(gap.error().message.find("nextSeq is 2"), std::string::npos);
   EXPECT_EQ(*logs_.append(run.id, 2, 0, "c"), 1);  // a new attempt starts at 0
+  // What a module printed is kept, a NUL byte in it as U+FFFD: never a chunk the store refuses.
+  EXPECT_EQ(*logs_.append(run.id, 2, 1, std::string("nul\0here", 8)), 2);
   auto chunks = *logs_.list(run.id);
-  ASSERT_EQ(chunks.size(), 3u);
+  ASSERT_EQ(chunks.size(), 4u);
   EXPECT_EQ(chunks[1].text, "b");
   EXPECT_EQ(chunks[2].attempt, 2);
-  EXPECT_EQ(logs_.append(run.id, 2, 1, std::string(kMaxLogChunkBytes + 1, 'x')).error().code,
+  EXPECT_EQ(chunks[3].text, "nul\xEF\xBF\xBDhere");
+  EXPECT_EQ(logs_.append(run.id, 2, 2, std::string(kMaxLogChunkBytes + 1, 'x')).error().code,
             errc::kPayloadTooLarge);
 }
 

@@ -219,20 +219,29 @@ Result<Agent> AgentRegistry::authenticate(std::string_view token,
     return fail(errc::kAgentCredentialExpired,
                 "the agent credential expired (agentCredentialTtlSeconds); register again");
   // The first use of a rotated token retires the one it replaced: from then on the old token is
-  // worth nothing, so a copy of it cannot be traded for successors.
+  // worth nothing, so a copy of it cannot be traded for successors. Only while the presented
+  // token is still current: a rotation that another replica made since the read stands.
   if (current && replaced_pending)
     TAKOSUMI_TRY(db_.run("UPDATE agents SET previous_token_sha256 = NULL,"
-                         " previous_token_expires_at = NULL WHERE id = ?",
-                         agent.id));
+                         " previous_token_expires_at = NULL WHERE id = ? AND token_sha256 = ?",
+                         agent.id, crypto::token_sha256(token)));
   if (!recorded.empty() && !certificate_identity.empty() && recorded != certificate_identity)
     return fail(errc::kAgentCertificateMismatch,
                 "agent " + agent.id + " registered with another client certificate");
   return agent;
 }
 
+// The read and the rotation in one writer's transaction: two heartbeats of one agent reaching
+// two replicas at once must not both rotate (the second would retire the first's new token).
 Result<HeartbeatAnswer> AgentRegistry::heartbeat(const Agent& agent,
                                                  std::string_view presented_token,
                                                  std::int64_t busy_slots) {
+  return in_transaction(db_, [&] { return heartbeat_in_transaction(agent, presented_token, busy_slots); });
+}
+
+Result<HeartbeatAnswer> AgentRegistry::heartbeat_in_transaction(const Agent& agent,
+                                                                std::string_view presented_token,
+                                                                std::int64_t busy_slots) {
   const std::int64_t now = clock_.now_unix();
   const std::string presented = crypto::token_sha256(presented_token);
   auto s = db_.query(

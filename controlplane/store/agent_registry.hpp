@@ -94,6 +94,9 @@ class AgentRegistry {
     bool deregistered = false;
   };
   Result<std::vector<NamedAgent>> agents_named(std::string_view name);
+  Result<HeartbeatAnswer> heartbeat_in_transaction(const Agent& agent,
+                                                   std::string_view presented_token,
+                                                   std::int64_t busy_slots);
   AgentRecord record_from_row(const Statement& row) const;
   Status check_not_revoked_elsewhere(const AgentRegistration& reg,
                                      const RegistrationContext& context);

@@ -2,6 +2,25 @@
 
 namespace takosumi::controlplane {
 
+Statement& Statement::bind(int index, std::string_view text) {
+  if (text.find('\0') != std::string_view::npos)
+    return keep(fail(errc::kInvalidArgument,
+                     "a text value holds a NUL byte (parameter " + std::to_string(index) + ")"));
+  return keep(backend_->bind_text(index, text));
+}
+
+std::string without_nul(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (c == '\0')
+      out += "\xEF\xBF\xBD";
+    else
+      out += c;
+  }
+  return out;
+}
+
 Result<bool> Statement::step() {
   if (!bind_status_) return std::unexpected(bind_status_.error());
   return backend_->step();
@@ -36,15 +55,23 @@ Transaction::Transaction(Database& db)
       nested_(db.in_transaction()),
       begun_(nested_ ? db.exec("SAVEPOINT nested_tx") : db.begin()) {}
 
+void Transaction::roll_back() {
+  if (nested_)
+    (void)db_.exec("ROLLBACK TO nested_tx; RELEASE nested_tx");
+  else
+    db_.rollback();
+}
+
 Transaction::~Transaction() {
-  if (begun_ && !done_) (void)db_.exec(nested_ ? "ROLLBACK TO nested_tx; RELEASE nested_tx" : "ROLLBACK");
+  if (begun_ && !done_) roll_back();
 }
 
 Status Transaction::commit() {
   if (!begun_) return begun_;
   done_ = true;
-  auto s = db_.exec(nested_ ? "RELEASE nested_tx" : "COMMIT");
-  if (!s) (void)db_.exec(nested_ ? "ROLLBACK TO nested_tx; RELEASE nested_tx" : "ROLLBACK");
+  if (!nested_) return db_.commit();
+  auto s = db_.exec("RELEASE nested_tx");
+  if (!s) roll_back();
   return s;
 }
 

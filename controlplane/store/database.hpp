@@ -54,6 +54,10 @@ class ConnectionBackend {
   // Starts the outermost transaction as a writer: at most one writer at a time on the whole
   // database (SQLite: BEGIN IMMEDIATE; PostgreSQL: BEGIN and the control plane's write lock).
   virtual Status begin() = 0;
+  // Ends the outermost transaction. commit() fails when the database did not commit (PostgreSQL
+  // ends a transaction in which a statement failed with a rollback, whatever COMMIT asked).
+  virtual Status commit() = 0;
+  virtual void rollback() = 0;
 };
 
 class Statement {
@@ -65,8 +69,10 @@ class Statement {
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
 
-  // Parameters are 1-based, as in SQLite.
-  Statement& bind(int index, std::string_view text) { return keep(backend_->bind_text(index, text)); }
+  // Parameters are 1-based, as in SQLite. Text holding a NUL byte is refused (invalid_argument)
+  // on every driver, since PostgreSQL's text cannot hold one: tool output goes in through
+  // without_nul().
+  Statement& bind(int index, std::string_view text);
   Statement& bind(int index, const char* text) { return bind(index, std::string_view(text)); }
   Statement& bind(int index, const std::string& text) { return bind(index, std::string_view(text)); }
   Statement& bind(int index, std::int64_t value) { return keep(backend_->bind_integer(index, value)); }
@@ -99,6 +105,10 @@ class Statement {
   std::unique_ptr<StatementBackend> backend_;
   Status bind_status_;
 };
+
+// Text from outside (tool output, an agent's failure message) as the store keeps it: each NUL
+// byte becomes U+FFFD.
+std::string without_nul(std::string_view text);
 
 // Reads the current row's columns in the order of the SELECT, so a row mapper names each field
 // once, in that order, with no column numbers to keep in step with the column list:
@@ -175,6 +185,8 @@ class Database {
   std::int64_t changes() const { return backend_->changes(); }
   bool in_transaction() const { return backend_->in_transaction(); }
   Status begin() { return backend_->begin(); }
+  Status commit() { return backend_->commit(); }
+  void rollback() { backend_->rollback(); }
 
  private:
   std::unique_ptr<ConnectionBackend> backend_;
@@ -242,6 +254,8 @@ class Transaction {
   Status commit();
 
  private:
+  void roll_back();
+
   Database& db_;
   bool nested_;
   Status begun_;

@@ -29,7 +29,8 @@ namespace {
 
 // "takosumi" in ASCII: the one advisory lock key of the control plane's writers.
 constexpr std::int64_t kWriteLockKey = 0x74616b6f73756d69;
-constexpr std::string_view kBeginWriter = "BEGIN; SELECT pg_advisory_xact_lock(8386102107563191657)";
+constexpr std::string_view kBeginWriter =
+    "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(8386102107563191657)";
 static_assert(kWriteLockKey == 8386102107563191657);
 constexpr unsigned kInt8Oid = 20;  // pg_type.h: INT8OID
 
@@ -44,12 +45,16 @@ Error postgres_error(PGconn* conn, const PGresult* result, std::string_view what
   const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   std::string message = result ? PQresultErrorMessage(result) : PQerrorMessage(conn);
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  const std::string_view sqlstate = state ? state : "";
   std::string_view code = errc::kInternal;
-  if (state && std::string_view(state).starts_with("23")) code = errc::kConflict;
-  // Class 08 (connection exception), 57P01..03 (shutdown), or no result at all: the server went away.
-  if (!result || PQstatus(conn) == CONNECTION_BAD ||
-      (state && (std::string_view(state).starts_with("08") ||
-                 std::string_view(state).starts_with("57P"))))
+  if (sqlstate.starts_with("23")) code = errc::kConflict;
+  // The server went away (class 08, 57P01..03 shutdown, no result at all) or is busy for now: a
+  // lock not had in lock_timeout (55P03), a deadlock or serialization failure (40P01, 40001), a
+  // statement cancelled by a timeout (57014), too many connections (53300). The caller may retry
+  // all of these; none of them is a fault of the request.
+  if (!result || PQstatus(conn) == CONNECTION_BAD || sqlstate.starts_with("08") ||
+      sqlstate.starts_with("57P") || sqlstate == "55P03" || sqlstate == "40P01" ||
+      sqlstate == "40001" || sqlstate == "57014" || sqlstate == "53300")
     code = errc::kUnavailable;
   return Error{std::string(code), "postgresql: " + std::string(what) + ": " + message};
 }
@@ -63,9 +68,7 @@ class PostgresStatement final : public StatementBackend {
 
   Status bind_text(int index, std::string_view text) override {
     TAKOSUMI_TRY(check_index(index));
-    // libpq sends text parameters NUL-terminated: a NUL inside would silently cut the value.
-    if (text.find('\0') != std::string_view::npos)
-      return fail(errc::kInvalidArgument, "postgresql: bind: a text value holds a NUL byte");
+    // libpq sends text NUL-terminated: Statement::bind has refused a NUL inside already.
     values_[index - 1] = std::string(text);
     integer_[index - 1] = false;
     return {};
@@ -132,6 +135,20 @@ class PostgresConnection final : public ConnectionBackend {
 
   StoreDriver driver() const override { return StoreDriver::postgres; }
 
+  // What every session needs, set again after a reconnect (a new session forgets SET):
+  // UTC, and no statement waits forever for a lock, and a replica that stalls inside a
+  // transaction does not hold the writers' lock for longer than a minute.
+  Status configure_session() {
+    if (const char* encoding = PQparameterStatus(conn_, "server_encoding");
+        !encoding || std::string_view(encoding) != "UTF8")
+      return fail(errc::kInvalidArgument,
+                  std::string("postgresql: the database's encoding is ") +
+                      (encoding ? encoding : "unknown") +
+                      ": takosumi needs a UTF8 database (CREATE DATABASE … ENCODING 'UTF8')");
+    return exec("SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'; SET lock_timeout = '30s';"
+                " SET idle_in_transaction_session_timeout = '60s'");
+  }
+
   Status exec(std::string_view sql) override {
     TAKOSUMI_TRY(usable());
     ResultPtr r(PQexec(conn_, std::string(sql).c_str()));
@@ -147,16 +164,43 @@ class PostgresConnection final : public ConnectionBackend {
 
   std::int64_t changes() const override { return changes_; }
 
-  bool in_transaction() const override {
-    const auto status = PQtransactionStatus(conn_);
-    return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
-  }
+  // Kept by the driver, not asked of libpq: a connection lost mid-transaction reports no
+  // transaction, and the Transaction that owns it must still see one (and fail) until it ends.
+  bool in_transaction() const override { return transaction_open_; }
 
+  // READ COMMITTED, stated rather than inherited from the server's default: with the writers'
+  // lock held, every read sees what the writer before committed.
   // A lock that does not come (lock_timeout) must not leave the BEGIN behind.
   Status begin() override {
+    if (transaction_open_) return fail(errc::kInternal, "postgresql: begin inside a transaction");
     auto begun = exec(kBeginWriter);
-    if (!begun && in_transaction()) (void)exec("ROLLBACK");
-    return begun;
+    if (!begun) {
+      end_server_transaction();
+      return begun;
+    }
+    transaction_open_ = true;
+    return {};
+  }
+
+  Status commit() override {
+    if (!transaction_open_) return fail(errc::kInternal, "postgresql: commit outside a transaction");
+    transaction_open_ = false;
+    // Never reconnect here: a COMMIT on a new session commits nothing and says it did.
+    if (PQstatus(conn_) != CONNECTION_OK)
+      return fail(errc::kUnavailable, "postgresql: commit: the connection was lost inside the "
+                                      "transaction; nothing of it was committed");
+    ResultPtr r(PQexec(conn_, "COMMIT"));
+    TAKOSUMI_TRY(checked(r.get(), "commit"));
+    // A transaction in which a statement failed ends in ROLLBACK whatever COMMIT asked.
+    if (std::string_view(PQcmdStatus(r.get())) != "COMMIT")
+      return fail(errc::kInternal,
+                  "postgresql: commit: the transaction was rolled back (a statement in it failed)");
+    return {};
+  }
+
+  void rollback() override {
+    transaction_open_ = false;
+    end_server_transaction();
   }
 
   // Runs one translated statement; a write outside a transaction takes the writers' lock in a
@@ -164,7 +208,7 @@ class PostgresConnection final : public ConnectionBackend {
   Result<ResultPtr> execute(const PostgresSql& sql, const std::vector<std::optional<std::string>>& values,
                             const std::vector<bool>& integer) {
     TAKOSUMI_TRY(usable());
-    const bool own_transaction = !sql.read_only && !in_transaction();
+    const bool own_transaction = !sql.read_only && !transaction_open_;
     if (own_transaction) TAKOSUMI_TRY(begin());
     std::vector<const char*> pointers(values.size());
     std::vector<unsigned> types(values.size());
@@ -175,13 +219,17 @@ class PostgresConnection final : public ConnectionBackend {
     ResultPtr r(PQexecParams(conn_, sql.text.c_str(), static_cast<int>(values.size()),
                              types.data(), pointers.data(), nullptr, nullptr, 0));
     auto ok = checked(r.get(), "step");
-    if (ok) {
+    // As SQLite's changes(): the rows of the last INSERT, UPDATE or DELETE; a SELECT leaves it.
+    if (ok && !sql.read_only) {
       const char* tuples = PQcmdTuples(r.get());
-      if (tuples && *tuples) changes_ = std::strtoll(tuples, nullptr, 10);
+      changes_ = tuples && *tuples ? std::strtoll(tuples, nullptr, 10) : 0;
     }
     if (own_transaction) {
-      auto ended = exec(ok ? "COMMIT" : "ROLLBACK");
-      if (ok && !ended) return std::unexpected(ended.error());
+      if (!ok) {
+        rollback();
+        return std::unexpected(ok.error());
+      }
+      TAKOSUMI_TRY(commit());
     }
     if (!ok) return std::unexpected(ok.error());
     return r;
@@ -194,20 +242,29 @@ class PostgresConnection final : public ConnectionBackend {
     return std::unexpected(postgres_error(conn_, r, what));
   }
 
+  // Whatever the server still holds open for this session ends (a failed BEGIN, a rollback).
+  void end_server_transaction() {
+    if (PQstatus(conn_) != CONNECTION_OK) return;
+    if (PQtransactionStatus(conn_) == PQTRANS_IDLE) return;
+    ResultPtr(PQexec(conn_, "ROLLBACK"));
+  }
+
   // A connection the server closed is opened again, but never mid-transaction: that
-  // transaction's work is gone, and its caller must see the failure.
+  // transaction's work is gone, and its caller must see the failure until it ends it.
   Status usable() {
     if (PQstatus(conn_) == CONNECTION_OK) return {};
+    if (transaction_open_)
+      return fail(errc::kUnavailable, "postgresql: the connection was lost inside a transaction");
     PQreset(conn_);
-    if (PQstatus(conn_) == CONNECTION_OK) {
-      spdlog::warn("postgresql: connection re-established");
-      return {};
-    }
-    return std::unexpected(postgres_error(conn_, nullptr, "connect"));
+    if (PQstatus(conn_) != CONNECTION_OK)
+      return std::unexpected(postgres_error(conn_, nullptr, "connect"));
+    spdlog::warn("postgresql: connection re-established");
+    return configure_session();
   }
 
   PGconn* conn_;
   std::int64_t changes_ = 0;
+  bool transaction_open_ = false;
 };
 
 Result<bool> PostgresStatement::step() {
@@ -235,9 +292,16 @@ Result<Database> Database::connect_postgres(const PostgresSettings& settings) {
     password = std::move(value);
   }
   // The URL is libpq's own (dbname with expand_dbname): sslmode, sslrootcert, host lists and the
-  // PG* environment all apply as libpq documents them.
-  std::vector<const char*> keys{"dbname", "application_name", "connect_timeout"};
-  std::vector<const char*> values{settings.url.c_str(), "takosumi-control", "10"};
+  // PG* environment all apply as libpq documents them. It comes last, so what it says overrides
+  // the defaults before it (libpq keeps the last value of a repeated keyword); the password file
+  // comes after it, so a configured file is what is used.
+  // Keepalives: a server gone without a word (a failed-over host) is noticed in about a minute
+  // instead of the kernel's two hours.
+  std::vector<const char*> keys{"application_name", "connect_timeout", "keepalives",
+                                "keepalives_idle", "keepalives_interval", "keepalives_count",
+                                "client_encoding", "dbname"};
+  std::vector<const char*> values{"takosumi-control", "10", "1", "30", "10", "3", "UTF8",
+                                  settings.url.c_str()};
   if (password) {
     keys.push_back("password");
     values.push_back(password->c_str());
@@ -247,13 +311,11 @@ Result<Database> Database::connect_postgres(const PostgresSettings& settings) {
   PGconn* raw = PQconnectdbParams(keys.data(), values.data(), 1);
   if (password) std::fill(password->begin(), password->end(), '\0');
   if (!raw) return fail(errc::kUnavailable, "postgresql: connect: out of memory");
-  Database db(std::make_unique<PostgresConnection>(raw));
+  auto connection = std::make_unique<PostgresConnection>(raw);
   if (PQstatus(raw) != CONNECTION_OK)
     return std::unexpected(postgres_error(raw, nullptr, "connect"));
-  // UTC and UTF-8 whatever the server's defaults; statements never wait forever for a lock.
-  TAKOSUMI_TRY(db.exec("SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC';"
-                       " SET lock_timeout = '30s'"));
-  return db;
+  TAKOSUMI_TRY(connection->configure_session());
+  return Database(std::move(connection));
 }
 
 }  // namespace takosumi::controlplane

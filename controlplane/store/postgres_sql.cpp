@@ -17,6 +17,8 @@ bool starts_with_select(std::string_view sql) {
          });
 }
 
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
 }  // namespace
 
 Result<PostgresSql> to_postgres_parameters(std::string_view sql) {
@@ -25,6 +27,14 @@ Result<PostgresSql> to_postgres_parameters(std::string_view sql) {
   out.text.reserve(sql.size() + 16);
   for (std::size_t i = 0; i < sql.size();) {
     const char c = sql[i];
+    // What this scanner does not follow is refused rather than misread: a block comment (a `?`
+    // inside would be taken for a parameter), a dollar-quoted string or a `$N` of its own, an
+    // E'' string (whose \' does not end it).
+    if ((c == '/' && i + 1 < sql.size() && sql[i + 1] == '*') || c == '$' ||
+        (c == '\'' && i > 0 && (sql[i - 1] == 'E' || sql[i - 1] == 'e') &&
+         (i == 1 || !is_name_char(sql[i - 2]))))
+      return fail(errc::kInternal, "postgresql: a statement uses syntax the store's SQL must not "
+                                   "use (a block comment, $ or an E'' string)");
     if (c == '\'' || c == '"') {  // a literal or a quoted name; a doubled quote stays inside
       const auto end = sql.find(c, i + 1);
       if (end == std::string_view::npos)

@@ -15,7 +15,8 @@ struct PostgresSql {
   bool read_only = false;  // a SELECT: needs no writer's lock outside a transaction
 };
 
-// internal for a `?N` that is not a number from 1 to 999 or an unterminated quote.
+// internal for a `?N` that is not a number from 1 to 999, an unterminated quote, or what the
+// scanner does not follow (a block comment, `$`, an E'' string).
 Result<PostgresSql> to_postgres_parameters(std::string_view sql);
 
 }  // namespace takosumi::controlplane

@@ -1,33 +1,13 @@
-// What only the PostgreSQL driver does, on a real server: SQLite's parameters rewritten, and one
-// writer at a time across connections (as across control-plane replicas) while reads go on.
+// What only the PostgreSQL driver does, on a real server: one writer at a time across connections
+// (as across control-plane replicas) while reads go on, a commit that did not commit reported, and
+// a lost connection handled as a transaction needs.
 #include <gtest/gtest.h>
 
 #include "common/error_codes.hpp"
-#include "controlplane/store/postgres_sql.hpp"
 #include "controlplane/testing/test_support.hpp"
 
 namespace takosumi::controlplane {
 namespace {
-
-TEST(PostgresSql, ParametersAreNumberedAsSqliteNumbersThem) {
-  auto sql = to_postgres_parameters(
-      "SELECT a FROM t WHERE b = ? AND c = ?1 AND d = ? AND e = '?' AND \"f?\" = ? -- x = ?\n"
-      " AND g = ?3");
-  ASSERT_TRUE(sql) << sql.error().to_string();
-  EXPECT_EQ(sql->text,
-            "SELECT a FROM t WHERE b = $1 AND c = $1 AND d = $2 AND e = '?' AND \"f?\" = $3 -- x = ?\n"
-            " AND g = $3");
-  EXPECT_EQ(sql->parameters, 3);
-  EXPECT_TRUE(sql->read_only);
-  auto write = to_postgres_parameters("  UPDATE t SET a = ?5, b = ?");
-  ASSERT_TRUE(write);
-  EXPECT_EQ(write->text, "  UPDATE t SET a = $5, b = $6");
-  EXPECT_EQ(write->parameters, 6);
-  EXPECT_FALSE(write->read_only);
-  EXPECT_FALSE(to_postgres_parameters("SELECT 'open"));
-  EXPECT_FALSE(to_postgres_parameters("SELECT ?0"));
-  EXPECT_FALSE(to_postgres_parameters("SELECT ?1000"));
-}
 
 TEST(PostgresDriver, OneWriterAtATimeAcrossConnectionsWhileReadsGoOn) {
   const std::string url = testing::new_test_postgres_database();
@@ -54,6 +34,88 @@ TEST(PostgresDriver, OneWriterAtATimeAcrossConnectionsWhileReadsGoOn) {
   }
   ASSERT_TRUE(b->run("INSERT INTO t (v) VALUES (2)"));
   EXPECT_EQ(*a->single_integer("SELECT count(*) FROM t"), 2);
+}
+
+TEST(PostgresDriver, ACommitThePostgresServerTurnedIntoARollbackFails) {
+  auto db = Database::connect_postgres({testing::new_test_postgres_database(), {}});
+  ASSERT_TRUE(db);
+  ASSERT_TRUE(db->exec("CREATE TABLE t (v BIGINT PRIMARY KEY)"));
+  ASSERT_TRUE(db->run("INSERT INTO t (v) VALUES (1)"));
+  {
+    Transaction tx(*db);
+    ASSERT_TRUE(tx.begun());
+    ASSERT_TRUE(db->run("INSERT INTO t (v) VALUES (2)"));
+    // A failure the caller chose to ignore: PostgreSQL has aborted the whole transaction.
+    auto duplicate = db->run("INSERT INTO t (v) VALUES (1)");
+    ASSERT_FALSE(duplicate);
+    EXPECT_EQ(duplicate.error().code, errc::kConflict);
+    auto committed = tx.commit();
+    ASSERT_FALSE(committed) << "SQLite would have kept row 2; PostgreSQL did not";
+    EXPECT_NE(committed.error().message.find("rolled back"), std::string::npos)
+        << committed.error().to_string();
+  }
+  EXPECT_FALSE(db->in_transaction());
+  EXPECT_EQ(*db->single_integer("SELECT count(*) FROM t"), 1);
+}
+
+TEST(PostgresDriver, AConnectionLostInsideATransactionFailsItAndTheNextOneReconnects) {
+  const std::string url = testing::new_test_postgres_database();
+  auto db = Database::connect_postgres({url, {}});
+  auto killer = Database::connect_postgres({url, {}});
+  ASSERT_TRUE(db && killer);
+  ASSERT_TRUE(db->exec("CREATE TABLE t (v BIGINT)"));
+  const auto pid = db->single_integer("SELECT pg_backend_pid()");
+  ASSERT_TRUE(pid);
+  {
+    Transaction tx(*db);
+    ASSERT_TRUE(tx.begun());
+    ASSERT_TRUE(db->run("INSERT INTO t (v) VALUES (1)"));
+    ASSERT_TRUE(killer->single_integer("SELECT pg_terminate_backend(CAST(? AS integer))", *pid));
+    auto lost = db->run("INSERT INTO t (v) VALUES (2)");
+    ASSERT_FALSE(lost);
+    EXPECT_EQ(lost.error().code, errc::kUnavailable) << lost.error().to_string();
+    // Still inside the (lost) transaction: no silent reconnect that would run the rest of it
+    // outside any transaction.
+    EXPECT_TRUE(db->in_transaction());
+    auto after = db->run("INSERT INTO t (v) VALUES (3)");
+    ASSERT_FALSE(after);
+    EXPECT_EQ(after.error().code, errc::kUnavailable);
+    EXPECT_FALSE(tx.commit());
+  }
+  EXPECT_FALSE(db->in_transaction());
+  // The next statement reconnects, with the session's settings set again.
+  ASSERT_TRUE(db->run("INSERT INTO t (v) VALUES (4)"));
+  auto s = db->query("SELECT current_setting('lock_timeout'), current_setting('TimeZone')");
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(*s->step());
+  EXPECT_EQ(s->text(0), "30s");
+  EXPECT_EQ(s->text(1), "UTC");
+  EXPECT_EQ(*db->single_integer("SELECT count(*) FROM t"), 1) << "only row 4 was committed";
+}
+
+TEST(PostgresDriver, ChangesCountsWritesOnly) {
+  auto db = Database::connect_postgres({testing::new_test_postgres_database(), {}});
+  ASSERT_TRUE(db);
+  ASSERT_TRUE(db->exec("CREATE TABLE t (v BIGINT)"));
+  ASSERT_TRUE(db->run("INSERT INTO t (v) VALUES (1), (2), (3)"));
+  EXPECT_EQ(db->changes(), 3);
+  EXPECT_EQ(*db->single_integer("SELECT count(*) FROM t"), 3);
+  EXPECT_EQ(db->changes(), 3) << "a SELECT leaves the count of the last write, as in SQLite";
+  ASSERT_TRUE(db->run("UPDATE t SET v = 0 WHERE v > 5"));
+  EXPECT_EQ(db->changes(), 0);
+}
+
+TEST(PostgresDriver, ADatabaseNotInUtf8IsRefused) {
+  auto admin = Database::connect_postgres({testing::test_postgres_url("postgres"), {}});
+  ASSERT_TRUE(admin);
+  const std::string name = testing::new_test_postgres_database_name();
+  ASSERT_TRUE(admin->exec("CREATE DATABASE " + name +
+                          " ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"));
+  testing::TestDatabases::instance().add(name);
+  auto db = Database::connect_postgres({testing::test_postgres_url(name), {}});
+  ASSERT_FALSE(db);
+  EXPECT_EQ(db.error().code, errc::kInvalidArgument);
+  EXPECT_NE(db.error().message.find("LATIN1"), std::string::npos) << db.error().to_string();
 }
 
 TEST(PostgresDriver, AnUnreachableServerIsUnavailable) {

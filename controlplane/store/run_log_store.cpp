@@ -38,7 +38,9 @@ Result<std::int64_t> RunLogStore::append(std::string_view run_id, std::int64_t a
   if (seq > next)
     return fail(errc::kConflict, "log seq " + std::to_string(seq) + " leaves a gap; nextSeq is " +
                                      std::to_string(next));
-  std::string_view kept = text;
+  // A module may print anything; a NUL would make the chunk unstorable (Statement::bind).
+  const std::string printable = without_nul(text);
+  std::string_view kept = printable;
   if (stored_bytes > kMaxRunLogBytes) {  // the marker was stored already
     kept = "";
   } else if (stored_bytes + static_cast<std::int64_t>(text.size()) > kMaxRunLogBytes) {

@@ -91,6 +91,14 @@ class SqliteConnection final : public ConnectionBackend {
   // The write lock at once, so a transaction that reads before it writes never meets another
   // writer between the two (SQLITE_BUSY mid-transaction).
   Status begin() override { return exec("BEGIN IMMEDIATE"); }
+  Status commit() override {
+    auto committed = exec("COMMIT");
+    if (!committed) rollback();
+    return committed;
+  }
+  void rollback() override {
+    if (in_transaction()) (void)exec("ROLLBACK");
+  }
 
  private:
   sqlite3* db_;

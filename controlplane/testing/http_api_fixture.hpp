@@ -73,7 +73,14 @@ class HttpApiTest : public ::testing::Test {
     cfg.api_token = SecretBytes::from_string(kApiToken);
     cfg.pool_tokens.push_back(SecretBytes::from_string(kPoolToken));
     cfg.metrics.listen = "127.0.0.1:0";  // tests run side by side: never the default port
+    if (testing::testing_on_postgres()) {  // the pg.* run of this suite (takosumi_on_postgres)
+      cfg.store_driver = StoreDriver::postgres;
+      cfg.postgres.url = testing::new_test_postgres_database();
+    }
     configure(cfg);
+    store_config_.data_dir = cfg.data_dir;
+    store_config_.store_driver = cfg.store_driver;
+    store_config_.postgres = cfg.postgres;
     auto cp = ControlPlane::create(std::move(cfg), clock_);
     ASSERT_TRUE(cp) << cp.error().to_string();
     control_ = std::move(*cp);
@@ -85,6 +92,13 @@ class HttpApiTest : public ::testing::Test {
 
   // Lets a test fixture change the configuration (limits) before the control plane starts.
   virtual void configure(ControlConfig&) {}
+
+  // Another connection to the control plane's store, for what a test reads straight from it.
+  Database open_store_db() {
+    auto db = open_store(store_config_);
+    if (!db) throw std::runtime_error(db.error().to_string());
+    return std::move(*db);
+  }
 
   void TearDown() override {
     if (control_) control_->stop();
@@ -315,6 +329,7 @@ class HttpApiTest : public ::testing::Test {
   TempDir dir_;
   takosumi::testing::FakeClock clock_;
   std::unique_ptr<ControlPlane> control_;
+  ControlConfig store_config_;  // the store part of the configuration served (open_store_db)
   std::thread server_;
   std::uint16_t port_ = 0;
   crypto::BoxKeyPair box_ = crypto::BoxKeyPair::generate();

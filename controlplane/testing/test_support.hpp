@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "controlplane/store/database.hpp"
 #include "controlplane/store/schema.hpp"
@@ -32,13 +33,37 @@ inline std::string test_postgres_url(const std::string& name) {
   return "postgresql:///" + name + "?host=" + socket_dir + "&user=" + user;
 }
 
-// A new, empty PostgreSQL database of its own on the test server; returns its URL.
+// The databases this test process made, dropped when it exits: a CI disk holds two builds and
+// the server, and hundreds of 8 MB databases kept until the server stops do not fit beside them.
+class TestDatabases {
+ public:
+  static TestDatabases& instance() {
+    static TestDatabases databases;
+    return databases;
+  }
+  void add(std::string name) { names_.push_back(std::move(name)); }
+  ~TestDatabases() {
+    if (names_.empty()) return;
+    auto admin = controlplane::Database::connect_postgres({test_postgres_url("postgres"), {}});
+    if (!admin) return;  // the server is gone; test_server.sh stop removes the whole cluster
+    for (const auto& name : names_) (void)admin->exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+  }
+
+ private:
+  std::vector<std::string> names_;
+};
+
+// A new, empty PostgreSQL database of its own on the test server; returns its URL. FILE_COPY
+// copies the template's files instead of writing all of them to the WAL.
+inline std::string new_test_postgres_database_name() { return "t_" + crypto::new_id("db").substr(3); }
+
 inline std::string new_test_postgres_database() {
   auto admin = controlplane::Database::connect_postgres({test_postgres_url("postgres"), {}});
   if (!admin) throw std::runtime_error(admin.error().to_string());
-  const std::string name = "t_" + crypto::new_id("db").substr(3);
-  if (auto made = admin->exec("CREATE DATABASE " + name); !made)
+  const std::string name = new_test_postgres_database_name();
+  if (auto made = admin->exec("CREATE DATABASE " + name + " STRATEGY FILE_COPY"); !made)
     throw std::runtime_error(made.error().to_string());
+  TestDatabases::instance().add(name);
   return test_postgres_url(name);
 }
 

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include "crypto/envelope.hpp"
+#include "controlplane/testing/test_support.hpp"
 #include "crypto/keys.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -35,6 +36,11 @@ Stack::Stack(StackOptions options) : options_(std::move(options)), root_(make_te
     ca_->issue({.common_name = "localhost", .dns_names = {"localhost"}})
         .write(pki_dir() / "server.pem", pki_dir() / "server.key");
   }
+  // The pg.* run of a suite (takosumi_on_postgres): the control plane keeps its records in a
+  // database of its own on the test server, kept across the Stack's restarts.
+  if (takosumi::testing::testing_on_postgres())
+    store_yaml_ = "store:\n  driver: postgres\n  url: '" +
+                  takosumi::testing::new_test_postgres_database() + "'\n";
   start_control();
   if (port_ == 0) return;
   if (options_.https)
@@ -55,7 +61,7 @@ void Stack::start_control() {
   // A restart keeps the port, as a control plane behind a fixed address would.
   write(root_ / "control.yaml",
         "listenAddress: 127.0.0.1\nport: " + std::to_string(port_) + "\n"
-        "dataDir: " + data_dir().string() + "\n"
+        "dataDir: " + data_dir().string() + "\n" + store_yaml_ +
         "apiTokenFile: " + (root_ / "api.token").string() + "\n"
         "poolTokenFile: " + (root_ / "pool.token").string() + "\n"
         "leaseSeconds: " + std::to_string(options_.lease_seconds) + "\n"

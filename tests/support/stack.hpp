@@ -123,6 +123,7 @@ class Stack {
  private:
   StackOptions options_;
   std::filesystem::path root_;
+  std::string store_yaml_;  // the control plane's `store:` section; empty: SQLite in dataDir
   std::string api_token_ = "test-api-token-0123456789";
   std::string pool_token_ = "test-pool-token-0123456789";
   unsigned short port_ = 0;
