@@ -43,6 +43,8 @@ Stack::Stack(StackOptions options) : options_(std::move(options)), root_(make_te
                   takosumi::testing::new_test_postgres_database() + "'\n";
   start_control();
   if (port_ == 0) return;
+  EXPECT_EQ(std::filesystem::exists(data_dir() / "control.db"), store_yaml_.empty())
+      << "the control plane keeps its records where its configuration says";
   if (options_.https)
     api_ = std::make_unique<HttpClient>(
         "localhost", port_, api_token_,
