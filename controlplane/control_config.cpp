@@ -120,6 +120,7 @@ Status load_store(const YAML::Node& root, const std::filesystem::path& base, Con
     return fail(errc::kConfigInvalid, "store.url must be a postgresql:// URI (e.g. "
                                       "postgresql://takosumi@db.example:5432/takosumi?sslmode="
                                       "verify-full) when store.driver is postgres");
+  TAKOSUMI_TRY(check_postgres_url(*url));
   cfg.store_driver = StoreDriver::postgres;
   cfg.postgres.url = *url;
   if (!password_file->empty()) cfg.postgres.password_file = resolve(base, *password_file);

@@ -23,6 +23,7 @@
 #include "controlplane/http/http_server.hpp"
 #include "controlplane/api/public_api.hpp"
 #include "controlplane/api/workspace_backup.hpp"
+#include "controlplane/store/key_binding.hpp"
 #include "controlplane/store/schema.hpp"
 #include "service/metrics_listener.hpp"
 #include "service/service_notifier.hpp"
@@ -173,6 +174,12 @@ Result<Database> open_sqlite_store(const std::filesystem::path& dir) {
   return Database::open_sqlite(dir / "control.db");
 }
 
+// On a PostgreSQL store the blobs are in the database too (blob_store.hpp).
+std::optional<PostgresSettings> shared_blobs(const ControlConfig& config) {
+  if (config.store_driver == StoreDriver::sqlite) return std::nullopt;
+  return config.postgres;
+}
+
 }  // namespace
 
 Result<Database> open_store(const ControlConfig& config) {
@@ -200,7 +207,8 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
   auto db = open_store(config);
   if (!db) return std::unexpected(db.error());
   TAKOSUMI_TRY(prepare_schema(*db));
-  auto blobs = BlobStore::open(dir);
+  TAKOSUMI_TRY(bind_keys(*db, *keys));
+  auto blobs = BlobStore::open(dir, shared_blobs(config));
   if (!blobs) return std::unexpected(blobs.error());
   net::TlsContext tls;
   if (config.tls) {
@@ -239,7 +247,8 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::open_existing(ControlConfig 
   auto db = open_store(config);
   if (!db) return std::unexpected(db.error());
   TAKOSUMI_TRY(prepare_schema(*db));
-  auto blobs = BlobStore::open_shared(dir);
+  TAKOSUMI_TRY(bind_keys(*db, *keys));
+  auto blobs = BlobStore::open_shared(dir, shared_blobs(config));
   if (!blobs) return std::unexpected(blobs.error());
   auto parts = std::make_unique<Parts>(std::move(config), clock, std::move(*db), std::move(*keys),
                                        std::move(*blobs));

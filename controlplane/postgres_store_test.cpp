@@ -1,6 +1,7 @@
 // takosumi-control on a PostgreSQL store (a real server: the pg.* run): serve creates the schema
 // of an empty database, refuses one at another version, and `migrate` is what brings an older
-// one up. Replicas never migrate by themselves: an older replica may still be serving.
+// one up (replicas never migrate by themselves: an older replica may still be serving); a
+// replica serves the store only with the keys it was first served with.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -22,14 +23,18 @@ class PostgresStoreTest : public ::testing::Test {
  protected:
   PostgresStoreTest() : url_(testing::new_test_postgres_database()) {
     std::ofstream(dir_.path() / "api.token") << "an-api-token\n";
-    std::ofstream(dir_.path() / "control.yaml")
-        << "dataDir: data\napiTokenFile: api.token\npoolTokens: [p]\nmetrics:\n  listen: "
-           "'127.0.0.1:0'\nstore:\n  driver: postgres\n  url: '"
+    write_config("control.yaml", "data");
+  }
+
+  void write_config(const std::string& file, const std::string& data_dir) {
+    std::ofstream(dir_.path() / file)
+        << "dataDir: " << data_dir << "\napiTokenFile: api.token\npoolTokens: [p]\nmetrics:\n"
+           "  listen: '127.0.0.1:0'\nstore:\n  driver: postgres\n  url: '"
         << url_ << "'\n";
   }
 
-  Result<std::unique_ptr<ControlPlane>> create() {
-    auto config = load_control_config(dir_.path() / "control.yaml", std::nullopt);
+  Result<std::unique_ptr<ControlPlane>> create(const std::string& file = "control.yaml") {
+    auto config = load_control_config(dir_.path() / file, std::nullopt);
     if (!config) return std::unexpected(config.error());
     return ControlPlane::create(std::move(*config), clock_);
   }
@@ -102,6 +107,37 @@ TEST_F(PostgresStoreTest, ANewerSchemaIsRefusedByServeAndMigrate) {
       << refused.error().to_string();
   EXPECT_EQ(migrate().first, 1);
   EXPECT_EQ(version(), current + 1);
+}
+
+// Replicas share one store only with one set of keys: one with keys of its own would sign
+// manifests the agents refuse and could not open the StateVersions the others stored.
+TEST_F(PostgresStoreTest, AReplicaWithOtherKeysIsRefusedAndOneWithTheSameKeysServes) {
+  ASSERT_TRUE(create());
+  write_config("replica.yaml", "replica");
+  auto refused = create("replica.yaml");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, errc::kConfigInvalid);
+  EXPECT_NE(refused.error().message.find("not the one the store was first served with"),
+            std::string::npos)
+      << refused.error().to_string();
+  std::filesystem::remove_all(dir_.path() / "replica" / "keys");
+  std::filesystem::copy(dir_.path() / "data" / "keys", dir_.path() / "replica" / "keys");
+  auto replica = create("replica.yaml");
+  EXPECT_TRUE(replica) << replica.error().to_string();
+}
+
+TEST_F(PostgresStoreTest, AUrlLibpqCannotReadIsRefusedWithoutQuotingIt) {
+  std::ofstream(dir_.path() / "control.yaml", std::ios::trunc)
+      << "dataDir: data\napiTokenFile: api.token\npoolTokens: [p]\nstore:\n  driver: postgres\n"
+         "  url: 'postgresql://takosumi:s3cret%zz@db/x'\n";
+  auto config = load_control_config(dir_.path() / "control.yaml", std::nullopt);
+  ASSERT_FALSE(config);
+  EXPECT_EQ(config.error().code, errc::kConfigInvalid);
+  EXPECT_NE(config.error().message.find("store.url is not a libpq connection URI"),
+            std::string::npos)
+      << config.error().to_string();
+  EXPECT_EQ(config.error().to_string().find("s3cret"), std::string::npos)
+      << config.error().to_string();
 }
 
 TEST_F(PostgresStoreTest, AnUnreachableStoreIsReportedAsTheStores) {

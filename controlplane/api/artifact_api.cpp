@@ -49,7 +49,9 @@ HttpResponse AgentApi::download(const HttpRequest& req, const std::string& run_i
     return error_response(error(errc::kInvalidArgument,
                                 "artifact kind \"" + kind + "\" must be prior_state or plan"));
   }
-  if (!d_.blobs.contains(sha))
+  auto stored = d_.blobs.contains(sha);
+  if (!stored) return error_response(stored.error());
+  if (!*stored)
     return error_response(error(errc::kNotFound, kind + " blob " + sha + " is missing"));
   auto path = d_.blobs.path_for(sha);
   if (!path) return error_response(path.error());

@@ -16,7 +16,11 @@ Result<ApplyCandidate> load_apply_candidate(RunStore& runs, StateStore& states,
   if (const auto& sha = candidate.plan.plan_artifact_sha256) {
     auto indexed = runs.has_artifact(candidate.plan.id, "plan", *sha);
     if (!indexed) return std::unexpected(indexed.error());
-    candidate.plan_artifact_stored = *indexed && blobs.contains(*sha);
+    if (*indexed) {
+      auto stored = blobs.contains(*sha);
+      if (!stored) return std::unexpected(stored.error());
+      candidate.plan_artifact_stored = *stored;
+    }
   }
   auto exists = runs.apply_exists_for(candidate.plan.id);
   if (!exists) return std::unexpected(exists.error());

@@ -15,7 +15,9 @@ namespace takosumi::controlplane {
 
 Result<std::string> ManifestBuilder::reseal(std::string_view sha256, std::string_view what,
                                             const crypto::BoxPublicKey& to) {
-  if (!stores_.blobs.contains(sha256))
+  auto stored = stores_.blobs.contains(sha256);
+  if (!stored) return std::unexpected(stored.error());
+  if (!*stored)
     return fail(errc::kStateIntegrityFailed,
                 std::string(what) + " blob " + std::string(sha256) + " is missing");
   auto path = stores_.blobs.path_for(sha256);

@@ -48,7 +48,14 @@ Result<std::vector<Job>> RunQueue::claim(const Agent& agent, int max_jobs,
   // Each step either claims a Run or finishes one, so the loop ends; the bound is a backstop.
   for (int steps = 0; static_cast<int>(jobs.size()) < max_jobs && steps < 1000; ++steps) {
     auto step = claim_one(agent, build);
-    if (!step) return std::unexpected(step.error());
+    // Runs leased already in this call are committed: they go to the agent, whatever failed
+    // after them (otherwise each would wait out its lease and lose an attempt).
+    if (!step && jobs.empty()) return std::unexpected(step.error());
+    if (!step) {
+      spdlog::warn("claim for agent {}: {} (answering with the {} Run(s) claimed before)",
+                   agent.id, step.error().to_string(), jobs.size());
+      break;
+    }
     if (step->exhausted) break;
     if (step->job) jobs.push_back(std::move(*step->job));
   }

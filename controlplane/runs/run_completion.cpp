@@ -75,7 +75,7 @@ Result<std::optional<StateVersion>> RunQueue::store_new_state(const Run& run,
   sv.created_by_run_id = run.id;
   sv.source_commit = run.source_commit;
   sv.serial = ns.serial;
-  sv.lineage = ns.lineage;
+  sv.lineage = without_nul(ns.lineage);  // from the state file a module could have written
   sv.plaintext_sha256 = ns.plaintext_sha256;
   sv.ciphertext_sha256 = ns.artifact_sha256;
   sv.restored_from = run.restores_state_version_id;
@@ -141,7 +141,7 @@ Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
       final_status(report), run.attempt, clock_.now_unix(), non_empty(report.failure_code),
       non_empty(without_nul(report.failure_message)), report.has_changes,
       takosumi::serialize(j.at("changeSummary")), takosumi::serialize(j.at("resourceChanges")),
-      plan_digest, plan_artifact, sv_id, non_empty(report.tofu_version),
+      plan_digest, plan_artifact, sv_id, non_empty(without_nul(report.tofu_version)),
       non_empty(report.provider_lock_sha256), takosumi::serialize(j.at("envNames")),
       takosumi::serialize(j.at("phaseMillis")), data_loss, drift,
       takosumi::serialize(j.at("refusedOutputs")), run.id);

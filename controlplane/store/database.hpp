@@ -137,9 +137,17 @@ class ColumnReader {
 // Where the store lives: a SQLite file, or a PostgreSQL database by libpq connection URI
 // (postgresql://user@host:port/db?sslmode=verify-full; PGPASSFILE and the other PG* variables
 // apply) with its password optionally read from a file.
+// config_invalid unless libpq can parse url (its own message, which may quote the URL with its
+// password, is dropped).
+Status check_postgres_url(std::string_view url);
+
 struct PostgresSettings {
   std::string url;
   std::optional<std::filesystem::path> password_file;
+  // false: writes outside a transaction take no writers' lock. Only for the blob store's own
+  // connection, whose rows are content-addressed and written idempotently: it must never wait for
+  // the lock that the main connection's transaction holding it is waiting on the blob for.
+  bool writers_lock = true;
 };
 
 class Database {

@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include <charconv>
+#include <chrono>
 #include <cstring>
 
 #include "common/error_codes.hpp"
@@ -52,9 +53,13 @@ Error postgres_error(PGconn* conn, const PGresult* result, std::string_view what
   // lock not had in lock_timeout (55P03), a deadlock or serialization failure (40P01, 40001), a
   // statement cancelled by a timeout (57014), too many connections (53300). The caller may retry
   // all of these; none of them is a fault of the request.
+  // So is a server short of resources (class 53: disk full, out of memory, too many
+  // connections), failing at the system level (class 58: I/O), or a standby that a failover
+  // left us on (25006: read only; the connection is reset, see usable()).
   if (!result || PQstatus(conn) == CONNECTION_BAD || sqlstate.starts_with("08") ||
-      sqlstate.starts_with("57P") || sqlstate == "55P03" || sqlstate == "40P01" ||
-      sqlstate == "40001" || sqlstate == "57014" || sqlstate == "53300")
+      sqlstate.starts_with("57P") || sqlstate.starts_with("53") || sqlstate.starts_with("58") ||
+      sqlstate == "55P03" || sqlstate == "40P01" || sqlstate == "40001" || sqlstate == "57014" ||
+      sqlstate == "25006")
     code = errc::kUnavailable;
   return Error{std::string(code), "postgresql: " + std::string(what) + ": " + message};
 }
@@ -123,11 +128,14 @@ class PostgresStatement final : public StatementBackend {
 
 class PostgresConnection final : public ConnectionBackend {
  public:
-  explicit PostgresConnection(PGconn* conn) : conn_(conn) {
+  PostgresConnection(PGconn* conn, bool writers_lock) : conn_(conn), writers_lock_(writers_lock) {
     // CREATE … IF NOT EXISTS and friends send notices; libpq would print them on stderr.
     PQsetNoticeProcessor(conn_, [](void*, const char* message) {
       spdlog::debug("postgresql: {}", message);
     }, nullptr);
+    // The primary message only: DETAIL lines quote row values ("Failing row contains …"),
+    // which must not travel in an error answer to a client.
+    PQsetErrorVerbosity(conn_, PQERRORS_TERSE);
   }
   ~PostgresConnection() override { PQfinish(conn_); }
   PostgresConnection(const PostgresConnection&) = delete;
@@ -145,14 +153,15 @@ class PostgresConnection final : public ConnectionBackend {
                   std::string("postgresql: the database's encoding is ") +
                       (encoding ? encoding : "unknown") +
                       ": takosumi needs a UTF8 database (CREATE DATABASE … ENCODING 'UTF8')");
-    return exec("SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'; SET lock_timeout = '30s';"
-                " SET idle_in_transaction_session_timeout = '60s'");
+    TAKOSUMI_TRY(exec_here("SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC';"
+                           " SET lock_timeout = '30s'; SET idle_in_transaction_session_timeout = '60s'"));
+    session_ready_ = true;
+    return {};
   }
 
   Status exec(std::string_view sql) override {
     TAKOSUMI_TRY(usable());
-    ResultPtr r(PQexec(conn_, std::string(sql).c_str()));
-    return checked(r.get(), "exec");
+    return exec_here(sql);
   }
 
   Result<std::unique_ptr<StatementBackend>> prepare(std::string_view sql) override {
@@ -190,7 +199,10 @@ class PostgresConnection final : public ConnectionBackend {
       return fail(errc::kUnavailable, "postgresql: commit: the connection was lost inside the "
                                       "transaction; nothing of it was committed");
     ResultPtr r(PQexec(conn_, "COMMIT"));
-    TAKOSUMI_TRY(checked(r.get(), "commit"));
+    if (auto ok = checked(r.get(), "commit"); !ok) {
+      end_server_transaction();  // never leave the session inside it, holding the writers' lock
+      return ok;
+    }
     // A transaction in which a statement failed ends in ROLLBACK whatever COMMIT asked.
     if (std::string_view(PQcmdStatus(r.get())) != "COMMIT")
       return fail(errc::kInternal,
@@ -208,7 +220,7 @@ class PostgresConnection final : public ConnectionBackend {
   Result<ResultPtr> execute(const PostgresSql& sql, const std::vector<std::optional<std::string>>& values,
                             const std::vector<bool>& integer) {
     TAKOSUMI_TRY(usable());
-    const bool own_transaction = !sql.read_only && !transaction_open_;
+    const bool own_transaction = !sql.read_only && !transaction_open_ && writers_lock_;
     if (own_transaction) TAKOSUMI_TRY(begin());
     std::vector<const char*> pointers(values.size());
     std::vector<unsigned> types(values.size());
@@ -239,7 +251,18 @@ class PostgresConnection final : public ConnectionBackend {
   Status checked(const PGresult* r, std::string_view what) {
     const auto status = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
     if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return {};
+    // A standby (read only): the next statement outside a transaction connects again, which
+    // target_session_attrs=read-write sends to the primary.
+    if (const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+        state && std::string_view(state) == "25006")
+      session_ready_ = false;
     return std::unexpected(postgres_error(conn_, r, what));
+  }
+
+  // On this session as it is (no reconnect).
+  Status exec_here(std::string_view sql) {
+    ResultPtr r(PQexec(conn_, std::string(sql).c_str()));
+    return checked(r.get(), "exec");
   }
 
   // Whatever the server still holds open for this session ends (a failed BEGIN, a rollback).
@@ -251,10 +274,18 @@ class PostgresConnection final : public ConnectionBackend {
 
   // A connection the server closed is opened again, but never mid-transaction: that
   // transaction's work is gone, and its caller must see the failure until it ends it.
+  // A session whose settings did not take (configure_session failed after a reconnect) is not
+  // used as it is: it is opened again too. While the server stays away, a reconnect is tried at
+  // most once a second, so a statement fails at once instead of waiting connect_timeout each.
   Status usable() {
-    if (PQstatus(conn_) == CONNECTION_OK) return {};
+    if (PQstatus(conn_) == CONNECTION_OK && session_ready_) return {};
     if (transaction_open_)
       return fail(errc::kUnavailable, "postgresql: the connection was lost inside a transaction");
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_reset_)
+      return fail(errc::kUnavailable, "postgresql: the server is unreachable (retrying)");
+    next_reset_ = now + std::chrono::seconds(1);
+    session_ready_ = false;
     PQreset(conn_);
     if (PQstatus(conn_) != CONNECTION_OK)
       return std::unexpected(postgres_error(conn_, nullptr, "connect"));
@@ -263,6 +294,9 @@ class PostgresConnection final : public ConnectionBackend {
   }
 
   PGconn* conn_;
+  bool writers_lock_;
+  bool session_ready_ = false;
+  std::chrono::steady_clock::time_point next_reset_{};
   std::int64_t changes_ = 0;
   bool transaction_open_ = false;
 };
@@ -282,26 +316,47 @@ Result<bool> PostgresStatement::step() {
 
 }  // namespace
 
+Status check_postgres_url(std::string_view url) {
+  // libpq's own parse error may quote the URL, password included: it is never passed on.
+  char* error = nullptr;
+  PQconninfoOption* options = PQconninfoParse(std::string(url).c_str(), &error);
+  PQfreemem(error);
+  if (!options)
+    return fail(errc::kConfigInvalid,
+                "store.url is not a libpq connection URI (postgresql://user@host:5432/db?"
+                "sslmode=verify-full; percent-encode special characters)");
+  PQconninfoFree(options);
+  return {};
+}
+
 Result<Database> Database::connect_postgres(const PostgresSettings& settings) {
+  TAKOSUMI_TRY(check_postgres_url(settings.url));
+  // Read once: libpq keeps it for its reconnects, so a rotated file takes effect at the next
+  // start. An empty file would make libpq fall back to other sources silently: refused.
   std::optional<std::string> password;
   if (settings.password_file) {
     auto text = read_file(*settings.password_file, 4096);
     if (!text) return std::unexpected(text.error().with_context("store.passwordFile"));
     std::string value = std::move(*text);
     while (!value.empty() && (value.back() == '\n' || value.back() == '\r')) value.pop_back();
+    if (value.empty())
+      return fail(errc::kConfigInvalid,
+                  "store.passwordFile " + settings.password_file->string() + " is empty");
     password = std::move(value);
   }
   // The URL is libpq's own (dbname with expand_dbname): sslmode, sslrootcert, host lists and the
   // PG* environment all apply as libpq documents them. It comes last, so what it says overrides
   // the defaults before it (libpq keeps the last value of a repeated keyword); the password file
   // comes after it, so a configured file is what is used.
-  // Keepalives: a server gone without a word (a failed-over host) is noticed in about a minute
-  // instead of the kernel's two hours.
+  // Keepalives and tcp_user_timeout: a server gone without a word (a failed-over host) is
+  // noticed in about a minute, idle or mid-statement, instead of the kernel's two hours or
+  // fifteen minutes. read-write: of several hosts, the primary (a standby refuses writes).
   std::vector<const char*> keys{"application_name", "connect_timeout", "keepalives",
                                 "keepalives_idle", "keepalives_interval", "keepalives_count",
-                                "client_encoding", "dbname"};
-  std::vector<const char*> values{"takosumi-control", "10", "1", "30", "10", "3", "UTF8",
-                                  settings.url.c_str()};
+                                "tcp_user_timeout", "target_session_attrs", "client_encoding",
+                                "dbname"};
+  std::vector<const char*> values{"takosumi-control", "10", "1", "30", "10", "3", "60000",
+                                  "read-write", "UTF8", settings.url.c_str()};
   if (password) {
     keys.push_back("password");
     values.push_back(password->c_str());
@@ -309,9 +364,10 @@ Result<Database> Database::connect_postgres(const PostgresSettings& settings) {
   keys.push_back(nullptr);
   values.push_back(nullptr);
   PGconn* raw = PQconnectdbParams(keys.data(), values.data(), 1);
+  // Our copy only (libpq keeps its own for reconnects).
   if (password) std::fill(password->begin(), password->end(), '\0');
   if (!raw) return fail(errc::kUnavailable, "postgresql: connect: out of memory");
-  auto connection = std::make_unique<PostgresConnection>(raw);
+  auto connection = std::make_unique<PostgresConnection>(raw, settings.writers_lock);
   if (PQstatus(raw) != CONNECTION_OK)
     return std::unexpected(postgres_error(raw, nullptr, "connect"));
   TAKOSUMI_TRY(connection->configure_session());

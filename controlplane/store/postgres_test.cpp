@@ -1,10 +1,13 @@
 // What only the PostgreSQL driver does, on a real server: one writer at a time across connections
 // (as across control-plane replicas) while reads go on, a commit that did not commit reported, and
-// a lost connection handled as a transaction needs.
+// a lost connection handled as a transaction needs, and a damaged blob in the database refused.
 #include <gtest/gtest.h>
 
 #include "common/error_codes.hpp"
+#include "common/file_io.hpp"
+#include "controlplane/store/blob_store.hpp"
 #include "controlplane/testing/test_support.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -116,6 +119,29 @@ TEST(PostgresDriver, ADatabaseNotInUtf8IsRefused) {
   ASSERT_FALSE(db);
   EXPECT_EQ(db.error().code, errc::kInvalidArgument);
   EXPECT_NE(db.error().message.find("LATIN1"), std::string::npos) << db.error().to_string();
+}
+
+TEST(PostgresBlobs, ADatabaseCopyThatDoesNotHashToItsNameIsNeverUsed) {
+  takosumi::testing::TempDir dir;
+  const PostgresSettings postgres{testing::new_test_postgres_database(), {}};
+  Database db = testing::open_test_db(dir.path() / "unused.db", postgres);
+  BlobStore blobs = *BlobStore::open(dir.path() / "a", postgres);
+  const std::string bytes(kBlobChunkBytes + 100, 'x');
+  auto sha = blobs.put(bytes);
+  ASSERT_TRUE(sha);
+  ASSERT_TRUE(db.run("UPDATE blob_chunks SET data = decode('AAAA', 'base64')"
+                     " WHERE sha256 = ? AND seq = 1",
+                     *sha));
+  BlobStore other = *BlobStore::open(dir.path() / "b", postgres);
+  auto path = other.path_for(*sha);
+  ASSERT_FALSE(path);
+  EXPECT_EQ(path.error().code, errc::kInternal);
+  EXPECT_NE(path.error().message.find("does not hash to its name"), std::string::npos)
+      << path.error().to_string();
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "b" / "blobs" / *sha));
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path() / "b" / "tmp")) << "nothing left behind";
+  EXPECT_EQ(read_file(*blobs.path_for(*sha), 4 << 20).value_or(""), bytes)
+      << "the replica that stored it has its own copy";
 }
 
 TEST(PostgresDriver, AnUnreachableServerIsUnavailable) {

@@ -11,7 +11,7 @@ namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 11;
+constexpr std::int64_t kSchemaVersion = 12;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -446,6 +446,22 @@ Status to_v11(Database& db) {
   return add_column_if_missing(db, "agents", "deregistered_at", "INTEGER");
 }
 
+// v11 → v12: the keys the store was first served with (key_binding.hpp: a control plane with
+// other keys is refused); on PostgreSQL also the blobs themselves (blob_store.hpp: every replica
+// has every blob, in chunks), and a Capsule's Runs in insertion order without a sort (SQLite's
+// indexes end in the rowid already; its blobs are the files in dataDir).
+Status to_v12(Database& db) {
+  TAKOSUMI_TRY(db.exec("CREATE TABLE IF NOT EXISTS control_plane_keys ("
+                       "storage_public_key TEXT NOT NULL, signing_public_key TEXT NOT NULL)"));
+  if (db.driver() == StoreDriver::sqlite) return {};
+  return db.exec(
+      "CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, size BIGINT NOT NULL,"
+      " chunks BIGINT NOT NULL);"
+      "CREATE TABLE IF NOT EXISTS blob_chunks (sha256 TEXT NOT NULL, seq BIGINT NOT NULL,"
+      " data BYTEA NOT NULL, PRIMARY KEY (sha256, seq));"
+      "CREATE INDEX IF NOT EXISTS runs_by_capsule_in_order ON runs(capsule_id, rowid)");
+}
+
 // One step of the schema, from version `to - 1` to `to`.
 struct Migration {
   std::int64_t to;
@@ -457,7 +473,7 @@ struct Migration {
 
 constexpr Migration kMigrations[] = {{2, to_v2, true}, {3, to_v3}, {4, to_v4}, {5, to_v5},
                                      {6, to_v6},       {7, to_v7}, {8, to_v8}, {9, to_v9},
-                                     {10, to_v10},     {11, to_v11}};
+                                     {10, to_v10},     {11, to_v11}, {12, to_v12}};
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 // Runs one migration in one transaction that also sets user_version: a database is at one
@@ -509,7 +525,8 @@ Status create_current_tables(Database& db) {
   TAKOSUMI_TRY(db.exec(postgres ? kAppendOnlyPostgres : kAppendOnlySqlite));
   TAKOSUMI_TRY(to_v9(db));
   TAKOSUMI_TRY(to_v10(db));
-  return to_v11(db);
+  TAKOSUMI_TRY(to_v11(db));
+  return to_v12(db);
 }
 
 // PostgreSQL keeps the version in a table of its own (it has no user_version). Its first version

@@ -131,7 +131,8 @@ class RunQueueTest : public ::testing::Test {
 
   TempDir dir_;
   testing::FakeClock clock_{1'700'000'000};
-  Database db_ = testing::open_test_db(dir_.path() / "control.db");
+  std::optional<PostgresSettings> postgres_ = testing::new_test_store();  // the pg.* run's
+  Database db_ = testing::open_test_db(dir_.path() / "control.db", postgres_);
   CatalogStore catalog_{db_, clock_};
   RunStore runs_{db_, clock_};
   StateStore states_{db_, clock_};
@@ -146,7 +147,7 @@ class RunQueueTest : public ::testing::Test {
   WorkspacePlanStore workspace_plans_{db_, clock_};
   BackupStore backups_{db_, clock_};
   AuditLog audit_{db_, clock_};
-  BlobStore blobs_ = *BlobStore::open(dir_.path());
+  BlobStore blobs_ = *BlobStore::open(dir_.path(), postgres_);
   RunQueue queue_{db_, catalog_, runs_, states_, connections_, audit_, clock_, 60};
   ManifestFactory build_ = [](const ClaimedRun& c) -> Result<protocol::SignedManifest> {
     return protocol::SignedManifest{"manifest-of-" + c.run.id, "signature"};

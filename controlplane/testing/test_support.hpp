@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -44,9 +45,12 @@ class TestDatabases {
   void add(std::string name) { names_.push_back(std::move(name)); }
   ~TestDatabases() {
     if (names_.empty()) return;
-    auto admin = controlplane::Database::connect_postgres({test_postgres_url("postgres"), {}});
-    if (!admin) return;  // the server is gone; test_server.sh stop removes the whole cluster
-    for (const auto& name : names_) (void)admin->exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
+    try {  // never an exception out of a destructor: the test has passed or failed already
+      auto admin = controlplane::Database::connect_postgres({test_postgres_url("postgres"), {}});
+      if (!admin) return;  // the server is gone; test_server.sh stop removes the whole cluster
+      for (const auto& name : names_) (void)admin->exec("DROP DATABASE " + name + " WITH (FORCE)");
+    } catch (...) {
+    }
   }
 
  private:
@@ -67,17 +71,27 @@ inline std::string new_test_postgres_database() {
   return test_postgres_url(name);
 }
 
-// SQLite at `file`, or a new PostgreSQL database when the run is on PostgreSQL.
-inline controlplane::Database open_test_db_without_schema(const std::filesystem::path& file) {
-  auto db = testing_on_postgres()
-                ? controlplane::Database::connect_postgres({new_test_postgres_database(), {}})
-                : controlplane::Database::open_sqlite(file);
+// A new PostgreSQL database when the run is on PostgreSQL; none (SQLite) otherwise.
+inline std::optional<controlplane::PostgresSettings> new_test_store() {
+  if (!testing_on_postgres()) return std::nullopt;
+  return controlplane::PostgresSettings{new_test_postgres_database(), {}};
+}
+
+// SQLite at `file`, or the PostgreSQL database `postgres` (by default a new one when the run is
+// on PostgreSQL).
+inline controlplane::Database open_test_db_without_schema(
+    const std::filesystem::path& file,
+    const std::optional<controlplane::PostgresSettings>& postgres = new_test_store()) {
+  auto db = postgres ? controlplane::Database::connect_postgres(*postgres)
+                     : controlplane::Database::open_sqlite(file);
   if (!db) throw std::runtime_error(db.error().to_string());
   return std::move(*db);
 }
 
-inline controlplane::Database open_test_db(const std::filesystem::path& file) {
-  auto db = open_test_db_without_schema(file);
+inline controlplane::Database open_test_db(
+    const std::filesystem::path& file,
+    const std::optional<controlplane::PostgresSettings>& postgres = new_test_store()) {
+  auto db = open_test_db_without_schema(file, postgres);
   if (auto st = controlplane::create_schema(db); !st) throw std::runtime_error(st.error().to_string());
   return db;
 }

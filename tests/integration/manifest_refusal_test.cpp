@@ -1,6 +1,7 @@
 // The agent refuses manifests it cannot trust before anything runs.
 #include <gtest/gtest.h>
 
+#include "controlplane/store/database.hpp"
 #include "tests/support/stack.hpp"
 #include "tests/support/test_git_repo.hpp"
 
@@ -33,6 +34,13 @@ TEST(ManifestRefusal, ManifestSignedByAnotherKeyIsRefused) {
   stack.stop_control(false);
   std::filesystem::remove(stack.data_dir() / "keys/signing.key");
   std::filesystem::remove(stack.data_dir() / "keys/signing.pub");
+  // The impostor has the store too, and unbinds the keys it was served with (key_binding.hpp):
+  // what stops it then is the agent's pinned key.
+  {
+    auto db = controlplane::Database::open_sqlite(stack.data_dir() / "control.db");
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(db->run("DELETE FROM control_plane_keys"));
+  }
   stack.start_control();
   expect_refused(stack, "manifest_bad_signature");
 }
