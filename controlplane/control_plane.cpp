@@ -24,6 +24,7 @@
 #include "controlplane/api/public_api.hpp"
 #include "controlplane/api/workspace_backup.hpp"
 #include "controlplane/store/key_binding.hpp"
+#include "controlplane/store/postgres_listener.hpp"
 #include "controlplane/store/schema.hpp"
 #include "service/metrics_listener.hpp"
 #include "service/service_notifier.hpp"
@@ -135,6 +136,7 @@ struct ControlPlane::Parts {
   RegistrationChallenges challenges;
   WorkspacePlanner planner;
   ClaimWaiters waiters;
+  std::unique_ptr<PostgresListener> listener;  // on a PostgreSQL store: the other replicas' wakes
   boost::asio::thread_pool pool;
   Router router{kMaxArtifactBytes};
   PublicApi public_api;
@@ -216,9 +218,24 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
     if (!context) return std::unexpected(context.error());
     tls = std::move(*context);
   }
+  std::optional<PostgresSettings> postgres = shared_blobs(config);
   auto parts = std::make_unique<Parts>(std::move(config), clock, std::move(*db), std::move(*keys),
                                        std::move(*blobs));
   parts->server.set_tls(std::move(tls));
+  // A Run queued on one replica wakes the agents long-polling on all of them: NOTIFY after the
+  // local wake, LISTEN on a connection of its own. NOTIFY runs on the store's connection outside
+  // any transaction (the waiters are woken after a commit), so it is delivered at once.
+  if (postgres) {
+    auto listener = PostgresListener::start(parts->io.get_executor(), *postgres,
+                                            std::string(kClaimsChannel),
+                                            [&waiters = parts->waiters] { waiters.wake_local(); });
+    if (!listener) return std::unexpected(listener.error().with_context("store notifications"));
+    parts->listener = std::move(*listener);
+    parts->waiters.set_broadcast([&db = parts->db] {
+      if (auto sent = db.exec("NOTIFY " + std::string(kClaimsChannel)); !sent)
+        spdlog::warn("waking the other replicas: {}", sent.error().to_string());
+    });
+  }
   return std::unique_ptr<ControlPlane>(new ControlPlane(std::move(parts)));
 }
 
@@ -365,6 +382,7 @@ void ControlPlane::stop() {
     if (p.stall_hook) p.stall_hook->cancel();
     p.server.stop();
     p.waiters.stop();
+    if (p.listener) p.listener->stop();
     boost::system::error_code ec;
     if (p.signals) p.signals->cancel(ec);
     if (p.hangups) p.hangups->cancel(ec);

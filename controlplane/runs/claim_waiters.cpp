@@ -19,12 +19,17 @@ boost::asio::awaitable<void> ClaimWaiters::async_wait_until(
 }
 
 void ClaimWaiters::notify_all() {
+  wake_local();
+  if (broadcast_ && !stopped_) broadcast_();
+}
+
+void ClaimWaiters::wake_local() {
   for (auto* timer : timers_) timer->cancel();
 }
 
 void ClaimWaiters::stop() {
   stopped_ = true;
-  notify_all();
+  wake_local();
 }
 
 }  // namespace takosumi::controlplane

@@ -6,6 +6,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
+#include <functional>
 #include <list>
 
 #include "controlplane/http/http_types.hpp"
@@ -18,13 +19,20 @@ class ClaimWaiters {
   // have closed its connection.
   boost::asio::awaitable<void> async_wait_until(std::chrono::steady_clock::time_point deadline,
                                                 ClientLink* client = nullptr);
+  // Wakes the waiters here and, through the broadcast when one is set, those of every other
+  // control-plane process on the same store.
   void notify_all();
+  // Wakes the waiters here only (what another process's broadcast arrives as).
+  void wake_local();
+  // The way to reach the other processes (PostgreSQL's NOTIFY); none on SQLite.
+  void set_broadcast(std::function<void()> broadcast) { broadcast_ = std::move(broadcast); }
   // Wakes everyone and makes later waits return at once.
   void stop();
   bool stopped() const { return stopped_; }
 
  private:
   std::list<boost::asio::steady_timer*> timers_;
+  std::function<void()> broadcast_;
   bool stopped_ = false;
 };
 

@@ -1,11 +1,17 @@
 // What only the PostgreSQL driver does, on a real server: one writer at a time across connections
 // (as across control-plane replicas) while reads go on, a commit that did not commit reported, and
-// a lost connection handled as a transaction needs, and a damaged blob in the database refused.
+// a lost connection handled as a transaction needs, a damaged blob in the database refused, and
+// replicas' notifications heard across a lost connection.
 #include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "controlplane/store/blob_store.hpp"
+#include "controlplane/store/postgres_listener.hpp"
 #include "controlplane/testing/test_support.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -142,6 +148,39 @@ TEST(PostgresBlobs, ADatabaseCopyThatDoesNotHashToItsNameIsNeverUsed) {
   EXPECT_TRUE(std::filesystem::is_empty(dir.path() / "b" / "tmp")) << "nothing left behind";
   EXPECT_EQ(read_file(*blobs.path_for(*sha), 4 << 20).value_or(""), bytes)
       << "the replica that stored it has its own copy";
+}
+
+// Replicas wake each other's long polls: a NOTIFY from another connection reaches the listener,
+// and a listener whose connection was lost opens it again and hears the next one.
+TEST(PostgresListener, HearsOtherConnectionsAndSurvivesALostConnection) {
+  const std::string url = testing::new_test_postgres_database();
+  boost::asio::io_context io;
+  int notified = 0;
+  auto listener = PostgresListener::start(io.get_executor(), PostgresSettings{url, {}},
+                                          std::string(kClaimsChannel), [&] { ++notified; });
+  ASSERT_TRUE(listener) << listener.error().to_string();
+  auto other = Database::connect_postgres({url, {}});
+  ASSERT_TRUE(other);
+  // Runs the io_context until `target` notifications arrived (or a generous deadline passed).
+  auto run_until = [&](int target) {
+    io.restart();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (notified < target && std::chrono::steady_clock::now() < deadline)
+      io.run_one_for(std::chrono::milliseconds(200));
+  };
+  ASSERT_TRUE(other->exec("NOTIFY " + std::string(kClaimsChannel)));
+  run_until(1);
+  EXPECT_EQ(notified, 1);
+
+  ASSERT_TRUE(other->run("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                         " WHERE query LIKE 'LISTEN %' AND pid <> pg_backend_pid()"));
+  run_until(2);  // the reconnect's own wake (one may have been missed)
+  EXPECT_EQ(notified, 2);
+  EXPECT_EQ((*listener)->reconnects(), 1);
+  ASSERT_TRUE(other->exec("NOTIFY " + std::string(kClaimsChannel)));
+  run_until(3);
+  EXPECT_EQ(notified, 3);
+  (*listener)->stop();
 }
 
 TEST(PostgresDriver, AnUnreachableServerIsUnavailable) {
