@@ -88,7 +88,7 @@ struct ControlPlane::Parts {
         audit(db, clock),
         queue(db, catalog, runs, states, connections, audit, clock, config.lease_seconds),
         manifests(stores(), clock, config.manifest_ttl_seconds),
-        challenges(clock),
+        challenges(db, clock),
         planner(stores()),
         pool(2),
         public_api({stores(), git, pool.get_executor(), waiters, planner, clock, config.api_token}),

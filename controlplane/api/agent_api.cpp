@@ -133,8 +133,9 @@ HttpResponse AgentApi::register_challenge(const HttpRequest& req) {
   if (auto known = check_known_fields(*body, {}); !known)
     return error_response(known.error());
   auto issued = d_.challenges.issue(pool_token_sha256(req));
-  return json_response(200, json::object{{"challenge", issued.challenge},
-                                         {"expiresAt", issued.expires_at}});
+  if (!issued) return error_response(issued.error());
+  return json_response(200, json::object{{"challenge", issued->challenge},
+                                         {"expiresAt", issued->expires_at}});
 }
 
 // The challenge is used up before the signature is checked, so each one allows a single attempt.

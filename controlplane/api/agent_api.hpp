@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "common/secret_bytes.hpp"
-#include "controlplane/api/registration_challenges.hpp"
+#include "controlplane/store/registration_challenges.hpp"
 #include "controlplane/http/router.hpp"
 #include "controlplane/runs/claim_waiters.hpp"
 #include "controlplane/runs/manifest_builder.hpp"

@@ -4,7 +4,7 @@
 // id; a new key for a name needs an operator's reset that names the key, which is audited.
 #include "controlplane/store/audit_log.hpp"
 #include "controlplane/testing/http_api_fixture.hpp"
-#include "controlplane/api/registration_challenges.hpp"
+#include "controlplane/store/registration_challenges.hpp"
 
 namespace takosumi::controlplane {
 namespace {

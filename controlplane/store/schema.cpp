@@ -447,12 +447,16 @@ Status to_v11(Database& db) {
 }
 
 // v11 → v12: the keys the store was first served with (key_binding.hpp: a control plane with
-// other keys is refused); on PostgreSQL also the blobs themselves (blob_store.hpp: every replica
+// other keys is refused), registration challenges (kept in memory before: now any replica
+// redeems what another issued, once); on PostgreSQL also the blobs themselves (blob_store.hpp: every replica
 // has every blob, in chunks), and a Capsule's Runs in insertion order without a sort (SQLite's
 // indexes end in the rowid already; its blobs are the files in dataDir).
 Status to_v12(Database& db) {
   TAKOSUMI_TRY(db.exec("CREATE TABLE IF NOT EXISTS control_plane_keys ("
                        "storage_public_key TEXT NOT NULL, signing_public_key TEXT NOT NULL)"));
+  TAKOSUMI_TRY(ddl(db, "CREATE TABLE IF NOT EXISTS registration_challenges ("
+                       "challenge_sha256 TEXT PRIMARY KEY, pool_token_sha256 TEXT NOT NULL,"
+                       " expires_at INTEGER NOT NULL);"));
   if (db.driver() == StoreDriver::sqlite) return {};
   return db.exec(
       "CREATE TABLE IF NOT EXISTS blobs (sha256 TEXT PRIMARY KEY, size BIGINT NOT NULL,"
