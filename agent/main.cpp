@@ -25,6 +25,7 @@
 #include "common/version.hpp"
 #include "config/agent_config.hpp"
 #include "net/beast_transport.hpp"
+#include "net/failover_transport.hpp"
 #include "service/metrics_listener.hpp"
 #include "service/service_notifier.hpp"
 #include "service/watchdog.hpp"
@@ -210,6 +211,25 @@ void await_signals(boost::asio::signal_set& signals, takosumi::agent::AgentDaemo
   });
 }
 
+// One transport per control-plane URL; several (controlPlane.urls) fail over in turn.
+takosumi::Result<std::unique_ptr<takosumi::net::HttpTransport>> make_transport(
+    const takosumi::config::AgentConfig& config) {
+  takosumi::net::BeastTransport::Options network;
+  network.tls = config.control_tls;
+  network.allow_insecure_http = config.allow_insecure_http;
+  std::vector<takosumi::net::FailoverTransport::Replica> replicas;
+  for (const auto& url : config.control_urls) {
+    auto transport = takosumi::net::BeastTransport::make(url, network);
+    if (!transport) return std::unexpected(transport.error());
+    if (transport->in_clear_beyond_loopback())
+      spdlog::warn("controlPlane.allowInsecureHttp: the pool token and this agent's credential "
+                   "cross the network to {} in clear", url);
+    replicas.push_back({url, std::make_unique<takosumi::net::BeastTransport>(std::move(*transport))});
+  }
+  if (replicas.size() == 1) return std::move(replicas.front().transport);
+  return std::make_unique<takosumi::net::FailoverTransport>(std::move(replicas));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -244,17 +264,11 @@ int main(int argc, char** argv) {
     spdlog::error("{}", keys.error().to_string());
     return 2;
   }
-  takosumi::net::BeastTransport::Options network;
-  network.tls = config->control_tls;
-  network.allow_insecure_http = config->allow_insecure_http;
-  auto transport = takosumi::net::BeastTransport::make(config->control_url, network);
+  auto transport = make_transport(*config);
   if (!transport) {
     spdlog::error("{}", transport.error().to_string());
     return 2;
   }
-  if (transport->in_clear_beyond_loopback())
-    spdlog::warn("controlPlane.allowInsecureHttp: the pool token and this agent's credential "
-                 "cross the network to {} in clear", config->control_url);
   if (args.recover && !args.push) return run_recover(args, *config);
   if (auto s = resolve_helpers(*config); !s) {
     spdlog::error("{}", s.error().to_string());
@@ -298,7 +312,7 @@ int main(int argc, char** argv) {
   const auto stall_hook = takosumi::service::install_test_stall_hook(io.get_executor());
   const std::string daemon_config_metrics = config->metrics.listen;
   takosumi::agent::AgentDaemon daemon(io.get_executor(), std::move(*config), std::move(*keys),
-                                      *transport, clock, std::move(sandbox), notifier);
+                                      **transport, clock, std::move(sandbox), notifier);
   std::optional<takosumi::service::MetricsListener> metrics;
   if (!daemon_config_metrics.empty()) {
     metrics.emplace(io.get_executor(),

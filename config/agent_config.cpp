@@ -37,7 +37,7 @@ Status load_control_plane(const YAML::Node& root, const std::filesystem::path& b
                           const Environment& env, AgentConfig& c) {
   const YAML::Node cp = root["controlPlane"];
   TAKOSUMI_TRY(yaml_known_keys(cp,
-                               {"url", "signingPublicKeyFile", "caFile", "clientCertFile",
+                               {"url", "urls", "signingPublicKeyFile", "caFile", "clientCertFile",
                                 "clientKeyFile", "allowInsecureHttp"},
                                "controlPlane"));
   auto url = yaml_string(cp, "url", "controlPlane", "");
@@ -46,15 +46,23 @@ Status load_control_plane(const YAML::Node& root, const std::filesystem::path& b
   auto cert = yaml_string(cp, "clientCertFile", "controlPlane", "");
   auto client_key = yaml_string(cp, "clientKeyFile", "controlPlane", "");
   auto insecure = yaml_bool(cp, "allowInsecureHttp", "controlPlane", false);
-  if (const Error* e = first_error(url, key, ca, cert, client_key, insecure))
+  auto urls = yaml_strings(cp, "urls", "controlPlane");
+  if (const Error* e = first_error(url, urls, key, ca, cert, client_key, insecure))
     return std::unexpected(*e);
-  c.control_url = *url;
-  if (auto it = env.find("TAKOSUMI_DEPLOY_CONTROL_URL"); it != env.end() && !it->second.empty())
-    c.control_url = it->second;
-  if (c.control_url.rfind("http://", 0) != 0 && c.control_url.rfind("https://", 0) != 0)
+  // urls: the replicas of one control plane (same keys, same store), tried in this order.
+  if (!url->empty() && !urls->empty())
     return fail(errc::kConfigInvalid,
-                "controlPlane.url must start with https:// or http:// (or set "
-                "TAKOSUMI_DEPLOY_CONTROL_URL)");
+                "controlPlane: give url (one control plane) or urls (its replicas), not both");
+  c.control_urls = urls->empty() ? std::vector<std::string>{*url} : *urls;
+  if (auto it = env.find("TAKOSUMI_DEPLOY_CONTROL_URL"); it != env.end() && !it->second.empty())
+    c.control_urls = {it->second};
+  for (const auto& u : c.control_urls)
+    if (u.rfind("http://", 0) != 0 && u.rfind("https://", 0) != 0)
+      return fail(errc::kConfigInvalid,
+                  "controlPlane.url (or each of controlPlane.urls) must start with https:// or "
+                  "http:// (or set TAKOSUMI_DEPLOY_CONTROL_URL)" +
+                      (u.empty() ? std::string() : ": \"" + u + "\" does not"));
+  c.control_url = c.control_urls.front();
   if (key->empty())
     return fail(errc::kConfigInvalid,
                 "controlPlane.signingPublicKeyFile is required: the agent only runs manifests "

@@ -20,6 +20,8 @@ namespace takosumi::config {
 
 struct AgentConfig {
   std::string control_url;                      // https://host:port (http:// for loopback)
+  // controlPlane.urls (the replicas, in the order tried; failover) or just control_url.
+  std::vector<std::string> control_urls;
   std::filesystem::path control_signing_key;    // pinned Ed25519 public key file of the control plane
   // controlPlane.caFile (empty: the system trust store), clientCertFile and clientKeyFile
   // (mutual TLS; the key file must be owner-only).

@@ -19,7 +19,7 @@ bool same_tls(const net::TlsClientFiles& a, const net::TlsClientFiles& b) {
 
 std::vector<std::string> apply_reload(AgentConfig& running, AgentConfig fresh) {
   std::vector<std::string> pending;
-  keep(running.control_url, fresh.control_url, "controlPlane.url", pending);
+  keep(running.control_urls, fresh.control_urls, "controlPlane.url(s)", pending);
   keep(running.control_signing_key, fresh.control_signing_key,
        "controlPlane.signingPublicKeyFile", pending);
   if (!same_tls(running.control_tls, fresh.control_tls)) pending.emplace_back("controlPlane TLS files");

@@ -58,6 +58,27 @@ TEST_F(AgentConfigTest, EnvironmentOverridesUrlAndToken) {
   EXPECT_EQ(c->pool_token.reveal_as_string(), "from-env");
 }
 
+TEST_F(AgentConfigTest, ReplicasAreAListOfUrlsTriedInOrder) {
+  std::string yaml = kValid;
+  yaml.replace(yaml.find("  url: http://127.0.0.1:9000"), 28,
+               "  urls: [https://cp-a.example:8443, https://cp-b.example:8443]");
+  auto c = load(yaml);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->control_urls,
+            (std::vector<std::string>{"https://cp-a.example:8443", "https://cp-b.example:8443"}));
+  EXPECT_EQ(c->control_url, "https://cp-a.example:8443");
+  auto both = load(std::string(kValid).replace(std::string(kValid).find("  signingPublicKeyFile"), 0,
+                                               "  urls: [https://cp-b.example:8443]\n"));
+  ASSERT_FALSE(both);
+  EXPECT_NE(both.error().message.find("not both"), std::string::npos) << both.error().message;
+  std::string bad = kValid;
+  bad.replace(bad.find("  url: http://127.0.0.1:9000"), 28, "  urls: [https://a:1, cp-b:8443]");
+  auto refused = load(bad);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("\"cp-b:8443\" does not"), std::string::npos)
+      << refused.error().message;
+}
+
 TEST_F(AgentConfigTest, DataLossPatternsAreALists) {
   auto c = load(std::string(kValid) + "dataLossPatterns: [\"*_vault\", local_file]\n");
   ASSERT_TRUE(c) << c.error().message;
@@ -232,7 +253,7 @@ TEST_F(AgentConfigTest, AReloadTakesRunSettingsAndNamesWhatWaitsForARestart) {
   fresh->concurrency = 5;
   fresh->labels = {"gpu"};
   fresh->name = "worker-2";
-  fresh->control_url = "https://elsewhere:8443";
+  fresh->control_urls = {"https://elsewhere:8443"};
   const auto pending = apply_reload(*running, std::move(*fresh));
   EXPECT_EQ(running->concurrency, 5);
   EXPECT_EQ(running->labels, std::vector<std::string>{"gpu"});
@@ -241,7 +262,7 @@ TEST_F(AgentConfigTest, AReloadTakesRunSettingsAndNamesWhatWaitsForARestart) {
   EXPECT_EQ(running->hooks.pre_apply, "/bin/true");
   EXPECT_EQ(running->name, "worker-1");
   EXPECT_EQ(running->control_url, "http://127.0.0.1:9000");
-  EXPECT_EQ(pending, (std::vector<std::string>{"controlPlane.url", "name"}));
+  EXPECT_EQ(pending, (std::vector<std::string>{"controlPlane.url(s)", "name"}));
 }
 
 }  // namespace
