@@ -97,8 +97,8 @@ Status load_limits(const YAML::Node& root, ControlConfig& cfg) {
   return {};
 }
 
-// store: {driver, url, passwordFile}. The URL is checked for its scheme only: libpq reads the
-// rest, and its own error says what is wrong when serve connects.
+// store: {driver, url, passwordFile}. The URL must be one libpq can parse (check_postgres_url,
+// never quoting it); whether the server answers is learnt when serve connects.
 Status load_store(const YAML::Node& root, const std::filesystem::path& base, ControlConfig& cfg) {
   const YAML::Node store = root["store"];
   if (!store) return {};

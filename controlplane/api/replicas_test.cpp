@@ -18,11 +18,7 @@ class ReplicasTest : public HttpApiTest {
     // operator distributes), the same store.
     std::filesystem::create_directories(dir_.path() / "data-b");
     std::filesystem::copy(dir_.path() / "data" / "keys", dir_.path() / "data-b" / "keys");
-    ControlConfig cfg;
-    cfg.data_dir = dir_.path() / "data-b";
-    cfg.api_token = SecretBytes::from_string(kApiToken);
-    cfg.pool_tokens.push_back(SecretBytes::from_string(kPoolToken));
-    cfg.metrics.listen = "127.0.0.1:0";
+    ControlConfig cfg = test_config(dir_.path() / "data-b");
     cfg.store_driver = StoreDriver::postgres;
     cfg.postgres = store_config_.postgres;
     auto b = ControlPlane::create(std::move(cfg), clock_);

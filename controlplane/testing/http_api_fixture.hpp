@@ -67,12 +67,18 @@ inline http::request<http::string_body> make_request(http::verb verb, const std:
 
 class HttpApiTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  // The tests' configuration of a control plane keeping its data in data_dir.
+  static ControlConfig test_config(const std::filesystem::path& data_dir) {
     ControlConfig cfg;
-    cfg.data_dir = dir_.path() / "data";
+    cfg.data_dir = data_dir;
     cfg.api_token = SecretBytes::from_string(kApiToken);
     cfg.pool_tokens.push_back(SecretBytes::from_string(kPoolToken));
     cfg.metrics.listen = "127.0.0.1:0";  // tests run side by side: never the default port
+    return cfg;
+  }
+
+  void SetUp() override {
+    ControlConfig cfg = test_config(dir_.path() / "data");
     if (testing::testing_on_postgres()) {  // the pg.* run of this suite (takosumi_on_postgres)
       cfg.store_driver = StoreDriver::postgres;
       cfg.postgres.url = testing::new_test_postgres_database();
