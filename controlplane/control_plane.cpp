@@ -212,6 +212,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
   TAKOSUMI_TRY(bind_keys(*db, *keys));
   auto blobs = BlobStore::open(dir, shared_blobs(config));
   if (!blobs) return std::unexpected(blobs.error());
+  TAKOSUMI_TRY(blobs->share_local_blobs());
   net::TlsContext tls;
   if (config.tls) {
     auto context = net::make_server_context(*config.tls);

@@ -1,5 +1,7 @@
 #include "controlplane/store/blob_store.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 #include "common/unique_fd.hpp"
 #include "crypto/random_ids.hpp"
 #include "crypto/sha256.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace fs = std::filesystem;
@@ -129,14 +132,15 @@ fs::path BlobStore::new_temp_path() const { return root_ / "tmp" / crypto::new_i
 Status BlobStore::adopt(const fs::path& temp, std::string_view sha256) const {
   auto target = local_path(sha256);
   if (!target) return std::unexpected(target.error());
+  // Into the database from the upload just checked (not from a local copy that may have rotted),
+  // then here: an upload is answered only once every replica can read it.
+  TAKOSUMI_TRY(share(temp, sha256));
   if (local(*target)) {
     std::error_code ec;
     fs::remove(temp, ec);
-  } else {
-    TAKOSUMI_TRY(durable_rename(temp, *target));
+    return {};
   }
-  // Here first, then in the database: an upload answered only once every replica can read it.
-  return share(*target, sha256);
+  return durable_rename(temp, *target);
 }
 
 Result<std::string> BlobStore::put(std::string_view bytes) const {
@@ -148,8 +152,34 @@ Result<std::string> BlobStore::put(std::string_view bytes) const {
   return sha;
 }
 
-// The chunks first, then the blobs row that says the blob is whole: a reader never sees half a
-// blob, and a copy interrupted halfway is written again (the same bytes) by the next one.
+// Blobs this data directory holds that the database does not (stored before the blobs were
+// shared, or whose sharing was interrupted): each is checked against its name and shared, so
+// no other replica ever misses one. A file that does not hash to its name is left out, loudly.
+Status BlobStore::share_local_blobs() const {
+  if (!shared_) return {};
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(root_ / "blobs", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!is_sha256_hex(name) || !entry.is_regular_file()) continue;
+    {
+      std::lock_guard lock(shared_->mutex);
+      auto present = shared_->db.single_integer("SELECT count(*) FROM blobs WHERE sha256 = ?", name);
+      if (!present) return std::unexpected(present.error().with_context("blob store"));
+      if (*present > 0) continue;
+    }
+    if (auto shared = share(entry.path(), name); !shared) {
+      if (shared.error().code != errc::kStateIntegrityFailed) return shared;
+      spdlog::error("blob store: {}", shared.error().to_string());
+    }
+  }
+  if (ec) return fail(errc::kIoError, "list " + (root_ / "blobs").string() + ": " + ec.message());
+  return {};
+}
+
+// Checked against its name first, so a file that is not what its name says writes nothing.
+// Then the chunks, then the blobs row that says the blob is whole: a reader never sees half a
+// blob. A chunk is written over while its blob is not whole yet (what an interrupted or refused
+// copy left), never after: a whole blob is never rewritten.
 Status BlobStore::share(const fs::path& file, std::string_view sha256) const {
   if (!shared_) return {};
   std::lock_guard lock(shared_->mutex);
@@ -157,17 +187,27 @@ Status BlobStore::share(const fs::path& file, std::string_view sha256) const {
   auto present = db.single_integer("SELECT count(*) FROM blobs WHERE sha256 = ?", sha256);
   if (!present) return std::unexpected(present.error().with_context("blob store"));
   if (*present > 0) return {};
+  auto not_what_it_says = [&] {
+    return fail(errc::kStateIntegrityFailed,
+                "blob store: " + file.string() + " does not hash to its name; not shared");
+  };
+  auto actual = crypto::sha256_file_hex(file);
+  if (!actual) return std::unexpected(actual.error());
+  if (*actual != sha256) return not_what_it_says();
   const UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return std::unexpected(errno_error("open", file, errno));
+  crypto::Sha256 hash;  // again on the way: the file must not have changed since
   std::int64_t size = 0, seq = 0;
   for (;; ++seq) {
     auto chunk = read_some(fd.get(), kBlobChunkBytes, file);
     if (!chunk) return std::unexpected(chunk.error());
     if (chunk->empty() && seq > 0) break;
+    hash.update(*chunk);
     size += static_cast<std::int64_t>(chunk->size());
     TAKOSUMI_TRY(with_context(
         db.run("INSERT INTO blob_chunks (sha256, seq, data) VALUES (?, ?, decode(?, 'base64'))"
-               " ON CONFLICT DO NOTHING",
+               " ON CONFLICT (sha256, seq) DO UPDATE SET data = excluded.data"
+               " WHERE NOT EXISTS (SELECT 1 FROM blobs WHERE blobs.sha256 = excluded.sha256)",
                sha256, seq, base64_encode(*chunk)),
         "blob store"));
     if (chunk->size() < kBlobChunkBytes) {
@@ -175,6 +215,7 @@ Status BlobStore::share(const fs::path& file, std::string_view sha256) const {
       break;
     }
   }
+  if (hash.final_hex() != sha256) return not_what_it_says();
   return with_context(db.run("INSERT INTO blobs (sha256, size, chunks) VALUES (?, ?, ?)"
                              " ON CONFLICT DO NOTHING",
                              sha256, size, seq),
@@ -210,13 +251,19 @@ Status BlobStore::fetch(std::string_view sha256, const fs::path& target) const {
       TAKOSUMI_TRY(write_all(fd.get(), as_chars(*bytes), temp));
     }
     if (hash.final_hex() != sha256)
-      return fail(errc::kInternal, "blob store: the database's copy of blob " +
-                                       std::string(sha256) + " does not hash to its name");
+      return fail(errc::kStateIntegrityFailed, "blob store: the database's copy of blob " +
+                                                   std::string(sha256) +
+                                                   " does not hash to its name");
     return durable_rename(temp, target);
   }();
   if (!written) {
     std::error_code ec;
     fs::remove(temp, ec);
+    // This replica's disk or the database failing is for a later try (a claim fails, the Run
+    // waits), not a reason to fail the Run; a damaged copy is.
+    if (written.error().code != errc::kStateIntegrityFailed &&
+        written.error().code != errc::kUnavailable)
+      return fail(errc::kUnavailable, written.error().message);
   }
   return written;
 }

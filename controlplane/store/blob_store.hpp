@@ -40,8 +40,8 @@ class BlobStore {
 
   // The file holding the blob, fetched from the database first when only it has the blob (the
   // path of a missing file when nobody has it). invalid_argument unless sha256 is 64 lowercase
-  // hex characters; unavailable when the database is; internal when its copy does not hash to
-  // its name.
+  // hex characters; unavailable when the database or this disk fails (a later try may work);
+  // state_integrity_failed when the database's copy does not hash to its name.
   Result<std::filesystem::path> path_for(std::string_view sha256) const;
   // Whether the blob is here or in the database.
   Result<bool> contains(std::string_view sha256) const;
@@ -52,6 +52,9 @@ class BlobStore {
   Status adopt(const std::filesystem::path& temp, std::string_view sha256) const;
   // Stores bytes under their digest; returns the digest.
   Result<std::string> put(std::string_view bytes) const;
+  // On a PostgreSQL store: shares every blob of blobs/ the database lacks (serve calls it once
+  // at start). Nothing on SQLite.
+  Status share_local_blobs() const;
 
  private:
   BlobStore(std::filesystem::path root, std::shared_ptr<SharedBlobs> shared)

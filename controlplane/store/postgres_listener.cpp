@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -63,10 +64,16 @@ void PostgresListener::wait_readable() {
 }
 
 void PostgresListener::on_readable() {
-  if (PQconsumeInput(conn_.get()) == 0 || PQstatus(conn_.get()) != CONNECTION_OK) {
-    spdlog::warn("postgresql: the notification connection was lost; opening it again");
-    reconnect_later();
-    return;
+  // PQconsumeInput reads once (one TLS record, or what fits its buffer), and the reactor reports
+  // a socket that stays readable only once: read until the socket has nothing left.
+  for (;;) {
+    if (PQconsumeInput(conn_.get()) == 0 || PQstatus(conn_.get()) != CONNECTION_OK) {
+      spdlog::warn("postgresql: the notification connection was lost; opening it again");
+      reconnect_later();
+      return;
+    }
+    pollfd more{PQsocket(conn_.get()), POLLIN, 0};
+    if (::poll(&more, 1, 0) <= 0 || !(more.revents & (POLLIN | POLLHUP | POLLERR))) break;
   }
   bool notified = false;
   while (PGnotify* n = PQnotifies(conn_.get())) {

@@ -9,10 +9,12 @@
 #include <chrono>
 
 #include "common/error_codes.hpp"
+#include "protocol/failure_codes.hpp"
 #include "common/file_io.hpp"
 #include "controlplane/store/blob_store.hpp"
 #include "controlplane/store/postgres_listener.hpp"
 #include "controlplane/testing/test_support.hpp"
+#include "crypto/sha256.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace takosumi::controlplane {
@@ -141,7 +143,7 @@ TEST(PostgresBlobs, ADatabaseCopyThatDoesNotHashToItsNameIsNeverUsed) {
   BlobStore other = *BlobStore::open(dir.path() / "b", postgres);
   auto path = other.path_for(*sha);
   ASSERT_FALSE(path);
-  EXPECT_EQ(path.error().code, errc::kInternal);
+  EXPECT_EQ(path.error().code, errc::kStateIntegrityFailed);
   EXPECT_NE(path.error().message.find("does not hash to its name"), std::string::npos)
       << path.error().to_string();
   EXPECT_FALSE(std::filesystem::exists(dir.path() / "b" / "blobs" / *sha));
@@ -152,6 +154,32 @@ TEST(PostgresBlobs, ADatabaseCopyThatDoesNotHashToItsNameIsNeverUsed) {
 
 // Replicas wake each other's long polls: a NOTIFY from another connection reaches the listener,
 // and a listener whose connection was lost opens it again and hears the next one.
+// Blobs a data directory holds that the database lacks (stored before blobs were shared) are
+// shared when the store opens them, each checked first: a rotten file is never shared, and an
+// upload is shared from the checked upload, never from a local copy.
+TEST(PostgresBlobs, LocalBlobsAreSharedCheckedAndNeverFromARottenCopy) {
+  takosumi::testing::TempDir dir;
+  const PostgresSettings postgres{testing::new_test_postgres_database(), {}};
+  Database db = testing::open_test_db(dir.path() / "unused.db", postgres);
+  BlobStore a = *BlobStore::open(dir.path() / "a", postgres);
+  const std::string good = "an envelope stored before the blobs were shared";
+  const std::string good_sha = crypto::sha256_hex(good);
+  const std::string rotten_sha = crypto::sha256_hex("what it was");
+  ASSERT_TRUE(write_file_atomic(dir.path() / "a" / "blobs" / good_sha, good, 0600));
+  ASSERT_TRUE(write_file_atomic(dir.path() / "a" / "blobs" / rotten_sha, "what it became", 0600));
+  ASSERT_TRUE(a.share_local_blobs());
+  BlobStore b = *BlobStore::open(dir.path() / "b", postgres);
+  EXPECT_TRUE(*b.contains(good_sha));
+  EXPECT_EQ(read_file(*b.path_for(good_sha), 4096).value_or(""), good);
+  EXPECT_FALSE(*b.contains(rotten_sha)) << "a file that does not hash to its name stays local";
+
+  // An upload of the rotten blob's true content: shared from the upload itself.
+  const auto temp = a.new_temp_path();
+  ASSERT_TRUE(write_file_atomic(temp, "what it was", 0600));
+  ASSERT_TRUE(a.adopt(temp, rotten_sha));
+  EXPECT_EQ(read_file(*b.path_for(rotten_sha), 4096).value_or(""), "what it was");
+}
+
 TEST(PostgresListener, HearsOtherConnectionsAndSurvivesALostConnection) {
   const std::string url = testing::new_test_postgres_database();
   boost::asio::io_context io;
