@@ -11,6 +11,8 @@ class Clock {
   virtual ~Clock() = default;
   // Seconds since the Unix epoch.
   virtual std::int64_t now_unix() const = 0;
+  // The host's real time (not a test's): only such a clock may be corrected by another source's.
+  virtual bool is_wall_clock() const { return false; }
 };
 
 class SystemClock final : public Clock {
@@ -20,6 +22,7 @@ class SystemClock final : public Clock {
                std::chrono::system_clock::now().time_since_epoch())
         .count();
   }
+  bool is_wall_clock() const override { return true; }
 };
 
 // RFC 3339 in UTC to the second ("2026-12-03T17:04:05Z"), for logs and status lines.

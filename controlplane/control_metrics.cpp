@@ -1,9 +1,13 @@
 #include "controlplane/control_metrics.hpp"
 
+#include <algorithm>
 #include <array>
+#include <map>
 #include <string_view>
 
+#include "controlplane/store/agent_pool_store.hpp"
 #include "controlplane/store/model.hpp"
+#include "controlplane/store/run_store.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -21,9 +25,15 @@ std::string status_class(unsigned status) {
   return status < 300 ? "2xx" : status < 500 ? "4xx" : "5xx";
 }
 
-// Until issue 17 brings agent pools and label requirements every Run waits in the one default
-// pool; the labels stay part of the series so a scaling rule written now keeps working.
-const prom::Labels kDefaultPool{{"pool", "default"}, {"labels", ""}};
+// The default pool's series exists from the start, as every other series does.
+const prom::Labels kDefaultPoolSeries{{"pool", "default"}, {"labels", ""}};
+
+// "a,b": the required labels as one label value (sorted, as a Capsule keeps them).
+std::string joined(const std::vector<std::string>& labels) {
+  std::string out;
+  for (const auto& l : labels) out += (out.empty() ? "" : ",") + l;
+  return out;
+}
 
 }  // namespace
 
@@ -39,13 +49,12 @@ ControlMetrics::ControlMetrics(std::string_view version, const std::vector<std::
       queue_depth_(prom::BuildGauge()
                        .Name("takosumi_control_queue_depth")
                        .Help("Runs queued for an agent, by pool and required labels")
-                       .Register(*registry_)
-                       .Add(kDefaultPool)),
+                       .Register(*registry_)),
       oldest_queued_(prom::BuildGauge()
                          .Name("takosumi_control_queue_oldest_age_seconds")
-                         .Help("Age of the oldest queued Run (0 when none)")
-                         .Register(*registry_)
-                         .Add(kDefaultPool)),
+                         .Help("Age of the oldest queued Run (0 when none), by pool and"
+                               " required labels")
+                         .Register(*registry_)),
       agents_(prom::BuildGauge()
                   .Name("takosumi_control_agents_connected")
                   .Help("Agents that called within the last two minutes")
@@ -70,6 +79,9 @@ ControlMetrics::ControlMetrics(std::string_view version, const std::vector<std::
   for (const auto& route : routes)
     for (auto c : kClasses) requests_.Add({{"route", route}, {"code", std::string(c)}});
   for (auto status : kStatuses) runs_.Add({{"status", std::string(status)}});
+  queue_depth_.Add(kDefaultPoolSeries);
+  oldest_queued_.Add(kDefaultPoolSeries);
+  queue_series_.push_back(kDefaultPoolSeries);
 }
 
 void ControlMetrics::request(const std::string& route, unsigned status) {
@@ -84,27 +96,62 @@ Status ControlMetrics::refresh(Database& db, const Clock& clock, std::int64_t le
     runs_.Add({{"status", std::string(status)}}).Set(static_cast<double>(*n));
     if (status == run_status::kRunning) running_ = *n;
   }
-  // Waiting for an agent: queued Runs, and running ones whose agent went silent (an expired
-  // lease no apply holds), as run_claims.cpp next_candidate finds them. The depth counts only
-  // those an agent could take now (no other Run of the Capsule holds it, as a claim requires):
-  // what more agents would start on. The age looks at all of them, so a stuck one shows.
-  constexpr std::string_view kWaiting =
-      " FROM runs r WHERE (r.status = 'queued' OR (r.status = 'running' AND r.lease_expires_at <= ?1"
-      " AND (r.apply_started_attempt IS DISTINCT FROM r.attempt OR r.cancel_requested = 1)))";
-  constexpr std::string_view kCapsuleFree =
-      " AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.capsule_id = r.capsule_id AND o.id <> r.id"
-      " AND o.status = 'running' AND (o.lease_expires_at > ?1 OR o.apply_started_attempt = o.attempt))";
-  auto waiting =
-      db.single_integer("SELECT count(*)" + std::string(kWaiting) + std::string(kCapsuleFree), now);
-  auto oldest = db.single_integer("SELECT coalesce(min(r.created_at), 0)" + std::string(kWaiting), now);
+  // Waiting for an agent, as run_claims.cpp next_candidate finds them, by the pool and labels
+  // their Capsule requires. The depth counts only those an agent could take now (no other Run of
+  // the Capsule holds it, as a claim requires): what more agents would start on. The age looks at
+  // all of them, so a stuck one shows.
+  auto s = db.query("SELECT c.agent_pool, c.agent_labels,"
+                    " CAST(sum(CASE WHEN" + std::string(kCapsuleFree) + " THEN 1 ELSE 0 END) AS BIGINT),"
+                    " min(r.created_at) FROM runs r JOIN capsules c ON c.id = r.capsule_id WHERE" +
+                        std::string(kWaitingForAgent) + " GROUP BY c.agent_pool, c.agent_labels",
+                    now);
+  if (!s) return std::unexpected(s.error());
+  struct Waiting {
+    std::int64_t depth = 0;
+    std::int64_t oldest = 0;  // 0: none
+  };
+  std::map<prom::Labels, Waiting> waiting;
+  for (;;) {
+    auto row = s->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) break;
+    // Labels stored as text a Capsule may hold in any order before schema checks: one series
+    // per set, however it was written.
+    std::vector<std::string> labels = agent_labels_from_text(s->text(1));
+    std::ranges::sort(labels);
+    Waiting& w = waiting[prom::Labels{{"pool", s->text(0)}, {"labels", joined(labels)}}];
+    w.depth += s->integer(2);
+    const std::int64_t created = s->integer(3);
+    if (w.oldest == 0 || created < w.oldest) w.oldest = created;
+  }
   auto agents = db.single_integer("SELECT count(*) FROM agents WHERE revoked_at IS NULL AND"
                       " deregistered_at IS NULL AND last_seen_at >= ?",
                       now - kConnectedSeconds);
   auto versions = db.single_integer("SELECT count(*) FROM state_versions");
-  if (const Error* e = first_error(waiting, oldest, agents, versions)) return std::unexpected(*e);
-  queue_depth_.Set(static_cast<double>(*waiting));
-  queued_ = *waiting;
-  oldest_queued_.Set(*oldest == 0 ? 0.0 : static_cast<double>(now - *oldest));
+  if (const Error* e = first_error(agents, versions)) return std::unexpected(*e);
+  for (const auto& [series, w] : waiting)
+    if (std::ranges::find(queue_series_, series) == queue_series_.end())
+      queue_series_.push_back(series);
+  // A series with nothing waiting is shown at 0 once (a scaling rule sees the queue drain), then
+  // dropped, so Capsules moved between pools over months leave no series behind; the default
+  // pool's stays.
+  queued_ = 0;
+  std::erase_if(queue_series_, [&](const prom::Labels& series) {
+    auto it = waiting.find(series);
+    const Waiting w = it == waiting.end() ? Waiting{} : it->second;
+    auto& depth = queue_depth_.Add(series);
+    auto& oldest = oldest_queued_.Add(series);
+    const bool drained = it == waiting.end() && depth.Value() == 0 && series != kDefaultPoolSeries;
+    if (drained) {
+      queue_depth_.Remove(&depth);
+      oldest_queued_.Remove(&oldest);
+      return true;
+    }
+    depth.Set(static_cast<double>(w.depth));
+    oldest.Set(w.oldest == 0 ? 0.0 : static_cast<double>(now - w.oldest));
+    queued_ += w.depth;
+    return false;
+  });
   agents_.Set(static_cast<double>(*agents));
   connected_ = *agents;
   // Counters only grow: add what is new since the last scrape.

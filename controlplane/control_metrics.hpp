@@ -10,6 +10,7 @@
 #include <prometheus/registry.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,8 +38,10 @@ class ControlMetrics {
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Gauge>& runs_;
-  prometheus::Gauge& queue_depth_;
-  prometheus::Gauge& oldest_queued_;
+  // By pool and required labels ("a,b"): a series stays, at 0, once its Runs are gone.
+  prometheus::Family<prometheus::Gauge>& queue_depth_;
+  prometheus::Family<prometheus::Gauge>& oldest_queued_;
+  std::vector<prometheus::Labels> queue_series_;
   prometheus::Gauge& agents_;
   prometheus::Counter& lease_expiries_;
   prometheus::Counter& state_versions_;

@@ -26,6 +26,7 @@
 #include "controlplane/store/key_binding.hpp"
 #include "controlplane/store/postgres_listener.hpp"
 #include "controlplane/store/schema.hpp"
+#include "controlplane/store/store_clock.hpp"
 #include "service/metrics_listener.hpp"
 #include "service/service_notifier.hpp"
 #include "service/watchdog.hpp"
@@ -79,6 +80,7 @@ struct ControlPlane::Parts {
         logs(db),
         agents(db, clock, config.agent_credential_ttl_seconds),
         pool_tokens(db, clock),
+        pools(db, clock),
         connections(db, keys, clock),
         dependencies(db, clock),
         shares(db, clock),
@@ -108,11 +110,11 @@ struct ControlPlane::Parts {
   // Every member named here is declared (so constructed) before the APIs that take it.
   Stores stores() {
     return {db,     catalog, runs,            states,  logs,   connections, dependencies,
-            shares, tokens,  workspace_plans, backups, agents, pool_tokens, audit, blobs, keys};
+            shares, tokens,  workspace_plans, backups, agents, pool_tokens, pools, audit, blobs, keys};
   }
 
   ControlConfig config;
-  const Clock& clock;
+  StoreClock clock;  // the caller's, corrected by the database's on PostgreSQL
   boost::asio::io_context io{1};
   Database db;
   Keyring keys;
@@ -124,6 +126,7 @@ struct ControlPlane::Parts {
   RunLogStore logs;
   AgentRegistry agents;
   PoolTokenStore pool_tokens;
+  AgentPoolStore pools;
   ConnectionStore connections;
   DependencyStore dependencies;
   OutputShareStore shares;
@@ -223,6 +226,7 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
   auto parts = std::make_unique<Parts>(std::move(config), clock, std::move(*db), std::move(*keys),
                                        std::move(*blobs));
   parts->server.set_tls(std::move(tls));
+  if (parts->clock.follows(parts->db)) TAKOSUMI_TRY(parts->clock.sync(parts->db));
   // A Run queued on one replica wakes the agents long-polling on all of them: NOTIFY after the
   // local wake, LISTEN on a connection of its own. NOTIFY runs on the store's connection outside
   // any transaction (the waiters are woken after a commit), so it is delivered at once.
@@ -348,6 +352,10 @@ void ControlPlane::refresh_status() {
   if (p.stopping) return;
   const std::string serving = "serving " + std::string(p.config.tls ? "https" : "http") + " on " +
                               p.config.listen_address + ":" + std::to_string(p.port);
+  // The database's clock is read again each time: a host's clock drifts, and NTP steps it.
+  if (p.clock.follows(p.db))
+    if (auto synced = p.clock.sync(p.db); !synced)
+      spdlog::warn("{}", synced.error().to_string());
   if (auto s = p.metrics->refresh(p.db, p.clock, p.queue.lease_expiries()); s)
     p.notifier.status(serving + "; " + p.metrics->summary());
   else

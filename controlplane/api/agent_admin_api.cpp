@@ -50,6 +50,7 @@ boost::json::object agent_json(const AgentRecord& a, std::int64_t now) {
                                       ? boost::json::value(nullptr)
                                       : boost::json::value(a.certificate_identity)},
           {"poolTokenId", a.pool_token_id},
+          {"pool", a.pool},
           {"state", state},
           {"createdAt", a.created_at},
           {"revokedAt", optional_value(a.revoked_at)},

@@ -110,13 +110,13 @@ Result<AgentApi::RegistrationAuth> AgentApi::registration_auth(const HttpRequest
   const bool configured = std::ranges::any_of(d_.configured_pool_tokens, [&](const SecretBytes& t) {
     return crypto::secrets_equal(*token, t.reveal_as_string());
   });
-  if (configured) return RegistrationAuth{"config", std::nullopt};
+  if (configured) return RegistrationAuth{"config", std::string(kDefaultPool), std::nullopt};
   auto made = d_.pool_tokens.find_active(*token);
   if (!made) return std::unexpected(made.error());
-  if (*made) return RegistrationAuth{**made, std::nullopt};
+  if (*made) return RegistrationAuth{(*made)->id, (*made)->pool, std::nullopt};
   // Not a pool token: an agent's own credential (a revoked agent learns so here).
   auto agent = d_.agents.authenticate(*token, head.peer_certificate);
-  if (agent) return RegistrationAuth{"", std::move(*agent)};
+  if (agent) return RegistrationAuth{"", "", std::move(*agent)};
   if (agent.error().code == errc::kUnauthorized)
     return fail(errc::kUnauthorized, "unknown pool token");
   return std::unexpected(agent.error());
@@ -168,7 +168,7 @@ HttpResponse AgentApi::register_agent(const HttpRequest& req) {
     return error_response(Error{std::string(errc::kForbidden),
                                 "an agent credential registers only its own agent with its own "
                                 "signing key; use a pool token"});
-  const RegistrationContext context{auth->pool_token_id, req.peer_certificate};
+  const RegistrationContext context{auth->pool_token_id, req.peer_certificate, auth->pool};
   auto cred = in_transaction(d_.db, [&]() -> Result<AgentCredential> {
     auto registered = d_.agents.register_agent(*reg, context);
     if (!registered) return registered;
@@ -176,6 +176,7 @@ HttpResponse AgentApi::register_agent(const HttpRequest& req) {
     e.detail = {{"name", reg->name}, {"version", reg->version},
                 {"keysReplaced", registered->keys_replaced},
                 {"poolTokenId", auth->pool_token_id},
+                {"pool", auth->pool},
                 {"certificateIdentity", req.peer_certificate}};
     TAKOSUMI_TRY(d_.audit.record(std::move(e)));
     return registered;

@@ -63,6 +63,7 @@ class AgentApi {
   // rotated away. Checked on the head; handed to the handler as the request's caller.
   struct RegistrationAuth {
     std::string pool_token_id;  // "config" or a PoolToken id; empty for an agent credential
+    std::string pool;           // the token's pool; empty for an agent credential (it stays)
     std::optional<Agent> agent;  // the credential's agent
   };
   Result<RegistrationAuth> registration_auth(const HttpRequest& head);

@@ -49,6 +49,8 @@ json::object to_json(const Capsule& c) {
           {"connections", string_array(c.connection_ids)},
           {"sensitiveVariableNames", string_array(c.sensitive_variable_names)},
           {"policy", protocol::to_json(c.policy)},
+          {"agentPool", c.agent_pool},
+          {"agentLabels", string_array(c.agent_labels)},
           {"createdAt", c.created_at},
           {"destroyed", c.destroyed_at.has_value()},
           {"destroyedAt", optional_value(c.destroyed_at)}};

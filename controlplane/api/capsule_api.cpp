@@ -1,5 +1,7 @@
 #include "controlplane/api/capsule_api.hpp"
 
+#include "common/error_codes.hpp"
+#include "common/strict_json.hpp"
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/runs/published_outputs.hpp"
 #include "controlplane/store/capsule_spec.hpp"
@@ -19,6 +21,8 @@ void CapsuleApi::register_routes(Router& r, const PublicRouteAccess& a) {
   r.add("GET", "/api/v1/capsules/{}", a.none(viewer), [this](auto&, auto& p) { return get_capsule(p[0]); });
   r.add("PUT", "/api/v1/capsules/{}/policy", a.json_body(owner),
         [this](auto& req, auto& p) { return set_capsule_policy(req, p[0]); });
+  r.add("PUT", "/api/v1/capsules/{}/agent-requirements", a.json_body(owner),
+        [this](auto& req, auto& p) { return set_agent_requirements(req, p[0]); });
   r.add("GET", "/api/v1/capsules/{}/outputs", a.none(viewer), [this](auto&, auto& p) { return outputs(p[0]); });
   r.add("PUT", "/api/v1/capsules/{}/connections", a.json_body(owner),
         [this](auto& req, auto& p) { return set_capsule_connections(req, p[0]); });
@@ -38,16 +42,20 @@ HttpResponse CapsuleApi::create_capsule(const HttpRequest& req, const std::strin
   auto secrets = capsule_secrets(*body, workspace_id, parsed->variables);
   if (!secrets) return error_response(secrets.error());
   auto capsule = in_transaction(d_.db, [&]() -> Result<Capsule> {
+    TAKOSUMI_TRY(check_pool(parsed->agents.pool));
     auto created = d_.catalog.create_capsule(workspace_id, *parsed, *secrets);
     if (!created) return created;
     json::array connections(created->connection_ids.begin(), created->connection_ids.end());
     json::array names(created->sensitive_variable_names.begin(),
                       created->sensitive_variable_names.end());
+    json::array labels(created->agent_labels.begin(), created->agent_labels.end());
     TAKOSUMI_TRY(d_.audit.record(capsule_event(actor(req), "capsule.created", *created,
                                                {{"name", created->name},
                                                 {"connections", std::move(connections)},
                                                 {"sensitiveVariableNames", std::move(names)},
-                                                {"policy", protocol::to_json(created->policy)}})));
+                                                {"policy", protocol::to_json(created->policy)},
+                                                {"agentPool", created->agent_pool},
+                                                {"agentLabels", std::move(labels)}})));
     return created;
   });
   if (!capsule) return error_response(capsule.error());
@@ -84,6 +92,38 @@ HttpResponse CapsuleApi::set_capsule_policy(const HttpRequest& req, const std::s
     TAKOSUMI_TRY(d_.catalog.set_policy(capsule_id, *policy));
     TAKOSUMI_TRY(d_.audit.record(
         capsule_event(actor(req), "capsule.policy_set", *capsule, protocol::to_json(*policy))));
+    return d_.catalog.get_capsule(capsule_id);
+  });
+  if (!updated) return error_response(updated.error());
+  return capsule_response(d_, 200, *updated);
+}
+
+Status CapsuleApi::check_pool(const std::string& pool) {
+  auto found = d_.pools.get(pool);
+  if (!found && found.error().code == errc::kNotFound)
+    return fail(errc::kInvalidArgument, "agentPool: " + found.error().message);
+  if (!found) return std::unexpected(found.error());
+  return {};
+}
+
+HttpResponse CapsuleApi::set_agent_requirements(const HttpRequest& req,
+                                                const std::string& capsule_id) {
+  auto body = parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  if (auto known = check_known_fields(*body, {"agentPool", "agentLabels"}); !known)
+    return error_response(known.error());
+  auto requirements = parse_agent_requirements(*body);
+  if (!requirements) return error_response(requirements.error());
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  // Queued Runs follow at once: a claim reads the Capsule's requirements, not a copy.
+  auto updated = in_transaction(d_.db, [&]() -> Result<Capsule> {
+    TAKOSUMI_TRY(check_pool(requirements->pool));
+    TAKOSUMI_TRY(d_.catalog.set_agent_requirements(capsule_id, *requirements));
+    TAKOSUMI_TRY(d_.audit.record(capsule_event(
+        actor(req), "capsule.agent_requirements_set", *capsule,
+        {{"agentPool", requirements->pool},
+         {"agentLabels", json::array(requirements->labels.begin(), requirements->labels.end())}})));
     return d_.catalog.get_capsule(capsule_id);
   });
   if (!updated) return error_response(updated.error());

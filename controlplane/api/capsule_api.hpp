@@ -1,5 +1,5 @@
 #pragma once
-// The public API's Capsules: create, list, read, policy, plan, Outputs, and the Capsule's
+// The public API's Capsules: create, list, read, policy, agent pool, plan, Outputs, and the Capsule's
 // secrets (its Connection assignment and sensitive variables, capsule_secrets_api.cpp). Every
 // answer carries what needs a person (capsule_attention.hpp). A plan resolves the Capsule's ref
 // on the blocking-work pool.
@@ -26,6 +26,11 @@ class CapsuleApi : public PublicResource {
   HttpResponse list_capsules(const std::string& workspace_id);
   HttpResponse get_capsule(const std::string& id);
   HttpResponse set_capsule_policy(const HttpRequest& req, const std::string& capsule_id);
+  // PUT /capsules/{id}/agent-requirements {"agentPool", "agentLabels"} (docs/operations.md
+  // "Agent pools").
+  HttpResponse set_agent_requirements(const HttpRequest& req, const std::string& capsule_id);
+  // invalid_argument naming how to make the pool when it does not exist.
+  Status check_pool(const std::string& pool);
   boost::asio::awaitable<HttpResponse> async_plan(std::string actor, const std::string& capsule_id);
   HttpResponse outputs(const std::string& capsule_id);
   // capsule_secrets_api.cpp

@@ -14,27 +14,35 @@ namespace json = boost::json;
 json::object pool_token_json(const PoolToken& t) {
   return {{"id", t.id},
           {"name", t.name},
+          {"pool", t.pool},
           {"createdBy", t.created_by},
           {"createdAt", t.created_at},
           {"revokedAt", optional_value(t.revoked_at)}};
 }
 
-// {"name": "<what the token is for>"}: 1 to 128 characters.
-Result<std::string> parse_name(const std::string& text) {
+struct PoolTokenRequest {
+  std::string name;
+  std::string pool;
+};
+
+// {"name": "<what the token is for>", "pool": "<agent pool>"}: a name of 1 to 128 characters;
+// the pool is "default" when not given.
+Result<PoolTokenRequest> parse_request(const std::string& text) {
   auto body = parse_object(text.empty() ? "{}" : text, kMaxJsonBody);
   if (!body) return std::unexpected(body.error());
-  TAKOSUMI_TRY(check_known_fields(*body, {"name"}));
+  TAKOSUMI_TRY(check_known_fields(*body, {"name", "pool"}));
   auto name = get_string(*body, "name", 128);
-  if (!name) return std::unexpected(name.error());
+  auto pool = get_optional_string(*body, "pool", 63);
+  if (const Error* e = first_error(name, pool)) return std::unexpected(*e);
   if (name->empty())
     return fail(errc::kInvalidArgument,
                 "field \"name\" is required: what the pool token is for, e.g. \"eu-pool 2026-12\"");
-  return name;
+  return PoolTokenRequest{std::move(*name), pool->value_or(std::string(kDefaultPool))};
 }
 
 AuditEvent pool_token_event(const std::string& actor, std::string_view action, const PoolToken& t) {
   AuditEvent e{.actor = actor, .action = std::string(action)};
-  e.detail = {{"poolTokenId", t.id}, {"name", t.name}};
+  e.detail = {{"poolTokenId", t.id}, {"name", t.name}, {"pool", t.pool}};
   return e;
 }
 
@@ -50,10 +58,15 @@ void PoolTokenApi::register_routes(Router& r, const PublicRouteAccess& a) {
 }
 
 HttpResponse PoolTokenApi::create_pool_token(const HttpRequest& req) {
-  auto name = parse_name(req.body);
-  if (!name) return error_response(name.error());
+  auto request = parse_request(req.body);
+  if (!request) return error_response(request.error());
   auto created = in_transaction(d_.db, [&]() -> Result<CreatedPoolToken> {
-    auto token = d_.pool_tokens.create(std::move(*name), actor(req));
+    // Pools are never deleted, so the pool the token names stays.
+    auto pool = d_.pools.get(request->pool);
+    if (!pool && pool.error().code == errc::kNotFound)
+      return fail(errc::kInvalidArgument, "pool: " + pool.error().message);
+    if (!pool) return std::unexpected(pool.error());
+    auto token = d_.pool_tokens.create(std::move(request->name), request->pool, actor(req));
     if (!token) return token;
     TAKOSUMI_TRY(d_.audit.record(pool_token_event(actor(req), "pool_token.created", token->token)));
     return token;

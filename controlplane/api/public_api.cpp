@@ -17,6 +17,7 @@ void PublicApi::register_routes(Router& r) {
   activity_.register_routes(r, access);
   agents_.register_routes(r, access);
   pool_tokens_.register_routes(r, access);
+  pools_.register_routes(r, access);
 }
 
 }  // namespace takosumi::controlplane

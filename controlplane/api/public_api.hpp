@@ -1,7 +1,7 @@
 #pragma once
 // The public API under /api/v1, one class per resource (Workspaces, Capsules, Runs,
 // StateVersions, Connections, Dependencies, OutputShares, API tokens, activity, agent
-// administration) sharing PublicApiDeps. Every route names the role it needs in which Workspace
+// administration, agent pools and their tokens) sharing PublicApiDeps. Every route names the role it needs in which Workspace
 // (public_access.hpp), checked on the request head before the body is read. Bodies are strict:
 // an unknown field is refused by name.
 // JSON is camelCase; errors follow http_types. Every action is audited in its own transaction;
@@ -9,6 +9,7 @@
 // connection_revoked/expired).
 #include "controlplane/api/activity_api.hpp"
 #include "controlplane/api/agent_admin_api.hpp"
+#include "controlplane/api/agent_pool_api.hpp"
 #include "controlplane/api/pool_token_api.hpp"
 #include "controlplane/api/backup_api.hpp"
 #include "controlplane/api/capsule_api.hpp"
@@ -41,7 +42,8 @@ class PublicApi {
         tokens_(deps),
         activity_(deps),
         agents_(deps),
-        pool_tokens_(deps) {}
+        pool_tokens_(deps),
+        pools_(deps) {}
   // Routes capture `this` and the resources: the PublicApi must outlive the router.
   void register_routes(Router& router);
 
@@ -60,6 +62,7 @@ class PublicApi {
   ActivityApi activity_;
   AgentAdminApi agents_;
   PoolTokenApi pool_tokens_;
+  AgentPoolApi pools_;
 };
 
 }  // namespace takosumi::controlplane

@@ -46,13 +46,15 @@ Result<Capsule> capsule_from_backup(const json::value& v, const Workspace& ws,
   if (!is_plausible_id(*id)) return invalid("Capsule id \"" + *id + "\" is not an id");
   // The configuration through the same checks as a new Capsule's.
   json::object request;
-  for (const char* key : {"name", "source", "outputAllowlist", "variables", "policy"})
+  for (const char* key :
+       {"name", "source", "outputAllowlist", "variables", "policy", "agentPool", "agentLabels"})
     if (const auto* field = o.if_contains(key)) request[key] = *field;
   auto parsed = parse_capsule_request(request);
   if (!parsed) return invalid("Capsule " + *id + ": " + parsed.error().message);
   Capsule c{.id = *id, .workspace_id = ws.id, .name = parsed->name, .source = parsed->source,
             .output_allowlist = parsed->output_allowlist, .variables = parsed->variables,
-            .created_at = *created_at, .policy = parsed->policy};
+            .created_at = *created_at, .policy = parsed->policy,
+            .agent_pool = parsed->agents.pool, .agent_labels = parsed->agents.labels};
   if (const auto* destroyed = o.if_contains("destroyedAt"); destroyed && destroyed->is_int64())
     c.destroyed_at = destroyed->as_int64();
   json::array connections, sensitive;
@@ -150,6 +152,15 @@ Result<RestoreOutcome> restore_payload(const Stores& stores, const json::object&
     auto capsule = capsule_from_backup(v, out.workspace, connection_names);
     if (!capsule) return std::unexpected(capsule.error());
     capsule->state_pending = had_state.contains(capsule->id);
+    // Its Runs would wait for agents that cannot exist here; routing them to another pool could
+    // hand them to hosts the operator never meant for them.
+    if (auto pool = stores.pools.get(capsule->agent_pool); !pool) {
+      if (pool.error().code != errc::kNotFound) return std::unexpected(pool.error());
+      return fail(errc::kInvalidArgument,
+                  "Capsule " + capsule->id + " runs in the agent pool \"" + capsule->agent_pool +
+                      "\", which this control plane does not have: an admin creates it (POST "
+                      "/api/v1/agent-pools) and the restore is run again");
+    }
     TAKOSUMI_TRY(stores.catalog.restore_capsule(*capsule));
     out.capsule_ids.push_back(capsule->id);
     restored.emplace(capsule->id, std::move(*capsule));

@@ -4,6 +4,7 @@
 
 #include "common/error_codes.hpp"
 #include "controlplane/runs/run_queue.hpp"
+#include "controlplane/store/agent_pool_store.hpp"
 #include "crypto/random_ids.hpp"
 #include "protocol/failure_codes.hpp"
 
@@ -62,24 +63,33 @@ Result<std::vector<Job>> RunQueue::claim(const Agent& agent, int max_jobs,
   return jobs;
 }
 
-Result<std::optional<Run>> RunQueue::next_candidate(std::int64_t now) {
+Result<std::optional<Run>> RunQueue::next_candidate(std::int64_t now, const Agent& agent) {
   // A stranded apply (Run::stranded) is no candidate unless cancel was requested, so claim_one
   // never meets one it must leave alone, and it blocks its Capsule as a live lease does: a later
   // Run would start from a state that is missing what the stranded apply changed.
-  auto s = db_.query(
-      "SELECT " + std::string(kRunSelect) +
-          " WHERE (r.status = 'queued' OR (r.status = 'running' AND r.lease_expires_at <= ?1"
-          "   AND (r.apply_started_attempt IS DISTINCT FROM r.attempt OR r.cancel_requested = 1)))"
-          " AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.capsule_id = r.capsule_id"
-          "   AND o.id <> r.id AND o.status = 'running'"
-          "   AND (o.lease_expires_at > ?1 OR o.apply_started_attempt = o.attempt))"
-          " ORDER BY r.rowid LIMIT 1",
-      now);
-  if (!s) return std::unexpected(s.error());
-  auto row = s->step();
-  if (!row) return std::unexpected(row.error());
-  if (!*row) return std::optional<Run>{};
-  return std::optional<Run>(run_from_row(*s));
+  // Only Runs of the agent's pool; of those the first whose Capsule's labels the agent has, read
+  // a page at a time so one Run no agent can take holds none behind it (the labels are JSON
+  // text, matched here rather than in SQL both engines would have to agree on).
+  constexpr std::int64_t kPage = 64;
+  for (std::int64_t after = 0;;) {
+    auto s = db_.query("SELECT " + kRunSelectColumns + ", r.rowid, c.agent_labels" + kRunFrom +
+                           " WHERE" +
+                           std::string(kWaitingForAgent) + " AND" + std::string(kCapsuleFree) +
+                           " AND c.agent_pool = ?2 AND r.rowid > ?3 ORDER BY r.rowid LIMIT ?4",
+                       now, agent.pool, after, kPage);
+    if (!s) return std::unexpected(s.error());
+    std::int64_t rows = 0;
+    for (;;) {
+      auto row = s->step();
+      if (!row) return std::unexpected(row.error());
+      if (!*row) break;
+      ++rows;
+      after = s->integer(kRunColumns);
+      if (labels_cover(agent.labels, agent_labels_from_text(s->text(kRunColumns + 1))))
+        return std::optional<Run>(run_from_row(*s));
+    }
+    if (rows < kPage) return std::optional<Run>{};
+  }
 }
 
 Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const ManifestFactory& build) {
@@ -89,7 +99,7 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
   {
     Transaction tx(db_);
     TAKOSUMI_TRY(tx.begun());
-    auto candidate = next_candidate(now);
+    auto candidate = next_candidate(now, agent);
     if (!candidate) return std::unexpected(candidate.error());
     if (!*candidate) return ClaimStep{true, std::nullopt};
     const Run& run = **candidate;

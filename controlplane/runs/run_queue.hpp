@@ -123,7 +123,7 @@ class RunQueue {
     std::optional<Error> unbuildable;
   };
   // run_claims.cpp
-  Result<std::optional<Run>> next_candidate(std::int64_t now);
+  Result<std::optional<Run>> next_candidate(std::int64_t now, const Agent& agent);
   Result<ClaimStep> claim_one(const Agent& agent, const ManifestFactory& build);
   // Fails the Run (run.refused) when its Capsule has a revoked or expired Connection.
   Result<bool> refuse_for_connections(const Run& run, const Agent& agent);

@@ -1,5 +1,7 @@
 #include "controlplane/store/agent_registry.hpp"
 
+#include "controlplane/store/agent_pool_store.hpp"
+
 #include <algorithm>
 
 #include "common/error_codes.hpp"
@@ -8,12 +10,6 @@
 
 namespace takosumi::controlplane {
 namespace {
-
-std::string labels_json(const std::vector<std::string>& labels) {
-  boost::json::array out;
-  for (const auto& l : labels) out.emplace_back(l);
-  return takosumi::serialize(out);
-}
 
 std::string reset_command(std::string_view id, std::string_view key) {
   return "POST /api/v1/agents/" + std::string(id) + "/reset-keys with {\"signPublicKey\": \"" +
@@ -120,11 +116,13 @@ Result<AgentCredential> AgentRegistry::insert(const AgentRegistration& reg,
   TAKOSUMI_TRY(with_context(
       db_.run("INSERT INTO agents (id, name, sign_public_key, box_public_key, token_sha256,"
               " version, labels, capacity, created_at, last_seen_at, token_issued_at,"
-              " pool_token_id, certificate_identity, busy_slots)"
-              " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
+              " pool_token_id, pool, certificate_identity, busy_slots)"
+              " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)",
               cred.agent_id, reg.name, reg.sign_public_key, reg.box_public_key,
-              crypto::token_sha256(cred.agent_token), reg.version, labels_json(reg.labels),
-              reg.capacity, now, now, now, context.pool_token_id, context.certificate_identity),
+              crypto::token_sha256(cred.agent_token), reg.version, agent_labels_text(reg.labels),
+              reg.capacity, now, now, now, context.pool_token_id,
+              context.pool.empty() ? std::string(kDefaultPool) : context.pool,
+              context.certificate_identity),
       "register agent"));
   return cred;
 }
@@ -155,12 +153,13 @@ Result<AgentCredential> AgentRegistry::update(const NamedAgent& agent, const Age
               " token_issued_at = ?,"
               " previous_token_sha256 = NULL, previous_token_expires_at = NULL,"
               " pool_token_id = CASE WHEN ? = '' THEN pool_token_id ELSE ? END,"
+              " pool = CASE WHEN ? = '' THEN pool ELSE ? END,"
               " certificate_identity = CASE WHEN ? = 1 THEN nullif(?, '')"
               "   ELSE coalesce(nullif(certificate_identity, ''), ?) END"
               " WHERE id = ?",
               reg.sign_public_key, reg.box_public_key, crypto::token_sha256(cred.agent_token),
-              reg.version, labels_json(reg.labels), reg.capacity, now, now,
-              context.pool_token_id, context.pool_token_id, agent.reset,
+              reg.version, agent_labels_text(reg.labels), reg.capacity, now, now,
+              context.pool_token_id, context.pool_token_id, context.pool, context.pool, agent.reset,
               context.certificate_identity, context.certificate_identity, agent.id),
       "register agent"));
   return cred;
@@ -197,11 +196,12 @@ Result<Agent> AgentRegistry::authenticate(std::string_view token,
                                           std::string_view certificate_identity) {
   const std::int64_t now = clock_.now_unix();
   auto s = db_.query(
-      "SELECT id, name, box_public_key, sign_public_key, revoked_at IS NOT NULL,"
-      " coalesce(certificate_identity, ''), token_sha256 = ?1,"
-      " coalesce(token_issued_at, created_at), previous_token_sha256 IS NOT NULL"
-      " FROM agents WHERE token_sha256 = ?1"
-      "  OR (previous_token_sha256 = ?1 AND previous_token_expires_at > ?2)",
+      "SELECT a.id, a.name, a.box_public_key, a.sign_public_key, a.revoked_at IS NOT NULL,"
+      " coalesce(a.certificate_identity, ''), a.token_sha256 = ?1,"
+      " coalesce(a.token_issued_at, a.created_at), a.previous_token_sha256 IS NOT NULL,"
+      " a.pool, a.labels, coalesce(p.labels, '[]')"
+      " FROM agents a LEFT JOIN agent_pools p ON p.name = a.pool WHERE a.token_sha256 = ?1"
+      "  OR (a.previous_token_sha256 = ?1 AND a.previous_token_expires_at > ?2)",
       crypto::token_sha256(token), now);
   if (!s) return std::unexpected(s.error());
   auto row = s->step();
@@ -209,10 +209,13 @@ Result<Agent> AgentRegistry::authenticate(std::string_view token,
   if (!*row) return fail(errc::kUnauthorized, "unknown agent token");
   Agent agent;
   bool revoked = false, current = false, replaced_pending = false;
-  std::string recorded;
+  std::string recorded, own_labels, pool_labels;
   std::int64_t issued = 0;
   ColumnReader(*s) >> agent.id >> agent.name >> agent.box_public_key >> agent.sign_public_key >>
-      revoked >> recorded >> current >> issued >> replaced_pending;
+      revoked >> recorded >> current >> issued >> replaced_pending >> agent.pool >> own_labels >>
+      pool_labels;
+  agent.labels = agent_labels_from_text(own_labels);
+  for (auto& label : agent_labels_from_text(pool_labels)) agent.labels.push_back(std::move(label));
   if (revoked)
     return fail(errc::kAgentRevoked, "agent " + agent.id + " was revoked by an operator");
   if (current && issued + ttl_ <= now)
@@ -285,7 +288,8 @@ namespace {
 
 constexpr std::string_view kRecordSelect =
     "SELECT id, name, version, labels, capacity, coalesce(busy_slots, 0), created_at,"
-    " last_seen_at, coalesce(certificate_identity, ''), coalesce(pool_token_id, ''), revoked_at,"
+    " last_seen_at, coalesce(certificate_identity, ''), coalesce(pool_token_id, ''), pool,"
+    " revoked_at,"
     " key_reset_at IS NOT NULL, coalesce(token_issued_at, created_at), deregistered_at"
     " FROM agents";
 
@@ -307,13 +311,9 @@ AgentRecord AgentRegistry::record_from_row(const Statement& row) const {
   std::string labels;
   std::int64_t issued = 0;
   ColumnReader(row) >> a.id >> a.name >> a.version >> labels >> a.capacity >> a.busy_slots >>
-      a.created_at >> a.last_seen_at >> a.certificate_identity >> a.pool_token_id >>
+      a.created_at >> a.last_seen_at >> a.certificate_identity >> a.pool_token_id >> a.pool >>
       a.revoked_at >> a.keys_reset >> issued >> a.deregistered_at;
-  boost::system::error_code ec;
-  const auto parsed = boost::json::parse(labels, ec);
-  if (!ec && parsed.is_array())
-    for (const auto& l : parsed.as_array())
-      if (l.is_string()) a.labels.emplace_back(l.as_string());
+  a.labels = agent_labels_from_text(labels);
   if (!a.revoked_at && !a.keys_reset && !a.deregistered_at) a.token_expires_at = issued + ttl_;
   return a;
 }

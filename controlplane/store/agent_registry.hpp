@@ -28,11 +28,13 @@ struct AgentCredential {
 };
 
 // What the registration's connection says beyond the request: the pool token it came with
-// ("config" for a configured one, empty when the agent's own credential authenticated it) and the
-// client certificate's identity under mutual TLS (empty without).
+// ("config" for a configured one, empty when the agent's own credential authenticated it), the
+// client certificate's identity under mutual TLS (empty without), and the pool the token admits
+// to (empty: the agent's own credential, so it stays in its pool; a new agent joins "default").
 struct RegistrationContext {
   std::string pool_token_id;
   std::string certificate_identity;
+  std::string pool;
 };
 
 // The answer to an agent's heartbeat: a new credential when the one it used was past half its

@@ -5,6 +5,7 @@
 
 #include "common/error_codes.hpp"
 #include "common/strict_json.hpp"
+#include "controlplane/store/agent_pool_store.hpp"
 #include "protocol/output_type.hpp"
 
 namespace takosumi::controlplane {
@@ -148,7 +149,8 @@ Result<protocol::RunPolicy> parse_policy(const json::object& o) {
 Result<CapsuleRequest> parse_capsule_request(const json::object& body) {
   // connections and sensitiveVariables are read by connection_spec.hpp (PublicApi::capsule_secrets).
   TAKOSUMI_TRY(check_known_fields(body, {"name", "source", "outputAllowlist", "variables",
-                                                   "policy", "connections", "sensitiveVariables"}));
+                                         "policy", "connections", "sensitiveVariables",
+                                         "agentPool", "agentLabels"}));
   CapsuleRequest req;
   auto name = parse_name(body);
   if (!name) return std::unexpected(name.error());
@@ -161,7 +163,25 @@ Result<CapsuleRequest> parse_capsule_request(const json::object& body) {
   TAKOSUMI_TRY(
       read_optional_object(body, "variables", protocol::variables_from_json, req.variables));
   TAKOSUMI_TRY(read_optional_object(body, "policy", parse_policy, req.policy));
+  auto agents = parse_agent_requirements(body);
+  if (!agents) return std::unexpected(agents.error());
+  req.agents = std::move(*agents);
   return req;
+}
+
+Result<AgentRequirements> parse_agent_requirements(const json::object& body) {
+  AgentRequirements out;
+  if (const auto* pool = body.if_contains("agentPool"); pool && !pool->is_null()) {
+    if (!pool->is_string() || !is_valid_name(pool->get_string()))
+      return invalid("agentPool must be an agent pool's name (^[a-z0-9][a-z0-9_-]{0,62}$)");
+    out.pool = std::string(pool->get_string());
+  }
+  if (const auto* labels = body.if_contains("agentLabels"); labels && !labels->is_null()) {
+    auto parsed = agent_labels_from_json(*labels, "agentLabels");
+    if (!parsed) return std::unexpected(parsed.error());
+    out.labels = std::move(*parsed);
+  }
+  return out;
 }
 
 

@@ -20,12 +20,19 @@ bool is_valid_output_name(std::string_view name);
 // Relative, no "..", no backslash or control characters; "" and "." mean the repository root.
 Status validate_module_path(std::string_view path);
 
+// Which agents take a Capsule's Runs (Capsule::agent_pool, agent_labels).
+struct AgentRequirements {
+  std::string pool = std::string(kDefaultPool);
+  std::vector<std::string> labels;  // sorted, unique
+};
+
 struct CapsuleRequest {
   std::string name;
   CapsuleSource source;
   OutputAllowlist output_allowlist;
   protocol::Variables variables;
   protocol::RunPolicy policy;  // the default policy when the request has none
+  AgentRequirements agents;
 };
 
 Result<std::string> parse_workspace_request(const json::object& body);
@@ -33,6 +40,10 @@ Result<CapsuleRequest> parse_capsule_request(const json::object& body);
 // A Capsule's "policy" object (also the body of PUT /capsules/{id}/policy). Unknown fields are
 // refused, so a misspelt deny list is not silently dropped; errors name "policy.<field>".
 Result<protocol::RunPolicy> parse_policy(const json::object& o);
+// "agentPool" (a pool name, "default" when absent) and "agentLabels" (labels, none when absent)
+// of a Capsule request or of PUT /capsules/{id}/agent-requirements. Whether the pool exists is
+// the caller's check (AgentPoolStore::get).
+Result<AgentRequirements> parse_agent_requirements(const json::object& body);
 
 // Allowlist and variables travel as camelCase JSON; stored in SQLite in the same form.
 Result<OutputAllowlist> allowlist_from_json(const json::object& o);

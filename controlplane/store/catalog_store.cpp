@@ -1,6 +1,7 @@
 #include "controlplane/store/catalog_store.hpp"
 
 #include "common/error_codes.hpp"
+#include "controlplane/store/agent_pool_store.hpp"
 #include "controlplane/store/stored_names.hpp"
 #include "crypto/random_ids.hpp"
 
@@ -15,14 +16,17 @@ Workspace workspace_from_row(const Statement& s) {
 
 constexpr std::string_view kCapsuleColumns =
     "id, workspace_id, name, git_url, ref, module_path, output_allowlist, variables, created_at,"
-    " destroyed_at, sensitive_variable_names, policy, restore_pending, state_pending";
+    " destroyed_at, sensitive_variable_names, policy, restore_pending, state_pending, agent_pool,"
+    " agent_labels";
 
 Result<Capsule> capsule_from_row(const Statement& s) {
   Capsule c;
-  std::string allow_text, vars_text, sensitive_text, policy_text;
+  std::string allow_text, vars_text, sensitive_text, policy_text, labels_text;
   ColumnReader(s) >> c.id >> c.workspace_id >> c.name >> c.source.git_url >> c.source.ref >>
       c.source.module_path >> allow_text >> vars_text >> c.created_at >> c.destroyed_at >>
-      sensitive_text >> policy_text >> c.restore_pending >> c.state_pending;
+      sensitive_text >> policy_text >> c.restore_pending >> c.state_pending >> c.agent_pool >>
+      labels_text;
+  c.agent_labels = agent_labels_from_text(labels_text);
   auto allow = parse_object(allow_text, 1 << 20);
   auto vars = parse_object(vars_text, 1 << 20);
   auto policy = parse_object(policy_text, 1 << 20);
@@ -75,6 +79,8 @@ Result<Capsule> CatalogStore::create_capsule(std::string_view workspace_id,
   c.connection_ids = secrets.connection_ids;
   c.sensitive_variable_names = secrets.sensitive_variable_names;
   c.policy = req.policy;
+  c.agent_pool = req.agents.pool;
+  c.agent_labels = req.agents.labels;
   return in_transaction(db_, [&]() -> Result<Capsule> {
     auto st = insert_capsule(c, secrets.sealed_sensitive_variables);
     if (!st && st.error().code == errc::kConflict)
@@ -99,12 +105,14 @@ Status CatalogStore::insert_capsule(const Capsule& c, const std::optional<std::s
   return db_.run(
       "INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,"
       " variables, created_at, destroyed_at, sensitive_variable_names, sealed_sensitive_variables,"
-      " policy, restore_pending, state_pending) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      " policy, restore_pending, state_pending, agent_pool, agent_labels)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       c.id, c.workspace_id, c.name, c.source.git_url, c.source.ref, c.source.module_path,
       takosumi::serialize(protocol::to_json(c.output_allowlist)),
       takosumi::serialize(protocol::to_json(c.variables)), c.created_at, c.destroyed_at,
       names_to_text(c.sensitive_variable_names), sealed,
-      takosumi::serialize(protocol::to_json(c.policy)), c.restore_pending, c.state_pending);
+      takosumi::serialize(protocol::to_json(c.policy)), c.restore_pending, c.state_pending,
+      c.agent_pool, agent_labels_text(c.agent_labels));
 }
 
 Status CatalogStore::set_state_pending(std::string_view capsule_id, bool pending) {
@@ -152,6 +160,13 @@ Status CatalogStore::set_policy(std::string_view capsule_id, const protocol::Run
   TAKOSUMI_TRY(get_capsule(capsule_id));
   return db_.run("UPDATE capsules SET policy = ? WHERE id = ?",
                  takosumi::serialize(protocol::to_json(policy)), capsule_id);
+}
+
+Status CatalogStore::set_agent_requirements(std::string_view capsule_id,
+                                            const AgentRequirements& requirements) {
+  TAKOSUMI_TRY(get_capsule(capsule_id));
+  return db_.run("UPDATE capsules SET agent_pool = ?, agent_labels = ? WHERE id = ?",
+                 requirements.pool, agent_labels_text(requirements.labels), capsule_id);
 }
 
 Result<std::optional<std::string>> CatalogStore::sealed_sensitive_variables(

@@ -54,6 +54,8 @@ class CatalogStore {
   Result<std::optional<std::string>> sealed_sensitive_variables(std::string_view capsule_id);
   // Replaces the Capsule's Run policy.
   Status set_policy(std::string_view capsule_id, const protocol::RunPolicy& policy);
+  // The pool exists (the caller checked). Queued Runs follow: a claim reads the Capsule's.
+  Status set_agent_requirements(std::string_view capsule_id, const AgentRequirements& requirements);
 
  private:
   Status insert_capsule(const Capsule& capsule, const std::optional<std::string>& sealed);

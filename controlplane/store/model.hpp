@@ -36,6 +36,9 @@ struct CapsuleSource {
   std::string module_path;
 };
 
+// The pool every agent and Capsule belongs to unless told otherwise; it always exists.
+inline constexpr std::string_view kDefaultPool = "default";
+
 struct Capsule {
   std::string id;
   std::string workspace_id;
@@ -56,6 +59,10 @@ struct Capsule {
   // Set on a restored Capsule whose backup recorded StateVersions: no Run until its state is
   // imported (a plan against empty state would recreate what exists) or an owner waives it.
   bool state_pending = false;
+  // Which agents may take its Runs (docs/operations.md "Agent pools"): an agent of this pool whose
+  // labels (its own and its pool's) include every one of these.
+  std::string agent_pool = std::string(kDefaultPool);
+  std::vector<std::string> agent_labels;  // sorted, unique
 };
 
 namespace connection_status {
@@ -187,6 +194,7 @@ struct ApiToken {
 struct PoolToken {
   std::string id;
   std::string name;
+  std::string pool = std::string(kDefaultPool);  // the pool its agents join
   std::string created_by;
   std::int64_t created_at = 0;
   std::optional<std::int64_t> revoked_at;
@@ -204,6 +212,7 @@ struct AgentRecord {
   std::int64_t last_seen_at = 0;           // its last call: claim, heartbeat, registration
   std::string certificate_identity;        // mutual TLS: the client certificate it registered with
   std::string pool_token_id;               // "config" for a pool token from the configuration
+  std::string pool = std::string(kDefaultPool);  // the pool of the token it last registered with
   std::optional<std::int64_t> revoked_at;
   bool keys_reset = false;                 // an operator's reset waits for the named key
   std::optional<std::int64_t> token_expires_at;
@@ -278,6 +287,17 @@ struct Agent {
   std::string name;
   std::string box_public_key;   // base64 X25519
   std::string sign_public_key;  // base64 Ed25519
+  std::string pool = std::string(kDefaultPool);
+  std::vector<std::string> labels;  // its own and its pool's: what a Capsule's agentLabels match
+};
+
+// An agent pool (docs/operations.md "Agent pools"): its agents are admitted by its pool tokens and
+// all carry its labels; a Capsule naming it has its Runs taken only by them.
+struct AgentPool {
+  std::string name;
+  std::vector<std::string> labels;  // sorted, unique
+  std::string created_by;
+  std::int64_t created_at = 0;
 };
 
 struct LogChunk {

@@ -14,6 +14,12 @@
 
 namespace takosumi::controlplane {
 
+// An unrevoked pool token found by its secret: which one, and the pool it admits agents to.
+struct ActivePoolToken {
+  std::string id;
+  std::string pool;
+};
+
 struct CreatedPoolToken {
   PoolToken token;
   SecretBytes secret;
@@ -23,9 +29,10 @@ class PoolTokenStore {
  public:
   PoolTokenStore(Database& db, const Clock& clock) : db_(db), clock_(clock) {}
 
-  Result<CreatedPoolToken> create(std::string name, std::string_view created_by);
-  // The id of the unrevoked token with this secret, if any.
-  Result<std::optional<std::string>> find_active(std::string_view secret);
+  // `pool` exists (the caller checked, in the same transaction).
+  Result<CreatedPoolToken> create(std::string name, std::string pool, std::string_view created_by);
+  // The unrevoked token with this secret, if any.
+  Result<std::optional<ActivePoolToken>> find_active(std::string_view secret);
   // Oldest first, revoked ones included.
   Result<std::vector<PoolToken>> list();
   // Sets revoked_at the first time; not_found for an unknown id.

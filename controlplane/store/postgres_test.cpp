@@ -1,7 +1,7 @@
 // What only the PostgreSQL driver does, on a real server: one writer at a time across connections
 // (as across control-plane replicas) while reads go on, a commit that did not commit reported, and
 // a lost connection handled as a transaction needs, a damaged blob in the database refused, and
-// replicas' notifications heard across a lost connection.
+// replicas' notifications heard across a lost connection, and the database's clock followed.
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
@@ -13,8 +13,10 @@
 #include "common/file_io.hpp"
 #include "controlplane/store/blob_store.hpp"
 #include "controlplane/store/postgres_listener.hpp"
+#include "controlplane/store/store_clock.hpp"
 #include "controlplane/testing/test_support.hpp"
 #include "crypto/sha256.hpp"
+#include "tests/support/fake_clock.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace takosumi::controlplane {
@@ -216,6 +218,37 @@ TEST(PostgresDriver, AnUnreachableServerIsUnavailable) {
       {"postgresql:///postgres?host=/nonexistent-takosumi-socket-dir&connect_timeout=2", {}});
   ASSERT_FALSE(db);
   EXPECT_EQ(db.error().code, errc::kUnavailable) << db.error().to_string();
+}
+
+}  // namespace
+}  // namespace takosumi::controlplane
+
+namespace takosumi::controlplane {
+namespace {
+
+// A host clock an hour ahead: what such a replica would judge leases by without the database.
+class AheadClock final : public Clock {
+ public:
+  std::int64_t now_unix() const override { return SystemClock().now_unix() + 3600; }
+  bool is_wall_clock() const override { return true; }
+};
+
+TEST(StoreClock, AReplicaWhoseHostClockIsAheadJudgesByTheDatabasesClock) {
+  takosumi::testing::TempDir dir;
+  const PostgresSettings postgres{testing::new_test_postgres_database(), {}};
+  Database db = testing::open_test_db(dir.path() / "unused.db", postgres);
+  AheadClock ahead;
+  StoreClock clock(ahead);
+  ASSERT_TRUE(clock.follows(db));
+  ASSERT_TRUE(clock.sync(db));
+  // The test server runs on this host: its clock is the real one, give or take a second.
+  EXPECT_NEAR(static_cast<double>(clock.offset()), -3600.0, 2.0);
+  EXPECT_NEAR(static_cast<double>(clock.now_unix()), static_cast<double>(SystemClock().now_unix()),
+              2.0);
+
+  // A test's clock is never corrected, whatever the store.
+  takosumi::testing::FakeClock fake{1'700'000'000};
+  EXPECT_FALSE(StoreClock(fake).follows(db));
 }
 
 }  // namespace

@@ -81,8 +81,24 @@ class RunStore {
   const Clock& clock_;
 };
 
+// Runs waiting for an agent, over `runs r` with `?1` the time now: queued ones, and running ones
+// whose agent went silent (an expired lease no started apply holds: Run::stranded). kCapsuleFree
+// adds that no other Run of the Capsule holds it, as a claim requires. The claim, the queue-depth
+// metric and the pools' load all count with these, so they agree.
+inline constexpr std::string_view kWaitingForAgent =
+    " (r.status = 'queued' OR (r.status = 'running' AND r.lease_expires_at <= ?1"
+    " AND (r.apply_started_attempt IS DISTINCT FROM r.attempt OR r.cancel_requested = 1)))";
+inline constexpr std::string_view kCapsuleFree =
+    " NOT EXISTS (SELECT 1 FROM runs o WHERE o.capsule_id = r.capsule_id AND o.id <> r.id"
+    " AND o.status = 'running' AND (o.lease_expires_at > ?1 OR o.apply_started_attempt = o.attempt))";
+
 // Columns selected by run_from_row, for other stores reading Runs: "SELECT <kRunSelect> WHERE …".
-extern const std::string_view kRunSelect;
+extern const std::string kRunSelect;
+// The same in two parts, for a caller selecting more: "SELECT <columns>, x<from> WHERE …";
+// kRunColumns is how many the columns are (x is column kRunColumns).
+extern const std::string kRunSelectColumns;
+extern const std::string kRunFrom;
+inline constexpr int kRunColumns = 37;
 Run run_from_row(const Statement& s);
 
 }  // namespace takosumi::controlplane

@@ -11,7 +11,7 @@ namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 12;
+constexpr std::int64_t kSchemaVersion = 13;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -466,6 +466,21 @@ Status to_v12(Database& db) {
       "CREATE INDEX IF NOT EXISTS runs_by_capsule_in_order ON runs(capsule_id, rowid)");
 }
 
+// v12 → v13: agent pools (docs/operations.md "Agent pools"). A pool has a name and labels every
+// agent of it has; a pool token admits agents to its pool; a Capsule names the pool and the labels
+// its Runs need. Everything before belongs to the pool "default", which always exists.
+Status to_v13(Database& db) {
+  TAKOSUMI_TRY(ddl(db, "CREATE TABLE IF NOT EXISTS agent_pools (name TEXT PRIMARY KEY,"
+                       " labels TEXT NOT NULL, created_by TEXT NOT NULL,"
+                       " created_at INTEGER NOT NULL);"));
+  TAKOSUMI_TRY(db.exec("INSERT INTO agent_pools (name, labels, created_by, created_at)"
+                       " VALUES ('default', '[]', 'control-plane', 0) ON CONFLICT DO NOTHING"));
+  TAKOSUMI_TRY(add_column_if_missing(db, "pool_tokens", "pool", "TEXT NOT NULL DEFAULT 'default'"));
+  TAKOSUMI_TRY(add_column_if_missing(db, "agents", "pool", "TEXT NOT NULL DEFAULT 'default'"));
+  TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "agent_pool", "TEXT NOT NULL DEFAULT 'default'"));
+  return add_column_if_missing(db, "capsules", "agent_labels", "TEXT NOT NULL DEFAULT '[]'");
+}
+
 // One step of the schema, from version `to - 1` to `to`.
 struct Migration {
   std::int64_t to;
@@ -477,7 +492,7 @@ struct Migration {
 
 constexpr Migration kMigrations[] = {{2, to_v2, true}, {3, to_v3}, {4, to_v4}, {5, to_v5},
                                      {6, to_v6},       {7, to_v7}, {8, to_v8}, {9, to_v9},
-                                     {10, to_v10},     {11, to_v11}, {12, to_v12}};
+                                     {10, to_v10},     {11, to_v11}, {12, to_v12}, {13, to_v13}};
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 // Runs one migration in one transaction that also sets user_version: a database is at one
@@ -530,7 +545,8 @@ Status create_current_tables(Database& db) {
   TAKOSUMI_TRY(to_v9(db));
   TAKOSUMI_TRY(to_v10(db));
   TAKOSUMI_TRY(to_v11(db));
-  return to_v12(db);
+  TAKOSUMI_TRY(to_v12(db));
+  return to_v13(db);
 }
 
 // PostgreSQL keeps the version in a table of its own (it has no user_version). Its first version

@@ -23,7 +23,7 @@ namespace {
 
 using takosumi::testing::TempDir;
 
-constexpr std::int64_t kCurrentVersion = 12;
+constexpr std::int64_t kCurrentVersion = 13;
 
 // The frozen schema of an earlier release, testdata/schema_v<N>.sql, verbatim as that release
 // created it: migrations are tested against the real thing and not against today's DDL.
@@ -110,6 +110,9 @@ TEST(SchemaTest, FirstReleaseDatabaseIsMigratedInPlace) {
   EXPECT_FALSE(capsule->destroyed_at);
   EXPECT_TRUE(capsule->connection_ids.empty());
   EXPECT_EQ(capsule->policy, protocol::RunPolicy{});
+  EXPECT_EQ(capsule->agent_pool, "default") << "what was there before pools runs where it ran";
+  EXPECT_TRUE(capsule->agent_labels.empty());
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM agent_pools WHERE name = 'default'"), 1);
   EXPECT_FALSE(apply->refused_outputs_json);
   EXPECT_EQ(states.outputs("cap_1")->generation, 1);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM run_logs"), 1);

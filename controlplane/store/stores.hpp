@@ -1,6 +1,7 @@
 #pragma once
 // Everything the control plane keeps, as its API reaches it: one struct of references (owned by
 // ControlPlane, outliving every user) instead of the same list in each dependencies struct.
+#include "controlplane/store/agent_pool_store.hpp"
 #include "controlplane/store/agent_registry.hpp"
 #include "controlplane/store/api_token_store.hpp"
 #include "controlplane/store/audit_log.hpp"
@@ -34,6 +35,7 @@ struct Stores {
   BackupStore& backups;
   AgentRegistry& agents;
   PoolTokenStore& pool_tokens;
+  AgentPoolStore& pools;
   AuditLog& audit;
   const BlobStore& blobs;
   const Keyring& keys;

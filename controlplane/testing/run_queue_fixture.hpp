@@ -121,7 +121,7 @@ class RunQueueTest : public ::testing::Test {
 
   Stores stores() {
     return {db_,     catalog_, runs_,            states_,   logs_,   connections_, dependencies_,
-            shares_, tokens_,  workspace_plans_, backups_, agents_, pool_tokens_, audit_,
+            shares_, tokens_,  workspace_plans_, backups_, agents_, pool_tokens_, pools_, audit_,
             blobs_,  keys_};
   }
 
@@ -139,6 +139,7 @@ class RunQueueTest : public ::testing::Test {
   RunLogStore logs_{db_};
   AgentRegistry agents_{db_, clock_};
   PoolTokenStore pool_tokens_{db_, clock_};
+  AgentPoolStore pools_{db_, clock_};
   Keyring keys_{crypto::BoxKeyPair::generate(), crypto::SignKeyPair::generate()};
   ConnectionStore connections_{db_, keys_, clock_};
   DependencyStore dependencies_{db_, clock_};

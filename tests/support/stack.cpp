@@ -43,6 +43,9 @@ Stack::Stack(StackOptions options) : options_(std::move(options)), root_(make_te
                   takosumi::testing::new_test_postgres_database() + "'\n";
   start_control();
   if (port_ == 0) return;
+  if (options_.replicas > 1 && store_yaml_.empty())
+    ADD_FAILURE() << "replicas share a store: only the pg.* run has one";
+  for (int i = 1; i < options_.replicas && !store_yaml_.empty(); ++i) start_replica(i);
   EXPECT_EQ(std::filesystem::exists(data_dir() / "control.db"), store_yaml_.empty())
       << "the control plane keeps its records where its configuration says";
   if (options_.https)
@@ -58,12 +61,9 @@ Stack::Stack(StackOptions options) : options_(std::move(options)), root_(make_te
   if (ws.json.is_object()) workspace_id_ = json::value_to<std::string>(ws.json.at("id"));
 }
 
-void Stack::start_control() {
-  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
-  // A restart keeps the port, as a control plane behind a fixed address would.
-  write(root_ / "control.yaml",
-        "listenAddress: 127.0.0.1\nport: " + std::to_string(port_) + "\n"
-        "dataDir: " + data_dir().string() + "\n" + store_yaml_ +
+std::string Stack::control_yaml(const std::filesystem::path& data, unsigned short port) const {
+  return "listenAddress: 127.0.0.1\nport: " + std::to_string(port) + "\n"
+        "dataDir: " + data.string() + "\n" + store_yaml_ +
         "apiTokenFile: " + (root_ / "api.token").string() + "\n"
         "poolTokenFile: " + (root_ / "pool.token").string() + "\n"
         "leaseSeconds: " + std::to_string(options_.lease_seconds) + "\n"
@@ -78,18 +78,76 @@ void Stack::start_control() {
         (options_.extra_control_yaml.find("metrics:") == std::string::npos
              ? "metrics:\n  listen: 127.0.0.1:0\n"
              : std::string()) +
-        options_.extra_control_yaml);
-  const auto port_file = data_dir() / "control.port";
+        options_.extra_control_yaml;
+}
+
+unsigned short Stack::launch_control(std::unique_ptr<ChildProcess>& process,
+                                     const std::filesystem::path& config,
+                                     const std::filesystem::path& data,
+                                     const std::filesystem::path& log) {
+  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  const auto port_file = data / "control.port";
   std::filesystem::remove(port_file);
-  control_ = std::make_unique<ChildProcess>(
+  process = std::make_unique<ChildProcess>(
       std::vector<std::string>{(bin / "controlplane/takosumi-control").string(), "serve",
-                               "--config", (root_ / "control.yaml").string()},
-      options_.control_env, root_ / "control.log");
+                               "--config", config.string()},
+      options_.control_env, log);
   if (!eventually([&] { return std::filesystem::exists(port_file); }, std::chrono::seconds(30))) {
-    ADD_FAILURE() << "takosumi-control did not start:\n" << read_text(root_ / "control.log");
-    return;
+    ADD_FAILURE() << "takosumi-control did not start:\n" << read_text(log);
+    return 0;
   }
-  port_ = static_cast<unsigned short>(std::stoi(read_text(port_file)));
+  return static_cast<unsigned short>(std::stoi(read_text(port_file)));
+}
+
+void Stack::start_control() {
+  // A restart keeps the port, as a control plane behind a fixed address would.
+  write(root_ / "control.yaml", control_yaml(data_dir(), port_));
+  const unsigned short port = launch_control(control_, root_ / "control.yaml", data_dir(),
+                                             root_ / "control.log");
+  if (port != 0) port_ = port;
+}
+
+std::filesystem::path Stack::replica_dir(int index) const {
+  return root_ / ("control-data-" + std::to_string(index));
+}
+
+void Stack::start_replica(int index) {
+  namespace fs = std::filesystem;
+  const fs::path data = replica_dir(index);
+  // Every replica holds the keys the store was first served with (the operator copies them).
+  if (!fs::exists(data / "keys")) {
+    fs::create_directories(data);
+    fs::copy(data_dir() / "keys", data / "keys", fs::copy_options::recursive);
+    fs::permissions(data / "keys", fs::perms::owner_all);
+    for (const auto& f : fs::directory_iterator(data / "keys"))
+      fs::permissions(f.path(), fs::perms::owner_read | fs::perms::owner_write);
+  }
+  const fs::path config = root_ / ("control-" + std::to_string(index) + ".yaml");
+  write(config, control_yaml(data, replica_ports_[index]));
+  const unsigned short port = launch_control(replicas_[index], config, data,
+                                             root_ / ("control-" + std::to_string(index) + ".log"));
+  if (port != 0) replica_ports_[index] = port;
+}
+
+void Stack::kill_replica(int index) {
+  if (index == 0) return stop_control(true);
+  if (auto& r = replicas_[index]) r->kill_now();
+  replicas_[index].reset();
+}
+
+unsigned short Stack::replica_port(int index) const {
+  if (index == 0) return port_;
+  auto it = replica_ports_.find(index);
+  return it == replica_ports_.end() ? 0 : it->second;
+}
+
+std::string Stack::replica_log(int index) const {
+  return read_text(index == 0 ? root_ / "control.log"
+                              : root_ / ("control-" + std::to_string(index) + ".log"));
+}
+
+void Stack::use_replica_for_api(int index) {
+  api_ = std::make_unique<HttpClient>(replica_port(index), api_token_);
 }
 
 void Stack::stop_control(bool hard) {
@@ -206,11 +264,15 @@ std::string Stack::public_surface(const std::vector<std::string>& capsules,
 Stack::~Stack() {
   stop_agents();
   if (control_) control_->stop();
+  for (auto& [index, replica] : replicas_)
+    if (replica) replica->stop();
   if (!::testing::Test::HasFailure()) {
     std::filesystem::remove_all(root_);
   } else {
     std::cerr << "kept " << root_ << " for inspection\n--- agent logs ---\n"
               << agent_logs() << "--- control log ---\n" << read_text(root_ / "control.log");
+    for (const auto& [index, port] : replica_ports_)
+      std::cerr << "--- control log of replica " << index << " ---\n" << replica_log(index);
   }
 }
 
@@ -265,6 +327,13 @@ void Stack::set_agent_control_plane(int index, std::string yaml_section) {
 std::string Stack::control_plane_section(int index) {
   if (auto it = agent_control_planes_.find(index); it != agent_control_planes_.end())
     return it->second;
+  if (options_.replicas > 1) {
+    std::string urls;
+    for (int k = 0; k < options_.replicas; ++k)
+      urls += (k == 0 ? "" : ", ") + std::string("http://127.0.0.1:") +
+              std::to_string(replica_port((index + k) % options_.replicas));
+    return "controlPlane:\n  urls: [" + urls + "]\n";
+  }
   if (!options_.https) return "controlPlane:\n  url: http://127.0.0.1:" + std::to_string(port_) + "\n";
   std::string section = "controlPlane:\n  url: https://localhost:" + std::to_string(port_) +
                         "\n  caFile: " + (pki_dir() / "ca.pem").string() + "\n";

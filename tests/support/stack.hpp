@@ -45,6 +45,10 @@ struct StackOptions {
   std::map<std::string, std::string> control_env;
   // Added to every agent's command line (e.g. "--once").
   std::vector<std::string> agent_args;
+  // Control-plane replicas on one store: only on PostgreSQL (the pg.* run). Replica 0 is the one
+  // start_control()/stop_control() manage; each has its own dataDir and port and the same keys,
+  // and agent-<i> lists them all in controlPlane.urls starting at replica i % replicas.
+  int replicas = 1;
 };
 
 class Stack {
@@ -106,6 +110,14 @@ class Stack {
   // Stops takosumi-control (SIGKILL when hard) and starts it again on the same port and data.
   void stop_control(bool hard);
   void start_control();
+  // Replica i (1 ≤ i < replicas; 0 is stop_control/start_control's): SIGKILL, start again (same
+  // port and dataDir), its port and log.
+  void kill_replica(int index);
+  void start_replica(int index);
+  unsigned short replica_port(int index) const;
+  std::string replica_log(int index) const;
+  // api() talks to replica `index` from now on.
+  void use_replica_for_api(int index);
   // The plaintext of a stored StateVersion, decrypted with the control plane's storage key.
   std::string state_plaintext(const std::string& ciphertext_sha256) const;
   // The public API's answer for a Capsule.
@@ -128,12 +140,21 @@ class Stack {
   std::string pool_token_ = "test-pool-token-0123456789";
   unsigned short port_ = 0;
   std::unique_ptr<ChildProcess> control_;
+  std::map<int, std::unique_ptr<ChildProcess>> replicas_;  // 1 … replicas-1
+  std::map<int, unsigned short> replica_ports_;
   std::vector<std::unique_ptr<ChildProcess>> agents_;
   std::unique_ptr<HttpClient> api_;
   std::string workspace_id_;
   std::unique_ptr<TestCa> ca_;
   std::map<int, std::string> agent_control_planes_;
   std::string control_plane_section(int index);
+  std::string control_yaml(const std::filesystem::path& data_dir, unsigned short port) const;
+  std::filesystem::path replica_dir(int index) const;
+  // Starts takosumi-control with this configuration; returns its port (0 when it did not start).
+  unsigned short launch_control(std::unique_ptr<ChildProcess>& process,
+                                const std::filesystem::path& config,
+                                const std::filesystem::path& data_dir,
+                                const std::filesystem::path& log);
 };
 
 // The example module used by integration tests: a file resource, a generated password exposed only
