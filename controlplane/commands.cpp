@@ -13,10 +13,13 @@
 #include "common/version.hpp"
 #include "controlplane/api/workspace_backup.hpp"
 #include "controlplane/control_plane.hpp"
+#include "controlplane/store/key_binding.hpp"
 #include "controlplane/store/schema.hpp"
+#include "controlplane/store/store_copy.hpp"
 #include "crypto/keys.hpp"
 #include "net/control_url.hpp"
 #include "net/tls_context.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -129,6 +132,68 @@ int command_restore(const std::filesystem::path& config_file, const std::string&
   auto restored = (*control)->restore_workspace(*document, key);
   if (!restored) return report(restored.error());
   std::cout << boost::json::serialize(*restored) << "\n";
+  return 0;
+}
+
+int command_migrate_store(const std::string& from, const std::string& to,
+                          const std::optional<std::filesystem::path>& password_file) {
+  log_to_stderr();
+  constexpr std::string_view kSqlite = "sqlite:";
+  if (!from.starts_with(kSqlite) || from.size() == kSqlite.size())
+    return report(Error{std::string(errc::kInvalidArgument),
+                        "--from must be sqlite:<dataDir>, the data directory of the control "
+                        "plane to move (the one holding control.db and keys/)"});
+  const std::filesystem::path data_dir = from.substr(kSqlite.size());
+  for (const char* part : {"control.db", "keys/signing.key", "keys/storage.key"})
+    if (std::error_code ec; !std::filesystem::is_regular_file(data_dir / part, ec))
+      return report(Error{std::string(errc::kConfigInvalid),
+                          data_dir.string() + " has no " + part +
+                              ": --from names the data directory of a control plane on SQLite"});
+  if (!to.starts_with("postgresql://") && !to.starts_with("postgres://"))
+    return report(Error{std::string(errc::kInvalidArgument),
+                        "--to must be a postgresql:// URL of the (empty) database to move into"});
+  if (auto checked = check_postgres_url(to); !checked) return report(checked.error());
+  const PostgresSettings target_settings{to, password_file};
+
+  auto source = Database::open_sqlite(data_dir / "control.db");
+  if (!source) return report(source.error());
+  // The source's writers wait while it is read, so what is moved is one consistent moment; stop
+  // its control plane first all the same (its later writes would be left behind).
+  if (auto current = check_schema_current(*source); !current)
+    return report(current.error().with_context("the source"));
+  auto keys = Keyring::load_or_create(data_dir);
+  if (!keys) return report(keys.error());
+  auto target = Database::connect_postgres(target_settings);
+  if (!target) return report(target.error().with_context("the target"));
+  if (auto schema = prepare_schema(*target); !schema)
+    return report(schema.error().with_context("the target"));
+  // The target serves with the source's keys from now on (the same keys/ directory).
+  if (auto bound = bind_keys(*target, *keys); !bound) return report(bound.error());
+
+  // Blobs first: content-addressed, so copying them again is harmless, and records are only
+  // committed once everything they name is there.
+  auto blobs = BlobStore::open_shared(data_dir, target_settings);
+  if (!blobs) return report(blobs.error());
+  auto shared = blobs->share_all_local_blobs();
+  if (!shared) return report(shared.error());
+  Transaction reading(*source);
+  if (auto begun = reading.begun(); !begun) return report(begun.error());
+  auto copied = copy_records(*source, *target);
+  if (!copied) return report(copied.error());
+  auto missing = missing_blobs(*target);
+  if (!missing) return report(missing.error());
+  if (!missing->empty())
+    return report(Error{std::string(errc::kStateIntegrityFailed),
+                        "the records name blobs the source's blobs/ does not have (" + *missing +
+                            "): restore them into " + (data_dir / "blobs").string() +
+                            " from a backup and run migrate-store again"});
+  if (copied->already_copied)
+    std::cout << "the target holds this installation already; " << *shared
+              << " blob(s) checked there: nothing to do\n";
+  else
+    std::cout << "moved " << copied->rows << " record(s) of " << copied->tables << " table(s) and "
+              << *shared << " blob(s), each checked against its SHA-256; serve with store.driver "
+                 "postgres and this dataDir's keys/\n";
   return 0;
 }
 

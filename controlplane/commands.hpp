@@ -2,6 +2,8 @@
 // The takosumi-control subcommands; each returns the process exit code and reports problems on
 // stderr. `serve` prints "listening on <address>:<port>" to stdout once bound.
 #include <filesystem>
+#include <optional>
+#include <string>
 
 namespace takosumi::controlplane {
 
@@ -18,5 +20,11 @@ int command_init_keys(const std::filesystem::path& data_dir);
 // outcome as JSON (what POST /api/v1/workspaces/restore answers).
 int command_restore(const std::filesystem::path& config_file, const std::string& source_key,
                     const std::filesystem::path& backup_file);
+// Moves a SQLite installation into an empty PostgreSQL store (docs/operations.md "Moving a SQLite
+// installation to PostgreSQL"): from is "sqlite:<dataDir>", to a postgresql:// URL (its password
+// from password_file or libpq's PGPASSFILE). Every blob is checked against its SHA-256 on the
+// way; a second run finds the records there and does nothing more. Prints what it did.
+int command_migrate_store(const std::string& from, const std::string& to,
+                          const std::optional<std::filesystem::path>& password_file);
 
 }  // namespace takosumi::controlplane

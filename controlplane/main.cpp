@@ -1,5 +1,8 @@
 // takosumi-control: the reference control plane. Parses arguments and hands over.
+#include <filesystem>
 #include <iostream>
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,6 +18,8 @@ constexpr std::string_view kUsage =
     "       takosumi-control init-keys --data-dir <dir>\n"
     "       takosumi-control restore --config <control.yaml> --source-key <signing.pub> "
     "<backup.json>\n"
+    "       takosumi-control migrate-store --from sqlite:<dataDir> --to postgresql://… "
+    "[--password-file <file>]\n"
     "       takosumi-control --version\n";
 
 int usage() {
@@ -33,6 +38,19 @@ int main(int argc, char** argv) {
   if (argc == 7 && std::string_view(argv[1]) == "restore" &&
       std::string_view(argv[2]) == "--config" && std::string_view(argv[4]) == "--source-key")
     return command_restore(argv[3], argv[5], argv[6]);
+  if (argc >= 2 && std::string_view(argv[1]) == "migrate-store") {
+    std::map<std::string, std::string> flags;
+    for (int i = 2; i + 1 < argc; i += 2) {
+      const std::string flag = argv[i];
+      if ((flag != "--from" && flag != "--to" && flag != "--password-file") ||
+          !flags.emplace(flag, argv[i + 1]).second)
+        return usage();
+    }
+    if (argc % 2 != 0 || !flags.contains("--from") || !flags.contains("--to")) return usage();
+    std::optional<std::filesystem::path> password_file;
+    if (auto it = flags.find("--password-file"); it != flags.end()) password_file = it->second;
+    return command_migrate_store(flags["--from"], flags["--to"], password_file);
+  }
   if (argc != 4) return usage();
   const std::string_view command = argv[1], flag = argv[2];
   const std::string value = argv[3];

@@ -1,7 +1,8 @@
 // takosumi-control on a PostgreSQL store (a real server: the pg.* run): serve creates the schema
 // of an empty database, refuses one at another version, and `migrate` is what brings an older
 // one up (replicas never migrate by themselves: an older replica may still be serving); a
-// replica serves the store only with the keys it was first served with.
+// replica serves the store only with the keys it was first served with; migrate-store moves a
+// SQLite installation into it, once.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -12,6 +13,8 @@
 #include "controlplane/commands.hpp"
 #include "controlplane/control_plane.hpp"
 #include "controlplane/store/schema.hpp"
+#include "controlplane/store/stores.hpp"
+#include "crypto/sha256.hpp"
 #include "controlplane/testing/test_support.hpp"
 #include "tests/support/fake_clock.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -149,6 +152,117 @@ TEST_F(PostgresStoreTest, AnUnreachableStoreIsReportedAsTheStores) {
   EXPECT_EQ(refused.error().code, errc::kUnavailable);
   EXPECT_NE(refused.error().to_string().find("store"), std::string::npos)
       << refused.error().to_string();
+}
+
+// A SQLite installation as a control plane leaves it: records (a rollback Run pointing at a
+// StateVersion that points back at a Run, an agent pool, an audit event, a log line) and the
+// ciphertext blob its StateVersion names.
+struct SqliteInstallation {
+  std::filesystem::path data_dir;
+  std::string capsule_id;
+  std::string blob_sha;
+};
+
+SqliteInstallation make_sqlite_installation(const std::filesystem::path& data_dir) {
+  SqliteInstallation out{data_dir, {}, {}};
+  std::filesystem::create_directories(data_dir);
+  EXPECT_TRUE(Keyring::load_or_create(data_dir));
+  auto db = Database::open_sqlite(data_dir / "control.db");
+  EXPECT_TRUE(db && create_schema(*db));
+  takosumi::testing::FakeClock clock{1'700'000'000};
+  CatalogStore catalog(*db, clock);
+  RunStore runs(*db, clock);
+  AgentPoolStore pools(*db, clock);
+  EXPECT_TRUE(pools.create("gpu", {"cuda"}, "admin"));
+  auto ws = catalog.create_workspace("team");
+  CapsuleRequest request{"app", {"file:///repo", "main", ""}, {}, {}};
+  request.agents = {"gpu", {"cuda"}};
+  auto capsule = catalog.create_capsule(ws->id, request);
+  EXPECT_TRUE(capsule) << capsule.error().to_string();
+  out.capsule_id = capsule->id;
+  auto blobs = BlobStore::open(data_dir);
+  out.blob_sha = *blobs->put("an envelope of state, " + std::string(3 << 20, 's'));
+  auto apply = runs.create_plan(*capsule, std::string(40, 'a'));
+  EXPECT_TRUE(db->run("INSERT INTO state_versions (id, capsule_id, generation, created_by_run_id,"
+                      " source_commit, serial, lineage, plaintext_sha256, ciphertext_sha256,"
+                      " created_at) VALUES ('sv_1', ?, 1, ?, 'c', 1, 'l', 'p', ?, 5)",
+                      capsule->id, apply->id, out.blob_sha));
+  auto state = StateStore(*db, clock).get("sv_1");
+  EXPECT_TRUE(state);
+  EXPECT_TRUE(runs.create_rollback_plan(*capsule, *state, false));
+  EXPECT_TRUE(db->run("INSERT INTO run_logs (run_id, attempt, seq, text) VALUES (?, 1, 0, ?)",
+                      apply->id, "Apply complete"));
+  EXPECT_TRUE(AuditLog(*db, clock).record(AuditEvent{.actor = "admin", .action = "test.made"}));
+  return out;
+}
+
+TEST_F(PostgresStoreTest, MigrateStoreMovesASqliteInstallationOnceAndItServesFromPostgres) {
+  const auto source = make_sqlite_installation(dir_.path() / "sqlite-data");
+  auto run = [&] {
+    std::ostringstream out;
+    auto* old = std::cout.rdbuf(out.rdbuf());
+    const int code = command_migrate_store("sqlite:" + source.data_dir.string(), url_, std::nullopt);
+    std::cout.rdbuf(old);
+    return std::pair{code, out.str()};
+  };
+  auto [code, out] = run();
+  ASSERT_EQ(code, 0);
+  EXPECT_TRUE(out.starts_with("moved ")) << out;
+  EXPECT_NE(out.find(" 1 blob(s)"), std::string::npos) << out;
+  auto again = run();
+  EXPECT_EQ(again.first, 0);
+  EXPECT_NE(again.second.find("nothing to do"), std::string::npos) << again.second;
+
+  // A replica on another host: the same keys, an empty cache; the blob comes from the database.
+  std::filesystem::create_directories(dir_.path() / "data");
+  std::filesystem::copy(source.data_dir / "keys", dir_.path() / "data" / "keys");
+  auto control = create();
+  ASSERT_TRUE(control) << control.error().to_string();
+  auto db = Database::connect_postgres({url_, {}});
+  ASSERT_TRUE(db);
+  takosumi::testing::FakeClock clock;
+  auto capsule = CatalogStore(*db, clock).get_capsule(source.capsule_id);
+  ASSERT_TRUE(capsule) << capsule.error().to_string();
+  EXPECT_EQ(capsule->agent_pool, "gpu");
+  EXPECT_EQ(AgentPoolStore(*db, clock).get("gpu")->labels, std::vector<std::string>{"cuda"});
+  EXPECT_EQ(db->single_integer("SELECT count(*) FROM runs WHERE restores_state_version_id = 'sv_1'"),
+            1)
+      << "the rollback still points at its StateVersion";
+  EXPECT_EQ(db->single_integer("SELECT count(*) FROM runs"), 2);
+  EXPECT_EQ(db->single_integer("SELECT count(*) FROM run_logs"), 1);
+  EXPECT_EQ(db->single_integer("SELECT count(*) FROM audit_events"), 1);
+  auto cache = BlobStore::open(dir_.path() / "fresh-cache", PostgresSettings{url_, {}});
+  ASSERT_TRUE(cache);
+  auto path = cache->path_for(source.blob_sha);
+  ASSERT_TRUE(path) << path.error().to_string();
+  EXPECT_EQ(crypto::sha256_file_hex(*path).value_or(""), source.blob_sha);
+}
+
+TEST_F(PostgresStoreTest, MigrateStoreRefusesADamagedBlobAndATargetThatHoldsOtherRecords) {
+  const auto source = make_sqlite_installation(dir_.path() / "sqlite-data");
+  const auto blob = source.data_dir / "blobs" / source.blob_sha;
+  {
+    std::fstream f(blob, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    f.put('X');
+  }
+  std::ostringstream err;
+  EXPECT_EQ(command_migrate_store("sqlite:" + source.data_dir.string(), url_, std::nullopt), 1);
+  auto db = Database::connect_postgres({url_, {}});
+  ASSERT_TRUE(db);
+  EXPECT_EQ(db->single_integer("SELECT count(*) FROM capsules"), 0) << "nothing moved";
+  EXPECT_EQ(db->single_integer("SELECT count(*) FROM blobs"), 0);
+
+  // Another installation's records there already: refused, whatever its blobs.
+  const auto other = make_sqlite_installation(dir_.path() / "other-data");
+  std::filesystem::remove(blob);
+  EXPECT_EQ(command_migrate_store("sqlite:" + other.data_dir.string(), url_, std::nullopt), 1)
+      << "other keys are refused before anything";
+  ASSERT_TRUE(db->run("DELETE FROM control_plane_keys"));
+  ASSERT_TRUE(db->run("INSERT INTO workspaces (id, name, created_at) VALUES ('ws_x', 'x', 1)"));
+  EXPECT_EQ(command_migrate_store("sqlite:" + other.data_dir.string(), url_, std::nullopt), 1);
+  EXPECT_EQ(db->single_integer("SELECT count(*) FROM capsules"), 0);
+  EXPECT_EQ(command_migrate_store("sqlite-data", url_, std::nullopt), 1) << "not sqlite:<dir>";
 }
 
 }  // namespace

@@ -156,11 +156,27 @@ Result<std::string> BlobStore::put(std::string_view bytes) const {
 // shared, or whose sharing was interrupted): each is checked against its name and shared, so
 // no other replica ever misses one. A file that does not hash to its name is left out, loudly.
 Status BlobStore::share_local_blobs() const {
-  if (!shared_) return {};
+  auto shared = share_local(false);
+  if (!shared) return std::unexpected(shared.error());
+  return {};
+}
+
+Result<std::int64_t> BlobStore::share_all_local_blobs() const { return share_local(true); }
+
+Result<std::int64_t> BlobStore::share_local(bool strict) const {
+  if (!shared_) return 0;
+  std::int64_t blobs = 0;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(root_ / "blobs", ec)) {
     const std::string name = entry.path().filename().string();
-    if (!is_sha256_hex(name) || !entry.is_regular_file()) continue;
+    if (!is_sha256_hex(name) || !entry.is_regular_file()) {
+      if (strict)
+        return fail(errc::kStateIntegrityFailed,
+                    "blob store: " + entry.path().string() +
+                        " is not a blob (blobs/ holds only files named by their SHA-256)");
+      continue;
+    }
+    ++blobs;
     {
       std::lock_guard lock(shared_->mutex);
       auto present = shared_->db.single_integer("SELECT count(*) FROM blobs WHERE sha256 = ?", name);
@@ -168,12 +184,13 @@ Status BlobStore::share_local_blobs() const {
       if (*present > 0) continue;
     }
     if (auto shared = share(entry.path(), name); !shared) {
-      if (shared.error().code != errc::kStateIntegrityFailed) return shared;
+      if (strict || shared.error().code != errc::kStateIntegrityFailed)
+        return std::unexpected(shared.error());
       spdlog::error("blob store: {}", shared.error().to_string());
     }
   }
   if (ec) return fail(errc::kIoError, "list " + (root_ / "blobs").string() + ": " + ec.message());
-  return {};
+  return blobs;
 }
 
 // Checked against its name first, so a file that is not what its name says writes nothing.

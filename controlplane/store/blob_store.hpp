@@ -55,6 +55,10 @@ class BlobStore {
   // On a PostgreSQL store: shares every blob of blobs/ the database lacks (serve calls it once
   // at start). Nothing on SQLite.
   Status share_local_blobs() const;
+  // migrate-store: the same, but a blob that does not hash to its name (or any file under blobs/
+  // not named as a blob) stops it with state_integrity_failed naming it, instead of being left
+  // behind with an error in the log. Returns how many blobs blobs/ holds.
+  Result<std::int64_t> share_all_local_blobs() const;
 
  private:
   BlobStore(std::filesystem::path root, std::shared_ptr<SharedBlobs> shared)
@@ -63,6 +67,7 @@ class BlobStore {
   bool local(const std::filesystem::path& path) const;
   Status share(const std::filesystem::path& file, std::string_view sha256) const;
   Status fetch(std::string_view sha256, const std::filesystem::path& target) const;
+  Result<std::int64_t> share_local(bool strict) const;
 
   std::filesystem::path root_;
   std::shared_ptr<SharedBlobs> shared_;
