@@ -11,6 +11,8 @@ class Clock {
   virtual ~Clock() = default;
   // Seconds since the Unix epoch.
   virtual std::int64_t now_unix() const = 0;
+  // Milliseconds since the Unix epoch (a clock that keeps only seconds: those, × 1000).
+  virtual std::int64_t now_millis() const { return now_unix() * 1000; }
   // The host's real time (not a test's): only such a clock may be corrected by another source's.
   virtual bool is_wall_clock() const { return false; }
 };
@@ -19,6 +21,11 @@ class SystemClock final : public Clock {
  public:
   std::int64_t now_unix() const override {
     return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+  std::int64_t now_millis() const override {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
   }

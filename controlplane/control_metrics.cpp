@@ -27,6 +27,7 @@ std::string status_class(unsigned status) {
 
 // The default pool's series exists from the start, as every other series does.
 const prom::Labels kDefaultPoolSeries{{"pool", "default"}, {"labels", ""}};
+constexpr std::int64_t kDrainedSeconds = 600;
 
 // "a,b": the required labels as one label value (sorted, as a Capsule keeps them).
 std::string joined(const std::vector<std::string>& labels) {
@@ -81,7 +82,6 @@ ControlMetrics::ControlMetrics(std::string_view version, const std::vector<std::
   for (auto status : kStatuses) runs_.Add({{"status", std::string(status)}});
   queue_depth_.Add(kDefaultPoolSeries);
   oldest_queued_.Add(kDefaultPoolSeries);
-  queue_series_.push_back(kDefaultPoolSeries);
 }
 
 void ControlMetrics::request(const std::string& route, unsigned status) {
@@ -97,11 +97,12 @@ Status ControlMetrics::refresh(Database& db, const Clock& clock, std::int64_t le
     if (status == run_status::kRunning) running_ = *n;
   }
   // Waiting for an agent, as run_claims.cpp next_candidate finds them, by the pool and labels
-  // their Capsule requires. The depth counts only those an agent could take now (no other Run of
-  // the Capsule holds it, as a claim requires): what more agents would start on. The age looks at
-  // all of them, so a stuck one shows.
+  // their Capsule requires. The depth counts only those an agent of the pool could take now (no
+  // other Run of the Capsule holds it, and the Workspace may use the pool, as a claim requires):
+  // what more agents would start on. The age looks at all of them, so a stuck one shows.
   auto s = db.query("SELECT c.agent_pool, c.agent_labels,"
-                    " CAST(sum(CASE WHEN" + std::string(kCapsuleFree) + " THEN 1 ELSE 0 END) AS BIGINT),"
+                    " CAST(sum(CASE WHEN" + std::string(kCapsuleFree) + " AND" +
+                        std::string(kPoolUsable) + " THEN 1 ELSE 0 END) AS BIGINT),"
                     " min(r.created_at) FROM runs r JOIN capsules c ON c.id = r.capsule_id WHERE" +
                         std::string(kWaitingForAgent) + " GROUP BY c.agent_pool, c.agent_labels",
                     now);
@@ -124,29 +125,31 @@ Status ControlMetrics::refresh(Database& db, const Clock& clock, std::int64_t le
     const std::int64_t created = s->integer(3);
     if (w.oldest == 0 || created < w.oldest) w.oldest = created;
   }
+  auto pools = collect(db.query("SELECT name FROM agent_pools"),
+                       [](const Statement& row) { return row.text(0); });
+  if (!pools) return std::unexpected(pools.error());
   auto agents = db.single_integer("SELECT count(*) FROM agents WHERE revoked_at IS NULL AND"
                       " deregistered_at IS NULL AND last_seen_at >= ?",
                       now - kConnectedSeconds);
   auto versions = db.single_integer("SELECT count(*) FROM state_versions");
   if (const Error* e = first_error(agents, versions)) return std::unexpected(*e);
-  for (const auto& [series, w] : waiting)
-    if (std::ranges::find(queue_series_, series) == queue_series_.end())
-      queue_series_.push_back(series);
-  // A series with nothing waiting is shown at 0 once (a scaling rule sees the queue drain), then
-  // dropped, so Capsules moved between pools over months leave no series behind; the default
-  // pool's stays.
+  for (const auto& [series, w] : waiting) queue_series_[series] = now;
+  // Every pool's unlabelled series, always (now: it is never old).
+  std::vector<prom::Labels> pool_series;
+  for (const auto& pool : *pools) pool_series.push_back({{"pool", pool}, {"labels", ""}});
+  for (const auto& series : pool_series) queue_series_[series] = now;
   queued_ = 0;
-  std::erase_if(queue_series_, [&](const prom::Labels& series) {
-    auto it = waiting.find(series);
-    const Waiting w = it == waiting.end() ? Waiting{} : it->second;
+  std::erase_if(queue_series_, [&](const auto& entry) {
+    const auto& [series, last_waiting] = entry;
     auto& depth = queue_depth_.Add(series);
     auto& oldest = oldest_queued_.Add(series);
-    const bool drained = it == waiting.end() && depth.Value() == 0 && series != kDefaultPoolSeries;
-    if (drained) {
+    if (now - last_waiting >= kDrainedSeconds) {
       queue_depth_.Remove(&depth);
       oldest_queued_.Remove(&oldest);
       return true;
     }
+    auto it = waiting.find(series);
+    const Waiting w = it == waiting.end() ? Waiting{} : it->second;
     depth.Set(static_cast<double>(w.depth));
     oldest.Set(w.oldest == 0 ? 0.0 : static_cast<double>(now - w.oldest));
     queued_ += w.depth;

@@ -38,10 +38,12 @@ class ControlMetrics {
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   prometheus::Family<prometheus::Counter>& requests_;
   prometheus::Family<prometheus::Gauge>& runs_;
-  // By pool and required labels ("a,b"): a series stays, at 0, once its Runs are gone.
+  // By pool and required labels ("a,b"). Every pool's {labels=""} series is always there; one with
+  // labels stays at 0 for kDrainedSeconds after its last waiting Run, then goes (a scraper at any
+  // interval sees the 0; Capsules relabelled over months leave no series behind).
   prometheus::Family<prometheus::Gauge>& queue_depth_;
   prometheus::Family<prometheus::Gauge>& oldest_queued_;
-  std::vector<prometheus::Labels> queue_series_;
+  std::map<prometheus::Labels, std::int64_t> queue_series_;  // → when a Run last waited in it
   prometheus::Gauge& agents_;
   prometheus::Counter& lease_expiries_;
   prometheus::Counter& state_versions_;

@@ -173,7 +173,7 @@ SqliteInstallation make_sqlite_installation(const std::filesystem::path& data_di
   CatalogStore catalog(*db, clock);
   RunStore runs(*db, clock);
   AgentPoolStore pools(*db, clock);
-  EXPECT_TRUE(pools.create("gpu", {"cuda"}, "admin"));
+  EXPECT_TRUE(pools.create({.name = "gpu", .labels = {"cuda"}, .workspaces = {"*"}}));
   auto ws = catalog.create_workspace("team");
   CapsuleRequest request{"app", {"file:///repo", "main", ""}, {}, {}};
   request.agents = {"gpu", {"cuda"}};

@@ -18,6 +18,7 @@ Result<json::object> pool_json(AgentPoolStore& pools, const AgentPool& p) {
   if (!load) return std::unexpected(load.error());
   return json::object{{"name", p.name},
                       {"labels", json::array(p.labels.begin(), p.labels.end())},
+                      {"workspaces", json::array(p.workspaces.begin(), p.workspaces.end())},
                       {"createdBy", p.created_by},
                       {"createdAt", p.created_at},
                       {"queuedRuns", load->queued},
@@ -27,12 +28,13 @@ Result<json::object> pool_json(AgentPoolStore& pools, const AgentPool& p) {
                       {"busySlots", load->busy_slots}};
 }
 
-// {"name": "<pool name>", "labels": [...]}: a name as Workspaces have; labels every agent of the
-// pool carries, none when absent.
+// {"name": "<pool name>", "labels": [...], "workspaces": [...]}: a name as Workspaces have; labels
+// every agent of the pool carries, none when absent; the Workspaces that may use it, required
+// (["*"]: all), so a pool set apart for some hosts is never every tenant's by omission.
 Result<AgentPool> parse_request(const std::string& text) {
   auto body = parse_object(text.empty() ? "{}" : text, kMaxJsonBody);
   if (!body) return std::unexpected(body.error());
-  TAKOSUMI_TRY(check_known_fields(*body, {"name", "labels"}));
+  TAKOSUMI_TRY(check_known_fields(*body, {"name", "labels", "workspaces"}));
   auto name = get_string(*body, "name", 63);
   if (!name) return std::unexpected(name.error());
   if (!is_valid_name(*name))
@@ -45,7 +47,33 @@ Result<AgentPool> parse_request(const std::string& text) {
     if (!parsed) return std::unexpected(parsed.error());
     pool.labels = std::move(*parsed);
   }
+  const auto* workspaces = body->if_contains("workspaces");
+  if (!workspaces)
+    return fail(errc::kInvalidArgument,
+                "field \"workspaces\" is required: the ids of the Workspaces whose Capsules may "
+                "use the pool, or [\"*\"] for every Workspace");
+  auto parsed = pool_workspaces_from_json(*workspaces);
+  if (!parsed) return std::unexpected(parsed.error());
+  pool.workspaces = std::move(*parsed);
   return pool;
+}
+
+// {"workspaces": [...]} of PUT /agent-pools/{name}/workspaces.
+Result<std::vector<std::string>> parse_workspaces(const std::string& text) {
+  auto body = parse_object(text.empty() ? "{}" : text, kMaxJsonBody);
+  if (!body) return std::unexpected(body.error());
+  TAKOSUMI_TRY(check_known_fields(*body, {"workspaces"}));
+  const auto* workspaces = body->if_contains("workspaces");
+  if (!workspaces) return fail(errc::kInvalidArgument, "field \"workspaces\" is required");
+  return pool_workspaces_from_json(*workspaces);
+}
+
+AuditEvent pool_event(const std::string& actor, std::string_view action, const AgentPool& pool) {
+  AuditEvent e{.actor = actor, .action = std::string(action)};
+  e.detail = {{"pool", pool.name},
+              {"labels", json::array(pool.labels.begin(), pool.labels.end())},
+              {"workspaces", json::array(pool.workspaces.begin(), pool.workspaces.end())}};
+  return e;
 }
 
 }  // namespace
@@ -57,24 +85,39 @@ void AgentPoolApi::register_routes(Router& r, const PublicRouteAccess& a) {
         [this](auto& req, auto&) { return list_pools(req); });
   r.add("GET", "/api/v1/agent-pools/{}", a.none({Role::owner, Scope::admin}),
         [this](auto&, auto& p) { return get_pool(p[0]); });
+  r.add("PUT", "/api/v1/agent-pools/{}/workspaces", a.json_body({Role::owner, Scope::admin}),
+        [this](auto& req, auto& p) { return set_workspaces(req, p[0]); });
 }
 
 HttpResponse AgentPoolApi::create_pool(const HttpRequest& req) {
   auto request = parse_request(req.body);
   if (!request) return error_response(request.error());
+  request->created_by = actor(req);
   auto created = in_transaction(d_.db, [&]() -> Result<AgentPool> {
-    auto pool = d_.pools.create(request->name, request->labels, actor(req));
+    auto pool = d_.pools.create(std::move(*request));
     if (!pool) return pool;
-    AuditEvent e{.actor = actor(req), .action = "agent_pool.created"};
-    e.detail = {{"pool", pool->name},
-                {"labels", json::array(pool->labels.begin(), pool->labels.end())}};
-    TAKOSUMI_TRY(d_.audit.record(std::move(e)));
+    TAKOSUMI_TRY(d_.audit.record(pool_event(actor(req), "agent_pool.created", *pool)));
     return pool;
   });
   if (!created) return error_response(created.error());
   auto answer = pool_json(d_.pools, *created);
   if (!answer) return error_response(answer.error());
   return json_response(201, *answer);
+}
+
+HttpResponse AgentPoolApi::set_workspaces(const HttpRequest& req, const std::string& name) {
+  auto workspaces = parse_workspaces(req.body);
+  if (!workspaces) return error_response(workspaces.error());
+  auto updated = in_transaction(d_.db, [&]() -> Result<AgentPool> {
+    auto pool = d_.pools.set_workspaces(name, std::move(*workspaces));
+    if (!pool) return pool;
+    TAKOSUMI_TRY(d_.audit.record(pool_event(actor(req), "agent_pool.workspaces_set", *pool)));
+    return pool;
+  });
+  if (!updated) return error_response(updated.error());
+  auto answer = pool_json(d_.pools, *updated);
+  if (!answer) return error_response(answer.error());
+  return json_response(200, *answer);
 }
 
 HttpResponse AgentPoolApi::list_pools(const HttpRequest&) {

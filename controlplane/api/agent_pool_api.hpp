@@ -1,6 +1,6 @@
 #pragma once
 // Agent pools through the API (docs/operations.md "Agent pools"): the admin makes a pool with its
-// labels, then pool tokens for it (POST /api/v1/pool-tokens {"pool"}); Capsules name it
+// labels and the Workspaces that may use it, then pool tokens for it (POST /api/v1/pool-tokens {"pool"}); Capsules name it
 // (agentPool, agentLabels). Listing a pool says how many Runs wait for its agents and how many
 // agents and slots it has: what an autoscaler reads beside the queue-depth metric.
 #include <string>
@@ -18,6 +18,9 @@ class AgentPoolApi : public PublicResource {
  private:
   HttpResponse create_pool(const HttpRequest& req);
   HttpResponse list_pools(const HttpRequest& req);
+  // PUT /agent-pools/{name}/workspaces {"workspaces": [...]}: which Workspaces may use it. Runs
+  // of a Workspace taken off wait (a claim checks), until it is named again or its Capsules move.
+  HttpResponse set_workspaces(const HttpRequest& req, const std::string& name);
   HttpResponse get_pool(const std::string& name);
 };
 

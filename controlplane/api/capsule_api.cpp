@@ -42,7 +42,7 @@ HttpResponse CapsuleApi::create_capsule(const HttpRequest& req, const std::strin
   auto secrets = capsule_secrets(*body, workspace_id, parsed->variables);
   if (!secrets) return error_response(secrets.error());
   auto capsule = in_transaction(d_.db, [&]() -> Result<Capsule> {
-    TAKOSUMI_TRY(check_pool(parsed->agents.pool));
+    TAKOSUMI_TRY(check_pool(parsed->agents.pool, workspace_id));
     auto created = d_.catalog.create_capsule(workspace_id, *parsed, *secrets);
     if (!created) return created;
     json::array connections(created->connection_ids.begin(), created->connection_ids.end());
@@ -98,11 +98,13 @@ HttpResponse CapsuleApi::set_capsule_policy(const HttpRequest& req, const std::s
   return capsule_response(d_, 200, *updated);
 }
 
-Status CapsuleApi::check_pool(const std::string& pool) {
-  auto found = d_.pools.get(pool);
-  if (!found && found.error().code == errc::kNotFound)
-    return fail(errc::kInvalidArgument, "agentPool: " + found.error().message);
-  if (!found) return std::unexpected(found.error());
+Status CapsuleApi::check_pool(const std::string& pool, std::string_view workspace_id) {
+  auto usable = d_.pools.usable_by(pool, workspace_id);
+  if (!usable) return std::unexpected(usable.error());
+  if (!*usable)
+    return fail(errc::kInvalidArgument,
+                "agentPool: no agent pool \"" + pool + "\" this Workspace may use; an admin makes "
+                "pools (POST /api/v1/agent-pools) and names the Workspaces that may use each");
   return {};
 }
 
@@ -112,13 +114,18 @@ HttpResponse CapsuleApi::set_agent_requirements(const HttpRequest& req,
   if (!body) return error_response(body.error());
   if (auto known = check_known_fields(*body, {"agentPool", "agentLabels"}); !known)
     return error_response(known.error());
+  // Both fields are replaced: a body without the pool would move the Capsule to "default".
+  if (!body->contains("agentPool"))
+    return error_response(Error{std::string(errc::kInvalidArgument),
+                                "field \"agentPool\" is required (\"default\" for the default "
+                                "pool): both the pool and the labels are replaced"});
   auto requirements = parse_agent_requirements(*body);
   if (!requirements) return error_response(requirements.error());
   auto capsule = d_.catalog.get_capsule(capsule_id);
   if (!capsule) return error_response(capsule.error());
   // Queued Runs follow at once: a claim reads the Capsule's requirements, not a copy.
   auto updated = in_transaction(d_.db, [&]() -> Result<Capsule> {
-    TAKOSUMI_TRY(check_pool(requirements->pool));
+    TAKOSUMI_TRY(check_pool(requirements->pool, capsule->workspace_id));
     TAKOSUMI_TRY(d_.catalog.set_agent_requirements(capsule_id, *requirements));
     TAKOSUMI_TRY(d_.audit.record(capsule_event(
         actor(req), "capsule.agent_requirements_set", *capsule,

@@ -29,8 +29,8 @@ class CapsuleApi : public PublicResource {
   // PUT /capsules/{id}/agent-requirements {"agentPool", "agentLabels"} (docs/operations.md
   // "Agent pools").
   HttpResponse set_agent_requirements(const HttpRequest& req, const std::string& capsule_id);
-  // invalid_argument naming how to make the pool when it does not exist.
-  Status check_pool(const std::string& pool);
+  // invalid_argument, the same whether the pool does not exist or the Workspace may not use it.
+  Status check_pool(const std::string& pool, std::string_view workspace_id);
   boost::asio::awaitable<HttpResponse> async_plan(std::string actor, const std::string& capsule_id);
   HttpResponse outputs(const std::string& capsule_id);
   // capsule_secrets_api.cpp

@@ -67,29 +67,21 @@ Result<std::optional<Run>> RunQueue::next_candidate(std::int64_t now, const Agen
   // A stranded apply (Run::stranded) is no candidate unless cancel was requested, so claim_one
   // never meets one it must leave alone, and it blocks its Capsule as a live lease does: a later
   // Run would start from a state that is missing what the stranded apply changed.
-  // Only Runs of the agent's pool; of those the first whose Capsule's labels the agent has, read
-  // a page at a time so one Run no agent can take holds none behind it (the labels are JSON
-  // text, matched here rather than in SQL both engines would have to agree on).
-  constexpr std::int64_t kPage = 64;
-  for (std::int64_t after = 0;;) {
-    auto s = db_.query("SELECT " + kRunSelectColumns + ", r.rowid, c.agent_labels" + kRunFrom +
-                           " WHERE" +
-                           std::string(kWaitingForAgent) + " AND" + std::string(kCapsuleFree) +
-                           " AND c.agent_pool = ?2 AND r.rowid > ?3 ORDER BY r.rowid LIMIT ?4",
-                       now, agent.pool, after, kPage);
-    if (!s) return std::unexpected(s.error());
-    std::int64_t rows = 0;
-    for (;;) {
-      auto row = s->step();
-      if (!row) return std::unexpected(row.error());
-      if (!*row) break;
-      ++rows;
-      after = s->integer(kRunColumns);
-      if (labels_cover(agent.labels, agent_labels_from_text(s->text(kRunColumns + 1))))
-        return std::optional<Run>(run_from_row(*s));
-    }
-    if (rows < kPage) return std::optional<Run>{};
-  }
+  // Only Runs of Capsules in the agent's pool, whose Workspace may use that pool, and every one
+  // of whose required labels the agent has (?3 is ",a,b,": agent_label_list). Matched in SQL, so
+  // Runs no agent can take cost a claim nothing however many wait.
+  auto s = db_.query(
+      "SELECT " + std::string(kRunSelect) + " WHERE" + std::string(kWaitingForAgent) + " AND" +
+          std::string(kCapsuleFree) + " AND c.agent_pool = ?2 AND" + std::string(kPoolUsable) +
+          " AND NOT EXISTS (SELECT 1 FROM capsule_agent_labels l WHERE l.capsule_id = c.id"
+          "   AND instr(?3, ',' || l.label || ',') = 0)"
+          " ORDER BY r.rowid LIMIT 1",
+      now, agent.pool, agent_label_list(agent.labels));
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return std::optional<Run>{};
+  return std::optional<Run>(run_from_row(*s));
 }
 
 Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const ManifestFactory& build) {

@@ -80,26 +80,87 @@ std::vector<std::string> agent_labels_from_text(std::string_view text) {
   return labels;
 }
 
-bool labels_cover(const std::vector<std::string>& offered, const std::vector<std::string>& required) {
-  return std::ranges::all_of(required, [&](const std::string& label) {
-    return std::ranges::find(offered, label) != offered.end();
+std::string agent_label_list(const std::vector<std::string>& offered) {
+  std::string out = ",";
+  for (const auto& label : offered)
+    if (is_valid_agent_label(label)) out += label + ",";
+  return out;
+}
+
+Result<std::vector<std::string>> pool_workspaces_from_json(const boost::json::value& v) {
+  if (!v.is_array() || v.as_array().empty())
+    return fail(errc::kInvalidArgument,
+                "workspaces must list the ids of the Workspaces whose Capsules may use the pool, "
+                "or be [\"*\"] for every Workspace");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.as_array().size(); ++i) {
+    const auto& w = v.as_array()[i];
+    const std::string at = "workspaces[" + std::to_string(i) + "]";
+    if (!w.is_string()) return fail(errc::kInvalidArgument, at + " must be a string");
+    std::string id(w.as_string());
+    const bool plausible = !id.empty() && id.size() <= 128 && std::ranges::all_of(id, [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    });
+    if (id != "*" && !plausible)
+      return fail(errc::kInvalidArgument, at + " must be a Workspace id or \"*\"");
+    out.push_back(std::move(id));
+  }
+  std::ranges::sort(out);
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (out.size() > 1 && std::ranges::find(out, "*") != out.end())
+    return fail(errc::kInvalidArgument, "workspaces: \"*\" stands alone (every Workspace)");
+  return out;
+}
+
+Status AgentPoolStore::write_workspaces(const AgentPool& pool) {
+  TAKOSUMI_TRY(db_.run("DELETE FROM agent_pool_workspaces WHERE pool = ?", pool.name));
+  for (const auto& w : pool.workspaces) {
+    if (w != "*") {
+      auto exists = db_.single_integer("SELECT count(*) FROM workspaces WHERE id = ?", w);
+      if (!exists) return std::unexpected(exists.error());
+      if (*exists == 0)
+        return fail(errc::kInvalidArgument, "workspaces: no Workspace " + w);
+    }
+    TAKOSUMI_TRY(db_.run("INSERT INTO agent_pool_workspaces (pool, workspace_id) VALUES (?, ?)",
+                         pool.name, w));
+  }
+  return {};
+}
+
+Result<AgentPool> AgentPoolStore::create(AgentPool pool) {
+  pool.created_at = clock_.now_unix();
+  return in_transaction(db_, [&]() -> Result<AgentPool> {
+    auto made = db_.run("INSERT INTO agent_pools (name, labels, created_by, created_at)"
+                        " VALUES (?, ?, ?, ?)",
+                        pool.name, agent_labels_text(pool.labels), pool.created_by,
+                        pool.created_at);
+    if (!made && made.error().code == errc::kConflict)
+      return fail(errc::kConflict, "agent pool \"" + pool.name + "\" already exists");
+    if (!made) return std::unexpected(made.error());
+    TAKOSUMI_TRY(write_workspaces(pool));
+    return pool;
   });
 }
 
-Result<AgentPool> AgentPoolStore::create(std::string name, std::vector<std::string> labels,
-                                         std::string_view created_by) {
-  AgentPool pool{std::move(name), std::move(labels), std::string(created_by), clock_.now_unix()};
-  auto made = db_.run("INSERT INTO agent_pools (name, labels, created_by, created_at)"
-                      " VALUES (?, ?, ?, ?)",
-                      pool.name, agent_labels_text(pool.labels), pool.created_by, pool.created_at);
-  if (!made && made.error().code == errc::kConflict)
-    return fail(errc::kConflict, "agent pool \"" + pool.name + "\" already exists");
-  if (!made) return std::unexpected(made.error());
+Result<AgentPool> AgentPoolStore::with_workspaces(AgentPool pool) {
+  auto workspaces = collect(db_.query("SELECT workspace_id FROM agent_pool_workspaces WHERE"
+                                      " pool = ? ORDER BY workspace_id",
+                                      pool.name),
+                            [](const Statement& s) { return s.text(0); });
+  if (!workspaces) return std::unexpected(workspaces.error());
+  pool.workspaces = std::move(*workspaces);
   return pool;
 }
 
 Result<std::vector<AgentPool>> AgentPoolStore::list() {
-  return collect(db_.query(std::string(kSelect) + " ORDER BY name"), pool_from_row);
+  auto pools = collect(db_.query(std::string(kSelect) + " ORDER BY name"), pool_from_row);
+  if (!pools) return pools;
+  for (auto& pool : *pools) {
+    auto full = with_workspaces(std::move(pool));
+    if (!full) return std::unexpected(full.error());
+    pool = std::move(*full);
+  }
+  return pools;
 }
 
 Result<AgentPool> AgentPoolStore::get(std::string_view name) {
@@ -109,7 +170,31 @@ Result<AgentPool> AgentPoolStore::get(std::string_view name) {
     return fail(errc::kNotFound, "agent pool \"" + std::string(name) +
                                      "\" does not exist; an admin makes it with POST "
                                      "/api/v1/agent-pools");
-  return pool;
+  if (!pool) return pool;
+  return with_workspaces(std::move(*pool));
+}
+
+Result<AgentPool> AgentPoolStore::set_workspaces(std::string_view name,
+                                                 std::vector<std::string> workspaces) {
+  if (name == kDefaultPool)
+    return fail(errc::kInvalidArgument,
+                "the pool \"default\" is every Workspace's; make a pool of your own to set some "
+                "apart");
+  return in_transaction(db_, [&]() -> Result<AgentPool> {
+    auto pool = get(name);
+    if (!pool) return pool;
+    pool->workspaces = std::move(workspaces);
+    TAKOSUMI_TRY(write_workspaces(*pool));
+    return pool;
+  });
+}
+
+Result<bool> AgentPoolStore::usable_by(std::string_view name, std::string_view workspace_id) {
+  auto n = db_.single_integer("SELECT count(*) FROM agent_pool_workspaces WHERE pool = ? AND"
+                              " (workspace_id = '*' OR workspace_id = ?)",
+                              name, workspace_id);
+  if (!n) return std::unexpected(n.error());
+  return *n > 0;
 }
 
 Result<AgentPoolLoad> AgentPoolStore::load(std::string_view name) {
@@ -118,7 +203,8 @@ Result<AgentPoolLoad> AgentPoolStore::load(std::string_view name) {
   auto queued = db_.single_integer("SELECT count(*) FROM runs r JOIN capsules c ON c.id ="
                                    " r.capsule_id WHERE c.agent_pool = ?2 AND" +
                                        std::string(kWaitingForAgent) + " AND" +
-                                       std::string(kCapsuleFree),
+                                       std::string(kCapsuleFree) + " AND" +
+                                       std::string(kPoolUsable),
                                    now, name);
   if (!queued) return std::unexpected(queued.error());
   load.queued = *queued;

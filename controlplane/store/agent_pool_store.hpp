@@ -24,8 +24,11 @@ Result<std::vector<std::string>> agent_labels_from_json(const boost::json::value
 // Stored form: a JSON array. Reading tolerates anything (a damaged cell reads as no labels).
 std::string agent_labels_text(const std::vector<std::string>& labels);
 std::vector<std::string> agent_labels_from_text(std::string_view text);
-// Every label in `required` is in `offered`.
-bool labels_cover(const std::vector<std::string>& offered, const std::vector<std::string>& required);
+// ",a,b,": the labels of `offered` that a Capsule could require (is_valid_agent_label: none holds
+// a comma), as the claim matches them (instr(offered, ',' || required || ',') > 0).
+std::string agent_label_list(const std::vector<std::string>& offered);
+// ^[a-z0-9][a-z0-9_-]{0,62}$ (a Workspace id "ws_…" fits); "*" for every Workspace.
+Result<std::vector<std::string>> pool_workspaces_from_json(const boost::json::value& v);
 
 // What GET /api/v1/agent-pools says of a pool beside its definition: what an autoscaler reads.
 struct AgentPoolLoad {
@@ -40,15 +43,25 @@ class AgentPoolStore {
  public:
   AgentPoolStore(Database& db, const Clock& clock) : db_(db), clock_(clock) {}
 
-  // conflict when the name is taken; the caller validated name and labels.
-  Result<AgentPool> create(std::string name, std::vector<std::string> labels,
-                           std::string_view created_by);
+  // conflict when the name is taken; the caller validated the name, the labels and the
+  // Workspaces (existing ids, or {"*"}).
+  Result<AgentPool> create(AgentPool pool);
   Result<std::vector<AgentPool>> list();
-  // not_found (agent_pool_unknown) naming how to make it.
+  // not_found naming how to make it.
   Result<AgentPool> get(std::string_view name);
+  // Replaces the Workspaces that may use the pool; not_found for an unknown pool, invalid_argument
+  // for "default" (always every Workspace's).
+  Result<AgentPool> set_workspaces(std::string_view name, std::vector<std::string> workspaces);
+  // Whether the pool exists and the Workspace may use it. One answer for both, so a Workspace's
+  // owner cannot learn which pools exist beyond those granted to it.
+  Result<bool> usable_by(std::string_view name, std::string_view workspace_id);
   Result<AgentPoolLoad> load(std::string_view name);
 
  private:
+  // The pool's Workspaces as its rows; each named one must exist.
+  Status write_workspaces(const AgentPool& pool);
+  Result<AgentPool> with_workspaces(AgentPool pool);
+
   Database& db_;
   const Clock& clock_;
 };

@@ -102,7 +102,7 @@ Result<Workspace> CatalogStore::restore_workspace(const Workspace& ws) {
 }
 
 Status CatalogStore::insert_capsule(const Capsule& c, const std::optional<std::string>& sealed) {
-  return db_.run(
+  TAKOSUMI_TRY(db_.run(
       "INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,"
       " variables, created_at, destroyed_at, sensitive_variable_names, sealed_sensitive_variables,"
       " policy, restore_pending, state_pending, agent_pool, agent_labels)"
@@ -112,7 +112,18 @@ Status CatalogStore::insert_capsule(const Capsule& c, const std::optional<std::s
       takosumi::serialize(protocol::to_json(c.variables)), c.created_at, c.destroyed_at,
       names_to_text(c.sensitive_variable_names), sealed,
       takosumi::serialize(protocol::to_json(c.policy)), c.restore_pending, c.state_pending,
-      c.agent_pool, agent_labels_text(c.agent_labels));
+      c.agent_pool, agent_labels_text(c.agent_labels)));
+  return write_agent_labels(c.id, c.agent_labels);
+}
+
+// The labels as claims match them (run_claims.cpp), beside the JSON the Capsule is shown with.
+Status CatalogStore::write_agent_labels(std::string_view capsule_id,
+                                        const std::vector<std::string>& labels) {
+  TAKOSUMI_TRY(db_.run("DELETE FROM capsule_agent_labels WHERE capsule_id = ?", capsule_id));
+  for (const auto& label : labels)
+    TAKOSUMI_TRY(db_.run("INSERT INTO capsule_agent_labels (capsule_id, label) VALUES (?, ?)",
+                         capsule_id, label));
+  return {};
 }
 
 Status CatalogStore::set_state_pending(std::string_view capsule_id, bool pending) {
@@ -165,8 +176,11 @@ Status CatalogStore::set_policy(std::string_view capsule_id, const protocol::Run
 Status CatalogStore::set_agent_requirements(std::string_view capsule_id,
                                             const AgentRequirements& requirements) {
   TAKOSUMI_TRY(get_capsule(capsule_id));
-  return db_.run("UPDATE capsules SET agent_pool = ?, agent_labels = ? WHERE id = ?",
-                 requirements.pool, agent_labels_text(requirements.labels), capsule_id);
+  return in_transaction(db_, [&]() -> Status {
+    TAKOSUMI_TRY(db_.run("UPDATE capsules SET agent_pool = ?, agent_labels = ? WHERE id = ?",
+                         requirements.pool, agent_labels_text(requirements.labels), capsule_id));
+    return write_agent_labels(capsule_id, requirements.labels);
+  });
 }
 
 Result<std::optional<std::string>> CatalogStore::sealed_sensitive_variables(

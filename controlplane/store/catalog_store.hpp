@@ -58,6 +58,7 @@ class CatalogStore {
   Status set_agent_requirements(std::string_view capsule_id, const AgentRequirements& requirements);
 
  private:
+  Status write_agent_labels(std::string_view capsule_id, const std::vector<std::string>& labels);
   Status insert_capsule(const Capsule& capsule, const std::optional<std::string>& sealed);
   Result<Capsule> with_connections(Result<Capsule> capsule);
   Status insert_connections(std::string_view capsule_id, const std::vector<std::string>& ids);

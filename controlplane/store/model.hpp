@@ -292,10 +292,12 @@ struct Agent {
 };
 
 // An agent pool (docs/operations.md "Agent pools"): its agents are admitted by its pool tokens and
-// all carry its labels; a Capsule naming it has its Runs taken only by them.
+// all carry its labels; a Capsule naming it has its Runs taken only by them. Only the Workspaces
+// it names may use it: hosts set apart for some are not every tenant's to run modules on.
 struct AgentPool {
   std::string name;
-  std::vector<std::string> labels;  // sorted, unique
+  std::vector<std::string> labels;      // sorted, unique
+  std::vector<std::string> workspaces;  // Workspace ids, sorted; {"*"}: every Workspace
   std::string created_by;
   std::int64_t created_at = 0;
 };

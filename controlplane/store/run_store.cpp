@@ -10,7 +10,7 @@ namespace takosumi::controlplane {
 
 // Every column but the resource changes (NULL in their place): a plan's changes run to 16 MiB, and
 // no reader but GET /api/v1/runs/{id} wants them (RunStore::resource_changes).
-const std::string kRunSelectColumns =
+const std::string_view kRunSelect =
     "r.id, r.capsule_id, c.workspace_id, r.type, r.status, r.attempt, r.source_commit,"
     " r.planned_by, r.plan_digest, r.plan_artifact_sha256, r.has_changes, r.change_summary,"
     " NULL, r.failure_code, r.failure_message, r.state_version_id, r.tofu_version,"
@@ -18,9 +18,8 @@ const std::string kRunSelectColumns =
     " r.lease_token_sha256, r.lease_expires_at, r.prior_state_version_id, r.prior_generation,"
     " r.completed_attempt, r.created_at, r.started_at, r.finished_at,"
     " r.restores_state_version_id, r.data_loss, r.data_loss_accepted, r.drift, r.refused_outputs,"
-    " r.apply_started_attempt, r.dependency_inputs";
-const std::string kRunFrom = " FROM runs r JOIN capsules c ON c.id = r.capsule_id";
-const std::string kRunSelect = kRunSelectColumns + kRunFrom;
+    " r.apply_started_attempt, r.dependency_inputs FROM runs r"
+    " JOIN capsules c ON c.id = r.capsule_id";
 
 Run run_from_row(const Statement& s) {
   Run r;

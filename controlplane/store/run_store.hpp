@@ -92,13 +92,14 @@ inline constexpr std::string_view kCapsuleFree =
     " NOT EXISTS (SELECT 1 FROM runs o WHERE o.capsule_id = r.capsule_id AND o.id <> r.id"
     " AND o.status = 'running' AND (o.lease_expires_at > ?1 OR o.apply_started_attempt = o.attempt))";
 
+// Over `runs r JOIN capsules c`: the Capsule's Workspace may use the Capsule's agent pool (an
+// admin may take a Workspace off a pool after its Capsules named it: their Runs then wait).
+inline constexpr std::string_view kPoolUsable =
+    " EXISTS (SELECT 1 FROM agent_pool_workspaces pw WHERE pw.pool = c.agent_pool"
+    " AND (pw.workspace_id = '*' OR pw.workspace_id = c.workspace_id))";
+
 // Columns selected by run_from_row, for other stores reading Runs: "SELECT <kRunSelect> WHERE …".
-extern const std::string kRunSelect;
-// The same in two parts, for a caller selecting more: "SELECT <columns>, x<from> WHERE …";
-// kRunColumns is how many the columns are (x is column kRunColumns).
-extern const std::string kRunSelectColumns;
-extern const std::string kRunFrom;
-inline constexpr int kRunColumns = 37;
+extern const std::string_view kRunSelect;
 Run run_from_row(const Statement& s);
 
 }  // namespace takosumi::controlplane

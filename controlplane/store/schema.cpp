@@ -466,15 +466,30 @@ Status to_v12(Database& db) {
       "CREATE INDEX IF NOT EXISTS runs_by_capsule_in_order ON runs(capsule_id, rowid)");
 }
 
-// v12 → v13: agent pools (docs/operations.md "Agent pools"). A pool has a name and labels every
-// agent of it has; a pool token admits agents to its pool; a Capsule names the pool and the labels
-// its Runs need. Everything before belongs to the pool "default", which always exists.
+// v12 → v13: agent pools (docs/operations.md "Agent pools"). A pool has a name, labels every
+// agent of it has, and the Workspaces whose Capsules may use it ('*': all); a pool token admits
+// agents to its pool; a Capsule names the pool and the labels its Runs need (capsules.agent_labels
+// as shown, capsule_agent_labels as claims match them). Everything before belongs to the pool
+// "default", which always exists and is open to every Workspace. PostgreSQL gets SQLite's instr(),
+// so the claim's label match is one query on both.
 Status to_v13(Database& db) {
   TAKOSUMI_TRY(ddl(db, "CREATE TABLE IF NOT EXISTS agent_pools (name TEXT PRIMARY KEY,"
                        " labels TEXT NOT NULL, created_by TEXT NOT NULL,"
-                       " created_at INTEGER NOT NULL);"));
+                       " created_at INTEGER NOT NULL);"
+                       "CREATE TABLE IF NOT EXISTS agent_pool_workspaces ("
+                       " pool TEXT NOT NULL REFERENCES agent_pools(name),"
+                       " workspace_id TEXT NOT NULL, PRIMARY KEY (pool, workspace_id));"
+                       "CREATE TABLE IF NOT EXISTS capsule_agent_labels ("
+                       " capsule_id TEXT NOT NULL REFERENCES capsules(id),"
+                       " label TEXT NOT NULL, PRIMARY KEY (capsule_id, label));"));
   TAKOSUMI_TRY(db.exec("INSERT INTO agent_pools (name, labels, created_by, created_at)"
-                       " VALUES ('default', '[]', 'control-plane', 0) ON CONFLICT DO NOTHING"));
+                       " VALUES ('default', '[]', 'control-plane', 0) ON CONFLICT DO NOTHING;"
+                       "INSERT INTO agent_pool_workspaces (pool, workspace_id)"
+                       " VALUES ('default', '*') ON CONFLICT DO NOTHING"));
+  if (db.driver() == StoreDriver::postgres)
+    TAKOSUMI_TRY(db.exec("CREATE OR REPLACE FUNCTION instr(haystack text, needle text)"
+                         " RETURNS integer LANGUAGE sql IMMUTABLE AS"
+                         " 'SELECT strpos(haystack, needle)'"));
   TAKOSUMI_TRY(add_column_if_missing(db, "pool_tokens", "pool", "TEXT NOT NULL DEFAULT 'default'"));
   TAKOSUMI_TRY(add_column_if_missing(db, "agents", "pool", "TEXT NOT NULL DEFAULT 'default'"));
   TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "agent_pool", "TEXT NOT NULL DEFAULT 'default'"));

@@ -10,12 +10,13 @@ namespace {
 
 // In an order every reference points backwards in: a row's referent is copied before it. runs
 // and state_versions refer to each other; a Run's restores_state_version_id is set afterwards.
-constexpr std::array<std::string_view, 20> kCopied{
-    "workspaces",   "capsules",        "agent_pools",          "agents",
-    "connections",  "capsule_connections", "api_tokens",       "api_token_roles",
-    "pool_tokens",  "runs",            "state_versions",       "capsule_outputs",
-    "artifacts",    "run_logs",        "audit_events",         "output_shares",
-    "dependencies", "workspace_plans", "workspace_plan_steps", "backups"};
+constexpr std::array<std::string_view, 22> kCopied{
+    "workspaces",     "capsules",        "capsule_agent_labels", "agent_pools",
+    "agent_pool_workspaces", "agents",   "connections",          "capsule_connections",
+    "api_tokens",     "api_token_roles", "pool_tokens",          "runs",
+    "state_versions", "capsule_outputs", "artifacts",            "run_logs",
+    "audit_events",   "output_shares",   "dependencies",         "workspace_plans",
+    "workspace_plan_steps", "backups"};
 // Not moved: the keys binding (bind_keys records the same keys in the target) and registration
 // challenges (single-use, minutes long).
 constexpr std::array<std::string_view, 2> kNotCopied{"control_plane_keys",
@@ -62,7 +63,8 @@ Result<TargetHolds> compare(Database& source, Database& target,
     auto ours = count(source, table);
     if (!theirs) return std::unexpected(theirs.error().with_context("target table " + table));
     if (!ours) return std::unexpected(ours.error());
-    const std::int64_t fresh = table == "agent_pools" ? 1 : 0;
+    // A new schema holds the default pool, open to every Workspace.
+    const std::int64_t fresh = table == "agent_pools" || table == "agent_pool_workspaces" ? 1 : 0;
     if (*theirs != fresh) empty = false;
     if (*theirs != *ours && first_difference.empty())
       first_difference = table + ": " + std::to_string(*theirs) + " row(s) there, " +
@@ -110,6 +112,7 @@ Result<std::int64_t> copy_table(Database& source, Database& target, const std::s
   if (table == "agent_pools")
     insert += " ON CONFLICT (name) DO UPDATE SET labels = excluded.labels,"
               " created_by = excluded.created_by, created_at = excluded.created_at";
+  if (table == "agent_pool_workspaces") insert += " ON CONFLICT DO NOTHING";
   auto rows = source.query("SELECT " + names + " FROM " + table + " ORDER BY rowid");
   if (!rows) return std::unexpected(rows.error());
   std::int64_t copied = 0;
