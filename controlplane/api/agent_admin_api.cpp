@@ -92,7 +92,7 @@ HttpResponse AgentAdminApi::revoke_agent(const HttpRequest& req, const std::stri
     return revoked;
   });
   if (!agent) return error_response(agent.error());
-  if (ended > 0) d_.waiters.notify_all();
+  if (ended > 0) d_.waiters.notify();
   return json_response(200, agent_json(*agent, now));
 }
 

@@ -248,10 +248,14 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_claim(const HttpRequest& re
     auto claimed = d_.queue.claim(*agent, static_cast<int>(request->free_slots), build);
     if (!claimed) co_return error_response(claimed.error());
     jobs = std::move(*claimed);
+    // Slots filled: there may be more where these came from; the next waiter of the pool looks.
+    if (static_cast<std::int64_t>(jobs.size()) == request->free_slots)
+      d_.waiters.wake_local(agent->pool);
     if (!jobs.empty() || d_.waiters.stopped() || Clock::now() >= deadline) break;
-    // Re-check at least every second: expired leases make Runs claimable without a notification.
+    // Re-check at least every second: expired leases make Runs claimable without a notification,
+    // and a notification wakes only a few waiters (claim_waiters.hpp).
     co_await d_.waiters.async_wait_until(std::min(deadline, Clock::now() + std::chrono::seconds(1)),
-                                         client);
+                                         agent->pool, client);
   }
   co_return claim_response(*agent, jobs);
 }
@@ -269,7 +273,7 @@ HttpResponse AgentApi::claim_response(const Agent& agent, const std::vector<Job>
     for (const auto& [run_id, lease] : leases)
       if (auto released = d_.queue.release(run_id, agent, lease); !released)
         spdlog::warn("run {}: claim not released: {}", run_id, released.error().to_string());
-    d_.waiters.notify_all();
+    d_.waiters.notify();
   };
   return res;
 }
@@ -395,7 +399,7 @@ HttpResponse AgentApi::apply_report(const std::string& run_id, const Agent& agen
   // and the next completion in the Workspace advances it again.
   if (auto advanced = d_.planner.advance_after(run_id); !advanced)
     spdlog::warn("workspace plans after run {}: {}", run_id, advanced.error().to_string());
-  d_.waiters.notify_all();  // the Capsule may have queued Runs waiting for this one
+  d_.waiters.notify();  // the Capsule may have queued Runs waiting for this one
   return json_response(200, json::object{{"acknowledged", true}});
 }
 

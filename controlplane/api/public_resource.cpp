@@ -84,7 +84,7 @@ HttpResponse create_run(const PublicApiDeps& d, std::string_view actor,
     return run;
   });
   if (!created) return error_response(created.error());
-  d.waiters.notify_all();
+  d.waiters.notify();
   return json_response(201, to_json(*created));
 }
 

@@ -179,7 +179,7 @@ HttpResponse StateVersionApi::drift_check_workspace(const std::string& actor,
     return created;
   });
   if (!runs) return error_response(runs.error());
-  d_.waiters.notify_all();
+  d_.waiters.notify();
   return json_response(201, json::object{{"workspaceId", workspace_id},
                                          {"runs", to_json_array(*runs)},
                                          {"skipped", std::move(skipped)}});

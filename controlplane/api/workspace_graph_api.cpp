@@ -174,7 +174,7 @@ boost::asio::awaitable<HttpResponse> WorkspaceGraphApi::async_plan_workspace(
     return d_.workspace_plans.get(stored->id);
   });
   if (!created) co_return error_response(created.error());
-  d_.waiters.notify_all();
+  d_.waiters.notify();
   co_return workspace_plan_response(201, *created);
 }
 

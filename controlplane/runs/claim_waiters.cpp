@@ -4,32 +4,43 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <map>
+
 namespace takosumi::controlplane {
 
 boost::asio::awaitable<void> ClaimWaiters::async_wait_until(
-    std::chrono::steady_clock::time_point deadline, ClientLink* client) {
+    std::chrono::steady_clock::time_point deadline, std::string pool, ClientLink* client) {
   if (stopped_) co_return;
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, deadline);
-  auto it = timers_.insert(timers_.end(), &timer);
+  auto it = waiters_.insert(waiters_.end(), Waiter{&timer, std::move(pool)});
   if (client) client->on_gone([&timer] { timer.cancel(); });
-  // Cancellation (notify, client gone) and expiry all just end the wait.
+  // Cancellation (woken, client gone) and expiry all just end the wait.
   (void)co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
   if (client) client->on_gone(nullptr);
-  timers_.erase(it);
+  waiters_.erase(it);
 }
 
-void ClaimWaiters::notify_all() {
+void ClaimWaiters::notify() {
   wake_local();
   if (broadcast_ && !stopped_) broadcast_();
 }
 
-void ClaimWaiters::wake_local() {
-  for (auto* timer : timers_) timer->cancel();
+void ClaimWaiters::wake_local(const std::string& pool) {
+  std::map<std::string, int> woken;
+  for (auto& w : waiters_) {
+    if (w.woken || (!pool.empty() && w.pool != pool)) continue;
+    if (++woken[w.pool] > kWakePerPool) continue;
+    w.woken = true;
+    w.timer->cancel();
+  }
 }
 
 void ClaimWaiters::stop() {
   stopped_ = true;
-  wake_local();
+  for (auto& w : waiters_) {
+    w.woken = true;
+    w.timer->cancel();
+  }
 }
 
 }  // namespace takosumi::controlplane
