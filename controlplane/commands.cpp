@@ -152,13 +152,15 @@ int command_migrate_store(const std::string& from, const std::string& to,
   if (!to.starts_with("postgresql://") && !to.starts_with("postgres://"))
     return report(Error{std::string(errc::kInvalidArgument),
                         "--to must be a postgresql:// URL of the (empty) database to move into"});
-  if (auto checked = check_postgres_url(to); !checked) return report(checked.error());
+  if (auto checked = check_postgres_url(to); !checked)
+    return report(Error{checked.error().code, "--to: " + checked.error().message});
+  if (to.find('@') != std::string::npos && to.find(':', to.find("://") + 3) < to.find('@'))
+    spdlog::warn("--to carries a password, which other users of this host can read in the "
+                 "process list; prefer --password-file or PGPASSFILE");
   const PostgresSettings target_settings{to, password_file};
 
   auto source = Database::open_sqlite(data_dir / "control.db");
   if (!source) return report(source.error());
-  // The source's writers wait while it is read, so what is moved is one consistent moment; stop
-  // its control plane first all the same (its later writes would be left behind).
   if (auto current = check_schema_current(*source); !current)
     return report(current.error().with_context("the source"));
   auto keys = Keyring::load_or_create(data_dir);
@@ -167,29 +169,33 @@ int command_migrate_store(const std::string& from, const std::string& to,
   if (!target) return report(target.error().with_context("the target"));
   if (auto schema = prepare_schema(*target); !schema)
     return report(schema.error().with_context("the target"));
-  // The target serves with the source's keys from now on (the same keys/ directory).
-  if (auto bound = bind_keys(*target, *keys); !bound) return report(bound.error());
 
-  // Blobs first: content-addressed, so copying them again is harmless, and records are only
-  // committed once everything they name is there.
+  // The source's writers wait from here on, so what is moved is one moment of it; stop its
+  // control plane first all the same (what it would write later is left behind).
+  Transaction reading(*source);
+  if (auto begun = reading.begun(); !begun) return report(begun.error());
+  // Blobs first (content-addressed, so sharing one again is harmless), each checked against its
+  // name; then the records, the keys binding and the check that every blob the records name is
+  // there, in one transaction of the target: a failure leaves it as it was.
   auto blobs = BlobStore::open_shared(data_dir, target_settings);
   if (!blobs) return report(blobs.error());
   auto shared = blobs->share_all_local_blobs();
   if (!shared) return report(shared.error());
-  Transaction reading(*source);
-  if (auto begun = reading.begun(); !begun) return report(begun.error());
-  auto copied = copy_records(*source, *target);
+  auto copied = copy_records(*source, *target, [&]() -> Status {
+    TAKOSUMI_TRY(bind_keys(*target, *keys));
+    auto missing = missing_blobs(*target);
+    if (!missing) return std::unexpected(missing.error());
+    if (!missing->empty())
+      return fail(errc::kStateIntegrityFailed,
+                  "the records name blobs the source's blobs/ does not have (" + *missing +
+                      "): restore them into " + (data_dir / "blobs").string() +
+                      " from a backup and run migrate-store again");
+    return {};
+  });
   if (!copied) return report(copied.error());
-  auto missing = missing_blobs(*target);
-  if (!missing) return report(missing.error());
-  if (!missing->empty())
-    return report(Error{std::string(errc::kStateIntegrityFailed),
-                        "the records name blobs the source's blobs/ does not have (" + *missing +
-                            "): restore them into " + (data_dir / "blobs").string() +
-                            " from a backup and run migrate-store again"});
   if (copied->already_copied)
-    std::cout << "the target holds this installation already; " << *shared
-              << " blob(s) checked there: nothing to do\n";
+    std::cout << "the target holds this installation already (as many records of each table, "
+                 "the same keys, every blob named there): nothing to do\n";
   else
     std::cout << "moved " << copied->rows << " record(s) of " << copied->tables << " table(s) and "
               << *shared << " blob(s), each checked against its SHA-256; serve with store.driver "

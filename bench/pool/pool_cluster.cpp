@@ -37,8 +37,9 @@ PoolCluster::PoolCluster(ClusterOptions options) : options_(std::move(options)) 
   fs::permissions(options_.root / "pool.token", fs::perms::owner_read | fs::perms::owner_write);
   if (options_.postgres) {
     const fs::path state = options_.root / "postgres";
-    const std::string start = "'" + options_.pg_script.string() + "' start '" + state.string() +
-                              "' >/dev/null";
+    std::string start = "'";
+    start.append(options_.pg_script.string()).append("' start '").append(state.string());
+    start.append("' >/dev/null");
     if (std::system(start.c_str()) != 0)
       throw std::runtime_error("the PostgreSQL server did not start (" + start + ")");
     postgres_started_ = true;
@@ -63,8 +64,9 @@ PoolCluster::PoolCluster(ClusterOptions options) : options_(std::move(options)) 
 PoolCluster::~PoolCluster() {
   for (auto& c : controls_) c->stop(std::chrono::seconds(30));
   if (postgres_started_) {
-    const std::string stop = "'" + options_.pg_script.string() + "' stop '" +
-                             (options_.root / "postgres").string() + "' >/dev/null 2>&1";
+    std::string stop = "'";
+    stop.append(options_.pg_script.string()).append("' stop '");
+    stop.append((options_.root / "postgres").string()).append("' >/dev/null 2>&1");
     [[maybe_unused]] int ignored = std::system(stop.c_str());
   }
 }

@@ -13,7 +13,11 @@ boost::asio::awaitable<void> ClaimWaiters::async_wait_until(
   if (stopped_) co_return;
   boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor, deadline);
   auto it = waiters_.insert(waiters_.end(), Waiter{&timer, std::move(pool)});
-  if (client) client->on_gone([&timer] { timer.cancel(); });
+  // A poll whose client went away is no one to hand a wake to.
+  if (client) client->on_gone([&timer, it] {
+    it->woken = true;
+    timer.cancel();
+  });
   // Cancellation (woken, client gone) and expiry all just end the wait.
   (void)co_await timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
   if (client) client->on_gone(nullptr);

@@ -86,10 +86,10 @@ Result<std::optional<Run>> RunQueue::next_candidate(std::int64_t now, const Agen
 
 Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const ManifestFactory& build) {
   const std::int64_t now = clock_.now_unix();
-  // Most claims find nothing (a long poll looks again every second, and every queued Run wakes
-  // every poll on every replica): they look first without the writers' lock, so only a claim with
+  // Most claims find nothing (a long poll looks again every second; a queued Run wakes a poll of
+  // each pool on every replica): they look first without the writers' lock, so only a claim with
   // something to take waits for it, and the other writers (a Run being queued, a report) do not
-  // wait behind a hundred empty claims. The look inside the transaction below decides.
+  // wait behind empty claims. The look inside the transaction below decides.
   if (!db_.in_transaction()) {
     auto visible = next_candidate(now, agent);
     if (!visible) return std::unexpected(visible.error());

@@ -17,6 +17,9 @@ Status StoreClock::sync(Database& db) {
       "SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT)");
   const std::int64_t after = base_.now_millis();
   if (!server) return std::unexpected(server.error().with_context("read the database's clock"));
+  // A slow answer (a reconnect, a busy server) says little about when the server read its clock:
+  // the sample is dropped and the last offset kept.
+  if (after - before > 250 && synced_.load()) return {};
   const std::int64_t offset = *server - (before + after) / 2;
   const std::int64_t was = offset_ms_.exchange(offset);
   const bool first = !synced_.exchange(true);

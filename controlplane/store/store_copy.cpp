@@ -1,6 +1,7 @@
 #include "controlplane/store/store_copy.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <array>
 #include <string_view>
 #include <vector>
@@ -90,10 +91,10 @@ Status copy_row(Database& target, const std::string& insert, const std::string& 
         stmt->bind(parameter, std::nullopt);
     } else if (columns[i].integer) {
       stmt->bind(parameter, row.integer(c));
-    } else if (table == "run_logs") {
-      stmt->bind(parameter, without_nul(row.text(c)));  // tool output from before NULs were kept out
     } else {
-      stmt->bind(parameter, row.text(c));
+      // Text from before NUL bytes were kept out of the store (tool output in logs, failure
+      // messages, lineage) is moved as the store keeps such text now.
+      stmt->bind(parameter, without_nul(row.text(c)));
     }
   }
   return stmt->run();
@@ -143,7 +144,8 @@ Status copy_restore_points(Database& source, Database& target) {
 
 }  // namespace
 
-Result<StoreCopyReport> copy_records(Database& source, Database& target) {
+Result<StoreCopyReport> copy_records(Database& source, Database& target,
+                                     const std::function<Status()>& before_commit) {
   auto tables = source_tables(source);
   if (!tables) return std::unexpected(tables.error());
   for (const auto& table : *tables)
@@ -161,6 +163,8 @@ Result<StoreCopyReport> copy_records(Database& source, Database& target) {
   if (!holds) return std::unexpected(holds.error());
   if (*holds == TargetHolds::same) {
     report.already_copied = true;
+    if (before_commit) TAKOSUMI_TRY(before_commit());
+    TAKOSUMI_TRY(tx.commit());
     return report;
   }
   if (*holds == TargetHolds::other)
@@ -176,6 +180,11 @@ Result<StoreCopyReport> copy_records(Database& source, Database& target) {
     report.rows += *copied;
   }
   TAKOSUMI_TRY(copy_restore_points(source, target));
+  // The audit ids were copied as they were: the identity that numbers new events starts after
+  // them (it would hand out 1, 2, … and collide with every copied one).
+  TAKOSUMI_TRY(target.single_integer("SELECT setval(pg_get_serial_sequence('audit_events', 'id'),"
+                                     " coalesce(max(id), 0) + 1, false) FROM audit_events"));
+  if (before_commit) TAKOSUMI_TRY(before_commit());
   TAKOSUMI_TRY(tx.commit());
   return report;
 }

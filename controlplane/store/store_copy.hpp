@@ -4,6 +4,7 @@
 // row by row in the source's insertion order, in one transaction of the target: the target holds
 // all of it or none. The blobs go separately (BlobStore::share_all_local_blobs).
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "common/error.hpp"
@@ -21,7 +22,10 @@ struct StoreCopyReport {
 // records already is left alone when it holds as many of each table as the source (a second run
 // of the same move), and refused (conflict) otherwise: migrate-store fills an empty store only.
 // A table of the source this code does not know is refused (internal) rather than left behind.
-Result<StoreCopyReport> copy_records(Database& source, Database& target);
+// before_commit runs last inside the target's transaction (binding the keys, checking the blobs):
+// its failure leaves the target as it was.
+Result<StoreCopyReport> copy_records(Database& source, Database& target,
+                                     const std::function<Status()>& before_commit = {});
 
 // Blobs the target's records name that the target's blob tables lack ("state_versions <sha>",
 // "backups <sha>"), the first few; empty when all are there. Plan and state artifacts of Runs are
