@@ -70,11 +70,12 @@ Result<std::optional<Run>> RunQueue::next_candidate(std::int64_t now, const Agen
   // Only Runs of Capsules in the agent's pool, whose Workspace may use that pool, and every one
   // of whose required labels the agent has (?3 is ",a,b,": agent_label_list). Matched in SQL, so
   // Runs no agent can take cost a claim nothing however many wait.
+  const std::string instr = db_.driver() == StoreDriver::sqlite ? "instr" : "takosumi_instr";
   auto s = db_.query(
       "SELECT " + std::string(kRunSelect) + " WHERE" + std::string(kWaitingForAgent) + " AND" +
           std::string(kCapsuleFree) + " AND c.agent_pool = ?2 AND" + std::string(kPoolUsable) +
           " AND NOT EXISTS (SELECT 1 FROM capsule_agent_labels l WHERE l.capsule_id = c.id"
-          "   AND instr(?3, ',' || l.label || ',') = 0)"
+          "   AND " + instr + "(?3, ',' || l.label || ',') = 0)"
           " ORDER BY r.rowid LIMIT 1",
       now, agent.pool, agent_label_list(agent.labels));
   if (!s) return std::unexpected(s.error());

@@ -470,8 +470,9 @@ Status to_v12(Database& db) {
 // agent of it has, and the Workspaces whose Capsules may use it ('*': all); a pool token admits
 // agents to its pool; a Capsule names the pool and the labels its Runs need (capsules.agent_labels
 // as shown, capsule_agent_labels as claims match them). Everything before belongs to the pool
-// "default", which always exists and is open to every Workspace. PostgreSQL gets SQLite's instr(),
-// so the claim's label match is one query on both.
+// "default", which always exists and is open to every Workspace. PostgreSQL gets SQLite's instr()
+// under a name of ours (takosumi_instr: another extension's instr() is left alone) for the claim's
+// label match.
 Status to_v13(Database& db) {
   TAKOSUMI_TRY(ddl(db, "CREATE TABLE IF NOT EXISTS agent_pools (name TEXT PRIMARY KEY,"
                        " labels TEXT NOT NULL, created_by TEXT NOT NULL,"
@@ -487,7 +488,7 @@ Status to_v13(Database& db) {
                        "INSERT INTO agent_pool_workspaces (pool, workspace_id)"
                        " VALUES ('default', '*') ON CONFLICT DO NOTHING"));
   if (db.driver() == StoreDriver::postgres)
-    TAKOSUMI_TRY(db.exec("CREATE OR REPLACE FUNCTION instr(haystack text, needle text)"
+    TAKOSUMI_TRY(db.exec("CREATE OR REPLACE FUNCTION takosumi_instr(haystack text, needle text)"
                          " RETURNS integer LANGUAGE sql IMMUTABLE AS"
                          " 'SELECT strpos(haystack, needle)'"));
   TAKOSUMI_TRY(add_column_if_missing(db, "pool_tokens", "pool", "TEXT NOT NULL DEFAULT 'default'"));
