@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "controlplane/store/agent_pool_store.hpp"
+#include "controlplane/store/agent_registry.hpp"
 #include "controlplane/store/model.hpp"
 #include "controlplane/store/run_store.hpp"
 
@@ -18,8 +19,6 @@ constexpr std::array<std::string_view, 5> kStatuses{run_status::kQueued, run_sta
                                                     run_status::kSucceeded, run_status::kFailed,
                                                     run_status::kCancelled};
 constexpr std::array<std::string_view, 3> kClasses{"2xx", "4xx", "5xx"};
-// An agent is connected when it called within this many seconds (it heartbeats every few).
-constexpr std::int64_t kConnectedSeconds = 120;
 
 std::string status_class(unsigned status) {
   return status < 300 ? "2xx" : status < 500 ? "4xx" : "5xx";
@@ -130,7 +129,7 @@ Status ControlMetrics::refresh(Database& db, const Clock& clock, std::int64_t le
   if (!pools) return std::unexpected(pools.error());
   auto agents = db.single_integer("SELECT count(*) FROM agents WHERE revoked_at IS NULL AND"
                       " deregistered_at IS NULL AND last_seen_at >= ?",
-                      now - kConnectedSeconds);
+                      now - kAgentConnectedSeconds);
   auto versions = db.single_integer("SELECT count(*) FROM state_versions");
   if (const Error* e = first_error(agents, versions)) return std::unexpected(*e);
   for (const auto& [series, w] : waiting) queue_series_[series] = now;

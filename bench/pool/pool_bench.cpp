@@ -156,7 +156,8 @@ json::object run(const Options& o) {
   std::map<std::pair<std::string, std::int64_t>, int> handed;
   std::map<std::string, Clock::time_point> first_claim;
   Clock::time_point last_claim = started;
-  for (const auto& c : agents.claims()) {
+  const auto claims = agents.claims();
+  for (const auto& c : claims) {
     ++handed[{c.run_id, c.attempt}];
     auto [it, fresh] = first_claim.emplace(c.run_id, c.at);
     if (!fresh && c.at < it->second) it->second = c.at;
@@ -184,7 +185,7 @@ json::object run(const Options& o) {
       {"doubleClaims", double_claims},
       {"attemptsOverOne", attempts_over_one},
       {"failedCalls", agents.failed_calls()},
-      {"claimsPerSecond", claim_window > 0 ? static_cast<double>(agents.claims().size()) / claim_window : 0.0},
+      {"claimsPerSecond", claim_window > 0 ? static_cast<double>(claims.size()) / claim_window : 0.0},
       {"pickupMs", json::object{{"p50", percentile(pickup, 0.5)},
                                 {"p99", percentile(pickup, 0.99)},
                                 {"max", percentile(pickup, 1.0)}}},

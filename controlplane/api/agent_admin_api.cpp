@@ -29,16 +29,13 @@ Result<std::string> parse_reset_request(const std::string& text) {
   return key->to_base64();
 }
 
-// online: a call within the last two minutes (agents heartbeat every few seconds).
-constexpr std::int64_t kOnlineSeconds = 120;
-
 boost::json::object agent_json(const AgentRecord& a, std::int64_t now) {
   boost::json::array labels;
   for (const auto& l : a.labels) labels.emplace_back(l);
   const char* state = a.revoked_at                       ? "revoked"
                       : a.keys_reset                      ? "keys_reset"
                       : a.deregistered_at                 ? "deregistered"
-                      : now - a.last_seen_at <= kOnlineSeconds ? "online"
+                      : now - a.last_seen_at <= kAgentConnectedSeconds ? "online"
                                                            : "offline";
   return {{"id", a.id},
           {"name", a.name},

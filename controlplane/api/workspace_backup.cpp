@@ -23,13 +23,6 @@ std::unexpected<Error> invalid(std::string message) {
   return fail(errc::kBackupInvalid, "the backup " + std::move(message));
 }
 
-// An id as this control plane makes them ("<prefix>_<hex>"): a restored id is used as given.
-bool is_plausible_id(std::string_view id) {
-  return !id.empty() && id.size() <= 128 && std::ranges::all_of(id, [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-  });
-}
-
 Result<const json::array*> array_of(const json::object& payload, std::string_view key) {
   const auto* v = payload.if_contains(key);
   if (!v || !v->is_array()) return invalid("has no \"" + std::string(key) + "\" list");

@@ -6,15 +6,14 @@
 
 #include "common/error_codes.hpp"
 #include "common/json_fields.hpp"
+#include "controlplane/store/agent_registry.hpp"
+#include "controlplane/store/capsule_spec.hpp"
 #include "controlplane/store/run_store.hpp"
 
 namespace takosumi::controlplane {
 namespace {
 
 constexpr std::size_t kMaxLabels = 32;
-// An agent is connected when it called within this many seconds (it heartbeats every few), as
-// the control plane's metrics count it.
-constexpr std::int64_t kConnectedSeconds = 120;
 constexpr std::string_view kSelect = "SELECT name, labels, created_by, created_at FROM agent_pools";
 
 bool is_label_char(char c) {
@@ -98,10 +97,7 @@ Result<std::vector<std::string>> pool_workspaces_from_json(const boost::json::va
     const std::string at = "workspaces[" + std::to_string(i) + "]";
     if (!w.is_string()) return fail(errc::kInvalidArgument, at + " must be a string");
     std::string id(w.as_string());
-    const bool plausible = !id.empty() && id.size() <= 128 && std::ranges::all_of(id, [](char c) {
-      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    });
-    if (id != "*" && !plausible)
+    if (id != "*" && !is_plausible_id(id))
       return fail(errc::kInvalidArgument, at + " must be a Workspace id or \"*\"");
     out.push_back(std::move(id));
   }
@@ -213,7 +209,7 @@ Result<AgentPoolLoad> AgentPoolStore::load(std::string_view name) {
       " AS BIGINT), CAST(coalesce(sum(capacity), 0) AS BIGINT),"
       " CAST(coalesce(sum(coalesce(busy_slots, 0)), 0) AS BIGINT) FROM agents"
       " WHERE pool = ? AND revoked_at IS NULL AND deregistered_at IS NULL",
-      now - kConnectedSeconds, name);
+      now - kAgentConnectedSeconds, name);
   if (!s) return std::unexpected(s.error());
   auto row = s->step();
   if (!row) return std::unexpected(row.error());

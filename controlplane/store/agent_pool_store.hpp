@@ -27,7 +27,8 @@ std::vector<std::string> agent_labels_from_text(std::string_view text);
 // ",a,b,": the labels of `offered` that a Capsule could require (is_valid_agent_label: none holds
 // a comma), as the claim matches them (instr(offered, ',' || required || ',') > 0).
 std::string agent_label_list(const std::vector<std::string>& offered);
-// ^[a-z0-9][a-z0-9_-]{0,62}$ (a Workspace id "ws_…" fits); "*" for every Workspace.
+// A pool's Workspaces: ids as this control plane makes them (is_plausible_id), sorted and unique,
+// or {"*"} alone for every Workspace; invalid_argument naming the entry otherwise.
 Result<std::vector<std::string>> pool_workspaces_from_json(const boost::json::value& v);
 
 // What GET /api/v1/agent-pools says of a pool beside its definition: what an autoscaler reads.

@@ -1,10 +1,9 @@
 #include "controlplane/store/agent_registry.hpp"
 
-#include "controlplane/store/agent_pool_store.hpp"
-
 #include <algorithm>
 
 #include "common/error_codes.hpp"
+#include "controlplane/store/agent_pool_store.hpp"
 #include "crypto/random_ids.hpp"
 #include "common/json_fields.hpp"
 

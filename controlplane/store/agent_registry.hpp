@@ -20,6 +20,10 @@ namespace takosumi::controlplane {
 
 using AgentRegistration = protocol::AgentRegistration;
 
+// An agent that called within this many seconds is connected (online): it heartbeats every few.
+// The agents list, the pools' load and the metrics all count with it.
+inline constexpr std::int64_t kAgentConnectedSeconds = 120;
+
 struct AgentCredential {
   std::string agent_id;
   std::string agent_token;

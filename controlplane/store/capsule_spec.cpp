@@ -75,6 +75,12 @@ Result<std::string> parse_name(const json::object& body) {
 
 }  // namespace
 
+bool is_plausible_id(std::string_view id) {
+  return !id.empty() && id.size() <= 128 && std::ranges::all_of(id, [](char c) {
+    return is_lower_alnum(c) || c == '_';
+  });
+}
+
 bool is_valid_name(std::string_view name) {
   if (name.empty() || name.size() > 63 || !is_lower_alnum(name.front())) return false;
   return std::ranges::all_of(name, [](char c) { return is_lower_alnum(c) || c == '_' || c == '-'; });

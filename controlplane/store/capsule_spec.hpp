@@ -15,6 +15,9 @@ namespace json = boost::json;
 
 // ^[a-z0-9][a-z0-9_-]{0,62}$ — Workspace and Capsule names.
 bool is_valid_name(std::string_view name);
+// An id as this control plane makes them ("<prefix>_<hex>", ≤ 128): what a restored backup or a
+// pool's Workspace list may name.
+bool is_plausible_id(std::string_view id);
 // ^[A-Za-z_][A-Za-z0-9_]*$ (≤ 128) — public Output names.
 bool is_valid_output_name(std::string_view name);
 // Relative, no "..", no backslash or control characters; "" and "." mean the repository root.
