@@ -41,6 +41,19 @@ std::optional<Error> expired_lease_end(const Run& run, std::int64_t now) {
   return std::nullopt;
 }
 
+// The first Run a candidates query finds, if any.
+Result<std::optional<Run>> first_run(Result<Statement> s) {
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return std::optional<Run>{};
+  return std::optional<Run>(run_from_row(*s));
+}
+
+// A claim that loses this many races for Capsules in a row (each lost to another claim's commit)
+// answers with what it has; the agent's poll looks again within a second.
+constexpr int kMaxClaimRaces = 64;
+
 }  // namespace
 
 Result<std::vector<Job>> RunQueue::claim(const Agent& agent, int max_jobs,
@@ -71,18 +84,31 @@ Result<std::optional<Run>> RunQueue::next_candidate(std::int64_t now, const Agen
   // of whose required labels the agent has (?3 is ",a,b,": agent_label_list). Matched in SQL, so
   // Runs no agent can take cost a claim nothing however many wait.
   const std::string instr = db_.driver() == StoreDriver::sqlite ? "instr" : "takosumi_instr";
-  auto s = db_.query(
+  const std::string candidates =
       "SELECT " + std::string(kRunSelect) + " WHERE" + std::string(kWaitingForAgent) + " AND" +
-          std::string(kCapsuleFree) + " AND c.agent_pool = ?2 AND" + std::string(kPoolUsable) +
-          " AND NOT EXISTS (SELECT 1 FROM capsule_agent_labels l WHERE l.capsule_id = c.id"
-          "   AND " + instr + "(?3, ',' || l.label || ',') = 0)"
-          " ORDER BY r.rowid LIMIT 1",
-      now, agent.pool, agent_label_list(agent.labels));
-  if (!s) return std::unexpected(s.error());
-  auto row = s->step();
-  if (!row) return std::unexpected(row.error());
-  if (!*row) return std::optional<Run>{};
-  return std::optional<Run>(run_from_row(*s));
+      std::string(kCapsuleFree) + " AND c.agent_pool = ?2 AND" + std::string(kPoolUsable) +
+      " AND NOT EXISTS (SELECT 1 FROM capsule_agent_labels l WHERE l.capsule_id = c.id"
+      "   AND " + instr + "(?3, ',' || l.label || ',') = 0)";
+  constexpr std::string_view kOldest = " ORDER BY r.rowid LIMIT 1";
+  const std::string labels = agent_label_list(agent.labels);
+  if (!db_.in_shared_claim())
+    return first_run(db_.query(candidates + std::string(kOldest), now, agent.pool, labels));
+  // Claims on PostgreSQL run side by side (WriterLock::claim); only claims write while they do.
+  // Each locks the Capsule of the Run it would lease and passes over Capsules another claim
+  // holds, so two never lease Runs of one Capsule. This statement's snapshot may predate the
+  // commit of a claim that held the lock until just now (its kCapsuleFree is then stale for that
+  // Capsule), so the Capsule's candidate is read again by a statement of its own, which sees that
+  // commit. Finding none there means such a claim leased it: look again, past it.
+  for (int tries = 0; tries < kMaxClaimRaces; ++tries) {
+    auto locked = first_run(db_.query(candidates + std::string(kOldest) +
+                                          " FOR NO KEY UPDATE OF c SKIP LOCKED",
+                                      now, agent.pool, labels));
+    if (!locked || !*locked) return locked;
+    auto fresh = first_run(db_.query(candidates + " AND c.id = ?4" + std::string(kOldest), now,
+                                     agent.pool, labels, (*locked)->capsule_id));
+    if (!fresh || *fresh) return fresh;
+  }
+  return std::optional<Run>{};
 }
 
 Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const ManifestFactory& build) {
@@ -90,7 +116,8 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
   // Most claims find nothing (a long poll looks again every second; a queued Run wakes a poll of
   // each pool on every replica): they look first without the writers' lock, so only a claim with
   // something to take waits for it, and the other writers (a Run being queued, a report) do not
-  // wait behind empty claims. The look inside the transaction below decides.
+  // wait behind empty claims. The look inside the transaction below decides; that transaction is
+  // a claim's (WriterLock::claim), which claims on other replicas share.
   if (!db_.in_transaction()) {
     auto visible = next_candidate(now, agent);
     if (!visible) return std::unexpected(visible.error());
@@ -99,7 +126,7 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
   std::optional<Run> unbuildable;
   Error build_error;
   {
-    Transaction tx(db_);
+    Transaction tx(db_, WriterLock::claim);
     TAKOSUMI_TRY(tx.begun());
     auto candidate = next_candidate(now, agent);
     if (!candidate) return std::unexpected(candidate.error());

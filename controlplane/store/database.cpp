@@ -50,10 +50,17 @@ Result<Statement> Database::prepare(std::string_view sql) {
   return Statement(std::move(*backend));
 }
 
-Transaction::Transaction(Database& db)
-    : db_(db),
-      nested_(db.in_transaction()),
-      begun_(nested_ ? db.exec("SAVEPOINT nested_tx") : db.begin()) {}
+namespace {
+Status begin_in(Database& db, bool nested, WriterLock lock) {
+  if (!nested) return db.begin(lock);
+  if (lock == WriterLock::exclusive && db.in_shared_claim())
+    return fail(errc::kInternal, "an exclusive writer's transaction inside a claim's");
+  return db.exec("SAVEPOINT nested_tx");
+}
+}  // namespace
+
+Transaction::Transaction(Database& db, WriterLock lock)
+    : db_(db), nested_(db.in_transaction()), begun_(begin_in(db, nested_, lock)) {}
 
 void Transaction::roll_back() {
   if (nested_)

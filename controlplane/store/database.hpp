@@ -24,6 +24,15 @@ namespace takosumi::controlplane {
 
 enum class StoreDriver { sqlite, postgres };
 
+// How a transaction shares the database with other writers.
+// - exclusive: the only writer on the whole database while it lasts (every store's read, decide,
+//   write stays exact on several replicas).
+// - claim: a claim of Runs (run_claims.cpp). On PostgreSQL, claims run side by side, on every
+//   replica, while no exclusive writer does; they keep out of each other's way with row locks
+//   (the Capsule of the Run each leases, FOR NO KEY UPDATE … SKIP LOCKED). A claim may write only
+//   the Runs of Capsules it has locked, and audit records. On SQLite it is exclusive.
+enum class WriterLock { exclusive, claim };
+
 // One prepared statement as a driver runs it. Parameters are 1-based; columns 0-based.
 class StatementBackend {
  public:
@@ -51,9 +60,10 @@ class ConnectionBackend {
   // Rows changed by the last INSERT, UPDATE or DELETE.
   virtual std::int64_t changes() const = 0;
   virtual bool in_transaction() const = 0;
-  // Starts the outermost transaction as a writer: at most one writer at a time on the whole
-  // database (SQLite: BEGIN IMMEDIATE; PostgreSQL: BEGIN and the control plane's write lock).
-  virtual Status begin() = 0;
+  // Starts the outermost transaction as a writer: an exclusive one is the only writer on the whole
+  // database (SQLite: BEGIN IMMEDIATE; PostgreSQL: BEGIN and the control plane's write lock);
+  // claims share that lock with each other on PostgreSQL (WriterLock).
+  virtual Status begin(WriterLock lock) = 0;
   // Ends the outermost transaction. commit() fails when the database did not commit (PostgreSQL
   // ends a transaction in which a statement failed with a rollback, whatever COMMIT asked).
   virtual Status commit() = 0;
@@ -192,12 +202,21 @@ class Database {
   }
   std::int64_t changes() const { return backend_->changes(); }
   bool in_transaction() const { return backend_->in_transaction(); }
-  Status begin() { return backend_->begin(); }
+  // True inside a claim's transaction on PostgreSQL, where claims run side by side and must lock
+  // the rows they lease.
+  bool in_shared_claim() const {
+    return in_transaction() && lock_ == WriterLock::claim && driver() == StoreDriver::postgres;
+  }
+  Status begin(WriterLock lock = WriterLock::exclusive) {
+    lock_ = lock;
+    return backend_->begin(lock);
+  }
   Status commit() { return backend_->commit(); }
   void rollback() { backend_->rollback(); }
 
  private:
   std::unique_ptr<ConnectionBackend> backend_;
+  WriterLock lock_ = WriterLock::exclusive;
 };
 
 namespace detail {
@@ -250,10 +269,12 @@ Result<T> one_row(Result<Statement> s, std::string_view what, RowFn&& row) {
 // Begins a writer's transaction on construction (check begun()); rolls back in the destructor
 // unless committed.
 // Inside another Transaction it is a SAVEPOINT instead, so an action and the audit record written
-// beside it can share one transaction while the stores keep their own.
+// beside it can share one transaction while the stores keep their own. An exclusive one inside a
+// claim's shared transaction is refused (internal): it would decide on reads other claims may be
+// changing.
 class Transaction {
  public:
-  explicit Transaction(Database& db);
+  explicit Transaction(Database& db, WriterLock lock = WriterLock::exclusive);
   ~Transaction();
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;

@@ -10,6 +10,9 @@
 //   transaction runs in a transaction of its own that takes it too. Reads never wait for it.
 //   The stores were written for a single writer (read, decide, write in one transaction); this
 //   keeps every one of those decisions exact on several replicas without rewriting each one.
+//   Claims, the one write every poll of every agent makes, share that lock instead
+//   (WriterLock::claim): they run side by side and lock the Capsule rows they lease from
+//   (run_claims.cpp), while every other writer still waits for them all and they for it.
 // - A connection found broken is reset before the next statement outside a transaction; a
 //   statement that fails because the server went away is `unavailable`.
 #include <libpq-fe.h>
@@ -32,6 +35,8 @@ namespace {
 constexpr std::int64_t kWriteLockKey = 0x74616b6f73756d69;
 constexpr std::string_view kBeginWriter =
     "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock(8386102107563191657)";
+constexpr std::string_view kBeginClaim =
+    "BEGIN ISOLATION LEVEL READ COMMITTED; SELECT pg_advisory_xact_lock_shared(8386102107563191657)";
 static_assert(kWriteLockKey == 8386102107563191657);
 constexpr unsigned kInt8Oid = 20;  // pg_type.h: INT8OID
 
@@ -180,9 +185,9 @@ class PostgresConnection final : public ConnectionBackend {
   // READ COMMITTED, stated rather than inherited from the server's default: with the writers'
   // lock held, every read sees what the writer before committed.
   // A lock that does not come (lock_timeout) must not leave the BEGIN behind.
-  Status begin() override {
+  Status begin(WriterLock lock) override {
     if (transaction_open_) return fail(errc::kInternal, "postgresql: begin inside a transaction");
-    auto begun = exec(kBeginWriter);
+    auto begun = exec(lock == WriterLock::claim ? kBeginClaim : kBeginWriter);
     if (!begun) {
       end_server_transaction();
       return begun;
@@ -221,7 +226,7 @@ class PostgresConnection final : public ConnectionBackend {
                             const std::vector<bool>& integer) {
     TAKOSUMI_TRY(usable());
     const bool own_transaction = !sql.read_only && !transaction_open_ && writers_lock_;
-    if (own_transaction) TAKOSUMI_TRY(begin());
+    if (own_transaction) TAKOSUMI_TRY(begin(WriterLock::exclusive));
     std::vector<const char*> pointers(values.size());
     std::vector<unsigned> types(values.size());
     for (std::size_t i = 0; i < values.size(); ++i) {

@@ -89,8 +89,9 @@ class SqliteConnection final : public ConnectionBackend {
   std::int64_t changes() const override { return sqlite3_changes64(db_); }
   bool in_transaction() const override { return sqlite3_get_autocommit(db_) == 0; }
   // The write lock at once, so a transaction that reads before it writes never meets another
-  // writer between the two (SQLITE_BUSY mid-transaction).
-  Status begin() override { return exec("BEGIN IMMEDIATE"); }
+  // writer between the two (SQLITE_BUSY mid-transaction). One process writes a SQLite store, so
+  // a claim is as exclusive as any writer.
+  Status begin(WriterLock) override { return exec("BEGIN IMMEDIATE"); }
   Status commit() override {
     auto committed = exec("COMMIT");
     if (!committed) rollback();
