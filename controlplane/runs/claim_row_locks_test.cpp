@@ -3,6 +3,9 @@
 // other passes over it, and every other writer still waits for a claim in progress.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "controlplane/testing/run_queue_fixture.hpp"
 
 namespace takosumi::controlplane {
@@ -77,6 +80,66 @@ TEST_F(ClaimRowLocksTest, ClaimsOnTwoReplicasRunSideBySideAndNeverLeaseTwoRunsOf
   auto later = other_.queue.claim(agent_b_, 2, build_);
   ASSERT_TRUE(later) << later.error().to_string();
   EXPECT_TRUE(later->empty()) << "the Capsule's lease, now committed, holds it on every replica";
+}
+
+// The race the second read of a locked Capsule exists for: a claim's locking statement takes its
+// snapshot, another replica's claim leases a Run of the Capsule and commits, and only then does
+// the first reach the Capsule's row and lock it. The lock is taken on a row nobody changed, so
+// PostgreSQL checks nothing again: the statement returns the Run the other claim just leased.
+// The test holds the other replica's claim at exactly that point: the label match calls
+// takosumi_instr for each required label, and here that function first waits for an advisory
+// lock the test holds, in that replica's session and only inside a claim.
+TEST_F(ClaimRowLocksTest, AClaimWhoseSnapshotPredatesAnotherClaimsLeaseTakesNothingOfThatCapsule) {
+  auto gate = Replica::open(*postgres_);
+  ASSERT_TRUE(gate.exec(
+      "CREATE OR REPLACE FUNCTION takosumi_instr(haystack text, needle text) RETURNS integer"
+      " LANGUAGE plpgsql VOLATILE AS $$ BEGIN"
+      "  IF current_setting('takosumi_test.hold', true) = 'on' AND EXISTS (SELECT 1 FROM pg_locks"
+      "     WHERE pid = pg_backend_pid() AND locktype = 'advisory' AND mode = 'ShareLock') THEN"
+      "    PERFORM pg_advisory_xact_lock_shared(42);"
+      "  END IF;"
+      "  RETURN strpos(haystack, needle);"
+      " END $$"));
+  ASSERT_TRUE(gate.exec("SELECT pg_advisory_lock(42)"));
+  ASSERT_TRUE(other_.db.exec("SET takosumi_test.hold = 'on'; SET lock_timeout = '120s'"));
+  auto gpu_agent = [&](const std::string& name) {
+    auto cred = agents_.register_agent({name, "0.1.0", {"gpu"}, 2, "box-" + name, "sign-" + name});
+    EXPECT_TRUE(cred) << cred.error().to_string();
+    return *agents_.authenticate(cred->agent_token);
+  };
+  const Agent here = gpu_agent("gpu-here");
+  const Agent there = gpu_agent("gpu-there");
+  Capsule trainer = capsule("trainer");
+  ASSERT_TRUE(catalog_.set_agent_requirements(trainer.id, {"default", {"gpu"}}));
+  trainer = *catalog_.get_capsule(trainer.id);
+  const Run first = plan(trainer);
+
+  Result<std::vector<Job>> theirs = std::vector<Job>{};
+  std::thread held([&] { theirs = other_.queue.claim(there, 2, build_); });
+  // Until the other replica's claim waits at the gate, inside its locking statement.
+  for (int i = 0;; ++i) {
+    auto waiting = gate.single_integer(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 42 AND NOT granted");
+    ASSERT_TRUE(waiting) << waiting.error().to_string();
+    if (*waiting > 0) break;
+    if (i == 6000) {
+      (void)gate.exec("SELECT pg_advisory_unlock(42)");
+      held.join();
+      FAIL() << "the other replica's claim never reached the label match inside its transaction";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  auto mine = queue_.claim(here, 1, build_);
+  ASSERT_TRUE(gate.exec("SELECT pg_advisory_unlock(42)"));
+  held.join();
+  ASSERT_TRUE(mine) << mine.error().to_string();
+  ASSERT_EQ(mine->size(), 1u);
+  EXPECT_EQ(mine->front().claimed.run.id, first.id);
+  ASSERT_TRUE(theirs) << theirs.error().to_string();
+  EXPECT_TRUE(theirs->empty()) << "the Run leased by the other claim was leased a second time";
+  const Run after = *runs_.get_run(first.id);
+  EXPECT_EQ(after.agent_id, here.id);
+  EXPECT_EQ(after.attempt, 1);
 }
 
 TEST_F(ClaimRowLocksTest, EveryOtherWriterWaitsForAClaimInProgress) {

@@ -123,61 +123,64 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
     if (!visible) return std::unexpected(visible.error());
     if (!*visible) return ClaimStep{true, std::nullopt};
   }
-  std::optional<Run> unbuildable;
+  Transaction tx(db_, WriterLock::claim);
+  TAKOSUMI_TRY(tx.begun());
+  auto candidate = next_candidate(now, agent);
+  if (!candidate) return std::unexpected(candidate.error());
+  if (!*candidate) return ClaimStep{true, std::nullopt};
+  const Run& run = **candidate;
+  // A running candidate is one whose lease expired (next_candidate), whatever follows (ended,
+  // refused or handed out again).
+  if (run.status == run_status::kRunning) ++lease_expiries_;
+  auto end = run.status == run_status::kRunning ? expired_lease_end(run, now) : std::nullopt;
+  if (end) {
+    const bool cancelled = end->code == errc::kCancelled;
+    TAKOSUMI_TRY(fail_run(run, cancelled ? run_status::kCancelled : run_status::kFailed, *end,
+                          kControlPlaneActor));
+    // The stranded apply's agent may still bring the state it changed: its report stays
+    // acceptable (complete() stores the state), so the attempt is not marked completed.
+    if (run.stranded(now))
+      TAKOSUMI_TRY(db_.run("UPDATE runs SET completed_attempt = 0 WHERE id = ?", run.id));
+    TAKOSUMI_TRY(tx.commit());
+    return ClaimStep{};
+  }
+  auto prior = states_.current(run.capsule_id);
+  if (!prior) return std::unexpected(prior.error());
+  if (auto broken = drift_pin_broken(run, *prior)) {
+    TAKOSUMI_TRY(fail_run(run, run_status::kFailed, *broken, kControlPlaneActor));
+    TAKOSUMI_TRY(tx.commit());
+    return ClaimStep{};
+  }
+  auto refused = refuse_for_connections(run, agent);
+  if (!refused) return std::unexpected(refused.error());
+  if (*refused) {
+    TAKOSUMI_TRY(tx.commit());
+    return ClaimStep{};
+  }
   Error build_error;
   {
-    Transaction tx(db_, WriterLock::claim);
-    TAKOSUMI_TRY(tx.begun());
-    auto candidate = next_candidate(now, agent);
-    if (!candidate) return std::unexpected(candidate.error());
-    if (!*candidate) return ClaimStep{true, std::nullopt};
-    const Run& run = **candidate;
-    // A running candidate is one whose lease expired (next_candidate), whatever follows (ended,
-    // refused or handed out again).
-    if (run.status == run_status::kRunning) ++lease_expiries_;
-    auto end = run.status == run_status::kRunning ? expired_lease_end(run, now) : std::nullopt;
-    if (end) {
-      const bool cancelled = end->code == errc::kCancelled;
-      TAKOSUMI_TRY(fail_run(run, cancelled ? run_status::kCancelled : run_status::kFailed, *end,
-                            kControlPlaneActor));
-      // The stranded apply's agent may still bring the state it changed: its report stays
-      // acceptable (complete() stores the state), so the attempt is not marked completed.
-      if (run.stranded(now))
-        TAKOSUMI_TRY(db_.run("UPDATE runs SET completed_attempt = 0 WHERE id = ?", run.id));
-      TAKOSUMI_TRY(tx.commit());
-      return ClaimStep{};
-    }
-    auto prior = states_.current(run.capsule_id);
-    if (!prior) return std::unexpected(prior.error());
-    if (auto broken = drift_pin_broken(run, *prior)) {
-      TAKOSUMI_TRY(fail_run(run, run_status::kFailed, *broken, kControlPlaneActor));
-      TAKOSUMI_TRY(tx.commit());
-      return ClaimStep{};
-    }
-    auto refused = refuse_for_connections(run, agent);
-    if (!refused) return std::unexpected(refused.error());
-    if (*refused) {
-      TAKOSUMI_TRY(tx.commit());
-      return ClaimStep{};
-    }
+    // The lease is taken in a savepoint, so a manifest that cannot be built rolls back only the
+    // lease, and the Run fails while this claim still holds its Capsule (a claim elsewhere
+    // could otherwise lease it in between, and this failure would overwrite that lease).
+    Transaction lease(db_, WriterLock::claim);
+    TAKOSUMI_TRY(lease.begun());
     auto step = dispatch(run, agent, std::move(*prior), build);
     if (!step) return std::unexpected(step.error());
     if (!step->unbuildable) {
+      TAKOSUMI_TRY(lease.commit());
       TAKOSUMI_TRY(tx.commit());
       return step;
     }
-    unbuildable = run;
     build_error = std::move(*step->unbuildable);
-  }  // the claim is rolled back; the Run fails on its own below
-  spdlog::warn("run {} cannot be dispatched: {}", unbuildable->id, build_error.to_string());
-  TAKOSUMI_TRY(in_transaction(db_, [&]() -> Status {
-    const std::string& code = build_error.code;
-    if (code == errc::kConnectionRevoked || code == errc::kConnectionExpired ||
-        code == errc::kDependencyOutputMissing || code == errc::kOutputShareRevoked)
-      TAKOSUMI_TRY(audit_.record(run_event(kControlPlaneActor, "run.refused", *unbuildable,
-                                           {{"code", build_error.code}, {"agentId", agent.id}})));
-    return fail_run(*unbuildable, run_status::kFailed, build_error, kControlPlaneActor);
-  }));
+  }
+  spdlog::warn("run {} cannot be dispatched: {}", run.id, build_error.to_string());
+  const std::string& code = build_error.code;
+  if (code == errc::kConnectionRevoked || code == errc::kConnectionExpired ||
+      code == errc::kDependencyOutputMissing || code == errc::kOutputShareRevoked)
+    TAKOSUMI_TRY(audit_.record(run_event(kControlPlaneActor, "run.refused", run,
+                                         {{"code", build_error.code}, {"agentId", agent.id}})));
+  TAKOSUMI_TRY(fail_run(run, run_status::kFailed, build_error, kControlPlaneActor));
+  TAKOSUMI_TRY(tx.commit());
   return ClaimStep{};
 }
 
