@@ -14,6 +14,7 @@
 #include "controlplane/api/workspace_backup.hpp"
 #include "controlplane/control_plane.hpp"
 #include "controlplane/store/key_binding.hpp"
+#include "controlplane/store/key_rotation.hpp"
 #include "controlplane/store/schema.hpp"
 #include "controlplane/store/store_copy.hpp"
 #include "crypto/keys.hpp"
@@ -102,6 +103,32 @@ int command_init_keys(const std::filesystem::path& data_dir) {
   auto keys = Keyring::load_or_create(data_dir);
   if (!keys) return report(keys.error());
   std::cout << (data_dir / "keys" / "signing.pub").string() << "\n";
+  return 0;
+}
+
+int command_rotate_keys(const std::filesystem::path& config_file, RotatedKey which) {
+  log_to_stderr();
+  auto config = load_control_config(config_file, env_api_token());
+  if (!config) return report(config.error());
+  // Never a new store or new keys for a mistyped dataDir: only what a control plane served.
+  if (std::error_code ec; !std::filesystem::is_directory(config->data_dir / "keys", ec))
+    return report(Error{std::string(errc::kNotFound),
+                        "dataDir " + config->data_dir.string() +
+                            " has no keys/ directory: rotate-keys runs with the configuration of "
+                            "a control plane that has served its store"});
+  auto db = open_store(*config);
+  if (!db) return report(db.error());
+  if (auto current = check_schema_current(*db); !current) return report(current.error());
+  auto rotated = rotate_key(config->data_dir, *db, which);
+  if (!rotated) return report(rotated.error());
+  const std::string name = which == RotatedKey::storage ? "storage" : "signing";
+  std::cout << name << " key rotated: new public key " << rotated->new_public_key << "\n";
+  if (which == RotatedKey::storage)
+    std::cout << "the old key is in keys/retired/ and keeps opening what was sealed to it\n";
+  else
+    std::cout << "agents must pin the new keys/signing.pub (controlPlane.signingPublicKeyFile) "
+                 "before they take another Run\n";
+  std::cout << "copy keys/ to every replica of this store before starting it\n";
   return 0;
 }
 

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "controlplane/store/key_rotation.hpp"
+
 namespace takosumi::controlplane {
 
 int command_serve(const std::filesystem::path& config_file);
@@ -15,6 +17,9 @@ int command_check_config(const std::filesystem::path& config_file);
 int command_migrate(const std::filesystem::path& config_file);
 // Creates (or loads) the control keys in data_dir and prints the signing public key file's path.
 int command_init_keys(const std::filesystem::path& data_dir);
+// Rotates the storage or the signing key of a stopped control plane and its store (key_rotation.hpp)
+// and prints the new public key and what to do next.
+int command_rotate_keys(const std::filesystem::path& config_file, RotatedKey which);
 // Restores the Workspace of a signed backup document into the configured store, its signature
 // checked against source_key (the source's keys/signing.pub file, or its base64 text); prints the
 // outcome as JSON (what POST /api/v1/workspaces/restore answers).

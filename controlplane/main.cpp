@@ -16,6 +16,7 @@ constexpr std::string_view kUsage =
     "       takosumi-control check-config --config <control.yaml>\n"
     "       takosumi-control migrate --config <control.yaml>\n"
     "       takosumi-control init-keys --data-dir <dir>\n"
+    "       takosumi-control rotate-keys --config <control.yaml> --key storage|signing\n"
     "       takosumi-control restore --config <control.yaml> --source-key <signing.pub> "
     "<backup.json>\n"
     "       takosumi-control migrate-store --from sqlite:<dataDir> --to postgresql://… "
@@ -50,6 +51,12 @@ int main(int argc, char** argv) {
     std::optional<std::filesystem::path> password_file;
     if (auto it = flags.find("--password-file"); it != flags.end()) password_file = it->second;
     return command_migrate_store(flags["--from"], flags["--to"], password_file);
+  }
+  if (argc == 6 && std::string_view(argv[1]) == "rotate-keys" &&
+      std::string_view(argv[2]) == "--config" && std::string_view(argv[4]) == "--key") {
+    const std::string_view key = argv[5];
+    if (key != "storage" && key != "signing") return usage();
+    return command_rotate_keys(argv[3], key == "storage" ? RotatedKey::storage : RotatedKey::signing);
   }
   if (argc != 4) return usage();
   const std::string_view command = argv[1], flag = argv[2];

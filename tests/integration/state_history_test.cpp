@@ -106,6 +106,46 @@ TEST_F(StateHistoryTest, RollbackAppendsAndCanItselfBeRolledBack) {
   EXPECT_EQ(str(outputs.json.at("outputs").as_object(), "version"), "v2");
 }
 
+// rotate-keys on a stopped control plane: a StateVersion sealed to the old storage key still opens
+// (a rollback to it applies), new ones are sealed to the new key, and agents take manifests signed
+// by the new signing key once they pin its keys/signing.pub (the stack's agents pin that file).
+TEST_F(StateHistoryTest, RotatedKeysKeepEveryStateVersionOpenAndAgentsFollowTheNewSigningKey) {
+  plan_and_apply(stack_.plan(capsule_));
+  const auto keys = stack_.data_dir() / "keys";
+  const std::string old_storage = read_text(keys / "storage.pub");
+  const std::string old_signing = read_text(keys / "signing.pub");
+  stack_.stop_agents();
+  stack_.stop_control(false);
+  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  for (const std::string key : {"storage", "signing"}) {
+    ChildProcess rotate({(bin / "controlplane/takosumi-control").string(), "rotate-keys", "--config",
+                         (stack_.root() / "control.yaml").string(), "--key", key},
+                        {}, stack_.root() / ("rotate-" + key + ".log"));
+    ASSERT_EQ(rotate.wait(std::chrono::seconds(60)), 0) << read_text(rotate.log_file());
+    EXPECT_NE(read_text(rotate.log_file()).find(key + " key rotated"), std::string::npos)
+        << read_text(rotate.log_file());
+  }
+  EXPECT_NE(read_text(keys / "storage.pub"), old_storage);
+  EXPECT_NE(read_text(keys / "signing.pub"), old_signing);
+  std::vector<std::filesystem::path> retired;
+  for (const auto& e : std::filesystem::directory_iterator(keys / "retired")) retired.push_back(e.path());
+  ASSERT_EQ(retired.size(), 1u);
+  EXPECT_EQ(std::filesystem::status(retired[0]).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  stack_.start_control();
+  stack_.start_agent(0);
+
+  const std::string v1 = versions().at(1).first;
+  commits_.push_back(repo_.commit({{"main.tf", versioned_module("v2")}}));
+  plan_and_apply(stack_.plan(capsule_));
+  EXPECT_EQ(data(), "v2");
+  plan_and_apply(rollback_plan(v1));  // v1's data key was sealed to the retired storage key
+  EXPECT_EQ(data(), "v1");
+  EXPECT_EQ(versions().size(), 3u);
+  const auto checked = drift_check();  // opens the newest StateVersion, sealed to the new key
+  EXPECT_EQ(str(checked, "status"), "succeeded") << json::serialize(checked);
+}
+
 TEST_F(StateHistoryTest, RollbackToACommitThatNoLongerExistsFailsAndAddsNothing) {
   plan_and_apply(stack_.plan(capsule_));
   commits_.push_back(repo_.commit({{"main.tf", versioned_module("v2")}}));
