@@ -15,6 +15,7 @@
 #include "runner/phase_timer.hpp"
 #include "runner/plan/data_loss.hpp"
 #include "runner/plan/drift_analysis.hpp"
+#include "runner/plan/output_filter.hpp"
 #include "runner/source/git_source.hpp"
 #include "runner/policy/installed_providers.hpp"
 #include "runner/policy/module_policy.hpp"
@@ -28,6 +29,17 @@
 
 namespace takosumi::runner {
 namespace {
+
+// The mapped outputs a plan's planned_values mark sensitive (their values may still be unknown).
+std::vector<std::string> planned_sensitive_outputs(
+    const boost::json::object& plan,
+    const std::map<std::string, protocol::OutputMapping>& allowlist) {
+  const boost::json::value* values = plan.if_contains("planned_values");
+  const boost::json::value* outputs =
+      values && values->is_object() ? values->get_object().if_contains("outputs") : nullptr;
+  if (!outputs || !outputs->is_object()) return {};
+  return sensitive_mapped_outputs(outputs->get_object(), allowlist);
+}
 
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
@@ -348,11 +360,13 @@ asio::awaitable<Status> RunFlow::async_plan() {
   // From here on only the frozen copy is read: what is shown is what is sealed and applied.
   TAKOSUMI_CO_TRY(co_await async_freeze(workspace_->plan_file(), workspace_->frozen_plan()));
   Result<PlanAnalysis> analysis;
+  std::vector<std::string> sensitive;
   {
     PhaseTimer timer(report_.phase_millis, "show");
     auto doc = co_await async_show(workspace_->frozen_plan());
     if (!doc) co_return std::unexpected(doc.error());
     analysis = co_await async_offload(blocking_.get_executor(), [&] {
+      sensitive = planned_sensitive_outputs(*doc, manifest_.output_allowlist);
       auto analysed = analyze_plan(*doc);
       // Only a plan with changes is sealed, and only a sealed plan carries its values.
       if (analysed && (analysed->has_changes || *changed))
@@ -361,6 +375,10 @@ asio::awaitable<Status> RunFlow::async_plan() {
     });
   }
   if (!analysis) co_return std::unexpected(analysis.error());
+  // Names only: the control plane refuses to pass these on even before the first apply.
+  for (auto& name : sensitive)
+    report_.refused_outputs.push_back(
+        protocol::RefusedOutput{std::move(name), std::string(protocol::kSensitiveOutputReason)});
   report_.data_loss = mark_data_loss(analysis->resource_changes, settings_.data_loss_patterns,
                                      analysis->action_reasons);
   report_.resource_changes = std::move(analysis->resource_changes);

@@ -30,6 +30,8 @@ void BackupApi::register_routes(Router& r, const PublicRouteAccess& a) {
         [this](auto&, auto& p) { return list_backups(p[0]); });
   r.add("GET", "/api/v1/backups/{}", a.none({Role::viewer, Scope::backup}),
         [this](auto&, auto& p) { return download_backup(p[0]); });
+  r.add("GET", "/api/v1/workspaces/{}/backups/{}", a.none({Role::viewer, Scope::workspace}),
+        [this](auto&, auto& p) { return download_backup(p[1], p[0]); });
   // The document is the body, streamed to a file like an artifact; the key in a header.
   r.add("POST", "/api/v1/workspaces/restore", a.file_body({Role::owner, Scope::admin}),
         [this](auto& req, auto&) { return restore(req); });
@@ -47,11 +49,12 @@ void BackupApi::register_routes(Router& r, const PublicRouteAccess& a) {
 HttpResponse BackupApi::create_backup(const HttpRequest& req, const std::string& workspace_id) {
   auto ws = d_.catalog.get_workspace(workspace_id);
   if (!ws) return error_response(ws.error());
+  std::string document;
   auto backup = in_transaction(d_.db, [&]() -> Result<Backup> {
     // Read in the transaction: one consistent moment of the Workspace.
     auto payload = backup_payload(d_, *ws, d_.clock.now_unix());
     if (!payload) return std::unexpected(payload.error());
-    const std::string document = protocol::to_text(protocol::sign_document(
+    document = protocol::to_text(protocol::sign_document(
         std::string(kBackupFormat), kBackupVersion, std::move(*payload), d_.keys.signing_key()));
     if (document.size() > kMaxBackupBytes)
       return fail(errc::kPayloadTooLarge,
@@ -70,7 +73,11 @@ HttpResponse BackupApi::create_backup(const HttpRequest& req, const std::string&
     return created;
   });
   if (!backup) return error_response(backup.error());
-  return json_response(201, to_json(*backup));
+  // The record and the signed document itself (what GET …/backups/{id} downloads, byte for byte,
+  // and `takosumi-control restore` takes).
+  json::object out = to_json(*backup);
+  out["document"] = json::parse(document);
+  return json_response(201, out);
 }
 
 HttpResponse BackupApi::list_backups(const std::string& workspace_id) {
@@ -82,9 +89,13 @@ HttpResponse BackupApi::list_backups(const std::string& workspace_id) {
   return json_response(200, json::object{{"backups", std::move(out)}});
 }
 
-HttpResponse BackupApi::download_backup(const std::string& id) {
+HttpResponse BackupApi::download_backup(const std::string& id,
+                                        std::optional<std::string> workspace_id) {
   auto backup = d_.backups.get(id);
   if (!backup) return error_response(backup.error());
+  // Under a Workspace's path, only that Workspace's backups (the caller's role is on that one).
+  if (workspace_id && backup->workspace_id != *workspace_id)
+    return error_response(Error{std::string(errc::kNotFound), "backup " + id + " not found"});
   auto path = d_.blobs.path_for(backup->sha256);
   if (!path) return error_response(path.error());
   // Streamed from the blob: the document is the file, byte for byte (its digest is the name).

@@ -2,6 +2,7 @@
 // The public API's backups (docs/backup-and-restore.md): a Workspace's control information as a
 // signed document (created by an owner, listed and downloaded by a viewer), and the restore of
 // such a document into this control plane (the admin, with the source's public signing key).
+#include <optional>
 #include <string>
 
 #include "controlplane/api/public_resource.hpp"
@@ -17,7 +18,8 @@ class BackupApi : public PublicResource {
  private:
   HttpResponse create_backup(const HttpRequest& req, const std::string& workspace_id);
   HttpResponse list_backups(const std::string& workspace_id);
-  HttpResponse download_backup(const std::string& id);
+  HttpResponse download_backup(const std::string& id,
+                               std::optional<std::string> workspace_id = std::nullopt);
   HttpResponse restore(const HttpRequest& req);
   HttpResponse export_state(const HttpRequest& req, const std::string& workspace_id);
   HttpResponse import_state(const HttpRequest& req, const std::string& workspace_id);

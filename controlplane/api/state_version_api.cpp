@@ -189,6 +189,9 @@ boost::asio::awaitable<HttpResponse> StateVersionApi::async_destroy(std::string 
                                                                     const std::string& capsule_id) {
   auto capsule = d_.catalog.get_capsule(capsule_id);
   if (!capsule) co_return error_response(capsule.error());
+  // Its consumers' next plans would find nothing published: they are unlinked first, on purpose
+  // (said first, whatever else would refuse the delete).
+  if (auto free = check_no_consumers(d_, *capsule); !free) co_return error_response(free.error());
   auto current = d_.states.current(capsule_id);
   if (!current) co_return error_response(current.error());
   if (!*current)
@@ -201,8 +204,6 @@ boost::asio::awaitable<HttpResponse> StateVersionApi::async_destroy(std::string 
                                        std::to_string((*current)->generation) +
                                        " is empty); to use it again, plan and apply"});
   if (auto usable = check_connections(d_, *capsule); !usable) co_return error_response(usable.error());
-  // Its consumers' next plans would find nothing published: they are unlinked first, on purpose.
-  if (auto free = check_no_consumers(d_, *capsule); !free) co_return error_response(free.error());
   auto commit = co_await async_resolve_head(d_, *capsule);
   if (!commit) co_return error_response(commit.error());
   co_return create_run(d_, actor,

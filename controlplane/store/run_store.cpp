@@ -163,8 +163,9 @@ Result<std::optional<Run>> RunStore::latest_succeeded_plan(std::string_view caps
 }
 
 Result<std::vector<std::string>> RunStore::sensitive_outputs(std::string_view capsule_id) {
-  auto s = db_.query("SELECT refused_outputs FROM runs r WHERE r.capsule_id = ? AND r.type = 'apply'"
-                     " AND r.status = 'succeeded' ORDER BY r.rowid DESC LIMIT 1",
+  auto s = db_.query("SELECT refused_outputs FROM runs r WHERE r.capsule_id = ?"
+                     " AND r.type IN ('apply', 'plan') AND r.status = 'succeeded'"
+                     " ORDER BY r.rowid DESC LIMIT 1",
                      capsule_id);
   if (!s) return std::unexpected(s.error());
   auto row = s->step();

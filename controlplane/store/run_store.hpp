@@ -45,8 +45,8 @@ class RunStore {
   Result<std::vector<Run>> list_running(std::string_view capsule_id);
   // The Capsule's latest plan or destroy_plan that succeeded, if it has one.
   Result<std::optional<Run>> latest_succeeded_plan(std::string_view capsule_id);
-  // The public names of the Outputs the Capsule's latest succeeded apply did not publish because
-  // its module marks them sensitive (protocol::kSensitiveOutputReason).
+  // The public names of the Outputs the Capsule's module marks sensitive, as its latest succeeded
+  // plan or apply reported them (protocol::kSensitiveOutputReason): known from its first plan on.
   Result<std::vector<std::string>> sensitive_outputs(std::string_view capsule_id);
   // True while an apply of a destroy_plan of the Capsule is queued or running: the Capsule is
   // about to publish nothing.

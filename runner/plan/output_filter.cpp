@@ -11,7 +11,24 @@ namespace json = boost::json;
 
 constexpr std::size_t kMaxOutputJson = 16 * 1024 * 1024;
 
+// Only an explicit `false` publishes: anything else OpenTofu might say counts as sensitive.
+bool marked_sensitive(const json::object& entry) {
+  const json::value* sensitive = entry.if_contains("sensitive");
+  return sensitive && !(sensitive->is_bool() && !sensitive->get_bool());
+}
+
 }  // namespace
+
+std::vector<std::string> sensitive_mapped_outputs(
+    const json::object& outputs, const std::map<std::string, protocol::OutputMapping>& allowlist) {
+  std::vector<std::string> names;
+  for (const auto& [public_name, mapping] : allowlist) {
+    const json::value* entry = outputs.if_contains(mapping.from);
+    if (entry && entry->is_object() && marked_sensitive(entry->get_object()))
+      names.push_back(public_name);
+  }
+  return names;
+}
 
 Result<FilteredOutputs> filter_outputs(
     std::string_view output_json,
@@ -30,8 +47,7 @@ Result<FilteredOutputs> filter_outputs(
                         "\") has no value");
       continue;
     }
-    const json::value* sensitive = entry->get_object().if_contains("sensitive");
-    if (sensitive && !(sensitive->is_bool() && !sensitive->get_bool())) {  // only false publishes
+    if (marked_sensitive(entry->get_object())) {
       out.warnings.push_back("output \"" + mapping.from + "\" (public \"" + public_name +
                              "\") is sensitive and was not published");
       out.sensitive.push_back(public_name);

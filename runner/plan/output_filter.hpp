@@ -27,4 +27,11 @@ Result<FilteredOutputs> filter_outputs(
     std::string_view output_json,
     const std::map<std::string, protocol::OutputMapping>& allowlist);
 
+// The public names of mapped outputs that OpenTofu marks sensitive in `outputs` (name → {sensitive,
+// value}: a plan's planned_values.outputs, whose values may still be unknown). A plan reports them,
+// so the control plane refuses a Dependency or OutputShare of them before anything was applied.
+std::vector<std::string> sensitive_mapped_outputs(
+    const boost::json::object& outputs,
+    const std::map<std::string, protocol::OutputMapping>& allowlist);
+
 }  // namespace takosumi::runner

@@ -88,5 +88,22 @@ TEST(OutputFilter, NotAnOutputDocumentFails) {
   EXPECT_EQ(r.error().code, "opentofu_failed");
 }
 
+// A plan's planned_values.outputs: the value of a sensitive output may still be unknown (absent),
+// its flag is there all the same; only the mapped ones are named, by their public names.
+TEST(OutputFilter, APlansSensitiveMappedOutputsAreNamedBeforeTheyHaveValues) {
+  auto planned = parse_object(R"({"token": {"sensitive": true},
+                                   "endpoint": {"sensitive": false, "value": "db.internal"},
+                                   "secret_unmapped": {"sensitive": true},
+                                   "odd": {"sensitive": "yes"}})",
+                              4096);
+  ASSERT_TRUE(planned);
+  const auto names = sensitive_mapped_outputs(
+      *planned, Allowlist{{"apiToken", {"token", "string", false}},
+                          {"url", {"endpoint", "string", false}},
+                          {"oddity", {"odd", "string", false}},
+                          {"missing", {"not_in_plan", "string", false}}});
+  EXPECT_EQ(names, (std::vector<std::string>{"apiToken", "oddity"}));
+}
+
 }  // namespace
 }  // namespace takosumi::runner

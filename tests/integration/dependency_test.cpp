@@ -93,14 +93,17 @@ TEST_F(DependencyTest, APlanGetsTheProducersPublicOutputsOnlyOnceTheyArePublishe
   auto produced = stack_.plan(network);
   ASSERT_EQ(str(produced, "status"), "succeeded")
       << json::serialize(produced) << stack_.agent_logs();
-  ASSERT_EQ(str(stack_.apply(str(produced, "id")), "status"), "succeeded") << stack_.agent_logs();
-  // Now the control plane knows the module marks api_token sensitive: a new mapping of it is
-  // refused outright instead of failing or starving the consumer's Runs later.
+  // From the producer's first plan the control plane knows the module marks api_token sensitive
+  // (the plan reports it, by name): a new mapping of it is refused outright, before anything was
+  // applied, instead of failing or starving the consumer's Runs later.
+  EXPECT_NE(json::serialize(produced.at("refusedOutputs")).find("apiToken"), std::string::npos)
+      << json::serialize(produced);
   const auto other = capsule("other", kConsumer, {{"placement", mapping("placement", "string")}});
   auto sensitive = depend(other, network, {{"token", mapping("apiToken", "string")}});
   EXPECT_EQ(sensitive.status, 400u) << sensitive.body;
   EXPECT_NE(sensitive.body.find("marks this Output sensitive"), std::string::npos)
       << sensitive.body;
+  ASSERT_EQ(str(stack_.apply(str(produced, "id")), "status"), "succeeded") << stack_.agent_logs();
   auto elsewhere = stack_.api().post("/api/v1/workspaces", json::object{{"name", "elsewhere"}});
   ASSERT_EQ(elsewhere.status, 201u) << elsewhere.body;
   auto shared = stack_.api().post(
