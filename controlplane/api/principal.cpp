@@ -33,8 +33,9 @@ Status require_role(const Principal& p, Role need, std::string_view workspace_id
 Status require_admin(const Principal& p, std::string_view what) {
   if (p.admin) return {};
   return fail(errc::kForbidden, std::string(what) +
-                                    " takes the admin token (the apiToken of the control plane's "
-                                    "configuration); a scoped API token cannot");
+                                    " needs the admin role: it takes the admin token (the apiToken "
+                                    "of the control plane's configuration); a scoped API token "
+                                    "cannot");
 }
 
 }  // namespace takosumi::controlplane

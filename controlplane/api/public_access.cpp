@@ -1,5 +1,7 @@
 #include "controlplane/api/public_access.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "common/error_codes.hpp"
 #include "controlplane/store/audit_log.hpp"
 #include "crypto/random_ids.hpp"
@@ -96,7 +98,8 @@ Result<std::any> PublicAccess::admit(const HttpRequest& head, const RouteParams&
   // The admin passes every check here; handlers still answer not_found for unknown ids.
   if (principal->admin || need.scope == Scope::handler) return std::any{std::move(*principal)};
   if (need.scope == Scope::admin) {
-    TAKOSUMI_TRY(require_admin(*principal, "this endpoint"));
+    auto admitted = require_admin(*principal, "this endpoint");
+    if (!admitted) return refused(*principal, head, std::nullopt, admitted.error());
     return std::any{std::move(*principal)};
   }
   std::string id;
@@ -114,8 +117,37 @@ Result<std::any> PublicAccess::admit(const HttpRequest& head, const RouteParams&
   // Not found is refused exactly as another Workspace's object is.
   if (!workspace_id && workspace_id.error().code != errc::kNotFound)
     return std::unexpected(workspace_id.error());
-  TAKOSUMI_TRY(require_role(*principal, need.role, workspace_id ? *workspace_id : "", what));
+  auto admitted = require_role(*principal, need.role, workspace_id ? *workspace_id : "", what);
+  if (!admitted) {
+    std::optional<std::string> target;
+    if (workspace_id) target = *workspace_id;
+    return refused(*principal, head, target, admitted.error());
+  }
   return std::any{std::move(*principal)};
+}
+
+// A scoped token's refused request is audited by the token's id (what it asked for, never its
+// secret): in the Workspace it reached for when that exists, and in each Workspace the token has
+// a role in otherwise, so the owners who made it see what it tried. The refusal stands whether
+// or not the record could be written.
+std::unexpected<Error> PublicAccess::refused(const Principal& principal, const HttpRequest& head,
+                                            const std::optional<std::string>& workspace_id,
+                                            Error why) const {
+  std::vector<std::string> workspaces;
+  if (workspace_id)
+    workspaces.push_back(*workspace_id);
+  else
+    for (const auto& [id, role] : principal.roles) workspaces.push_back(id);
+  for (const auto& ws : workspaces) {
+    AuditEvent e{.actor = principal.actor, .action = "token.refused", .workspace_id = ws};
+    const std::string token_id = principal.token_id.value_or("");
+    e.detail = {{"tokenId", token_id}, {"method", head.method},
+                {"path", without_nul(head.path)}};
+    if (auto recorded = stores_.audit.record(std::move(e)); !recorded)
+      spdlog::warn("token {}: refusal not audited: {}", token_id,
+                   recorded.error().to_string());
+  }
+  return std::unexpected(std::move(why));
 }
 
 RouteAccess PublicRouteAccess::route(Need need, RouteBody body) const {

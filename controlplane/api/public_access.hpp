@@ -7,6 +7,7 @@
 // Workspace is (403 forbidden), so a token cannot probe for ids. Routes whose Workspace is in
 // the body (or whose object has two sides, an OutputShare) check in their handler.
 #include <any>
+#include <optional>
 #include <string>
 
 #include "common/secret_bytes.hpp"
@@ -48,6 +49,9 @@ class PublicAccess {
  private:
   // The Workspace the id of `scope` belongs to, with what a refusal names.
   Result<std::string> workspace_of(Scope scope, const std::string& id) const;
+  // Audits a scoped token's refused request (token.refused) and returns the refusal.
+  std::unexpected<Error> refused(const Principal& principal, const HttpRequest& head,
+                                 const std::optional<std::string>& workspace_id, Error why) const;
 
   Stores stores_;
   const SecretBytes& admin_token_;

@@ -112,13 +112,23 @@ TEST_F(TokenApiTest, EachRoleDoesWhatItNamesAndNoMore) {
   EXPECT_EQ(with(owner.secret, http::verb::post, "/api/v1/agents/agt_x/reset-keys",
                  json::object{{"signPublicKey", std::string(44, 'A')}}).status, 403u);
 
-  // Each action names the token that did it.
+  // Each action names the token that did it, and so does each refusal (the owner's two admin
+  // endpoints above are audited in its own Workspace).
   auto events = api(http::verb::get, "/api/v1/workspaces/" + team_a_ + "/activity");
-  std::vector<std::string> seen;
-  for (const auto& e : events.obj().at("events").as_array())
-    seen.push_back(json::value_to<std::string>(e.at("action")) + " " +
-                   json::value_to<std::string>(e.at("actor")));
-  EXPECT_EQ(std::vector<std::string>(seen.begin(), seen.begin() + 5),
+  std::vector<std::string> acted;
+  std::map<std::string, int> refused;
+  for (const auto& e : events.obj().at("events").as_array()) {
+    const auto action = json::value_to<std::string>(e.at("action"));
+    const auto actor = json::value_to<std::string>(e.at("actor"));
+    if (action == "token.refused")
+      ++refused[actor];
+    else
+      acted.push_back(action + " " + actor);
+  }
+  EXPECT_EQ(refused["token:" + owner.id], 2);
+  EXPECT_GE(refused["token:" + operator_.id], 1);
+  ASSERT_GE(acted.size(), 5u) << events.body;
+  EXPECT_EQ(std::vector<std::string>(acted.begin(), acted.begin() + 5),
             (std::vector<std::string>{"token.created token:" + owner.id,
                                       "connection.created token:" + owner.id,
                                       "run.finished token:" + operator_.id,
@@ -155,6 +165,31 @@ TEST_F(TokenApiTest, ATokenOfOneWorkspaceSeesNothingOfAnother) {
   auto tokens = with(owner_a.secret, http::verb::get, "/api/v1/tokens");
   ASSERT_EQ(tokens.status, 200u) << tokens.body;
   EXPECT_EQ(tokens.obj().at("tokens").as_array().size(), 1u) << tokens.body;
+  expect_forbidden(with(owner_a.secret, http::verb::post, "/api/v1/agent-pools",
+                        json::object{{"name", "p"}, {"workspaces", json::array{"*"}}}),
+                   "admin");
+
+  // Each refusal is audited by the token's id: in the Workspace it reached for, and in its own
+  // when what it named does not exist or is the admin's.
+  auto refusals = [&](const std::string& workspace) {
+    auto activity = with(kApiToken, http::verb::get, "/api/v1/workspaces/" + workspace + "/activity");
+    EXPECT_EQ(activity.status, 200u) << activity.body;
+    std::vector<std::string> paths;
+    for (const auto& e : activity.obj().at("events").as_array()) {
+      const auto& o = e.as_object();
+      if (o.at("action") != "token.refused") continue;
+      EXPECT_EQ(o.at("actor"), ("token:" + owner_a.id).c_str());
+      EXPECT_EQ(o.at("detail").at("tokenId"), owner_a.id.c_str());
+      EXPECT_EQ(activity.body.find(owner_a.secret), std::string::npos);
+      paths.push_back(std::string(o.at("detail").at("path").as_string()));
+    }
+    return paths;
+  };
+  const auto in_b = refusals(team_b_);
+  EXPECT_EQ(in_b.size(), 8u);
+  EXPECT_NE(std::ranges::find(in_b, "/api/v1/capsules/" + capsule_b_ + "/plan"), in_b.end());
+  const auto in_a = refusals(team_a_);
+  EXPECT_EQ(in_a, (std::vector<std::string>{"/api/v1/agent-pools", "/api/v1/capsules/" + unknown}));
 }
 
 TEST_F(TokenApiTest, RevokedAndExpiredTokensAreRefused) {
