@@ -4,6 +4,7 @@
 // again before it is whole.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -69,20 +70,56 @@ TEST(BackupTest, AWorkspaceMovesToAnotherControlPlaneWithoutItsSecrets) {
   ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << source.agent_logs();
   ASSERT_EQ(str(source.apply(str(plan, "id")), "status"), "succeeded") << source.agent_logs();
 
+  // A consumer of the app's greeting, never planned: its Dependency travels with the backup.
+  auto web = source.api().post(
+      "/api/v1/workspaces/" + ws + "/capsules",
+      json::object{{"name", "web"},
+                   {"source", json::object{{"gitUrl", repo.url()}, {"ref", "main"}, {"modulePath", ""}}},
+                   {"variables", json::object{{"replicas", 1}}}});
+  ASSERT_EQ(web.status, 201u) << web.body;
+  const std::string consumer = str(web.json.as_object(), "id");
+  auto dependency = source.api().post(
+      "/api/v1/capsules/" + consumer + "/dependencies",
+      json::object{{"producerCapsuleId", capsule},
+                   {"outputs", json::object{{"greeting", json::object{{"from", "greeting"},
+                                                                       {"type", "string"}}}}}});
+  ASSERT_EQ(dependency.status, 201u) << dependency.body;
+
   auto made = source.api().post("/api/v1/workspaces/" + ws + "/backups", json::object{});
   ASSERT_EQ(made.status, 201u) << made.body;
+  EXPECT_EQ(made.body.find(kConnectionValue), std::string::npos);
+  EXPECT_EQ(made.body.find(kSensitiveValue), std::string::npos);
+  const std::string backup_id = str(made.json.as_object(), "id");
   auto listed = source.api().get("/api/v1/workspaces/" + ws + "/backups");
   ASSERT_EQ(listed.json.at("backups").as_array().size(), 1u) << listed.body;
-  auto document = source.api().get("/api/v1/backups/" + str(made.json.as_object(), "id"));
+  auto document = source.api().get("/api/v1/backups/" + backup_id);
   ASSERT_EQ(document.status, 200u) << document.body;
+  // The creating answer carries the same signed document; the Workspace's path downloads it too,
+  // byte for byte, and another Workspace's path does not.
+  EXPECT_EQ(made.json.at("document"), document.json) << made.body;
+  auto by_workspace = source.api().get("/api/v1/workspaces/" + ws + "/backups/" + backup_id);
+  ASSERT_EQ(by_workspace.status, 200u) << by_workspace.body;
+  EXPECT_EQ(by_workspace.body, document.body);
+  auto other = source.api().post("/api/v1/workspaces", json::object{{"name", "other"}});
+  ASSERT_EQ(other.status, 201u) << other.body;
+  EXPECT_EQ(source.api()
+                .get("/api/v1/workspaces/" + str(other.json.as_object(), "id") + "/backups/" +
+                     backup_id)
+                .status,
+            404u);
   EXPECT_EQ(document.body.find(kConnectionValue), std::string::npos);
   EXPECT_EQ(document.body.find(kSensitiveValue), std::string::npos);
   const auto payload = json::parse(str(document.json.as_object(), "payload")).as_object();
   EXPECT_EQ(payload.at("workspace").at("id"), ws.c_str());
-  EXPECT_EQ(payload.at("capsules").as_array().size(), 1u);
+  EXPECT_EQ(payload.at("capsules").as_array().size(), 2u);
+  EXPECT_EQ(payload.at("dependencies").as_array().size(), 1u);
   EXPECT_EQ(payload.at("runs").as_array().size(), 2u);
   EXPECT_EQ(payload.at("stateVersions").as_array().size(), 1u);
-  EXPECT_EQ(payload.at("capsules").at(0).at("sensitiveVariableNames"), (json::array{"db_password"}));
+  for (const auto& c : payload.at("capsules").as_array()) {
+    if (c.at("id") == capsule.c_str()) {
+      EXPECT_EQ(c.at("sensitiveVariableNames"), (json::array{"db_password"}));
+    }
+  }
 
   Stack target;
   const std::string source_key = read_text(source.data_dir() / "keys/signing.pub");
@@ -129,8 +166,19 @@ TEST(BackupTest, AWorkspaceMovesToAnotherControlPlaneWithoutItsSecrets) {
   const auto line = said.find("{\"workspace\"");
   ASSERT_NE(line, std::string::npos) << said;
   const auto restored = json::parse(said.substr(line, said.find('\n', line) - line)).as_object();
-  EXPECT_EQ(restored.at("capsuleIds"), (json::array{capsule.c_str()}));
+  std::vector<std::string> restored_ids;
+  for (const auto& id : restored.at("capsuleIds").as_array()) restored_ids.emplace_back(id.as_string());
+  std::sort(restored_ids.begin(), restored_ids.end());
+  std::vector<std::string> expected_ids{capsule, consumer};
+  std::sort(expected_ids.begin(), expected_ids.end());
+  EXPECT_EQ(restored_ids, expected_ids);
   EXPECT_EQ(restored.at("workspace").at("id"), ws.c_str());
+  auto restored_dependencies = target.api().get("/api/v1/capsules/" + consumer + "/dependencies");
+  ASSERT_EQ(restored_dependencies.status, 200u) << restored_dependencies.body;
+  ASSERT_EQ(restored_dependencies.json.at("asConsumer").as_array().size(), 1u)
+      << restored_dependencies.body;
+  EXPECT_EQ(restored_dependencies.json.at("asConsumer").at(0).at("producerCapsuleId"),
+            capsule.c_str());
   EXPECT_EQ(restore(document.body, source_key).status, 409u) << "restored twice";
 
   // Secrets are never in a backup: the restored Capsule asks for them.
@@ -166,6 +214,7 @@ TEST(BackupTest, AWorkspaceMovesToAnotherControlPlaneWithoutItsSecrets) {
                                     json::object{{"destinationStoragePublicKey", target_storage}});
   ASSERT_EQ(transfer.status, 200u) << transfer.body;
   EXPECT_EQ(transfer.body.find(kSensitiveValue), std::string::npos);
+  EXPECT_EQ(transfer.body.find(kConnectionValue), std::string::npos);
   const std::string import_url = "/api/v1/workspaces/" + ws + "/state-transfers/import";
   auto imported = target.api().request("POST", import_url, transfer.body,
                                        {{"x-takosumi-source-key", source_key}});

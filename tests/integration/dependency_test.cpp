@@ -319,6 +319,17 @@ TEST_F(DependencyTest, AShareCrossesWorkspacesOnlyWhileApprovedByTheReceiver) {
   EXPECT_EQ(str(approved.json.as_object(), "status"), "active");
   auto used = receiver.post("/api/v1/capsules/" + app + "/dependencies", use);
   ASSERT_EQ(used.status, 201u) << used.body;
+  // Each side lists the share, in its direction.
+  auto given = giver.get("/api/v1/output-shares?workspaceId=" + giving);
+  ASSERT_EQ(given.status, 200u) << given.body;
+  ASSERT_EQ(given.json.at("given").as_array().size(), 1u) << given.body;
+  EXPECT_EQ(given.json.at("given").at(0).at("id"), share.c_str());
+  EXPECT_TRUE(given.json.at("received").as_array().empty()) << given.body;
+  auto received = receiver.get("/api/v1/output-shares?workspaceId=" + receiving);
+  ASSERT_EQ(received.status, 200u) << received.body;
+  ASSERT_EQ(received.json.at("received").as_array().size(), 1u) << received.body;
+  EXPECT_EQ(received.json.at("received").at(0).at("id"), share.c_str());
+  EXPECT_TRUE(received.json.at("given").as_array().empty()) << received.body;
 
   // Roles, seen from outside: each token sees and does only what its Workspace role allows.
   auto [viewer_id, viewer_b] = token(receiving, "viewer");
@@ -384,6 +395,34 @@ TEST_F(DependencyTest, AShareCrossesWorkspacesOnlyWhileApprovedByTheReceiver) {
                                               "output_share.created token:" + giver_id}))
         << activity.body;
   }
+
+  // The receiving side may end a share too, and both sides see who did.
+  auto second = giver.post("/api/v1/output-shares",
+                           json::object{{"producerCapsuleId", network},
+                                        {"toWorkspaceId", receiving},
+                                        {"outputs", json::array{"zones"}}});
+  ASSERT_EQ(second.status, 201u) << second.body;
+  const std::string second_id = str(second.json.as_object(), "id");
+  auto declined = receiver.post("/api/v1/output-shares/" + second_id + "/revoke", json::object{});
+  ASSERT_EQ(declined.status, 200u) << declined.body;
+  EXPECT_EQ(str(declined.json.as_object(), "status"), "revoked");
+  for (const std::string& workspace_id : {giving, receiving}) {
+    auto activity = stack_.api().get("/api/v1/workspaces/" + workspace_id + "/activity");
+    const auto& newest = activity.json.at("events").at(0).as_object();
+    EXPECT_EQ(str(newest, "action"), "output_share.revoked") << activity.body;
+    EXPECT_EQ(str(newest, "actor"), "token:" + receiver_id) << activity.body;
+  }
+}
+
+// A producer that still has consumers is not destroyed, whether or not it was ever applied: the
+// refusal names the consumers first.
+TEST_F(DependencyTest, AProducerWithConsumersIsNotDeleted) {
+  const auto network = capsule("network", kProducer, {{"vpcId", mapping("vpc_id", "string")}});
+  const auto app = capsule("app", kConsumer, {{"placement", mapping("placement", "string")}});
+  ASSERT_EQ(depend(app, network, {{"vpc_id", mapping("vpcId", "string")}}).status, 201u);
+  auto refused = stack_.api().request("DELETE", "/api/v1/capsules/" + network, "");
+  EXPECT_EQ(refused.status, 409u) << refused.body;
+  EXPECT_NE(refused.body.find(app), std::string::npos) << refused.body;
 }
 
 }  // namespace
