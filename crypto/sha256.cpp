@@ -47,13 +47,15 @@ void Sha256::update(std::span<const std::uint8_t> bytes) {
 
 void Sha256::update(std::string_view bytes) { update(as_bytes(bytes)); }
 
-std::string Sha256::final_hex() {
+std::array<std::uint8_t, 32> Sha256::final_digest() {
   std::array<std::uint8_t, 32> digest{};
   unsigned int len = 0;
   require(EVP_DigestFinal_ex(ctx_.get(), digest.data(), &len) == 1 && len == digest.size(),
           "final");
-  return hex_encode(digest);
+  return digest;
 }
+
+std::string Sha256::final_hex() { return hex_encode(final_digest()); }
 
 std::string sha256_hex(std::string_view bytes) {
   Sha256 h;

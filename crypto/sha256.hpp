@@ -3,6 +3,7 @@
 // implementation: it uses the CPU's SHA extensions where there are some (about 5x libsodium's
 // portable code on a CPU with SHA-NI), and every digest of a state, a plan or an artifact passes
 // through here.
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -21,8 +22,9 @@ class Sha256 {
   Sha256();
   void update(std::string_view bytes);
   void update(std::span<const std::uint8_t> bytes);
-  // Ends the hash; call once.
+  // Ends the hash; call once (one of the two).
   std::string final_hex();
+  std::array<std::uint8_t, 32> final_digest();
 
  private:
   struct Free {

@@ -46,6 +46,9 @@ inline constexpr std::string_view kResultTooLarge = "result_too_large";
 // A mapped Output whose value looks like a credential is not published; a required one fails.
 inline constexpr std::string_view kOutputRefused = "output_refused";
 inline constexpr std::string_view kProviderPolicyDenied = "provider_policy_denied";
+// A provider package in the mirror is not what the operator pinned (its h1:/zh: hash differs, it
+// is not on the list, or it holds what no package may: a symlink, a device).
+inline constexpr std::string_view kProviderChecksumMismatch = "provider_checksum_mismatch";
 inline constexpr std::string_view kProvisionerDenied = "provisioner_denied";
 inline constexpr std::string_view kExternalDataDenied = "external_data_denied";
 // A module's own `terraform { encryption }` block: refused whatever the policy.

@@ -1,0 +1,75 @@
+#include "runner/policy/package_hash.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <system_error>
+#include <vector>
+
+#include "common/encoding.hpp"
+#include "common/file_io.hpp"
+#include "crypto/sha256.hpp"
+#include "protocol/failure_codes.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::unexpected<Error> refused(const fs::path& package, const std::string& why) {
+  return fail(errc::kProviderChecksumMismatch,
+              "provider package " + package.string() + " " + why +
+                  ": a package holds regular files and directories only; take it again from "
+                  "`tofu providers mirror` on the connected side");
+}
+
+// Every regular file under dir, as paths relative to it with forward slashes. Entries are read
+// with lstat semantics: a symlink is refused, never followed.
+Result<std::vector<std::string>> package_files(const fs::path& dir) {
+  std::error_code ec;
+  const auto status = fs::symlink_status(dir, ec);
+  if (ec) return std::unexpected(errno_error("stat", dir, ec.value()));
+  if (!fs::is_directory(status)) return refused(dir, "is not a directory");
+  std::vector<std::string> files;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec);
+  if (ec) return std::unexpected(errno_error("read", dir, ec.value()));
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) return std::unexpected(errno_error("read", dir, ec.value()));
+    const auto entry_status = it->symlink_status(ec);
+    if (ec) return std::unexpected(errno_error("stat", it->path(), ec.value()));
+    if (fs::is_directory(entry_status)) continue;
+    const std::string rel = it->path().lexically_relative(dir).generic_string();
+    if (!fs::is_regular_file(entry_status)) return refused(dir, "holds " + rel + ", not a regular file");
+    if (rel.find('\n') != std::string::npos) return refused(dir, "holds a file name with a newline");
+    files.push_back(rel);
+  }
+  if (ec) return std::unexpected(errno_error("read", dir, ec.value()));
+  std::sort(files.begin(), files.end());  // byte order, as Go's sort.Strings
+  return files;
+}
+
+}  // namespace
+
+Result<std::string> package_hash_h1(const fs::path& package_dir) {
+  auto files = package_files(package_dir);
+  if (!files) return std::unexpected(files.error());
+  crypto::Sha256 summary;
+  for (const auto& rel : *files) {
+    auto digest = crypto::sha256_file_hex(package_dir / rel);
+    if (!digest) return std::unexpected(digest.error());
+    summary.update(*digest + "  " + rel + "\n");
+  }
+  const auto digest = summary.final_digest();
+  return "h1:" + base64_encode(std::span<const std::uint8_t>(digest));
+}
+
+Result<std::string> package_hash_zh(const fs::path& package_zip) {
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(package_zip, ec)))
+    return refused(package_zip, "is not a regular file");
+  auto digest = crypto::sha256_file_hex(package_zip);
+  if (!digest) return std::unexpected(digest.error());
+  return "zh:" + *digest;
+}
+
+}  // namespace takosumi::runner

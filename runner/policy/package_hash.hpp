@@ -1,0 +1,24 @@
+#pragma once
+// The hashes OpenTofu records for a provider package in a dependency lock file
+// (.terraform.lock.hcl) and in a mirror's index, so an operator's pinned list can be checked
+// against what is on disk:
+// - "h1:" of an unpacked package directory: Go's dirhash.Hash1 as OpenTofu's PackageHashV1 uses
+//   it. Each regular file's SHA-256 as lowercase hex, two spaces and its path relative to the
+//   directory (forward slashes), one line each, sorted by path as bytes; the SHA-256 of those
+//   lines, standard base64.
+// - "zh:" of a packed package (.zip): the SHA-256 of the file as lowercase hex.
+// A package is attacker-reachable input (whoever could write the mirror): anything but regular
+// files and directories inside it (a symlink, a device, a name with a newline) is refused rather
+// than hashed, since what tofu would load through it is not what was hashed.
+#include <filesystem>
+#include <string>
+
+#include "common/error.hpp"
+
+namespace takosumi::runner {
+
+// provider_checksum_mismatch for what a package may not hold; not_found / io errors otherwise.
+Result<std::string> package_hash_h1(const std::filesystem::path& package_dir);
+Result<std::string> package_hash_zh(const std::filesystem::path& package_zip);
+
+}  // namespace takosumi::runner
