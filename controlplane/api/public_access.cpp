@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cctype>
+#include <chrono>
+
 #include "common/error_codes.hpp"
 #include "controlplane/store/audit_log.hpp"
 #include "crypto/random_ids.hpp"
@@ -99,7 +102,7 @@ Result<std::any> PublicAccess::admit(const HttpRequest& head, const RouteParams&
   if (principal->admin || need.scope == Scope::handler) return std::any{std::move(*principal)};
   if (need.scope == Scope::admin) {
     auto admitted = require_admin(*principal, "this endpoint");
-    if (!admitted) return refused(*principal, head, std::nullopt, admitted.error());
+    if (!admitted) return refused(*principal, head, "an admin endpoint", admitted.error());
     return std::any{std::move(*principal)};
   }
   std::string id;
@@ -118,35 +121,43 @@ Result<std::any> PublicAccess::admit(const HttpRequest& head, const RouteParams&
   if (!workspace_id && workspace_id.error().code != errc::kNotFound)
     return std::unexpected(workspace_id.error());
   auto admitted = require_role(*principal, need.role, workspace_id ? *workspace_id : "", what);
-  if (!admitted) {
-    std::optional<std::string> target;
-    if (workspace_id) target = *workspace_id;
-    return refused(*principal, head, target, admitted.error());
-  }
+  if (!admitted) return refused(*principal, head, what, admitted.error());
   return std::any{std::move(*principal)};
 }
 
-// A scoped token's refused request is audited by the token's id (what it asked for, never its
-// secret): in the Workspace it reached for when that exists, and in each Workspace the token has
-// a role in otherwise, so the owners who made it see what it tried. The refusal stands whether
-// or not the record could be written.
+// A scoped token's refused request is audited by the token's id, in each Workspace the token holds
+// a role in, so the owners who made it see what it tried; never in the Workspace it reached for,
+// whose existence its holder would then learn from its own activity. At most once a minute per
+// token (a token may hold 256 roles, and audit records stay): the first refusal of each minute
+// stands for the rest. What is recorded is the method, the kind of object and its id as far as
+// it is an id (attacker-chosen text is cut to id characters): never the path itself or the
+// secret. The refusal stands whether or not the record could be written.
 std::unexpected<Error> PublicAccess::refused(const Principal& principal, const HttpRequest& head,
-                                            const std::optional<std::string>& workspace_id,
-                                            Error why) const {
-  std::vector<std::string> workspaces;
-  if (workspace_id)
-    workspaces.push_back(*workspace_id);
-  else
-    for (const auto& [id, role] : principal.roles) workspaces.push_back(id);
-  for (const auto& ws : workspaces) {
-    AuditEvent e{.actor = principal.actor, .action = "token.refused", .workspace_id = ws};
-    const std::string token_id = principal.token_id.value_or("");
-    e.detail = {{"tokenId", token_id}, {"method", head.method},
-                {"path", without_nul(head.path)}};
-    if (auto recorded = stores_.audit.record(std::move(e)); !recorded)
-      spdlog::warn("token {}: refusal not audited: {}", token_id,
-                   recorded.error().to_string());
-  }
+                                            const std::string& what, Error why) const {
+  const std::string token_id = principal.token_id.value_or("");
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+  auto& last = last_refusal_audit_[token_id];
+  if (last != 0 && now - last < kRefusalAuditSeconds) return std::unexpected(std::move(why));
+  last = now;
+  if (last_refusal_audit_.size() > 4096)  // tokens quiet for a minute are forgotten
+    std::erase_if(last_refusal_audit_,
+                  [&](const auto& kv) { return now - kv.second >= kRefusalAuditSeconds; });
+  std::string target;
+  for (const char c : what.substr(0, 160))
+    target += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == ' ')
+                  ? c : '?';
+  auto recorded = in_transaction(stores_.db, [&]() -> Status {
+    for (const auto& [workspace_id, role] : principal.roles) {
+      AuditEvent e{.actor = principal.actor, .action = "token.refused", .workspace_id = workspace_id};
+      e.detail = {{"tokenId", token_id}, {"method", std::string(head.method)}, {"target", target}};
+      TAKOSUMI_TRY(stores_.audit.record(std::move(e)));
+    }
+    return {};
+  });
+  if (!recorded)
+    spdlog::warn("token {}: refusal not audited: {}", token_id, recorded.error().to_string());
   return std::unexpected(std::move(why));
 }
 

@@ -7,7 +7,8 @@
 // Workspace is (403 forbidden), so a token cannot probe for ids. Routes whose Workspace is in
 // the body (or whose object has two sides, an OutputShare) check in their handler.
 #include <any>
-#include <optional>
+#include <cstdint>
+#include <map>
 #include <string>
 
 #include "common/secret_bytes.hpp"
@@ -51,9 +52,12 @@ class PublicAccess {
   Result<std::string> workspace_of(Scope scope, const std::string& id) const;
   // Audits a scoped token's refused request (token.refused) and returns the refusal.
   std::unexpected<Error> refused(const Principal& principal, const HttpRequest& head,
-                                 const std::optional<std::string>& workspace_id, Error why) const;
+                                 const std::string& what, Error why) const;
 
+  static constexpr std::int64_t kRefusalAuditSeconds = 60;
   Stores stores_;
+  // token id → when its last refusal was audited (the io thread's only; see refused()).
+  mutable std::map<std::string, std::int64_t> last_refusal_audit_;
   const SecretBytes& admin_token_;
 };
 
