@@ -4,6 +4,10 @@
 #include <boost/json/serialize.hpp>
 #include <spdlog/spdlog.h>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -106,16 +110,43 @@ int command_init_keys(const std::filesystem::path& data_dir) {
   return 0;
 }
 
+namespace {
+
+// The port of a control plane serving from config's dataDir on this host: its control.port names
+// one and something accepts connections there.
+std::optional<int> serving_port(const ControlConfig& config) {
+  auto text = read_file(config.data_dir / "control.port", 32);
+  if (!text) return std::nullopt;
+  int port = 0;
+  if (std::from_chars(text->data(), text->data() + text->size(), port).ec != std::errc{} ||
+      port <= 0 || port > 65535)
+    return std::nullopt;
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket socket(io);
+  boost::system::error_code ec;
+  auto address = boost::asio::ip::make_address(config.listen_address, ec);
+  if (ec || address.is_unspecified()) address = boost::asio::ip::make_address("127.0.0.1");
+  socket.connect({address, static_cast<unsigned short>(port)}, ec);
+  if (ec) return std::nullopt;
+  return port;
+}
+
+}  // namespace
+
 int command_rotate_keys(const std::filesystem::path& config_file, RotatedKey which) {
   log_to_stderr();
   auto config = load_control_config(config_file, env_api_token());
   if (!config) return report(config.error());
-  // Never a new store or new keys for a mistyped dataDir: only what a control plane served.
-  if (std::error_code ec; !std::filesystem::is_directory(config->data_dir / "keys", ec))
-    return report(Error{std::string(errc::kNotFound),
-                        "dataDir " + config->data_dir.string() +
-                            " has no keys/ directory: rotate-keys runs with the configuration of "
-                            "a control plane that has served its store"});
+  // Never a new store or new keys for a mistyped dataDir, nor root-owned keys the service cannot
+  // read: only what a control plane served, as its owner.
+  if (auto existing = check_existing_data_dir(*config); !existing) return report(existing.error());
+  if (auto serving = serving_port(*config)) {
+    return report(Error{std::string(errc::kConflict),
+                        "a control plane is serving from dataDir " + config->data_dir.string() +
+                            " (port " + std::to_string(*serving) +
+                            "): stop it, and every other replica of its store, before rotating "
+                            "its keys"});
+  }
   auto db = open_store(*config);
   if (!db) return report(db.error());
   if (auto current = check_schema_current(*db); !current) return report(current.error());
@@ -126,8 +157,8 @@ int command_rotate_keys(const std::filesystem::path& config_file, RotatedKey whi
   if (which == RotatedKey::storage)
     std::cout << "the old key is in keys/retired/ and keeps opening what was sealed to it\n";
   else
-    std::cout << "agents must pin the new keys/signing.pub (controlPlane.signingPublicKeyFile) "
-                 "before they take another Run\n";
+    std::cout << "every agent registers again at its next call and takes Runs only once it pins "
+                 "the new keys/signing.pub (controlPlane.signingPublicKeyFile)\n";
   std::cout << "copy keys/ to every replica of this store before starting it\n";
   return 0;
 }

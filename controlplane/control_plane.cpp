@@ -244,9 +244,8 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
   return std::unique_ptr<ControlPlane>(new ControlPlane(std::move(parts)));
 }
 
-Result<std::unique_ptr<ControlPlane>> ControlPlane::open_existing(ControlConfig config,
-                                                                  const Clock& clock) {
-  const auto dir = config.data_dir;
+Status check_existing_data_dir(const ControlConfig& config) {
+  const auto& dir = config.data_dir;
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0)
     return fail(errc::kConfigInvalid, "dataDir " + dir.string() + " does not exist: check the "
@@ -264,6 +263,13 @@ Result<std::unique_ptr<ControlPlane>> ControlPlane::open_existing(ControlConfig 
                                             ": is dataDir the data directory of a control plane "
                                             "that has served?");
   }
+  return {};
+}
+
+Result<std::unique_ptr<ControlPlane>> ControlPlane::open_existing(ControlConfig config,
+                                                                  const Clock& clock) {
+  const auto dir = config.data_dir;
+  TAKOSUMI_TRY(check_existing_data_dir(config));
   auto keys = Keyring::load_or_create(dir);
   if (!keys) return std::unexpected(keys.error());
   auto db = open_store(config);

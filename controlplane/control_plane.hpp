@@ -19,6 +19,10 @@ namespace takosumi::controlplane {
 // The configured store (store.driver): SQLite's <dataDir>/control.db (created owner-only), or
 // a connection to the PostgreSQL database of store.url. The schema is not touched.
 Result<Database> open_store(const ControlConfig& config);
+// config_invalid unless dataDir exists, belongs to this user and holds what a control plane that
+// has served leaves there (its keys; control.db on SQLite): what commands beside a server
+// (restore, rotate-keys) require before they touch anything.
+Status check_existing_data_dir(const ControlConfig& config);
 // What a serving process does to the schema: SQLite's file is created or migrated; an empty
 // PostgreSQL database gets the schema, one at an older version is refused (config_invalid:
 // `takosumi-control migrate` first) as one newer than this binary is.

@@ -22,10 +22,11 @@ Status bind_keys(Database& db, const Keyring& keys) {
     const std::string which = bound_storage != storage ? "storage" : "signing";
     return fail(errc::kConfigInvalid,
                 "this control plane's " + which + " key (dataDir/keys) is not the one the store "
-                "was first served with (" + which + " public key " +
+                "is bound to (" + which + " public key " +
                 (which == "storage" ? bound_storage : bound_signing) +
                 "): every replica of one store needs the same keys/ directory; copy it from a "
-                "replica that serves this store (docs/operations.md, Scaling out)");
+                "replica that serves this store (docs/operations.md, Scaling out); if a "
+                "`takosumi-control rotate-keys` was interrupted on this host, run it again");
   });
 }
 

@@ -42,6 +42,7 @@ Status retire_storage_key(const std::filesystem::path& keys, const std::filesyst
   if (!bytes) return std::unexpected(bytes.error());
   const auto retired = keys / "retired";
   TAKOSUMI_TRY(ensure_directory(retired, 0700));
+  TAKOSUMI_TRY(fsync_directory(keys));
   TAKOSUMI_TRY(write_file_atomic(retired / ("storage-" + storage_key_id(key->public_key) + ".key"),
                                  bytes->reveal_as_string(), 0600));
   return fsync_directory(retired);
@@ -76,6 +77,11 @@ Result<KeyRotation> rotate_key(const std::filesystem::path& data_dir, Database& 
                           *next, *current));
       if (db.changes() != 1)
         return fail(errc::kConflict, "the store's " + f.name + " key changed during the rotation");
+      // Every agent registered while it pinned the old signing key: its credential ends here, so
+      // it registers again, which proves the key it pins now, before it takes another Run.
+      if (which == RotatedKey::signing)
+        TAKOSUMI_TRY(db.run("UPDATE agents SET token_issued_at = 0, previous_token_sha256 = NULL,"
+                            " previous_token_expires_at = NULL"));
       return {};
     }));
   } else {
@@ -88,11 +94,13 @@ Result<KeyRotation> rotate_key(const std::filesystem::path& data_dir, Database& 
                       "with, or copy keys/ from one");
     rotation = {"", *next};
   }
+  // The public file first: once the key is in place the rotation is whole (a run after that one
+  // rotates again), and a public file ahead of its key is written again by every start.
+  TAKOSUMI_TRY(crypto::write_public_key_file(f.public_file, rotation.new_public_key));
   std::error_code ec;
   std::filesystem::rename(f.next, f.current, ec);
   if (ec) return std::unexpected(errno_error("rename", f.next, ec.value()));
   TAKOSUMI_TRY(fsync_directory(keys));
-  TAKOSUMI_TRY(crypto::write_public_key_file(f.public_file, rotation.new_public_key));
   return rotation;
 }
 

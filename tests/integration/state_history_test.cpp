@@ -114,16 +114,25 @@ TEST_F(StateHistoryTest, RotatedKeysKeepEveryStateVersionOpenAndAgentsFollowTheN
   const auto keys = stack_.data_dir() / "keys";
   const std::string old_storage = read_text(keys / "storage.pub");
   const std::string old_signing = read_text(keys / "signing.pub");
+  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  auto rotate = [&](const std::string& key, const std::string& log) {
+    ChildProcess command({(bin / "controlplane/takosumi-control").string(), "rotate-keys",
+                          "--config", (stack_.root() / "control.yaml").string(), "--key", key},
+                         {}, stack_.root() / log);
+    const int rc = command.wait(std::chrono::seconds(60));
+    return std::pair{rc, read_text(command.log_file())};
+  };
+  // Never beside the control plane that serves with these keys.
+  const auto [live_rc, live_said] = rotate("storage", "rotate-live.log");
+  EXPECT_EQ(live_rc, 1) << live_said;
+  EXPECT_NE(live_said.find("is serving"), std::string::npos) << live_said;
+  EXPECT_EQ(read_text(keys / "storage.pub"), old_storage);
   stack_.stop_agents();
   stack_.stop_control(false);
-  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
   for (const std::string key : {"storage", "signing"}) {
-    ChildProcess rotate({(bin / "controlplane/takosumi-control").string(), "rotate-keys", "--config",
-                         (stack_.root() / "control.yaml").string(), "--key", key},
-                        {}, stack_.root() / ("rotate-" + key + ".log"));
-    ASSERT_EQ(rotate.wait(std::chrono::seconds(60)), 0) << read_text(rotate.log_file());
-    EXPECT_NE(read_text(rotate.log_file()).find(key + " key rotated"), std::string::npos)
-        << read_text(rotate.log_file());
+    const auto [rc, said] = rotate(key, "rotate-" + key + ".log");
+    ASSERT_EQ(rc, 0) << said;
+    EXPECT_NE(said.find(key + " key rotated"), std::string::npos) << said;
   }
   EXPECT_NE(read_text(keys / "storage.pub"), old_storage);
   EXPECT_NE(read_text(keys / "signing.pub"), old_signing);
