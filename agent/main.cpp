@@ -27,6 +27,7 @@
 #include "net/beast_transport.hpp"
 #include "net/failover_transport.hpp"
 #include "service/metrics_listener.hpp"
+#include "runner/policy/mirror_verify.hpp"
 #include "service/service_notifier.hpp"
 #include "service/watchdog.hpp"
 
@@ -35,12 +36,15 @@ namespace {
 constexpr const char* kUsage =
     "usage: takosumi-agent --config <agent.yaml> [--once | --check-config | --print-public-key]\n"
     "       takosumi-agent --config <agent.yaml> recover [--push | --discard RUN_ID]\n"
+    "       takosumi-agent mirror verify <mirror dir> --pins <lock file>\n"
     "  --config FILE     agent configuration (docs/configuration.md)\n"
     "  --once            take one Run, deliver it, deregister and exit (as ephemeral: true)\n"
     "  --check-config    load and validate the configuration and keys, then exit\n"
     "  --print-public-key  print this agent's public signing key (base64; created if there is\n"
     "                    none yet, as on start) for an operator's reset-keys, then exit\n"
     "  recover           show the Runs the journal and the spool hold (docs/operations.md)\n"
+    "  mirror verify     check every provider package of a mirror against pinned h1:/zh: hashes\n"
+    "                    in the format of OpenTofu's lock files (docs/air-gapped.md)\n"
     "    --push          deliver them now, also those held for the operator (agent stopped)\n"
     "    --discard ID    forget one Run's journal entry and spool (agent stopped)\n"
     "signals: TERM, INT or QUIT stop claiming and let running Runs finish; a second one cancels\n"
@@ -232,7 +236,33 @@ takosumi::Result<std::unique_ptr<takosumi::net::HttpTransport>> make_transport(
 
 }  // namespace
 
+// `mirror verify DIR --pins FILE`: 0 when every package of the mirror matches its pin, 1 with each
+// problem named otherwise.
+int run_mirror_verify(const std::filesystem::path& mirror, const std::filesystem::path& pins_file) {
+  auto text = takosumi::read_file(pins_file, 4 * 1024 * 1024);
+  if (!text) {
+    std::cerr << "takosumi-agent: " << text.error().to_string() << "\n";
+    return 1;
+  }
+  auto pins = takosumi::runner::parse_provider_pins(*text);
+  if (!pins) {
+    std::cerr << "takosumi-agent: " << pins_file.string() << ": " << pins.error().to_string() << "\n";
+    return 1;
+  }
+  auto checked = takosumi::runner::verify_mirror(mirror, *pins);
+  if (!checked) {
+    std::cerr << "takosumi-agent: " << checked.error().to_string() << "\n";
+    return 1;
+  }
+  std::cout << "mirror " << mirror.string() << ": " << *checked
+            << " provider package(s), each matches its pin\n";
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 6 && std::string_view(argv[1]) == "mirror" && std::string_view(argv[2]) == "verify" &&
+      std::string_view(argv[4]) == "--pins")
+    return run_mirror_verify(argv[3], argv[5]);
   // A SIGTERM that arrives while the agent starts (systemd stopping it right after a restart)
   // waits until the handler below is in place and then stops the agent cleanly, instead of
   // killing it half-started.

@@ -1,0 +1,137 @@
+// A provider mirror checked against pins in the lock file format, with the pins the real OpenTofu
+// writes for the test mirror's package: a copy verifies, one altered byte, an unpinned package or
+// a stray file is named, and pins that are not plain lock-file blocks are refused.
+#include "runner/policy/mirror_verify.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "protocol/failure_codes.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+namespace fs = std::filesystem;
+using takosumi::testing::TempDir;
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The lock file `tofu init` writes for a module of hashicorp/null 3.3.1 from the test mirror.
+std::string tofu_lock_file(const fs::path& dir) {
+  const fs::path module = dir / "module";
+  fs::create_directories(module);
+  std::ofstream(module / "main.tf")
+      << "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\", version = "
+         "\"3.3.1\" }\n  }\n}\n";
+  std::ofstream(dir / "cli.tfrc") << "provider_installation {\n  filesystem_mirror {\n    path = \""
+                                  << TAKOSUMI_TEST_PROVIDER_MIRROR << "\"\n  }\n}\n";
+  const std::string command = "cd '" + module.string() + "' && TF_CLI_CONFIG_FILE='" +
+                              (dir / "cli.tfrc").string() + "' TF_DATA_DIR='" +
+                              (dir / "data").string() + "' '" + TAKOSUMI_TEST_TOFU +
+                              "' init -backend=false -input=false > '" +
+                              (dir / "init.log").string() + "' 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0) << read_all(dir / "init.log");
+  return read_all(module / ".terraform.lock.hcl");
+}
+
+class MirrorVerifyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto pins = parse_provider_pins(tofu_lock_file(dir_.path()));
+    ASSERT_TRUE(pins) << pins.error().to_string();
+    pins_ = std::move(*pins);
+    fs::create_directories(null_dir().parent_path());
+    fs::copy(fs::path(TAKOSUMI_TEST_PROVIDER_MIRROR) / "registry.opentofu.org/hashicorp/null",
+             null_dir(), fs::copy_options::recursive);
+  }
+  fs::path mirror() const { return dir_.path() / "mirror"; }
+  fs::path null_dir() const { return mirror() / "registry.opentofu.org/hashicorp/null"; }
+  std::string problems() {
+    auto checked = verify_mirror(mirror(), pins_);
+    EXPECT_FALSE(checked);
+    if (checked) return "";
+    EXPECT_EQ(checked.error().code, errc::kProviderChecksumMismatch);
+    return checked.error().message;
+  }
+
+  TempDir dir_;
+  std::vector<ProviderPin> pins_;
+};
+
+TEST_F(MirrorVerifyTest, AMirrorOfPinnedPackagesVerifies) {
+  ASSERT_EQ(pins_.size(), 1u);
+  EXPECT_EQ(pins_[0].address, "registry.opentofu.org/hashicorp/null");
+  EXPECT_EQ(pins_[0].version, "3.3.1");
+  auto checked = verify_mirror(mirror(), pins_);
+  ASSERT_TRUE(checked) << checked.error().to_string();
+  EXPECT_EQ(*checked, 1u);
+}
+
+TEST_F(MirrorVerifyTest, AnAlteredByteIsNamed) {
+  const fs::path binary = null_dir() / "3.3.1/linux_amd64/terraform-provider-null_v3.3.1";
+  {
+    std::fstream f(binary, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4096);
+    f.put('\x7f');
+  }
+  const std::string said = problems();
+  EXPECT_NE(said.find("registry.opentofu.org/hashicorp/null 3.3.1 linux_amd64"), std::string::npos)
+      << said;
+  EXPECT_NE(said.find("altered"), std::string::npos) << said;
+}
+
+TEST_F(MirrorVerifyTest, AnUnpinnedPackageAndAStrayFileAreNamed) {
+  fs::copy(null_dir() / "3.3.1", null_dir() / "9.9.9", fs::copy_options::recursive);
+  std::ofstream(mirror() / "registry.opentofu.org/README") << "not a namespace";
+  const std::string said = problems();
+  EXPECT_NE(said.find("hashicorp/null 9.9.9 linux_amd64 is not pinned"), std::string::npos) << said;
+  EXPECT_NE(said.find("README is not a namespace directory"), std::string::npos) << said;
+}
+
+TEST(ProviderPins, OnlyPlainLockFileBlocksAreRead) {
+  auto two = parse_provider_pins(R"(# comment
+provider "registry.opentofu.org/hashicorp/null" {
+  version     = "3.3.1"
+  constraints = ">= 3.0"
+  hashes = [
+    "h1:abc=",
+    "zh:0123",
+  ]
+}
+provider "Registry.OpenTofu.org/hashicorp/null" {
+  version = "3.2.0"
+  hashes  = ["h1:def="]
+})");
+  ASSERT_TRUE(two) << two.error().to_string();
+  ASSERT_EQ(two->size(), 2u);
+  EXPECT_EQ((*two)[1].address, "registry.opentofu.org/hashicorp/null");
+  EXPECT_EQ((*two)[0].hashes, (std::vector<std::string>{"h1:abc=", "zh:0123"}));
+  EXPECT_NE(find_pin(*two, "registry.opentofu.org/hashicorp/null", "3.2.0"), nullptr);
+
+  for (const char* bad : {
+           "provider \"a/b/c\" {\n  version = \"1\"\n  hashes = [\"h1:x\"]\n  url = \"x\"\n}",
+           "provider \"a/b/c\" {\n  version = \"1\"\n}",
+           "provider \"a/b/c\" {\n  hashes = [\"h1:x\"]\n}",
+           "provider \"a/b/c\" {\n  version = \"${var.v}\"\n  hashes = [\"h1:x\"]\n}",
+           "provider \"a/b/c\" {\n  version = \"1\"\n  hashes = [\"md5:x\"]\n}",
+           "module \"x\" {}",
+           "provider \"a/b/c\" {\n version = \"1\"\n hashes = [\"h1:x\"]\n}\n"
+           "provider \"a/b/c\" {\n version = \"1\"\n hashes = [\"h1:y\"]\n}"}) {
+    auto refused = parse_provider_pins(bad);
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_EQ(refused.error().code, errc::kInvalidArgument);
+    EXPECT_TRUE(refused.error().message.starts_with("line ")) << refused.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace takosumi::runner

@@ -1,0 +1,128 @@
+#include "runner/policy/provider_pins.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+#include "common/error_codes.hpp"
+#include "runner/policy/hcl_lexer.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+class PinReader {
+ public:
+  explicit PinReader(std::string_view text) : lexer_(text) {}
+
+  Result<std::vector<ProviderPin>> read() {
+    std::vector<ProviderPin> pins;
+    for (;;) {
+      auto t = next_significant();
+      if (!t) return std::unexpected(t.error());
+      if (t->kind == HclTokenKind::eof) return pins;
+      if (t->kind != HclTokenKind::identifier || t->text != "provider")
+        return bad(*t, "expected a provider block");
+      auto pin = read_block();
+      if (!pin) return std::unexpected(pin.error());
+      if (find_pin(pins, pin->address, pin->version))
+        return bad(*t, "provider " + pin->address + " " + pin->version + " is pinned twice");
+      pins.push_back(std::move(*pin));
+    }
+  }
+
+ private:
+  Result<HclToken> next_significant() {
+    for (;;) {
+      auto t = lexer_.next();
+      if (!t || t->kind != HclTokenKind::newline) return t;
+    }
+  }
+
+  std::unexpected<Error> bad(const HclToken& at, const std::string& what) const {
+    return fail(errc::kInvalidArgument, "line " + std::to_string(at.line) + ": " + what);
+  }
+
+  Result<std::string> string_of(const HclToken& t) const {
+    if (t.kind != HclTokenKind::string || t.has_template ||
+        t.text.find('\\') != std::string_view::npos)
+      return bad(t, "expected a plain quoted string");
+    return std::string(t.text.substr(1, t.text.size() - 2));
+  }
+
+  Result<ProviderPin> read_block() {
+    ProviderPin pin;
+    auto name = next_significant();
+    if (!name) return std::unexpected(name.error());
+    auto address = string_of(*name);
+    if (!address) return std::unexpected(address.error());
+    pin.address = std::move(*address);
+    std::transform(pin.address.begin(), pin.address.end(), pin.address.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    auto open = next_significant();
+    if (!open) return std::unexpected(open.error());
+    if (open->kind != HclTokenKind::open_brace) return bad(*open, "expected {");
+    bool has_hashes = false;
+    for (;;) {
+      auto key = next_significant();
+      if (!key) return std::unexpected(key.error());
+      if (key->kind == HclTokenKind::close_brace) break;
+      if (key->kind != HclTokenKind::identifier) return bad(*key, "expected an attribute");
+      auto eq = next_significant();
+      if (!eq) return std::unexpected(eq.error());
+      if (eq->kind != HclTokenKind::equals) return bad(*eq, "expected =");
+      if (key->text == "version" || key->text == "constraints") {
+        auto value = next_significant();
+        if (!value) return std::unexpected(value.error());
+        auto text = string_of(*value);
+        if (!text) return std::unexpected(text.error());
+        if (key->text == "version") pin.version = std::move(*text);
+      } else if (key->text == "hashes") {
+        TAKOSUMI_TRY(read_hashes(pin));
+        has_hashes = true;
+      } else {
+        return bad(*key, "unknown attribute " + std::string(key->text) +
+                             " (a pin has version, constraints and hashes)");
+      }
+    }
+    if (pin.version.empty()) return bad(*open, "provider " + pin.address + " has no version");
+    if (!has_hashes || pin.hashes.empty())
+      return bad(*open, "provider " + pin.address + " has no hashes");
+    return pin;
+  }
+
+  Status read_hashes(ProviderPin& pin) {
+    auto open = next_significant();
+    if (!open) return std::unexpected(open.error());
+    if (open->kind != HclTokenKind::open_bracket) return bad(*open, "expected [");
+    for (;;) {
+      auto t = next_significant();
+      if (!t) return std::unexpected(t.error());
+      if (t->kind == HclTokenKind::close_bracket) return {};
+      auto hash = string_of(*t);
+      if (!hash) return std::unexpected(hash.error());
+      if (!hash->starts_with("h1:") && !hash->starts_with("zh:"))
+        return bad(*t, "a hash is h1:… or zh:…");
+      pin.hashes.push_back(std::move(*hash));
+      auto sep = next_significant();
+      if (!sep) return std::unexpected(sep.error());
+      if (sep->kind == HclTokenKind::close_bracket) return {};
+      if (sep->kind != HclTokenKind::comma) return bad(*sep, "expected , or ]");
+    }
+  }
+
+  HclLexer lexer_;
+};
+
+}  // namespace
+
+Result<std::vector<ProviderPin>> parse_provider_pins(std::string_view text) {
+  return PinReader(text).read();
+}
+
+const ProviderPin* find_pin(const std::vector<ProviderPin>& pins, std::string_view address,
+                            std::string_view version) {
+  for (const auto& p : pins)
+    if (p.address == address && p.version == version) return &p;
+  return nullptr;
+}
+
+}  // namespace takosumi::runner
