@@ -321,6 +321,8 @@ runner::RunnerSettings AgentDaemon::runner_settings() const {
   runner::RunnerSettings settings;
   settings.tofu_binary = config_.tofu_binary;
   settings.provider_mirror = config_.provider_mirror;
+  settings.provider_pins = config_.provider_pins;
+  settings.package_hashes = package_hashes_;
   settings.work_root = config_.work_dir;
   settings.git_cache = config_.state_dir / "git-cache";
   if (!config_.supervisor_disabled) settings.supervisor = config_.supervisor;

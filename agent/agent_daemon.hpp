@@ -99,6 +99,8 @@ class AgentDaemon {
   AgentKeys keys_;
   SandboxProbe sandbox_;
   // `tofu version` once per binary for all Runs, not per Run.
+  std::shared_ptr<runner::PackageHashCache> package_hashes_ =
+      std::make_shared<runner::PackageHashCache>();
   std::shared_ptr<runner::TofuVersionCache> tofu_versions_ =
       std::make_shared<runner::TofuVersionCache>();
   ControlClient client_;

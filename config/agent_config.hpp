@@ -35,6 +35,9 @@ struct AgentConfig {
   std::filesystem::path work_dir;   // per-Run workspaces (tmpfs in production)
   std::filesystem::path tofu_binary;
   std::filesystem::path provider_mirror;
+  // tofu.providerPins: a lock-file-format list of pinned provider hashes; when set, the mirror is
+  // checked against it before every Run (docs/air-gapped.md). Empty: not checked.
+  std::filesystem::path provider_pins;
   std::chrono::seconds tofu_timeout{1800};
   // takosumi-supervise, between the agent and every tofu command (docs/operations.md). Empty:
   // the one next to the takosumi-agent executable (resolved by main). "none" in the file: no

@@ -42,6 +42,7 @@ std::vector<std::string> apply_reload(AgentConfig& running, AgentConfig fresh) {
   running.labels = std::move(fresh.labels);
   running.concurrency = fresh.concurrency;
   running.provider_mirror = std::move(fresh.provider_mirror);
+  running.provider_pins = std::move(fresh.provider_pins);
   running.tofu_timeout = fresh.tofu_timeout;
   running.interrupt_grace = fresh.interrupt_grace;
   running.claim_wait = fresh.claim_wait;

@@ -120,7 +120,7 @@ TEST_F(PostgresStoreTest, AReplicaWithOtherKeysIsRefusedAndOneWithTheSameKeysSer
   auto refused = create("replica.yaml");
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, errc::kConfigInvalid);
-  EXPECT_NE(refused.error().message.find("not the one the store was first served with"),
+  EXPECT_NE(refused.error().message.find("not the one the store is bound to"),
             std::string::npos)
       << refused.error().to_string();
   std::filesystem::remove_all(dir_.path() / "replica" / "keys");

@@ -16,6 +16,7 @@
 #include "runner/plan/data_loss.hpp"
 #include "runner/plan/drift_analysis.hpp"
 #include "runner/plan/output_filter.hpp"
+#include "runner/policy/mirror_verify.hpp"
 #include "runner/source/git_source.hpp"
 #include "runner/policy/installed_providers.hpp"
 #include "runner/policy/module_policy.hpp"
@@ -250,7 +251,29 @@ Status RunFlow::start_tofu() {
   return {};
 }
 
+// The mirror against the operator's pins, before any tofu of this Run starts: a package altered
+// on disk never runs. Hashes are cached by the packages' identity (PackageHashCache).
+asio::awaitable<Status> RunFlow::async_check_mirror() {
+  if (settings_.provider_pins.empty()) co_return Status{};
+  co_return co_await async_offload(blocking_.get_executor(), [this]() -> Status {
+    auto text = read_file(settings_.provider_pins, 4 * 1024 * 1024);
+    if (!text)
+      return fail(errc::kProviderChecksumMismatch,
+                  "tofu.providerPins: " + text.error().message);
+    auto pins = parse_provider_pins(*text);
+    if (!pins)
+      return fail(errc::kProviderChecksumMismatch,
+                  "tofu.providerPins " + settings_.provider_pins.string() + ": " +
+                      pins.error().message);
+    auto checked =
+        verify_mirror(settings_.provider_mirror, *pins, settings_.package_hashes.get());
+    if (!checked) return std::unexpected(checked.error());
+    return {};
+  });
+}
+
 asio::awaitable<Status> RunFlow::async_init() {
+  TAKOSUMI_CO_TRY(co_await async_check_mirror());
   PhaseTimer timer(report_.phase_millis, "init");
   TAKOSUMI_CO_TRY(co_await async_tofu_version());
   co_return co_await tofu_->async_init();

@@ -48,6 +48,7 @@ class RunFlow {
   boost::asio::awaitable<Status> async_limit_processes();
   Status start_tofu();
   boost::asio::awaitable<Status> async_init();
+  boost::asio::awaitable<Status> async_check_mirror();
   Status check_providers();
   Status prepare_credentials();
   enum class HookPoint { pre, post };

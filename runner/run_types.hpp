@@ -24,6 +24,7 @@
 #include "runner/tofu/sandbox.hpp"
 #include "config/service_settings.hpp"
 #include "runner/tofu/tofu_version_cache.hpp"
+#include "runner/policy/package_hash.hpp"
 
 namespace takosumi::runner {
 
@@ -63,6 +64,10 @@ struct RunnerSettings {
   config::HooksConfig hooks;
   // What `tofu version` said, shared by the agent's Runs; unset: asked on every Run.
   std::shared_ptr<TofuVersionCache> tofu_versions;
+  // When set, the mirror is checked against these pins before the Run's tofu starts, and a package
+  // that does not match fails the Run with provider_checksum_mismatch (runner/policy/mirror_verify).
+  std::filesystem::path provider_pins;
+  std::shared_ptr<PackageHashCache> package_hashes;
 };
 
 struct RunInputs {

@@ -123,7 +123,8 @@ Result<MirrorListing> list_mirror(const fs::path& mirror) {
   return out;
 }
 
-Result<std::size_t> verify_mirror(const fs::path& mirror, const std::vector<ProviderPin>& pins) {
+Result<std::size_t> verify_mirror(const fs::path& mirror, const std::vector<ProviderPin>& pins,
+                                  PackageHashCache* cache) {
   auto listing = list_mirror(mirror);
   if (!listing) return std::unexpected(listing.error());
   std::vector<std::string> problems = std::move(listing->problems);
@@ -134,7 +135,9 @@ Result<std::size_t> verify_mirror(const fs::path& mirror, const std::vector<Prov
       problems.push_back(what + " is not pinned (unknown package)");
       continue;
     }
-    auto hash = package.packed ? package_hash_zh(package.path) : package_hash_h1(package.path);
+    auto hash = cache ? cache->hash(package.path, package.packed)
+                      : package.packed ? package_hash_zh(package.path)
+                                       : package_hash_h1(package.path);
     if (!hash) {
       problems.push_back(what + ": " + hash.error().message);
       continue;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "runner/policy/package_hash.hpp"
 #include "runner/policy/provider_pins.hpp"
 
 namespace takosumi::runner {
@@ -34,7 +35,9 @@ Result<MirrorListing> list_mirror(const std::filesystem::path& mirror);
 // Every package checked against pins (unpacked by h1:, packed by zh:). OK when there is no
 // problem; provider_checksum_mismatch naming each problem otherwise (at most the first 20, and
 // how many more), so one check says everything to fix.
+// With a cache, an unchanged package is not hashed again.
 Result<std::size_t> verify_mirror(const std::filesystem::path& mirror,
-                                  const std::vector<ProviderPin>& pins);
+                                  const std::vector<ProviderPin>& pins,
+                                  PackageHashCache* cache = nullptr);
 
 }  // namespace takosumi::runner

@@ -72,4 +72,49 @@ Result<std::string> package_hash_zh(const fs::path& package_zip) {
   return "zh:" + *digest;
 }
 
+namespace {
+
+void add_identity(std::string& out, const std::string& rel, const struct stat& st) {
+  out += rel + " " + std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " +
+         std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ctim.tv_sec) + "." +
+         std::to_string(st.st_ctim.tv_nsec) + "\n";
+}
+
+// The identity of every file of the package (lstat: a link has its own, and is refused when
+// hashed); nullopt when something cannot be read (then nothing is cached).
+std::optional<std::string> package_identity(const fs::path& package, bool packed) {
+  std::string identity;
+  struct stat st {};
+  if (::lstat(package.c_str(), &st) != 0) return std::nullopt;
+  add_identity(identity, ".", st);
+  if (packed) return identity;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(package, ec), end; !ec && it != end; it.increment(ec)) {
+    if (::lstat(it->path().c_str(), &st) != 0) return std::nullopt;
+    add_identity(identity, it->path().lexically_relative(package).generic_string(), st);
+  }
+  if (ec) return std::nullopt;
+  return identity;
+}
+
+}  // namespace
+
+Result<std::string> PackageHashCache::hash(const fs::path& package, bool packed) {
+  const auto before = package_identity(package, packed);
+  if (before) {
+    std::lock_guard lock(mutex_);
+    if (auto it = hashes_.find(package); it != hashes_.end() && it->second.first == *before)
+      return it->second.second;
+  }
+  auto hashed = packed ? package_hash_zh(package) : package_hash_h1(package);
+  if (!hashed) return hashed;
+  // Kept only when nothing changed while it was read.
+  if (before && package_identity(package, packed) == before) {
+    std::lock_guard lock(mutex_);
+    hashes_[package] = {*before, *hashed};
+  }
+  return hashed;
+}
+
 }  // namespace takosumi::runner

@@ -11,6 +11,9 @@
 // files and directories inside it (a symlink, a device, a name with a newline) is refused rather
 // than hashed, since what tofu would load through it is not what was hashed.
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "common/error.hpp"
@@ -20,5 +23,20 @@ namespace takosumi::runner {
 // provider_checksum_mismatch for what a package may not hold; not_found / io errors otherwise.
 Result<std::string> package_hash_h1(const std::filesystem::path& package_dir);
 Result<std::string> package_hash_zh(const std::filesystem::path& package_zip);
+
+// A package's hash computed once per identity rather than once per Run (a provider binary is tens
+// of MiB): the identity is every file's path, device, inode, size, modification and change time
+// (a change time cannot be set back), so a package altered in any way is hashed again. Shared by
+// every Run of an agent; safe from several threads.
+class PackageHashCache {
+ public:
+  // package_hash_h1 (a directory) or package_hash_zh (a .zip), from the cache when the package's
+  // identity is the one it had when hashed.
+  Result<std::string> hash(const std::filesystem::path& package, bool packed);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::filesystem::path, std::pair<std::string, std::string>> hashes_;  // identity, hash
+};
 
 }  // namespace takosumi::runner

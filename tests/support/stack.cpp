@@ -294,7 +294,12 @@ void Stack::start_agent(int index) {
         "concurrency: " + std::to_string(options_.concurrency) + "\n"
         "stateDir: " + (dir / "state").string() + "\n"
         "workDir: " + (dir / "work").string() + "\n"
-        "tofu:\n  binary: " TAKOSUMI_TEST_TOFU "\n  providerMirror: " TAKOSUMI_TEST_PROVIDER_MIRROR "\n" +
+        "tofu:\n  binary: " TAKOSUMI_TEST_TOFU "\n  providerMirror: " +
+        (options_.provider_mirror.empty() ? std::string(TAKOSUMI_TEST_PROVIDER_MIRROR)
+                                          : options_.provider_mirror.string()) +
+        "\n" +
+        (options_.provider_pins.empty() ? std::string{}
+                                        : "  providerPins: " + options_.provider_pins.string() + "\n") +
         (options_.tofu_timeout_seconds > 0
              ? "  timeoutSeconds: " + std::to_string(options_.tofu_timeout_seconds) + "\n"
              : std::string{}) +

@@ -32,6 +32,10 @@ struct StackOptions {
   // Appended to every agent's agent.yaml (e.g. "policy:" or "limits:" sections).
   std::string extra_agent_yaml;
   int tofu_timeout_seconds = 0;  // 0: the agent's default
+  // tofu.providerMirror instead of the test mirror (which a test must never change), and
+  // tofu.providerPins when set.
+  std::filesystem::path provider_mirror;
+  std::filesystem::path provider_pins;
   int lease_seconds = 60;
   // HTTPS with a CA made for the stack (pki_dir()); the server's certificate names localhost
   // only (no IP address), and agents and the API client use https://localhost:<port>.

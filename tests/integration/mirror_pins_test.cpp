@@ -1,0 +1,100 @@
+// tofu.providerPins with the real agent and OpenTofu: a mirror that matches the operator's pins
+// serves Runs; one byte of a provider binary changed on disk fails the next Run with
+// provider_checksum_mismatch before any tofu of it starts (so before the provider could run).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "tests/support/stack.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/test_git_repo.hpp"
+
+namespace takosumi::testing {
+namespace {
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+constexpr const char* kNullModule = R"(terraform {
+  required_providers {
+    null = { source = "hashicorp/null" }
+  }
+}
+resource "null_resource" "probe" {}
+)";
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A mirror of the test mirror's null provider, and the pins `tofu init` writes for it: made
+// before the stack starts its agent, which reads both.
+struct PinnedMirror {
+  PinnedMirror() {
+    fs::create_directories(mirror() / "registry.opentofu.org/hashicorp");
+    fs::copy(fs::path(TAKOSUMI_TEST_PROVIDER_MIRROR) / "registry.opentofu.org/hashicorp/null",
+             mirror() / "registry.opentofu.org/hashicorp/null",
+             fs::copy_options::recursive);
+    const fs::path module = dir.path() / "lock";
+    fs::create_directories(module);
+    std::ofstream(module / "main.tf") << kNullModule;
+    std::ofstream(dir.path() / "cli.tfrc")
+        << "provider_installation {\n  filesystem_mirror {\n    path = \"" << mirror().string()
+        << "\"\n  }\n}\n";
+    const std::string command = "cd '" + module.string() + "' && TF_CLI_CONFIG_FILE='" +
+                                (dir.path() / "cli.tfrc").string() + "' TF_DATA_DIR='" +
+                                (dir.path() / "data").string() + "' '" + TAKOSUMI_TEST_TOFU +
+                                "' init -backend=false -input=false > '" +
+                                (dir.path() / "init.log").string() + "' 2>&1";
+    EXPECT_EQ(std::system(command.c_str()), 0) << read_all(dir.path() / "init.log");
+    fs::copy_file(module / ".terraform.lock.hcl", pins());
+  }
+  fs::path mirror() const { return dir.path() / "mirror"; }
+  fs::path pins() const { return dir.path() / "pins.lock.hcl"; }
+  fs::path binary() const {
+    return mirror() / "registry.opentofu.org/hashicorp/null/3.3.1/linux_amd64/terraform-provider-null_v3.3.1";
+  }
+  TempDir dir;
+};
+
+StackOptions pinned(const PinnedMirror& m) {
+  StackOptions o;
+  o.provider_mirror = m.mirror();
+  o.provider_pins = m.pins();
+  return o;
+}
+
+TEST(MirrorPins, AProviderAlteredOnDiskNeverRuns) {
+  PinnedMirror m;
+  Stack stack(pinned(m));
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", kNullModule}});
+  const auto capsule = stack.create_capsule_from(json::object{
+      {"name", "pinned"},
+      {"source", json::object{{"gitUrl", repo.url()}, {"ref", "main"}, {"modulePath", ""}}},
+      {"outputAllowlist", json::object{}}});
+  auto first = stack.plan(capsule);
+  ASSERT_EQ(str(first, "status"), "succeeded") << json::serialize(first) << stack.agent_logs();
+
+  {
+    std::fstream f(m.binary(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(8192);
+    f.put('\x7f');
+  }
+  auto second = stack.plan(capsule);
+  EXPECT_EQ(str(second, "status"), "failed") << json::serialize(second);
+  EXPECT_EQ(failure_code(second), "provider_checksum_mismatch") << json::serialize(second);
+  const std::string message = str(second.at("failure").as_object(), "message");
+  EXPECT_NE(message.find("hashicorp/null 3.3.1 linux_amd64"), std::string::npos) << message;
+  EXPECT_NE(message.find("altered"), std::string::npos) << message;
+  // Nothing of tofu ran for it: no version asked, no init, no plan.
+  auto logs = stack.api().get("/api/v1/runs/" + str(second, "id") + "/logs").body;
+  EXPECT_EQ(logs.find("Initializing"), std::string::npos) << logs;
+}
+
+}  // namespace
+}  // namespace takosumi::testing
