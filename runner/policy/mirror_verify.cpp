@@ -91,32 +91,34 @@ Result<MirrorListing> list_mirror(const fs::path& mirror) {
   if (!fs::is_directory(fs::symlink_status(mirror, ec)))
     return fail(errc::kProviderChecksumMismatch,
                 "provider mirror " + mirror.string() + " is not a directory");
+  // The subdirectories of dir; anything else there is a problem, named as not a `what`.
+  auto subdirectories = [&out](const fs::path& dir,
+                               const char* what) -> Result<std::vector<fs::path>> {
+    auto entries = entries_of(dir);
+    if (!entries) return std::unexpected(entries.error());
+    std::vector<fs::path> dirs;
+    for (const auto& e : *entries) {
+      if (is_dir(e))
+        dirs.push_back(e.path());
+      else
+        out.problems.push_back(e.path().string() + " is not a " + what + " directory");
+    }
+    return dirs;
+  };
   // host / namespace / type: three levels of directories before the packages.
-  auto hosts = entries_of(mirror);
+  auto hosts = subdirectories(mirror, "registry host");
   if (!hosts) return std::unexpected(hosts.error());
   for (const auto& host : *hosts) {
-    if (!is_dir(host)) {
-      out.problems.push_back(host.path().string() + " is not a registry host directory");
-      continue;
-    }
-    auto namespaces = entries_of(host.path());
+    auto namespaces = subdirectories(host, "namespace");
     if (!namespaces) return std::unexpected(namespaces.error());
     for (const auto& ns : *namespaces) {
-      if (!is_dir(ns)) {
-        out.problems.push_back(ns.path().string() + " is not a namespace directory");
-        continue;
-      }
-      auto types = entries_of(ns.path());
+      auto types = subdirectories(ns, "provider");
       if (!types) return std::unexpected(types.error());
       for (const auto& type : *types) {
-        if (!is_dir(type)) {
-          out.problems.push_back(type.path().string() + " is not a provider directory");
-          continue;
-        }
-        const std::string type_name = type.path().filename().string();
-        const std::string address = lower(host.path().filename().string() + "/" +
-                                          ns.path().filename().string() + "/" + type_name);
-        TAKOSUMI_TRY(list_provider(type.path(), address, type_name, out));
+        const std::string type_name = type.filename().string();
+        const std::string address = lower(host.filename().string() + "/" +
+                                          ns.filename().string() + "/" + type_name);
+        TAKOSUMI_TRY(list_provider(type, address, type_name, out));
       }
     }
   }

@@ -5,12 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include "protocol/failure_codes.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/tofu_lock.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -18,35 +17,14 @@ namespace {
 namespace fs = std::filesystem;
 using takosumi::testing::TempDir;
 
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// The lock file `tofu init` writes for a module of hashicorp/null 3.3.1 from the test mirror.
-std::string tofu_lock_file(const fs::path& dir) {
-  const fs::path module = dir / "module";
-  fs::create_directories(module);
-  std::ofstream(module / "main.tf")
-      << "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\", version = "
-         "\"3.3.1\" }\n  }\n}\n";
-  std::ofstream(dir / "cli.tfrc") << "provider_installation {\n  filesystem_mirror {\n    path = \""
-                                  << TAKOSUMI_TEST_PROVIDER_MIRROR << "\"\n  }\n}\n";
-  const std::string command = "cd '" + module.string() + "' && TF_CLI_CONFIG_FILE='" +
-                              (dir / "cli.tfrc").string() + "' TF_DATA_DIR='" +
-                              (dir / "data").string() + "' '" + TAKOSUMI_TEST_TOFU +
-                              "' init -backend=false -input=false > '" +
-                              (dir / "init.log").string() + "' 2>&1";
-  EXPECT_EQ(std::system(command.c_str()), 0) << read_all(dir / "init.log");
-  return read_all(module / ".terraform.lock.hcl");
-}
-
 class MirrorVerifyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto pins = parse_provider_pins(tofu_lock_file(dir_.path()));
+    auto pins = parse_provider_pins(testing::tofu_lock_file(
+        dir_.path(),
+        "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\", version = "
+        "\"3.3.1\" }\n  }\n}\n",
+        TAKOSUMI_TEST_PROVIDER_MIRROR));
     ASSERT_TRUE(pins) << pins.error().to_string();
     pins_ = std::move(*pins);
     fs::create_directories(null_dir().parent_path());

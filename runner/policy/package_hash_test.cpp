@@ -4,13 +4,12 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include "crypto/sha256.hpp"
 #include "protocol/failure_codes.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/tofu_lock.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -21,30 +20,13 @@ using takosumi::testing::TempDir;
 const fs::path kNullPackage =
     fs::path(TAKOSUMI_TEST_PROVIDER_MIRROR) / "registry.opentofu.org/hashicorp/null/3.3.1/linux_amd64";
 
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(PackageHash, TheH1OfAnUnpackedPackageIsTheOneTofuLocks) {
   TempDir dir;
-  const fs::path module = dir.path() / "module";
-  fs::create_directories(module);
-  std::ofstream(module / "main.tf")
-      << "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\", version = "
-         "\"3.3.1\" }\n  }\n}\n";
-  std::ofstream(dir.path() / "cli.tfrc")
-      << "provider_installation {\n  filesystem_mirror {\n    path = \""
-      << TAKOSUMI_TEST_PROVIDER_MIRROR << "\"\n  }\n}\n";
-  const std::string command = "cd '" + module.string() + "' && TF_CLI_CONFIG_FILE='" +
-                              (dir.path() / "cli.tfrc").string() + "' TF_DATA_DIR='" +
-                              (dir.path() / "data").string() + "' '" + TAKOSUMI_TEST_TOFU +
-                              "' init -backend=false -input=false > '" +
-                              (dir.path() / "init.log").string() + "' 2>&1";
-  ASSERT_EQ(std::system(command.c_str()), 0) << read_all(dir.path() / "init.log");
-  const std::string lock = read_all(module / ".terraform.lock.hcl");
+  const std::string lock = testing::tofu_lock_file(
+      dir.path(),
+      "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\", version = "
+      "\"3.3.1\" }\n  }\n}\n",
+      TAKOSUMI_TEST_PROVIDER_MIRROR);
   ASSERT_NE(lock.find("h1:"), std::string::npos) << lock;
 
   auto h1 = package_hash_h1(kNullPackage);

@@ -3,13 +3,12 @@
 // provider_checksum_mismatch before any tofu of it starts (so before the provider could run).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include "tests/support/stack.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
+#include "tests/support/tofu_lock.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -24,13 +23,6 @@ constexpr const char* kNullModule = R"(terraform {
 resource "null_resource" "probe" {}
 )";
 
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // A mirror of the test mirror's null provider, and the pins `tofu init` writes for it: made
 // before the stack starts its agent, which reads both.
 struct PinnedMirror {
@@ -39,19 +31,7 @@ struct PinnedMirror {
     fs::copy(fs::path(TAKOSUMI_TEST_PROVIDER_MIRROR) / "registry.opentofu.org/hashicorp/null",
              mirror() / "registry.opentofu.org/hashicorp/null",
              fs::copy_options::recursive);
-    const fs::path module = dir.path() / "lock";
-    fs::create_directories(module);
-    std::ofstream(module / "main.tf") << kNullModule;
-    std::ofstream(dir.path() / "cli.tfrc")
-        << "provider_installation {\n  filesystem_mirror {\n    path = \"" << mirror().string()
-        << "\"\n  }\n}\n";
-    const std::string command = "cd '" + module.string() + "' && TF_CLI_CONFIG_FILE='" +
-                                (dir.path() / "cli.tfrc").string() + "' TF_DATA_DIR='" +
-                                (dir.path() / "data").string() + "' '" + TAKOSUMI_TEST_TOFU +
-                                "' init -backend=false -input=false > '" +
-                                (dir.path() / "init.log").string() + "' 2>&1";
-    EXPECT_EQ(std::system(command.c_str()), 0) << read_all(dir.path() / "init.log");
-    fs::copy_file(module / ".terraform.lock.hcl", pins());
+    std::ofstream(pins()) << tofu_lock_file(dir.path(), kNullModule, mirror());
   }
   fs::path mirror() const { return dir.path() / "mirror"; }
   fs::path pins() const { return dir.path() / "pins.lock.hcl"; }
