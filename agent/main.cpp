@@ -316,6 +316,13 @@ int main(int argc, char** argv) {
     spdlog::error("{}", s.error().to_string());
     if (args.check_only) return 2;
   }
+  // The pins read, and the mirror checked against them, as each Run will: a start (the unit's
+  // ExecStartPre) with a mistyped pins path or a tampered mirror stops here instead of failing
+  // every Run. Only at --check-config: a start without it checks at each Run anyway.
+  if (args.check_only && !config->provider_pins.empty()) {
+    const int verified = run_mirror_verify(config->provider_mirror, config->provider_pins);
+    if (verified != 0) return 2;
+  }
   if (args.check_only) {
     std::cout << "configuration ok: agent " << config->name << ", control plane "
               << config->control_url << "\n";

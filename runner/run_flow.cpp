@@ -118,6 +118,8 @@ asio::awaitable<Status> RunFlow::async_execute() {
     report_.drift = protocol::DriftReport{"no_drift", {}};
     co_return Status{};
   }
+  // Before anything of the Run executes (a hook, tofu): the mirror against the operator's pins.
+  TAKOSUMI_CO_TRY(co_await async_check_mirror());
   TAKOSUMI_CO_TRY(co_await async_limit_processes());
   TAKOSUMI_CO_TRY(start_tofu());
   TAKOSUMI_CO_TRY(co_await async_hook(HookPoint::pre));
@@ -273,7 +275,6 @@ asio::awaitable<Status> RunFlow::async_check_mirror() {
 }
 
 asio::awaitable<Status> RunFlow::async_init() {
-  TAKOSUMI_CO_TRY(co_await async_check_mirror());
   PhaseTimer timer(report_.phase_millis, "init");
   TAKOSUMI_CO_TRY(co_await async_tofu_version());
   co_return co_await tofu_->async_init();

@@ -71,13 +71,14 @@ Status list_provider(const fs::path& dir, const std::string& address, const std:
       if (!platforms) return std::unexpected(platforms.error());
       for (const auto& p : *platforms) {
         if (!is_dir(p)) {
-          out.problems.push_back(p.path().string() + " is not a package directory");
+          out.problems.push_back(shown_name(p.path().string()) + " is not a package directory");
           continue;
         }
         out.packages.push_back({address, name, p.path().filename().string(), p.path(), false});
       }
     } else {
-      out.problems.push_back(e.path().string() + " is neither a package nor a mirror index");
+      out.problems.push_back(shown_name(e.path().string()) +
+                             " is neither a package nor a mirror index");
     }
   }
   return {};
@@ -90,7 +91,7 @@ Result<MirrorListing> list_mirror(const fs::path& mirror) {
   std::error_code ec;
   if (!fs::is_directory(fs::symlink_status(mirror, ec)))
     return fail(errc::kProviderChecksumMismatch,
-                "provider mirror " + mirror.string() + " is not a directory");
+                "provider mirror " + shown_name(mirror.string()) + " is not a directory");
   // The subdirectories of dir; anything else there is a problem, named as not a `what`.
   auto subdirectories = [&out](const fs::path& dir,
                                const char* what) -> Result<std::vector<fs::path>> {
@@ -101,7 +102,7 @@ Result<MirrorListing> list_mirror(const fs::path& mirror) {
       if (is_dir(e))
         dirs.push_back(e.path());
       else
-        out.problems.push_back(e.path().string() + " is not a " + what + " directory");
+        out.problems.push_back(shown_name(e.path().string()) + " is not a " + what + " directory");
     }
     return dirs;
   };
@@ -131,7 +132,8 @@ Result<std::size_t> verify_mirror(const fs::path& mirror, const std::vector<Prov
   if (!listing) return std::unexpected(listing.error());
   std::vector<std::string> problems = std::move(listing->problems);
   for (const auto& package : listing->packages) {
-    const std::string what = package.address + " " + package.version + " " + package.platform;
+    const std::string what =
+        shown_name(package.address + " " + package.version + " " + package.platform);
     const ProviderPin* pin = find_pin(pins, package.address, package.version);
     if (!pin) {
       problems.push_back(what + " is not pinned (unknown package)");
@@ -148,7 +150,7 @@ Result<std::size_t> verify_mirror(const fs::path& mirror, const std::vector<Prov
       problems.push_back(what + " has hash " + *hash + ", which its pin does not list (altered)");
   }
   if (problems.empty()) return listing->packages.size();
-  std::string message = "provider mirror " + mirror.string() + " does not match its pins: ";
+  std::string message = "provider mirror " + shown_name(mirror.string()) + " does not match its pins: ";
   for (std::size_t i = 0; i < problems.size() && i < 20; ++i)
     message += (i ? "; " : "") + problems[i];
   if (problems.size() > 20) message += "; and " + std::to_string(problems.size() - 20) + " more";

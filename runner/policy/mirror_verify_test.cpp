@@ -70,9 +70,16 @@ TEST_F(MirrorVerifyTest, AnAlteredByteIsNamed) {
 TEST_F(MirrorVerifyTest, AnUnpinnedPackageAndAStrayFileAreNamed) {
   fs::copy(null_dir() / "3.3.1", null_dir() / "9.9.9", fs::copy_options::recursive);
   std::ofstream(mirror() / "registry.opentofu.org/README") << "not a namespace";
+  // A name chosen to forge a line and hide the rest of the screen is shown escaped.
+  std::ofstream(mirror() / "x\ntakosumi-agent: mirror OK\x1b[8m") << "";
   const std::string said = problems();
   EXPECT_NE(said.find("hashicorp/null 9.9.9 linux_amd64 is not pinned"), std::string::npos) << said;
   EXPECT_NE(said.find("README is not a namespace directory"), std::string::npos) << said;
+  EXPECT_NE(said.find("x\\x0atakosumi-agent: mirror OK\\x1b[8m is not a registry host"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(said.find('\n'), std::string::npos) << said;
+  EXPECT_EQ(said.find('\x1b'), std::string::npos) << said;
 }
 
 TEST(ProviderPins, OnlyPlainLockFileBlocksAreRead) {
@@ -102,6 +109,7 @@ provider "Registry.OpenTofu.org/hashicorp/null" {
            "provider \"a/b/c\" {\n  version = \"${var.v}\"\n  hashes = [\"h1:x\"]\n}",
            "provider \"a/b/c\" {\n  version = \"1\"\n  hashes = [\"md5:x\"]\n}",
            "module \"x\" {}",
+           "provider \"a/b/c\" {\n  version = \"1\"\n  version = \"2\"\n  hashes = [\"h1:x\"]\n}",
            "provider \"a/b/c\" {\n version = \"1\"\n hashes = [\"h1:x\"]\n}\n"
            "provider \"a/b/c\" {\n version = \"1\"\n hashes = [\"h1:y\"]\n}"}) {
     auto refused = parse_provider_pins(bad);

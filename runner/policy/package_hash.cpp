@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 std::unexpected<Error> refused(const fs::path& package, const std::string& why) {
   return fail(errc::kProviderChecksumMismatch,
-              "provider package " + package.string() + " " + why +
+              "provider package " + shown_name(package.string()) + " " + why +
                   ": a package holds regular files and directories only; take it again from "
                   "`tofu providers mirror` on the connected side");
 }
@@ -39,7 +39,8 @@ Result<std::vector<std::string>> package_files(const fs::path& dir) {
     if (ec) return std::unexpected(errno_error("stat", it->path(), ec.value()));
     if (fs::is_directory(entry_status)) continue;
     const std::string rel = it->path().lexically_relative(dir).generic_string();
-    if (!fs::is_regular_file(entry_status)) return refused(dir, "holds " + rel + ", not a regular file");
+    if (!fs::is_regular_file(entry_status))
+      return refused(dir, "holds " + shown_name(rel) + ", not a regular file");
     if (rel.find('\n') != std::string::npos) return refused(dir, "holds a file name with a newline");
     files.push_back(rel);
   }
@@ -49,6 +50,23 @@ Result<std::vector<std::string>> package_files(const fs::path& dir) {
 }
 
 }  // namespace
+
+std::string shown_name(std::string_view name) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(name.size());
+  for (const char ch : name) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    }
+  }
+  return out;
+}
 
 Result<std::string> package_hash_h1(const fs::path& package_dir) {
   auto files = package_files(package_dir);

@@ -15,10 +15,15 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/error.hpp"
 
 namespace takosumi::runner {
+
+// A path or name from the mirror as a message may show it: every byte but printable ASCII as \xNN,
+// so a file name cannot break a log line, forge one, or send terminal escapes.
+std::string shown_name(std::string_view name);
 
 // provider_checksum_mismatch for what a package may not hold; not_found / io errors otherwise.
 Result<std::string> package_hash_h1(const std::filesystem::path& package_dir);

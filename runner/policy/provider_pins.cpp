@@ -61,11 +61,15 @@ class PinReader {
     if (!open) return std::unexpected(open.error());
     if (open->kind != HclTokenKind::open_brace) return bad(*open, "expected {");
     bool has_hashes = false;
+    std::vector<std::string_view> seen;
     for (;;) {
       auto key = next_significant();
       if (!key) return std::unexpected(key.error());
       if (key->kind == HclTokenKind::close_brace) break;
       if (key->kind != HclTokenKind::identifier) return bad(*key, "expected an attribute");
+      if (std::find(seen.begin(), seen.end(), key->text) != seen.end())
+        return bad(*key, std::string(key->text) + " is set twice");
+      seen.push_back(key->text);
       auto eq = next_significant();
       if (!eq) return std::unexpected(eq.error());
       if (eq->kind != HclTokenKind::equals) return bad(*eq, "expected =");

@@ -74,6 +74,14 @@ TEST(MirrorPins, AProviderAlteredOnDiskNeverRuns) {
   // Nothing of tofu ran for it: no version asked, no init, no plan.
   auto logs = stack.api().get("/api/v1/runs/" + str(second, "id") + "/logs").body;
   EXPECT_EQ(logs.find("Initializing"), std::string::npos) << logs;
+
+  // The unit's ExecStartPre (--check-config) stops a start on the tampered mirror.
+  ChildProcess check({(fs::path(TAKOSUMI_TEST_BINARY_DIR) / "agent/takosumi-agent").string(),
+                      "--config", stack.agent_config(0).string(), "--check-config"},
+                     {}, stack.root() / "check-config.log");
+  EXPECT_EQ(check.wait(std::chrono::seconds(60)), 2) << read_text(check.log_file());
+  EXPECT_NE(read_text(check.log_file()).find("provider_checksum_mismatch"), std::string::npos)
+      << read_text(check.log_file());
 }
 
 }  // namespace
