@@ -140,8 +140,7 @@ Result<std::size_t> verify_mirror(const fs::path& mirror, const std::vector<Prov
       continue;
     }
     auto hash = cache ? cache->hash(package.path, package.packed)
-                      : package.packed ? package_hash_zh(package.path)
-                                       : package_hash_h1(package.path);
+                      : package_hash(package.path, package.packed);
     if (!hash) {
       problems.push_back(what + ": " + hash.error().message);
       continue;

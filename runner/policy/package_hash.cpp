@@ -118,6 +118,10 @@ std::optional<std::string> package_identity(const fs::path& package, bool packed
 
 }  // namespace
 
+Result<std::string> package_hash(const fs::path& package, bool packed) {
+  return packed ? package_hash_zh(package) : package_hash_h1(package);
+}
+
 Result<std::string> PackageHashCache::hash(const fs::path& package, bool packed) {
   const auto before = package_identity(package, packed);
   if (before) {
@@ -125,7 +129,7 @@ Result<std::string> PackageHashCache::hash(const fs::path& package, bool packed)
     if (auto it = hashes_.find(package); it != hashes_.end() && it->second.first == *before)
       return it->second.second;
   }
-  auto hashed = packed ? package_hash_zh(package) : package_hash_h1(package);
+  auto hashed = package_hash(package, packed);
   if (!hashed) return hashed;
   // Kept only when nothing changed while it was read.
   if (before && package_identity(package, packed) == before) {

@@ -28,6 +28,8 @@ std::string shown_name(std::string_view name);
 // provider_checksum_mismatch for what a package may not hold; not_found / io errors otherwise.
 Result<std::string> package_hash_h1(const std::filesystem::path& package_dir);
 Result<std::string> package_hash_zh(const std::filesystem::path& package_zip);
+// package_hash_zh of a packed package, package_hash_h1 of an unpacked one.
+Result<std::string> package_hash(const std::filesystem::path& package, bool packed);
 
 // A package's hash computed once per identity rather than once per Run (a provider binary is tens
 // of MiB): the identity is every file's path, device, inode, size, modification and change time
