@@ -49,6 +49,9 @@ inline constexpr std::string_view kProviderPolicyDenied = "provider_policy_denie
 // A provider package in the mirror is not what the operator pinned (its h1:/zh: hash differs, it
 // is not on the list, or it holds what no package may: a symlink, a device).
 inline constexpr std::string_view kProviderChecksumMismatch = "provider_checksum_mismatch";
+// An offline Run bundle's source is not the commit its manifest names: the pack does not hold it,
+// does not have the manifest's digest, or the commit's tree is not the manifest's tree id.
+inline constexpr std::string_view kSourceTreeMismatch = "source_tree_mismatch";
 inline constexpr std::string_view kProvisionerDenied = "provisioner_denied";
 inline constexpr std::string_view kExternalDataDenied = "external_data_denied";
 // A module's own `terraform { encryption }` block: refused whatever the policy.

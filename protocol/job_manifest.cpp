@@ -80,7 +80,11 @@ Result<JobManifest> parse(const json::object& o) {
   if (!url) return std::unexpected(url.error());
   if (!commit) return std::unexpected(commit.error());
   if (!mp) return std::unexpected(mp.error());
-  m.source = SourceSpec{*url, *commit, mp->value_or("")};
+  auto tree = get_optional_string(**src, "tree", 64);
+  auto pack = get_optional_string(**src, "packSha256", 64);
+  if (!tree) return std::unexpected(tree.error());
+  if (!pack) return std::unexpected(pack.error());
+  m.source = SourceSpec{*url, *commit, mp->value_or(""), tree->value_or(""), pack->value_or("")};
   TAKOSUMI_TRY(with_context(read_optional_object(o, "priorState", prior_from_json, m.prior_state),
                             "priorState"));
   auto plan = get_optional_object(o, "savedPlan");
@@ -131,8 +135,11 @@ json::object to_json(const JobManifest& m) {
                  {"policy", to_json(m.policy)}, {"controlPublicKey", m.control_public_key},
                  {"controlKeyId", m.control_key_id}, {"issuedAt", m.issued_at},
                  {"expiresAt", m.expires_at},   {"nonce", m.nonce}};
-  o["source"] = json::object{
+  json::object source{
       {"url", m.source.url}, {"commit", m.source.commit}, {"modulePath", m.source.module_path}};
+  if (!m.source.tree.empty()) source["tree"] = m.source.tree;
+  if (!m.source.pack_sha256.empty()) source["packSha256"] = m.source.pack_sha256;
+  o["source"] = std::move(source);
   if (m.prior_state) o["priorState"] = prior_to_json(*m.prior_state);
   if (m.saved_plan)
     o["savedPlan"] = json::object{{"digest", m.saved_plan->digest},

@@ -19,6 +19,11 @@ struct SourceSpec {
   std::string url;
   std::string commit;       // 40-hex commit id, resolved by the control plane
   std::string module_path;  // relative, "" or "." for the repository root
+  // An offline Run bundle (docs/air-gapped.md) carries the commit's objects as a Git pack file
+  // of this sha256 (hex) instead of the agent fetching them, and the commit's tree id, which the
+  // agent compares with the tree of the commit it checks out. Both empty for an online Run.
+  std::string tree;
+  std::string pack_sha256;
 };
 
 // The StateVersion the Run starts from; its DEK is sealed to the claiming agent's X25519 key.

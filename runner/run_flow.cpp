@@ -174,7 +174,7 @@ Status RunFlow::check_inputs() const {
 asio::awaitable<Status> RunFlow::async_checkout() {
   PhaseTimer timer(report_.phase_millis, "checkout");
   auto source = co_await async_checkout_source(blocking_, settings_.git_cache, manifest_.source,
-                                               workspace_->source());
+                                               workspace_->source(), inputs_.source_pack);
   if (!source) co_return std::unexpected(protocol::as_run_failure(source.error(), errc::kWorkspaceFailed));
   module_dir_ = source->module_dir;
   co_return scrub_source();

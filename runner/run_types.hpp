@@ -79,6 +79,9 @@ struct RunInputs {
   SecretBytes prior_state_dek;
   std::optional<std::filesystem::path> plan_envelope;
   SecretBytes plan_dek;
+  // An offline Run bundle's source (manifest.source.pack_sha256): a Git pack file checked out
+  // instead of fetching (runner/source/git_source.hpp).
+  std::optional<std::filesystem::path> source_pack;
   // The opened "secrets" of the manifest: Connections and sensitive variables.
   protocol::SecretBundle secrets;
   // Every value the Run must never let out. The caller may share it (the agent redacts its own

@@ -219,11 +219,79 @@ Status write_tree(git_repository* repo, git_commit* commit, const fs::path& dest
   return {};
 }
 
+// Indexes an offline bundle's pack into the cache: libgit2's indexer hashes every object it
+// stores, so what lands in the cache is exactly what the object ids say.
+Status index_pack(git_repository* repo, const fs::path& pack) {
+  git_odb* odb = nullptr;
+  if (git_repository_odb(&odb, repo) != 0)
+    return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "open object database"));
+  std::unique_ptr<git_odb, GitDeleter<git_odb, git_odb_free>> odb_owner(odb);
+  git_odb_writepack* writer = nullptr;
+  if (git_odb_write_pack(&writer, odb, nullptr, nullptr) != 0)
+    return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "index the source pack"));
+  struct Free {
+    void operator()(git_odb_writepack* w) const { w->free(w); }
+  };
+  std::unique_ptr<git_odb_writepack, Free> owner(writer);
+  UniqueFd fd(::open(pack.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!fd.valid()) return std::unexpected(errno_error("open", pack, errno));
+  git_indexer_progress progress{};
+  std::vector<char> buffer(1 << 16);
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::unexpected(errno_error("read", pack, errno));
+    if (n == 0) break;
+    if (writer->append(writer, buffer.data(), static_cast<std::size_t>(n), &progress) != 0)
+      return std::unexpected(libgit2_error(errc::kSourceTreeMismatch, "the source pack"));
+  }
+  if (writer->commit(writer, &progress) != 0)
+    return std::unexpected(libgit2_error(errc::kSourceTreeMismatch, "the source pack"));
+  return {};
+}
+
+// The commit an offline bundle brought: in the cache once its pack is indexed, no fetch, no ref.
+Result<Commit> commit_from_pack(git_repository* repo, const protocol::SourceSpec& source,
+                                const fs::path& pack) {
+  auto digest = crypto::sha256_file_hex(pack);
+  if (!digest) return std::unexpected(digest.error());
+  if (*digest != source.pack_sha256)
+    return fail(errc::kSourceTreeMismatch, "the source pack has sha256 " + *digest +
+                                               ", the manifest names " + source.pack_sha256);
+  TAKOSUMI_TRY(index_pack(repo, pack));
+  git_oid oid;
+  if (git_oid_fromstr(&oid, source.commit.c_str()) != 0)
+    return fail(errc::kManifestInvalid, "commit \"" + source.commit + "\" is not a commit id");
+  git_commit* raw = nullptr;
+  if (git_commit_lookup(&raw, repo, &oid) != 0)
+    return fail(errc::kSourceTreeMismatch,
+                "the source pack does not hold commit " + source.commit);
+  return Commit(raw);
+}
+
+Status check_tree(git_commit* commit, const protocol::SourceSpec& source) {
+  if (source.tree.empty()) return {};
+  char hex[GIT_OID_HEXSZ + 1] = {};
+  git_oid_tostr(hex, sizeof hex, git_commit_tree_id(commit));
+  if (source.tree == hex) return {};
+  return fail(errc::kSourceTreeMismatch, "commit " + source.commit + " has tree " + hex +
+                                             ", the manifest names tree " + source.tree);
+}
+
+Result<Commit> locate_commit(git_repository* repo, const protocol::SourceSpec& source,
+                             const std::optional<fs::path>& pack) {
+  auto commit = pack ? commit_from_pack(repo, source, *pack) : find_commit(repo, source);
+  if (!commit) return commit;
+  TAKOSUMI_TRY(check_tree(commit->get(), source));
+  return commit;
+}
+
 Result<CheckedOutSource> checkout_locked(const fs::path& cache, const protocol::SourceSpec& source,
-                                         const fs::path& dest, const fs::path& module) {
+                                         const fs::path& dest, const fs::path& module,
+                                         const std::optional<fs::path>& pack) {
   auto repo = open_or_init_cache(cache);
   if (!repo) return std::unexpected(repo.error());
-  auto commit = find_commit(repo->get(), source);
+  auto commit = locate_commit(repo->get(), source, pack);
   if (!commit) return std::unexpected(commit.error());
   TAKOSUMI_TRY(write_tree(repo->get(), commit->get(), dest));
   CheckedOutSource out{dest, (dest / module).lexically_normal(), source.commit};
@@ -263,29 +331,96 @@ std::string redact_url(std::string_view url) {
   return std::string(url.substr(0, host_start)) + "***@" + std::string(url.substr(at + 1));
 }
 
+namespace {
+
+// The source's cache repository, open and locked: one checkout or pack per cache at a time, across
+// Runs and agents sharing the cache directory.
+struct LockedCache {
+  fs::path path;
+  FileLock lock;
+};
+
+Result<LockedCache> lock_cache(const fs::path& git_cache, const protocol::SourceSpec& source) {
+  if (!is_commit_id(source.commit))
+    return fail(errc::kManifestInvalid, "not a 40-hex commit id");
+  if (!source.tree.empty() && !is_commit_id(source.tree))
+    return fail(errc::kManifestInvalid, "tree \"" + source.tree + "\" is not a 40-hex tree id");
+  ensure_libgit2();
+  TAKOSUMI_TRY(ensure_directory(git_cache));
+  auto cache = cache_repository_path(git_cache, source.url);
+  auto lock = FileLock::acquire(fs::path(cache.string() + ".lock"));
+  if (!lock) return fail(errc::kSourceFetchFailed, lock.error().message);
+  return LockedCache{std::move(cache), std::move(*lock)};
+}
+
+std::string context_of(const protocol::SourceSpec& source) {
+  return "checkout " + redact_url(source.url) + " at " + source.commit;
+}
+
+}  // namespace
+
 Result<CheckedOutSource> checkout_source(const std::filesystem::path& git_cache,
                                          const protocol::SourceSpec& source,
-                                         const std::filesystem::path& dest) {
-  const std::string context = "checkout " + redact_url(source.url) + " at " + source.commit;
-  if (!is_commit_id(source.commit))
-    return fail(errc::kManifestInvalid, context + ": not a 40-hex commit id");
+                                         const std::filesystem::path& dest,
+                                         const std::optional<std::filesystem::path>& pack) {
+  const std::string context = context_of(source);
+  if (pack.has_value() == source.pack_sha256.empty())
+    return fail(errc::kManifestInvalid,
+                context + (pack ? ": a source pack was given but the manifest names none"
+                                : ": the manifest names a source pack that was not provided"));
   auto module = safe_module_path(source.module_path);
   if (!module) return std::unexpected(module.error().with_context(context));
-  ensure_libgit2();
-  if (auto made = ensure_directory(git_cache); !made)
-    return std::unexpected(made.error().with_context(context));
-  const auto cache = cache_repository_path(git_cache, source.url);
-  // One checkout per cache at a time, across Runs and agents sharing the cache directory.
-  auto lock = FileLock::acquire(fs::path(cache.string() + ".lock"));
-  if (!lock) return std::unexpected(Error{std::string(errc::kSourceFetchFailed), lock.error().message}
-                                        .with_context(context));
-  return with_context(checkout_locked(cache, source, dest, *module), context);
+  auto cache = lock_cache(git_cache, source);
+  if (!cache) return std::unexpected(cache.error().with_context(context));
+  return with_context(checkout_locked(cache->path, source, dest, *module, pack), context);
 }
 
 boost::asio::awaitable<Result<CheckedOutSource>> async_checkout_source(
     boost::asio::thread_pool& pool, std::filesystem::path git_cache, protocol::SourceSpec source,
-    std::filesystem::path dest) {
-  co_return co_await async_offload(pool.get_executor(), [&] { return checkout_source(git_cache, source, dest); });
+    std::filesystem::path dest, std::optional<std::filesystem::path> pack) {
+  co_return co_await async_offload(pool.get_executor(),
+                                   [&] { return checkout_source(git_cache, source, dest, pack); });
+}
+
+Result<std::string> pack_source(const std::filesystem::path& git_cache,
+                                const protocol::SourceSpec& source,
+                                const std::filesystem::path& pack_out) {
+  const std::string context = "pack " + redact_url(source.url) + " at " + source.commit;
+  auto cache = lock_cache(git_cache, source);
+  if (!cache) return std::unexpected(cache.error().with_context(context));
+  auto repo = open_or_init_cache(cache->path);
+  if (!repo) return std::unexpected(repo.error().with_context(context));
+  auto commit = find_commit(repo->get(), source);
+  if (!commit) return std::unexpected(commit.error().with_context(context));
+  git_packbuilder* raw = nullptr;
+  if (git_packbuilder_new(&raw, repo->get()) != 0)
+    return std::unexpected(libgit2_error(errc::kSourceFetchFailed, context));
+  std::unique_ptr<git_packbuilder, GitDeleter<git_packbuilder, git_packbuilder_free>> builder(raw);
+  // The commit with its whole tree; its parents stay out (the Run needs this one snapshot).
+  if (git_packbuilder_insert_commit(builder.get(), git_commit_id(commit->get())) != 0)
+    return std::unexpected(libgit2_error(errc::kSourceFetchFailed, context));
+  UniqueFd fd(::open(pack_out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd.valid()) return std::unexpected(errno_error("create", pack_out, errno));
+  struct Sink {
+    int fd;
+    const fs::path* path;
+    std::optional<Error> error;
+  } sink{fd.get(), &pack_out, std::nullopt};
+  const auto write = [](void* buf, size_t size, void* payload) -> int {
+    auto* s = static_cast<Sink*>(payload);
+    auto w = write_all(s->fd, std::span(static_cast<const std::byte*>(buf), size), *s->path);
+    if (w) return 0;
+    s->error = w.error();
+    return -1;
+  };
+  if (git_packbuilder_foreach(builder.get(), write, &sink) != 0) {
+    if (sink.error) return std::unexpected(sink.error->with_context(context));
+    return std::unexpected(libgit2_error(errc::kSourceFetchFailed, context));
+  }
+  TAKOSUMI_TRY(close_checked(std::move(fd), pack_out));
+  char hex[GIT_OID_HEXSZ + 1] = {};
+  git_oid_tostr(hex, sizeof hex, git_commit_tree_id(commit->get()));
+  return std::string(hex);
 }
 
 }  // namespace takosumi::runner

@@ -7,6 +7,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,14 +25,27 @@ struct CheckedOutSource {
 // Blocking. dest must not exist yet. Errors: manifest_invalid (commit id or modulePath malformed,
 // modulePath absent from the commit), source_fetch_failed (cache or fetch failure, unsafe tree
 // entry), source_commit_missing (commit not in the repository even after a fetch).
+//
+// With a pack (an offline Run bundle's source: source.pack_sha256 set), nothing is fetched: the
+// pack file must have that sha256, libgit2 indexes it into the cache (checking every object
+// against its id) and the commit must then be there; source_tree_mismatch when source.tree is set
+// and the commit's tree is another. Without a pack, source.pack_sha256 must be empty.
 Result<CheckedOutSource> checkout_source(const std::filesystem::path& git_cache,
                                          const protocol::SourceSpec& source,
-                                         const std::filesystem::path& dest);
+                                         const std::filesystem::path& dest,
+                                         const std::optional<std::filesystem::path>& pack = {});
 
 // checkout_source on the pool; resumes on the caller's executor.
 boost::asio::awaitable<Result<CheckedOutSource>> async_checkout_source(
     boost::asio::thread_pool& pool, std::filesystem::path git_cache, protocol::SourceSpec source,
-    std::filesystem::path dest);
+    std::filesystem::path dest, std::optional<std::filesystem::path> pack = {});
+
+// The commit of `source` as an offline Run bundle carries it: fetched into the cache as a checkout
+// would, then its commit, tree and blobs (not its history) written to `pack_out` as a Git pack
+// file. Returns the commit's tree id (40 hex). Errors as checkout_source's.
+Result<std::string> pack_source(const std::filesystem::path& git_cache,
+                                const protocol::SourceSpec& source,
+                                const std::filesystem::path& pack_out);
 
 // <git_cache>/<first 16 hex of sha256(url)>.git
 std::filesystem::path cache_repository_path(const std::filesystem::path& git_cache,

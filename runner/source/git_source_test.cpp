@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "crypto/sha256.hpp"
 #include "tests/support/run_to_end.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
@@ -142,6 +143,79 @@ TEST_F(GitSourceTest, AsyncCheckoutRunsOnThePool) {
                                                          tmp_.path() / "async"));
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(slurp(r->module_dir / "main.tf"), "v1");
+}
+
+// An offline bundle's source: packed on the connected side, checked out on a site whose cache has
+// never seen the repository and whose origin is gone (nothing is fetched).
+TEST_F(GitSourceTest, APackedCommitChecksOutWithoutTheRepository) {
+  repo_.commit({{"main.tf", "v1"}, {"old.tf", "o"}});
+  const auto id = repo_.commit({{"main.tf", "v2"}, {"infra/x.tf", "x"}});
+  const auto pack = tmp_.path() / "source.pack";
+  auto tree = pack_source(tmp_.path() / "connected-cache", spec(id), pack);
+  ASSERT_TRUE(tree) << tree.error().to_string();
+  fs::remove_all(tmp_.path() / "origin");
+  auto source = spec(id, "infra");
+  source.tree = *tree;
+  source.pack_sha256 = *crypto::sha256_file_hex(pack);
+  auto r = checkout_source(tmp_.path() / "site-cache", source, tmp_.path() / "site", pack);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(slurp(r->module_dir / "x.tf"), "x");
+  EXPECT_EQ(slurp(r->root / "main.tf"), "v2");
+  EXPECT_FALSE(fs::exists(r->root / "old.tf"));
+}
+
+TEST_F(GitSourceTest, APackThatIsNotTheManifestsSourceIsRefused) {
+  const auto first = repo_.commit({{"main.tf", "v1"}});
+  const auto second = repo_.commit({{"main.tf", "v2"}});
+  const auto pack = tmp_.path() / "source.pack";
+  auto tree = pack_source(tmp_.path() / "connected-cache", spec(second), pack);
+  ASSERT_TRUE(tree) << tree.error().to_string();
+  const auto digest = *crypto::sha256_file_hex(pack);
+  int n = 0;
+  const auto site = [&](protocol::SourceSpec s) {
+    const auto i = std::to_string(n++);
+    return checkout_source(tmp_.path() / ("site-cache" + i), s, tmp_.path() / ("site" + i), pack);
+  };
+  // The pack holds another commit than the one signed.
+  auto other = spec(first);
+  other.pack_sha256 = digest;
+  auto r = site(other);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "source_tree_mismatch");
+  // The commit is there but the manifest recorded another tree.
+  auto wrong_tree = spec(second);
+  wrong_tree.pack_sha256 = digest;
+  wrong_tree.tree = std::string(40, 'a');
+  r = site(wrong_tree);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "source_tree_mismatch");
+  EXPECT_NE(r.error().message.find(*tree), std::string::npos);
+  // A byte of the pack changed: its digest no longer matches, and with the digest forged to match
+  // it libgit2's own check of the objects refuses it.
+  {
+    std::fstream f(pack, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(pack) / 2));
+    char c = 0;
+    f.seekg(f.tellp());
+    f.get(c);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(pack) / 2));
+    f.put(static_cast<char>(c ^ 0x20));
+  }
+  auto flipped = spec(second);
+  flipped.tree = *tree;
+  flipped.pack_sha256 = digest;
+  r = site(flipped);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "source_tree_mismatch");
+  flipped.pack_sha256 = *crypto::sha256_file_hex(pack);
+  r = site(flipped);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "source_tree_mismatch");
+  // A pack the manifest does not name, or a named one not given.
+  EXPECT_EQ(checkout_source(tmp_.path() / "c9", spec(second), tmp_.path() / "s9", pack).error().code,
+            "manifest_invalid");
+  EXPECT_EQ(checkout_source(tmp_.path() / "c10", flipped, tmp_.path() / "s10").error().code,
+            "manifest_invalid");
 }
 
 TEST(RedactUrl, HidesCredentials) {
