@@ -54,6 +54,12 @@ inline constexpr std::string_view kDependencyCycle = "dependency_cycle";
 // given key's over its exact bytes.
 inline constexpr std::string_view kBackupInvalid = "backup_invalid";
 inline constexpr std::string_view kBackupSignatureInvalid = "backup_signature_invalid";
+// 400: a file that should be an offline Run bundle or result (docs/air-gapped.md) is not one: bad
+// framing, a member whose size or digest differs from its index, an unknown member.
+inline constexpr std::string_view kBundleInvalid = "bundle_invalid";
+// 400: a result bundle whose signature is not its agent's, or that names an agent this control
+// plane has not registered offline.
+inline constexpr std::string_view kBundleSignatureInvalid = "bundle_signature_invalid";
 
 // Agent registration (docs/protocol.md "Register")
 // 401: the challenge is unknown, already used, expired or fetched with another pool token.
