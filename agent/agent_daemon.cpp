@@ -8,6 +8,7 @@
 
 #include "agent/retry.hpp"
 #include "agent/run_session.hpp"
+#include "agent/runner_settings.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "common/version.hpp"
@@ -318,37 +319,9 @@ asio::awaitable<void> AgentDaemon::async_presence_loop() {
 }
 
 runner::RunnerSettings AgentDaemon::runner_settings() const {
-  runner::RunnerSettings settings;
-  settings.tofu_binary = config_.tofu_binary;
-  settings.provider_mirror = config_.provider_mirror;
-  settings.provider_pins = config_.provider_pins;
+  runner::RunnerSettings settings = make_runner_settings(config_, sandbox_);
   settings.package_hashes = package_hashes_;
-  settings.work_root = config_.work_dir;
-  settings.git_cache = config_.state_dir / "git-cache";
-  if (!config_.supervisor_disabled) settings.supervisor = config_.supervisor;
-  settings.kill_grace = config_.interrupt_grace;
-  settings.tofu_timeout = config_.tofu_timeout;
-  settings.data_loss_patterns = config_.data_loss_patterns;
-  const auto& sandbox = config_.sandbox;
-  if (sandbox.enabled) {
-    settings.sandbox = runner::SandboxOptions{sandbox.bubblewrap, sandbox.network, {},
-                                              sandbox.writable_paths};
-    settings.sandbox->tmp_bytes = config_.limits.tmp_mib << 20;
-    settings.exec_control = runner::ExecControl{sandbox.confine, sandbox.exec_control_required,
-                                                sandbox_.landlock, sandbox.exec_allow,
-                                                sandbox.tcp_connect_ports};
-  }
-  if (config_.limits.memory_mib > 0)
-    settings.limits.address_space_bytes = config_.limits.memory_mib << 20;
-  if (config_.limits.cpu_seconds > 0) settings.limits.cpu_seconds = config_.limits.cpu_seconds;
-  settings.max_processes = config_.limits.max_processes;
-  settings.pids_cgroups = sandbox_.cgroups;
-  settings.policy = config_.policy;
-  settings.max_log_bytes = config_.limits.max_log_bytes;
-  settings.max_plan_json_bytes = config_.limits.max_plan_json_bytes;
-  settings.max_state_bytes = config_.limits.max_state_bytes;
   settings.tofu_versions = tofu_versions_;
-  settings.hooks = config_.hooks;
   return settings;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/secret_bytes.hpp"
+#include "agent/run_channel.hpp"
 #include "net/http_transport.hpp"
 #include "protocol/registration_request.hpp"
 #include "protocol/run_report.hpp"
@@ -23,18 +24,6 @@ namespace takosumi::agent {
 using net::HttpRequest;
 using net::HttpResponse;
 using net::HttpTransport;
-
-struct ClaimedJob {
-  std::string run_id;
-  std::string lease_token;
-  std::int64_t lease_expires_at = 0;
-  protocol::SignedManifest manifest;
-};
-
-struct HeartbeatAnswer {
-  std::int64_t lease_expires_at = 0;
-  bool cancel_requested = false;
-};
 
 // The answer to the agent's own heartbeat: a new credential when the control plane rotated it
 // (it is already in use by the client), and until when the one in use is valid.
@@ -52,7 +41,7 @@ bool is_tls_failure(const Error& e);
 // Coroutine parameters are taken by value: a reference to a temporary would dangle once the
 // caller's full-expression ends while the returned awaitable is still pending. The two reference
 // parameters (reg, pool_token) must outlive the awaited call.
-class ControlClient {
+class ControlClient final : public RunChannel {
  public:
   explicit ControlClient(HttpTransport& transport) : transport_(transport) {}
 
@@ -75,28 +64,22 @@ class ControlClient {
   boost::asio::awaitable<Result<std::vector<ClaimedJob>>> async_claim(std::int64_t free_slots,
                                                                       std::int64_t wait_seconds);
   boost::asio::awaitable<Result<HeartbeatAnswer>> async_heartbeat(std::string run_id,
-                                                                  std::string lease);
-  // Tells the control plane `tofu apply` is about to start (POST …/phase): from then on it never
-  // gives the Run to another agent. Returns whether a cancel was requested meanwhile; lease_lost
-  // when this agent's lease is no longer current.
+                                                                  std::string lease) override;
   boost::asio::awaitable<Result<bool>> async_start_apply(std::string run_id, std::string lease,
-                                                         std::int64_t attempt);
+                                                         std::int64_t attempt) override;
   boost::asio::awaitable<Status> async_download(std::string run_id, std::string kind,
                                                 std::string lease,
-                                                std::filesystem::path to);
+                                                std::filesystem::path to) override;
   boost::asio::awaitable<Status> async_upload(std::string run_id, std::string kind,
-                                              std::string lease,
-                                              std::filesystem::path from,
-                                              std::string sha256);
-  boost::asio::awaitable<Status> async_append_log(std::string run_id,
-                                                  std::string lease, std::int64_t seq,
-                                                  std::string text);
-  // The run report, serialised (protocol::to_json), in the body: up to kMaxInlineReportBytes.
-  boost::asio::awaitable<Status> async_complete(std::string run_id, std::string report);
-  // A larger report (up to protocol::kMaxRunReportBytes), streamed as the body of PUT
-  // .../report with the lease in a header; the control plane treats it as async_complete does.
+                                              std::string lease, std::filesystem::path from,
+                                              std::string sha256) override;
+  boost::asio::awaitable<Status> async_append_log(std::string run_id, std::string lease,
+                                                  std::int64_t seq, std::string text) override;
+  // The report in the JSON body of POST .../complete.
+  boost::asio::awaitable<Status> async_complete(std::string run_id, std::string report) override;
+  // Streamed as the body of PUT .../report with the lease in a header.
   boost::asio::awaitable<Status> async_put_report(std::string run_id, std::string lease,
-                                                  std::string report);
+                                                  std::string report) override;
 
  private:
   boost::asio::awaitable<Result<HttpResponse>> async_call(HttpRequest req);

@@ -10,7 +10,7 @@
 namespace takosumi::agent {
 namespace asio = boost::asio;
 
-LogStreamer::LogStreamer(asio::any_io_executor ex, ControlClient& client, std::string run_id,
+LogStreamer::LogStreamer(asio::any_io_executor ex, RunChannel& client, std::string run_id,
                          std::string lease)
     : client_(client), run_id_(std::move(run_id)), lease_(std::move(lease)), wake_(ex) {}
 

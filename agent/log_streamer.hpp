@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "agent/control_client.hpp"
+#include "agent/run_channel.hpp"
 
 namespace takosumi::agent {
 
@@ -25,7 +25,7 @@ struct LogTail {
 
 class LogStreamer {
  public:
-  LogStreamer(boost::asio::any_io_executor ex, ControlClient& client, std::string run_id,
+  LogStreamer(boost::asio::any_io_executor ex, RunChannel& client, std::string run_id,
               std::string lease);
   // Appends one line (a newline is added). Called on the io thread.
   void append(std::string_view line);
@@ -40,7 +40,7 @@ class LogStreamer {
   static constexpr std::size_t kChunkBytes = 32 * 1024;
   static constexpr std::size_t kMaxBuffered = 4 * 1024 * 1024;
 
-  ControlClient& client_;
+  RunChannel& client_;
   std::string run_id_;
   std::string lease_;
   std::string buffer_;

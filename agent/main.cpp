@@ -18,6 +18,7 @@
 #include "agent/agent_daemon.hpp"
 #include "agent/bubblewrap_check.hpp"
 #include "agent/json_log_formatter.hpp"
+#include "agent/offline_run.hpp"
 #include "agent/recover_command.hpp"
 #include "agent/redacting_sink.hpp"
 #include "common/error_codes.hpp"
@@ -37,6 +38,8 @@ constexpr const char* kUsage =
     "usage: takosumi-agent --config <agent.yaml> [--once | --check-config | --print-public-key]\n"
     "       takosumi-agent --config <agent.yaml> recover [--push | --discard RUN_ID]\n"
     "       takosumi-agent mirror verify <mirror dir> --pins <lock file>\n"
+    "       takosumi-agent --config <agent.yaml> keys export\n"
+    "       takosumi-agent --config <agent.yaml> run-bundle execute <bundle> --out <result>\n"
     "  --config FILE     agent configuration (docs/configuration.md)\n"
     "  --once            take one Run, deliver it, deregister and exit (as ephemeral: true)\n"
     "  --check-config    load and validate the configuration and keys, then exit\n"
@@ -47,6 +50,10 @@ constexpr const char* kUsage =
     "                    in the format of OpenTofu's lock files (docs/air-gapped.md)\n"
     "    --push          deliver them now, also those held for the operator (agent stopped)\n"
     "    --discard ID    forget one Run's journal entry and spool (agent stopped)\n"
+    "  keys export       print this agent's public keys and offline id (JSON) for\n"
+    "                    POST /api/v1/agents/offline on the connected side (docs/air-gapped.md)\n"
+    "  run-bundle execute  run an offline Run bundle without any network and write the signed\n"
+    "                    result bundle to --out (docs/air-gapped.md)\n"
     "signals: TERM, INT or QUIT stop claiming and let running Runs finish; a second one cancels\n"
     "  them, a third exits at once (the next start delivers what is left); HUP reloads the\n"
     "  configuration\n"
@@ -61,6 +68,9 @@ struct Args {
   bool recover = false;
   bool push = false;
   std::string discard;
+  bool keys_export = false;
+  std::string bundle;  // run-bundle execute
+  std::string result;  // its --out
 };
 
 bool parse_args(int argc, char** argv, Args& args) {
@@ -74,6 +84,14 @@ bool parse_args(int argc, char** argv, Args& args) {
       args.once = true;
     } else if (a == "--print-public-key") {
       args.print_public_key = true;
+    } else if (a == "keys" && i + 1 < argc && std::string_view(argv[i + 1]) == "export") {
+      args.keys_export = true;
+      ++i;
+    } else if (a == "run-bundle" && i + 2 < argc && std::string_view(argv[i + 1]) == "execute") {
+      args.bundle = argv[i + 2];
+      i += 2;
+    } else if (a == "--out" && !args.bundle.empty() && i + 1 < argc) {
+      args.result = argv[++i];
     } else if (a == "recover") {
       args.recover = true;
     } else if (a == "--push" && args.recover) {
@@ -87,8 +105,9 @@ bool parse_args(int argc, char** argv, Args& args) {
       return false;
     }
   }
-  const int modes =
-      int(args.check_only) + int(args.print_public_key) + int(args.recover) + int(args.once);
+  const int modes = int(args.check_only) + int(args.print_public_key) + int(args.recover) +
+                    int(args.once) + int(args.keys_export) + int(!args.bundle.empty());
+  if (!args.bundle.empty() && args.result.empty()) return false;
   return !args.config.empty() && !(args.push && !args.discard.empty()) && modes <= 1;
 }
 
@@ -294,7 +313,20 @@ int main(int argc, char** argv) {
     spdlog::error("{}", keys.error().to_string());
     return 2;
   }
-  auto transport = make_transport(*config);
+  if (args.keys_export) {
+    std::cout << takosumi::agent::offline_keys_json(*config, *keys) << "\n";
+    return 0;
+  }
+  const bool offline = !args.bundle.empty();
+  if (!offline && !args.check_only && config->control_urls.empty()) {
+    spdlog::error("controlPlane.url is not set: this agent is offline and only runs "
+                  "`run-bundle execute` (docs/air-gapped.md)");
+    return 2;
+  }
+  // An offline agent has no control plane to build a transport for.
+  auto transport = config->control_urls.empty()
+                       ? takosumi::Result<std::unique_ptr<takosumi::net::HttpTransport>>(nullptr)
+                       : make_transport(*config);
   if (!transport) {
     spdlog::error("{}", transport.error().to_string());
     return 2;
@@ -324,8 +356,12 @@ int main(int argc, char** argv) {
     if (verified != 0) return 2;
   }
   if (args.check_only) {
-    std::cout << "configuration ok: agent " << config->name << ", control plane "
-              << config->control_url << "\n";
+    if (config->control_urls.empty())
+      std::cout << "configuration ok: offline agent " << config->name
+                << " (no control plane; it runs Run bundles)\n";
+    else
+      std::cout << "configuration ok: agent " << config->name << ", control plane "
+                << config->control_url << "\n";
     for (const auto& line : takosumi::agent::describe_sandbox(sandbox, *config))
       std::cout << line << "\n";
     return 0;
@@ -341,6 +377,13 @@ int main(int argc, char** argv) {
   if (!state_lock) {
     spdlog::error("{}", state_lock.error().to_string());
     return 2;
+  }
+  if (offline) {
+    // Unblocked before any child is started: tofu and its supervisor must not inherit the mask.
+    ::sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
+    takosumi::SystemClock clock;
+    return takosumi::agent::execute_run_bundle({*config, *keys, sandbox, clock}, args.bundle,
+                                               args.result);
   }
   boost::asio::io_context io;
   takosumi::SystemClock clock;

@@ -16,7 +16,7 @@ namespace {
 constexpr std::size_t kLogChunk = 32 * 1024;
 
 // Awaited directly by async_deliver, whose frame owns run_id and d.
-asio::awaitable<Status> async_send_log_tail(ControlClient& client, const std::string& run_id,
+asio::awaitable<Status> async_send_log_tail(RunChannel& client, const std::string& run_id,
                                             const Delivery& d) {
   std::int64_t seq = d.log_seq;
   for (std::size_t at = 0; at < d.log_tail.size(); ++seq) {
@@ -34,7 +34,7 @@ asio::awaitable<Status> async_send_log_tail(ControlClient& client, const std::st
 
 // The report as the JSON body of /complete or, past kMaxInlineReportBytes, streamed as the body
 // of PUT .../report. One larger than kMaxRunReportBytes never gets here: async_settle replaced it.
-asio::awaitable<Status> async_send_report(ControlClient& client, const std::string& run_id,
+asio::awaitable<Status> async_send_report(RunChannel& client, const std::string& run_id,
                                           const protocol::RunReport& report) {
   const std::string body = boost::json::serialize(protocol::to_json(report));
   if (body.size() <= protocol::kMaxInlineReportBytes)
@@ -45,7 +45,7 @@ asio::awaitable<Status> async_send_report(ControlClient& client, const std::stri
 
 }  // namespace
 
-asio::awaitable<Status> async_deliver(ControlClient& client, std::string run_id, Delivery d) {
+asio::awaitable<Status> async_deliver(RunChannel& client, std::string run_id, Delivery d) {
   if (auto logs = co_await async_send_log_tail(client, run_id, d); !logs)
     spdlog::warn("run {}: log tail not delivered: {}", run_id, logs.error().to_string());
   // The digests are the runner's, taken as it sealed each file (and checked by the control plane

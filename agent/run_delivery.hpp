@@ -21,7 +21,7 @@ namespace takosumi::agent {
 // .../report instead of the JSON body of /complete. A report the control plane refuses for its
 // size (payload_too_large) is replaced by protocol::result_too_large at once: the Run fails with
 // that code instead of being retried or left undeliverable.
-boost::asio::awaitable<Status> async_deliver(ControlClient& client, std::string run_id,
+boost::asio::awaitable<Status> async_deliver(RunChannel& client, std::string run_id,
                                              Delivery delivery);
 
 // Saves the delivery in the spool, journals the Run as `deliver`, delivers it and settles: once

@@ -1,10 +1,10 @@
 #pragma once
 // What both the agent's Run paths use, a live Run (run_session.hpp) and a Run a restarted agent
-// finishes (run_recovery.hpp): the control plane, the journal and spool on disk, the clock and the
+// finishes (run_recovery.hpp): the Run's channel (run_channel.hpp), the journal and spool on disk, the clock and the
 // pool for blocking work. References: the daemon owns them and outlives every Run.
 #include <boost/asio/thread_pool.hpp>
 
-#include "agent/control_client.hpp"
+#include "agent/run_channel.hpp"
 #include "agent/run_journal.hpp"
 #include "agent/run_spool.hpp"
 #include "common/clock.hpp"
@@ -12,7 +12,7 @@
 namespace takosumi::agent {
 
 struct RunServices {
-  ControlClient& client;
+  RunChannel& client;
   const RunJournal& journal;
   const RunSpool& spool;
   const Clock& clock;

@@ -99,6 +99,14 @@ asio::awaitable<Result<runner::RunInputs>> RunSession::async_prepare(const proto
     dek = std::move(*opened);
     co_return Status{};
   };
+  // An offline Run's source came in its bundle; checked against the manifest at checkout.
+  if (!m.source.pack_sha256.empty()) {
+    auto path = inbox_ / "source.pack";
+    auto s = co_await async_retry(
+        [&] { return ctx_.client.async_download(job_.run_id, "source", job_.lease_token, path); }, 8);
+    if (!s) co_return fail(errc::kArtifactTransferFailed, "the source pack: " + s.error().message);
+    in.source_pack = path;
+  }
   if (m.prior_state)
     TAKOSUMI_CO_TRY(co_await fetch(m.prior_state->sealed_dek, "priorState", "prior_state",
                                    in.prior_state_envelope, in.prior_state_dek));

@@ -56,13 +56,15 @@ Status load_control_plane(const YAML::Node& root, const std::filesystem::path& b
   c.control_urls = urls->empty() ? std::vector<std::string>{*url} : *urls;
   if (auto it = env.find("TAKOSUMI_DEPLOY_CONTROL_URL"); it != env.end() && !it->second.empty())
     c.control_urls = {it->second};
+  // No URL at all: an offline agent (docs/air-gapped.md), which only runs Run bundles.
+  if (c.control_urls == std::vector<std::string>{""}) c.control_urls.clear();
   for (const auto& u : c.control_urls)
     if (u.rfind("http://", 0) != 0 && u.rfind("https://", 0) != 0)
       return fail(errc::kConfigInvalid,
                   "controlPlane.url (or each of controlPlane.urls) must start with https:// or "
                   "http:// (or set TAKOSUMI_DEPLOY_CONTROL_URL)" +
                       (u.empty() ? std::string() : ": \"" + u + "\" does not"));
-  c.control_url = c.control_urls.front();
+  if (!c.control_urls.empty()) c.control_url = c.control_urls.front();
   if (key->empty())
     return fail(errc::kConfigInvalid,
                 "controlPlane.signingPublicKeyFile is required: the agent only runs manifests "
@@ -172,6 +174,9 @@ Result<AgentConfig> load_agent_config(const std::filesystem::path& file, const E
     TAKOSUMI_TRY(load_hooks(*root, c.hooks));
     TAKOSUMI_TRY(load_metrics(*root, "", c.metrics));
     c.policy.network = c.sandbox.network ? protocol::NetworkMode::full : protocol::NetworkMode::none;
+    // An offline agent never registers: it has no pool token unless one is given anyway.
+    if (c.control_urls.empty() && !(*root)["poolTokenFile"] && !env.contains("TAKOSUMI_POOL_TOKEN"))
+      return c;
     auto token = load_pool_token(*root, base, env);
     if (!token) return std::unexpected(token.error());
     c.pool_token = std::move(*token);

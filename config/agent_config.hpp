@@ -19,7 +19,9 @@
 namespace takosumi::config {
 
 struct AgentConfig {
-  std::string control_url;                      // https://host:port (http:// for loopback)
+  // https://host:port (http:// for loopback); empty for an offline agent, which has no control
+  // plane to reach and only runs Run bundles (docs/air-gapped.md).
+  std::string control_url;
   // controlPlane.urls (the replicas, in the order tried; failover) or just control_url.
   std::vector<std::string> control_urls;
   std::filesystem::path control_signing_key;    // pinned Ed25519 public key file of the control plane
