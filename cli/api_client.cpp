@@ -55,9 +55,43 @@ std::expected<boost::json::value, ApiError> ApiClient::call(const std::string& m
   req.method = method;
   req.target = target;
   req.body = body;
-  req.headers["Authorization"] = "Bearer " + std::string(settings_.token.reveal_as_string());
   req.response_limit = 64 << 20;
-  req.timeout = std::chrono::seconds(60);
+  return exchange(std::move(req));
+}
+
+std::expected<void, ApiError> ApiClient::post_for_file(const std::string& target,
+                                                       const boost::json::value& body,
+                                                       const std::filesystem::path& to) const {
+  net::HttpRequest req;
+  req.method = "POST";
+  req.target = target;
+  req.body = boost::json::serialize(body);
+  req.response_file = to;
+  // A bundle holds a state, a plan and a source: as much as an artifact upload may, three times.
+  req.response_limit = std::size_t{3} * (256u << 20) + (64u << 20);
+  req.timeout = std::chrono::seconds(600);
+  auto answer = exchange(std::move(req));
+  if (!answer) return std::unexpected(answer.error());
+  return {};
+}
+
+std::expected<boost::json::value, ApiError> ApiClient::post_file(const std::string& target,
+                                                                 const std::filesystem::path& from) const {
+  net::HttpRequest req;
+  req.method = "POST";
+  req.target = target;
+  req.body_file = from;
+  req.headers["Content-Type"] = "application/octet-stream";
+  req.response_limit = 1 << 20;
+  req.timeout = std::chrono::seconds(600);
+  return exchange(std::move(req));
+}
+
+std::expected<boost::json::value, ApiError> ApiClient::exchange(net::HttpRequest req) const {
+  const std::string method = req.method;
+  const std::string target = req.target;
+  req.headers["Authorization"] = "Bearer " + std::string(settings_.token.reveal_as_string());
+  if (req.timeout == net::HttpRequest{}.timeout) req.timeout = std::chrono::seconds(60);
   auto response = net::request_blocking(*transport_, std::move(req));
   if (!response) return std::unexpected(ApiError{response.error(), 0});
   boost::system::error_code ec;

@@ -4,6 +4,7 @@
 // answer becomes an ApiError with the control plane's stable code and message.
 #include <boost/json/value.hpp>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -12,6 +13,7 @@
 
 namespace takosumi::net {
 class BeastTransport;
+struct HttpRequest;
 }
 
 namespace takosumi::cli {
@@ -44,12 +46,20 @@ class ApiClient {
                                                    const boost::json::value& body) const;
   std::expected<boost::json::value, ApiError> put(const std::string& target,
                                                   const boost::json::value& body) const;
+  // POST with a JSON body whose 2xx answer is a file (an offline Run bundle), written to `to`.
+  std::expected<void, ApiError> post_for_file(const std::string& target,
+                                              const boost::json::value& body,
+                                              const std::filesystem::path& to) const;
+  // POST with a file as the body (a result bundle); the answer is JSON.
+  std::expected<boost::json::value, ApiError> post_file(const std::string& target,
+                                                        const std::filesystem::path& from) const;
 
  private:
   ApiClient(Settings settings, std::unique_ptr<net::BeastTransport> transport);
   std::expected<boost::json::value, ApiError> call(const std::string& method,
                                                    const std::string& target,
                                                    const std::string& body) const;
+  std::expected<boost::json::value, ApiError> exchange(net::HttpRequest req) const;
   Settings settings_;
   std::unique_ptr<net::BeastTransport> transport_;
 };

@@ -8,6 +8,7 @@
 #include "cli/run_watch.hpp"
 #include "cli/yaml_json.hpp"
 #include "common/error_codes.hpp"
+#include "protocol/offline_bundle.hpp"
 
 namespace takosumi::cli {
 namespace {
@@ -16,7 +17,8 @@ namespace json = boost::json;
 
 // Every option a subcommand binds, kept alive for the handlers by a shared_ptr.
 struct Options {
-  std::string name, id, file, workspace;
+  std::string name, id, file, workspace, agent, out, pool;
+  std::int64_t valid_for = 0;
   bool accept_data_loss = false;
   bool no_wait = false;
   bool follow = false;
@@ -368,6 +370,62 @@ void add_admin(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>
   });
 }
 
+// Offline Runs (docs/air-gapped.md): an offline agent from its exported keys, a Run out as a
+// bundle, its result back in.
+void add_offline(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>& chosen) {
+  auto* agents = app.get_subcommand("agents");
+  auto* reg = agents->add_subcommand(
+      "register-offline", "register an offline agent from `takosumi-agent keys export` (admin)");
+  reg->add_option("keys", o->file, "the exported keys (JSON; - for stdin)")->required();
+  reg->add_option("--pool", o->pool, "its offline pool")->required();
+  reg->callback([&chosen, o] {
+    chosen = [o](const Context& c) -> Exit {
+      auto body = read_yaml_as_json(o->file);
+      if (!body) return failed(body.error());
+      if (!body->is_object())
+        return failed(Error{std::string(errc::kInvalidArgument), o->file + ": must be a mapping"});
+      body->as_object()["pool"] = o->pool;
+      return show_object(c, c.api.post("/api/v1/agents/offline", *body), {"id", "name", "pool"});
+    };
+  });
+
+  auto* bundle = app.add_subcommand("run-bundle", "offline Runs: export a Run, import its result")
+                     ->require_subcommand(1);
+  auto* out = bundle->add_subcommand("export", "write a queued Run as an offline Run bundle");
+  out->add_option("run", o->id, "the Run")->required();
+  out->add_option("--agent", o->agent, "the offline agent that will run it")->required();
+  out->add_option("--out", o->out, "the bundle file to write")->required();
+  out->add_option("--valid-for", o->valid_for, "seconds the bundle is valid (default 7 days)")
+      ->check(CLI::Range(std::int64_t{600}, std::int64_t{90} * 86400));
+  out->callback([&chosen, o] {
+    chosen = [o](const Context& c) -> Exit {
+      json::object body{{"agentId", path_id(o->agent)}};
+      if (o->valid_for > 0) body["validForSeconds"] = o->valid_for;
+      auto written = c.api.post_for_file("/api/v1/runs/" + path_id(o->id) + "/bundle", body, o->out);
+      if (!written) return failed(written.error());
+      if (c.out.json())
+        c.out.print_json(json::object{{"runId", o->id}, {"agentId", o->agent}, {"bundle", o->out}});
+      else
+        std::cout << "run " << o->id << ": bundle for agent " << o->agent << " written to "
+                  << o->out << "\n";
+      return Exit::ok;
+    };
+  });
+  auto* in = bundle->add_subcommand("import", "record the result bundle an offline agent wrote");
+  in->add_option("result", o->file, "the result bundle")->required();
+  in->callback([&chosen, o] {
+    chosen = [o](const Context& c) -> Exit {
+      auto opened = protocol::open_bundle(o->file);
+      if (!opened) return failed(opened.error());
+      auto claim = protocol::peek_run_result(opened->index);
+      if (!claim) return failed(claim.error());
+      return show_object(c, c.api.post_file("/api/v1/runs/" + path_id(claim->run_id) + "/result",
+                                            o->file),
+                         {"runId", "imported", "status", "stateVersionId"});
+    };
+  });
+}
+
 }  // namespace
 
 void add_commands(CLI::App& app, std::optional<Handler>& chosen) {
@@ -377,6 +435,7 @@ void add_commands(CLI::App& app, std::optional<Handler>& chosen) {
   add_runs(app, options, chosen);
   add_state(app, options, chosen);
   add_admin(app, options, chosen);
+  add_offline(app, options, chosen);
 }
 
 }  // namespace takosumi::cli

@@ -101,16 +101,18 @@ std::string sign_run_result(const RunResultIndex& index, const crypto::SignKeyPa
   return to_text(sign_document(std::string(kRunResultFormat), 1, payload, key));
 }
 
-Result<std::string> run_result_agent(std::string_view text) {
+Result<RunResultClaim> peek_run_result(std::string_view text) {
   auto outer = parse_object(text, kMaxBundleIndexBytes);
   if (!outer) return std::unexpected(invalid("not a result bundle: " + outer.error().message));
   auto payload = get_string(*outer, "payload", kMaxBundleIndexBytes);
   if (!payload) return std::unexpected(invalid("not a result bundle: " + payload.error().message));
   auto inner = parse_object(*payload, kMaxBundleIndexBytes);
   if (!inner) return std::unexpected(invalid("not a result bundle: " + inner.error().message));
+  auto run = get_string(*inner, "runId", 128);
   auto agent = get_string(*inner, "agentId", 128);
-  if (!agent) return std::unexpected(invalid("not a result bundle: " + agent.error().message));
-  return agent;
+  if (const Error* e = first_error(run, agent))
+    return std::unexpected(invalid("not a result bundle: " + e->message));
+  return RunResultClaim{std::move(*run), std::move(*agent)};
 }
 
 Result<RunResultIndex> open_run_result(std::string_view text, const crypto::SignPublicKey& trusted) {

@@ -56,9 +56,13 @@ struct RunResultIndex {
 };
 // The signed document's text: the agent's signature over the whole index.
 std::string sign_run_result(const RunResultIndex& index, const crypto::SignKeyPair& key);
-// Who claims to have signed a result (its agent id), read without trusting it: the caller looks
-// that agent's key up and passes it to open_run_result. bundle_invalid when there is none.
-Result<std::string> run_result_agent(std::string_view text);
+// Whose result it says it is (its Run and agent), read without trusting it: the caller looks that
+// agent's key up and passes it to open_run_result. bundle_invalid when it says nothing.
+struct RunResultClaim {
+  std::string run_id;
+  std::string agent_id;
+};
+Result<RunResultClaim> peek_run_result(std::string_view text);
 // The index when `trusted` signed exactly this text. bundle_invalid or bundle_signature_invalid.
 Result<RunResultIndex> open_run_result(std::string_view text, const crypto::SignPublicKey& trusted);
 

@@ -1,4 +1,5 @@
 #include "controlplane/api/agent_api.hpp"
+#include "controlplane/runs/run_intake.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -393,13 +394,8 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_put_report(const HttpReques
 
 HttpResponse AgentApi::apply_report(const std::string& run_id, const Agent& agent,
                                     const protocol::RunReport& report) {
-  if (auto done = d_.queue.complete(run_id, agent, report); !done)
+  if (auto done = apply_run_report(d_.queue, d_.planner, d_.waiters, run_id, agent, report); !done)
     return error_response(done.error());
-  // A workspace plan may have consumers waiting for this Run; the completion stands either way,
-  // and the next completion in the Workspace advances it again.
-  if (auto advanced = d_.planner.advance_after(run_id); !advanced)
-    spdlog::warn("workspace plans after run {}: {}", run_id, advanced.error().to_string());
-  d_.waiters.notify();  // the Capsule may have queued Runs waiting for this one
   return json_response(200, json::object{{"acknowledged", true}});
 }
 

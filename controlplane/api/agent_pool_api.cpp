@@ -19,6 +19,7 @@ Result<json::object> pool_json(AgentPoolStore& pools, const AgentPool& p) {
   return json::object{{"name", p.name},
                       {"labels", json::array(p.labels.begin(), p.labels.end())},
                       {"workspaces", json::array(p.workspaces.begin(), p.workspaces.end())},
+                      {"offline", p.offline},
                       {"createdBy", p.created_by},
                       {"createdAt", p.created_at},
                       {"queuedRuns", load->queued},
@@ -28,13 +29,16 @@ Result<json::object> pool_json(AgentPoolStore& pools, const AgentPool& p) {
                       {"busySlots", load->busy_slots}};
 }
 
-// {"name": "<pool name>", "labels": [...], "workspaces": [...]}: a name as Workspaces have; labels
+// {"name": "<pool name>", "labels": [...], "workspaces": [...], "offline": false}: a name as
+// Workspaces have; offline: its agents take Runs only as offline Run bundles (docs/air-gapped.md); labels
 // every agent of the pool carries, none when absent; the Workspaces that may use it, required
 // (["*"]: all), so a pool set apart for some hosts is never every tenant's by omission.
 Result<AgentPool> parse_request(const std::string& text) {
   auto body = parse_object(text.empty() ? "{}" : text, kMaxJsonBody);
   if (!body) return std::unexpected(body.error());
-  TAKOSUMI_TRY(check_known_fields(*body, {"name", "labels", "workspaces"}));
+  TAKOSUMI_TRY(check_known_fields(*body, {"name", "labels", "workspaces", "offline"}));
+  auto offline = get_bool_or(*body, "offline", false);
+  if (!offline) return std::unexpected(offline.error());
   auto name = get_string(*body, "name", 63);
   if (!name) return std::unexpected(name.error());
   if (!is_valid_name(*name))
@@ -42,6 +46,7 @@ Result<AgentPool> parse_request(const std::string& text) {
                 "field \"name\" must be a pool name matching ^[a-z0-9][a-z0-9_-]{0,62}$, e.g. "
                 "\"gpu-eu\"");
   AgentPool pool{.name = std::move(*name)};
+  pool.offline = *offline;
   if (const auto* labels = body->if_contains("labels"); labels && !labels->is_null()) {
     auto parsed = agent_labels_from_json(*labels, "labels");
     if (!parsed) return std::unexpected(parsed.error());

@@ -2,6 +2,7 @@
 #include "common/error_codes.hpp"
 #include "controlplane/api/agent_api.hpp"
 #include "controlplane/runs/artifact_check.hpp"
+#include "controlplane/runs/run_intake.hpp"
 #include "common/offload.hpp"
 #include "protocol/failure_codes.hpp"
 
@@ -86,14 +87,8 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_upload(const HttpRequest& r
   if (!stored) co_return error_response(stored.error().with_context("artifact upload"));
   // Hashing took time: an agent revoked meanwhile records nothing.
   if (auto still = authenticate(req); !still) co_return error_response(still.error());
-  auto recorded = in_transaction(d_.db, [&]() -> Status {
-    auto fresh = d_.runs.record_artifact(run_id, kind, stored->sha256, stored->size);
-    if (!fresh || !*fresh) return fresh ? Status{} : std::unexpected(fresh.error());
-    return d_.audit.record(run_event(agent_actor(agent->id), "artifact.uploaded", *run,
-                                     {{"kind", kind}, {"sha256", stored->sha256},
-                                      {"size", stored->size}}));
-  });
-  if (!recorded) co_return error_response(recorded.error());
+  if (auto recorded = record_artifact(d_, *run, *agent, kind, *stored); !recorded)
+    co_return error_response(recorded.error());
   co_return json_response(200, boost::json::object{{"sha256", stored->sha256}});
 }
 

@@ -66,6 +66,10 @@ HttpResponse PoolTokenApi::create_pool_token(const HttpRequest& req) {
     if (!pool && pool.error().code == errc::kNotFound)
       return fail(errc::kInvalidArgument, "pool: " + pool.error().message);
     if (!pool) return std::unexpected(pool.error());
+    if (pool->offline)
+      return fail(errc::kInvalidArgument,
+                  "pool \"" + pool->name + "\" is offline: its agents never connect, so no pool "
+                  "token admits to it; register them with POST /api/v1/agents/offline");
     auto token = d_.pool_tokens.create(std::move(request->name), request->pool, actor(req));
     if (!token) return token;
     TAKOSUMI_TRY(d_.audit.record(pool_token_event(actor(req), "pool_token.created", token->token)));

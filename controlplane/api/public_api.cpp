@@ -18,6 +18,7 @@ void PublicApi::register_routes(Router& r) {
   agents_.register_routes(r, access);
   pool_tokens_.register_routes(r, access);
   pools_.register_routes(r, access);
+  offline_.register_routes(r, access);
 }
 
 }  // namespace takosumi::controlplane

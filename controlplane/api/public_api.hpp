@@ -16,6 +16,7 @@
 #include "controlplane/api/connection_api.hpp"
 #include "controlplane/api/dependency_api.hpp"
 #include "controlplane/api/public_resource.hpp"
+#include "controlplane/api/offline_api.hpp"
 #include "controlplane/api/output_share_api.hpp"
 #include "controlplane/api/public_access.hpp"
 #include "controlplane/api/run_api.hpp"
@@ -43,7 +44,8 @@ class PublicApi {
         activity_(deps),
         agents_(deps),
         pool_tokens_(deps),
-        pools_(deps) {}
+        pools_(deps),
+        offline_(deps) {}
   // Routes capture `this` and the resources: the PublicApi must outlive the router.
   void register_routes(Router& router);
 
@@ -63,6 +65,7 @@ class PublicApi {
   AgentAdminApi agents_;
   PoolTokenApi pool_tokens_;
   AgentPoolApi pools_;
+  OfflineApi offline_;
 };
 
 }  // namespace takosumi::controlplane

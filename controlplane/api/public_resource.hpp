@@ -7,6 +7,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/json/object.hpp>
 
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -18,6 +19,8 @@
 #include "controlplane/http/router.hpp"
 #include "controlplane/runs/claim_waiters.hpp"
 #include "controlplane/runs/git_ref_resolver.hpp"
+#include "controlplane/runs/manifest_builder.hpp"
+#include "controlplane/runs/run_queue.hpp"
 #include "controlplane/runs/workspace_planner.hpp"
 #include "controlplane/store/stores.hpp"
 
@@ -25,6 +28,9 @@ namespace takosumi::controlplane {
 
 struct PublicApiDeps : Stores {
   const GitRefResolver& git;
+  RunQueue& queue;
+  ManifestBuilder& manifests;
+  std::filesystem::path git_cache;  // <dataDir>/git-cache: sources packed for Run bundles
   boost::asio::thread_pool::executor_type pool;
   ClaimWaiters& waiters;
   WorkspacePlanner& planner;

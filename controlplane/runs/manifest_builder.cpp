@@ -167,7 +167,8 @@ Status ManifestBuilder::add_dependency_inputs(const Run& run, protocol::JobManif
 }
 
 Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
-                                                     const Agent& agent) {
+                                                     const Agent& agent,
+                                                     const OfflineSource* offline) {
   const Run& run = claimed.run;
   auto capsule = stores_.catalog.get_capsule(run.capsule_id);
   if (!capsule) return std::unexpected(capsule.error());
@@ -206,13 +207,19 @@ Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
   m.control_key_id = stores_.keys.key_id();
   m.issued_at = clock_.now_unix();
   m.expires_at = m.issued_at + ttl_seconds_;
+  if (offline) {
+    m.source.tree = offline->tree;
+    m.source.pack_sha256 = offline->pack_sha256;
+    m.expires_at = offline->expires_at;
+  }
   m.nonce = crypto::new_token();
   return m;
 }
 
 Result<protocol::SignedManifest> ManifestBuilder::build_signed(const ClaimedRun& claimed,
-                                                             const Agent& agent) {
-  auto m = build(claimed, agent);
+                                                             const Agent& agent,
+                                                             const OfflineSource* offline) {
+  auto m = build(claimed, agent, offline);
   if (!m) return std::unexpected(m.error());
   return protocol::sign_manifest(*m, stores_.keys.signing_key());
 }

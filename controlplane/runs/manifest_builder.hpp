@@ -19,13 +19,23 @@
 
 namespace takosumi::controlplane {
 
+// What an offline Run bundle's manifest adds (docs/air-gapped.md): the source as a pack the bundle
+// carries (its digest and the commit's tree id) and a validity of its own.
+struct OfflineSource {
+  std::string tree;
+  std::string pack_sha256;
+  std::int64_t expires_at = 0;
+};
+
 class ManifestBuilder {
  public:
   ManifestBuilder(const Stores& stores, const Clock& clock, std::int64_t ttl_seconds)
       : stores_(stores), clock_(clock), ttl_seconds_(ttl_seconds) {}
 
-  Result<protocol::JobManifest> build(const ClaimedRun& claimed, const Agent& agent);
-  Result<protocol::SignedManifest> build_signed(const ClaimedRun& claimed, const Agent& agent);
+  Result<protocol::JobManifest> build(const ClaimedRun& claimed, const Agent& agent,
+                                      const OfflineSource* offline = nullptr);
+  Result<protocol::SignedManifest> build_signed(const ClaimedRun& claimed, const Agent& agent,
+                                                const OfflineSource* offline = nullptr);
 
  private:
   Result<std::string> reseal(std::string_view sha256, std::string_view what,

@@ -128,7 +128,14 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
   auto candidate = next_candidate(now, agent);
   if (!candidate) return std::unexpected(candidate.error());
   if (!*candidate) return ClaimStep{true, std::nullopt};
-  const Run& run = **candidate;
+  return take_candidate(tx, **candidate, agent, build, LeaseTerms{lease_seconds_});
+}
+
+Result<RunQueue::ClaimStep> RunQueue::take_candidate(Transaction& tx, const Run& run,
+                                                     const Agent& agent,
+                                                     const ManifestFactory& build,
+                                                     LeaseTerms terms) {
+  const std::int64_t now = clock_.now_unix();
   // A running candidate is one whose lease expired (next_candidate), whatever follows (ended,
   // refused or handed out again).
   if (run.status == run_status::kRunning) ++lease_expiries_;
@@ -164,7 +171,7 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
     // could otherwise lease it in between, and this failure would overwrite that lease).
     Transaction lease(db_, WriterLock::claim);
     TAKOSUMI_TRY(lease.begun());
-    auto step = dispatch(run, agent, std::move(*prior), build);
+    auto step = dispatch(run, agent, std::move(*prior), build, terms);
     if (!step) return std::unexpected(step.error());
     if (!step->unbuildable) {
       TAKOSUMI_TRY(lease.commit());
@@ -189,14 +196,16 @@ Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const Manife
 // and fails the claim only: the Run stays as it was, for a later claim.
 Result<RunQueue::ClaimStep> RunQueue::dispatch(const Run& run, const Agent& agent,
                                                std::optional<StateVersion> prior,
-                                               const ManifestFactory& build) {
+                                               const ManifestFactory& build,
+                                               LeaseTerms terms) {
   if (run.status == run_status::kRunning)
     TAKOSUMI_TRY(audit_.record(run_event(kControlPlaneActor, "run.lease_expired", run,
                                          {{"attempt", run.attempt},
                                           {"agentId", run.agent_id.value_or("")}})));
   const std::int64_t now = clock_.now_unix();
   const std::string token = crypto::new_token();
-  const std::int64_t expires = now + lease_seconds_;
+  const std::int64_t expires = now + terms.seconds;
+  const bool announced = terms.apply_announced && run.type == protocol::RunType::apply;
   std::optional<std::string> prior_id;
   std::int64_t prior_generation = 0;
   if (prior) {
@@ -206,8 +215,11 @@ Result<RunQueue::ClaimStep> RunQueue::dispatch(const Run& run, const Agent& agen
   TAKOSUMI_TRY(db_.run(
       "UPDATE runs SET status = 'running', attempt = attempt + 1, agent_id = ?,"
       " lease_token_sha256 = ?, lease_expires_at = ?, started_at = COALESCE(started_at, ?),"
-      " prior_state_version_id = ?, prior_generation = ? WHERE id = ?",
-      agent.id, crypto::token_sha256(token), expires, now, prior_id, prior_generation, run.id));
+      " prior_state_version_id = ?, prior_generation = ?,"
+      " apply_started_attempt = CASE WHEN ? = 1 THEN attempt + 1 ELSE apply_started_attempt END"
+      " WHERE id = ?",
+      agent.id, crypto::token_sha256(token), expires, now, prior_id, prior_generation,
+      std::int64_t{announced ? 1 : 0}, run.id));
   auto updated = runs_.get_run(run.id);
   if (!updated) return std::unexpected(updated.error());
   ClaimedRun claimed{std::move(*updated), token, expires, std::move(prior)};
@@ -220,7 +232,70 @@ Result<RunQueue::ClaimStep> RunQueue::dispatch(const Run& run, const Agent& agen
   }
   TAKOSUMI_TRY(audit_.record(run_event(agent_actor(agent.id), "run.claimed", claimed.run,
                                        {{"agentId", agent.id}, {"attempt", claimed.run.attempt}})));
+  if (announced)
+    TAKOSUMI_TRY(audit_.record(run_event(agent_actor(agent.id), "run.apply_started", claimed.run,
+                                         {{"agentId", agent.id},
+                                          {"attempt", claimed.run.attempt}})));
   return ClaimStep{false, Job{std::move(claimed), std::move(*manifest)}};
+}
+
+Result<Job> RunQueue::claim_for_export(std::string_view run_id, const Agent& agent,
+                                       std::int64_t lease_seconds, const ManifestFactory& build) {
+  Transaction tx(db_);
+  TAKOSUMI_TRY(tx.begun());
+  auto run = runs_.get_run(run_id);
+  if (!run) return std::unexpected(run.error());
+  const std::int64_t now = clock_.now_unix();
+  if (run->status == run_status::kRunning && run->lease_expires_at && *run->lease_expires_at > now)
+    return fail(errc::kConflict,
+                "run " + run->id + " is leased to agent " + run->agent_id.value_or("?") + " until " +
+                    std::to_string(*run->lease_expires_at) + " (attempt " +
+                    std::to_string(run->attempt) + "); import its result, or cancel the Run");
+  if (run->status != run_status::kQueued && run->status != run_status::kRunning)
+    return fail(errc::kConflict, "run " + run->id + " is " + run->status + ": only a queued Run is "
+                                 "exported");
+  if (run->apply_started() && !run->cancel_requested)
+    return fail(errc::kConflict, "run " + run->id + " is an apply that was exported (attempt " +
+                                     std::to_string(run->attempt) + ") and never reported; import "
+                                     "its result, or cancel it");
+  // The Run must be one this agent could claim (its pool, labels, a Capsule nobody holds) and the
+  // oldest waiting Run of its Capsule, as claims take them.
+  const std::string instr = db_.driver() == StoreDriver::sqlite ? "instr" : "takosumi_instr";
+  auto eligible = first_run(db_.query(
+      "SELECT " + std::string(kRunSelect) + " WHERE" + std::string(kWaitingForAgent) + " AND" +
+          std::string(kCapsuleFree) + " AND c.agent_pool = ?2 AND" + std::string(kPoolUsable) +
+          " AND NOT EXISTS (SELECT 1 FROM capsule_agent_labels l WHERE l.capsule_id = c.id"
+          "   AND " + instr + "(?3, ',' || l.label || ',') = 0) AND r.id = ?4",
+      now, agent.pool, agent_label_list(agent.labels), run->id));
+  if (!eligible) return std::unexpected(eligible.error());
+  if (!*eligible)
+    return fail(errc::kConflict, "run " + run->id + " cannot go to agent " + agent.id +
+                                     ": its Capsule is held by another Run, or the Capsule's pool "
+                                     "or labels are not the agent's");
+  auto older = db_.query("SELECT r.id FROM runs r WHERE r.capsule_id = ?2 AND r.rowid < (SELECT"
+                         " rowid FROM runs WHERE id = ?3) AND" + std::string(kWaitingForAgent) +
+                         " ORDER BY r.rowid LIMIT 1",
+                         now, run->capsule_id, run->id);
+  if (!older) return std::unexpected(older.error());
+  auto older_row = older->step();
+  if (!older_row) return std::unexpected(older_row.error());
+  if (*older_row)
+    return fail(errc::kConflict, "run " + older->text(0) + " of the same Capsule waits before run " +
+                                     run->id + ": export (or cancel) that one first");
+  // The site cannot announce its apply: the export is the announcement. The Run is never given
+  // to another agent from here on (Run::stranded once the bundle expires), so an apply is never
+  // run twice.
+  auto step = take_candidate(tx, **eligible, agent, build, LeaseTerms{lease_seconds, true});
+  if (!step) return std::unexpected(step.error());
+  if (!step->job) {
+    // The Run ended instead (a refused Connection, a broken pin, a manifest that cannot be built).
+    auto ended = runs_.get_run(run->id);
+    if (!ended) return std::unexpected(ended.error());
+    return fail(ended->failure_code.value_or(std::string(errc::kConflict)),
+                "run " + run->id + " ended instead of being exported: " +
+                    ended->failure_message.value_or(ended->status));
+  }
+  return std::move(*step->job);  // take_candidate committed
 }
 
 Result<bool> RunQueue::refuse_for_connections(const Run& run, const Agent& agent) {

@@ -79,6 +79,12 @@ class RunQueue {
   // except stranded applies (a cancelled one ends as cancelled instead). At most one Run per
   // Capsule holds a live lease at a time, and a stranded apply holds its Capsule as a lease does.
   Result<std::vector<Job>> claim(const Agent& agent, int max_jobs, const ManifestFactory& build);
+  // An offline Run bundle's claim (docs/air-gapped.md): this Run, for this offline agent, leased
+  // for lease_seconds (the bundle's validity). The Run must be one a claim by the agent could
+  // take and the oldest waiting Run of its Capsule; conflict otherwise, naming why. An apply is
+  // marked started at once (the site cannot announce it), so it is never exported twice.
+  Result<Job> claim_for_export(std::string_view run_id, const Agent& agent,
+                               std::int64_t lease_seconds, const ManifestFactory& build);
   Result<LeaseRenewal> heartbeat(std::string_view run_id, const Agent& agent,
                                  std::string_view lease_token);
   // The Run, when agent holds its current lease (expired but not yet re-claimed still counts).
@@ -115,6 +121,10 @@ class RunQueue {
   std::int64_t lease_expiries() const { return lease_expiries_.load(); }
 
  private:
+  struct LeaseTerms {
+    std::int64_t seconds = 0;
+    bool apply_announced = false;  // an apply's lease starts as announced (offline bundles)
+  };
   struct ClaimStep {
     bool exhausted = false;
     std::optional<Job> job;
@@ -128,7 +138,11 @@ class RunQueue {
   // Fails the Run (run.refused) when its Capsule has a revoked or expired Connection.
   Result<bool> refuse_for_connections(const Run& run, const Agent& agent);
   Result<ClaimStep> dispatch(const Run& run, const Agent& agent, std::optional<StateVersion> prior,
-                             const ManifestFactory& build);
+                             const ManifestFactory& build, LeaseTerms terms);
+  // What a claim does with the candidate it found, inside its transaction tx (committed when it
+  // returns): ends it, refuses it, or leases it on `terms` and builds its manifest.
+  Result<ClaimStep> take_candidate(Transaction& tx, const Run& run, const Agent& agent,
+                                   const ManifestFactory& build, LeaseTerms terms);
   // run_leases.cpp
   Result<LeaseRenewal> start_apply_in_transaction(std::string_view run_id, const Agent& agent,
                                                   std::string_view lease_token,

@@ -14,7 +14,8 @@ namespace takosumi::controlplane {
 namespace {
 
 constexpr std::size_t kMaxLabels = 32;
-constexpr std::string_view kSelect = "SELECT name, labels, created_by, created_at FROM agent_pools";
+constexpr std::string_view kSelect =
+    "SELECT name, labels, created_by, created_at, offline FROM agent_pools";
 
 bool is_label_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
@@ -24,7 +25,7 @@ bool is_label_char(char c) {
 AgentPool pool_from_row(const Statement& s) {
   AgentPool p;
   std::string labels;
-  ColumnReader(s) >> p.name >> labels >> p.created_by >> p.created_at;
+  ColumnReader(s) >> p.name >> labels >> p.created_by >> p.created_at >> p.offline;
   p.labels = agent_labels_from_text(labels);
   return p;
 }
@@ -126,10 +127,10 @@ Status AgentPoolStore::write_workspaces(const AgentPool& pool) {
 Result<AgentPool> AgentPoolStore::create(AgentPool pool) {
   pool.created_at = clock_.now_unix();
   return in_transaction(db_, [&]() -> Result<AgentPool> {
-    auto made = db_.run("INSERT INTO agent_pools (name, labels, created_by, created_at)"
-                        " VALUES (?, ?, ?, ?)",
+    auto made = db_.run("INSERT INTO agent_pools (name, labels, created_by, created_at, offline)"
+                        " VALUES (?, ?, ?, ?, ?)",
                         pool.name, agent_labels_text(pool.labels), pool.created_by,
-                        pool.created_at);
+                        pool.created_at, pool.offline);
     if (!made && made.error().code == errc::kConflict)
       return fail(errc::kConflict, "agent pool \"" + pool.name + "\" already exists");
     if (!made) return std::unexpected(made.error());

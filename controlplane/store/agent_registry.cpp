@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error_codes.hpp"
+#include "protocol/offline_bundle.hpp"
 #include "controlplane/store/agent_pool_store.hpp"
 #include "crypto/random_ids.hpp"
 #include "common/json_fields.hpp"
@@ -41,6 +42,10 @@ Result<AgentCredential> AgentRegistry::register_agent(const AgentRegistration& r
                                                      const RegistrationContext& context) {
   auto named = agents_named(reg.name);
   if (!named) return std::unexpected(named.error().with_context("register agent"));
+  if (auto offline = std::ranges::find_if(*named, &NamedAgent::offline); offline != named->end())
+    return fail(errc::kConflict, "agent \"" + reg.name + "\" (" + offline->id +
+                                     ") is an offline agent: it takes Runs only as offline Run "
+                                     "bundles and never registers over the network");
   if (named->empty()) {
     TAKOSUMI_TRY(check_not_revoked_elsewhere(reg, context));
     return insert(reg, context);
@@ -75,6 +80,72 @@ Result<AgentCredential> AgentRegistry::register_agent(const AgentRegistration& r
   return std::unexpected(key_mismatch(reg.name, named->front().id, reg.sign_public_key));
 }
 
+Result<Agent> AgentRegistry::register_offline(const AgentRegistration& reg, std::string_view pool) {
+  const std::string id = protocol::offline_agent_id(reg.sign_public_key);
+  return in_transaction(db_, [&]() -> Result<Agent> {
+    auto named = agents_named(reg.name);
+    if (!named) return std::unexpected(named.error());
+    for (const auto& agent : *named)
+      if (agent.id != id || !agent.offline)
+        return fail(errc::kConflict, "the name \"" + reg.name + "\" belongs to agent " + agent.id +
+                                         "; give the offline agent a name of its own");
+    auto existing = get(id);
+    if (existing && existing->pool != pool)
+      return fail(errc::kConflict, "agent " + id + " is registered offline in pool \"" +
+                                       existing->pool + "\", not \"" + std::string(pool) + "\"");
+    if (existing && existing->revoked_at)
+      return fail(errc::kAgentRevoked, "agent " + id + " was revoked by an operator");
+    if (!existing && existing.error().code != errc::kNotFound)
+      return std::unexpected(existing.error());
+    if (!existing) {
+      TAKOSUMI_TRY(check_not_revoked_elsewhere(reg, {}));
+      const std::int64_t now = clock_.now_unix();
+      // No credential: the token hash is of a token nobody was ever given.
+      TAKOSUMI_TRY(with_context(
+          db_.run("INSERT INTO agents (id, name, sign_public_key, box_public_key, token_sha256,"
+                  " version, labels, capacity, created_at, last_seen_at, token_issued_at,"
+                  " pool_token_id, pool, certificate_identity, busy_slots)"
+                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '', 0)",
+                  id, reg.name, reg.sign_public_key, reg.box_public_key,
+                  crypto::token_sha256(crypto::new_token()), reg.version,
+                  agent_labels_text(reg.labels), reg.capacity, now, now, now,
+                  std::string(kOfflinePoolTokenId), std::string(pool)),
+          "register offline agent"));
+    } else if (existing->name != reg.name) {
+      return fail(errc::kConflict, "agent " + id + " is registered offline as \"" +
+                                       existing->name + "\"");
+    }
+    auto agent = offline_agent(id);
+    if (agent && agent->box_public_key != reg.box_public_key)
+      return fail(errc::kConflict, "agent " + id + " is registered offline with another box key");
+    return agent;
+  });
+}
+
+Result<Agent> AgentRegistry::offline_agent(std::string_view agent_id) {
+  auto s = db_.query(
+      "SELECT a.id, a.name, a.box_public_key, a.sign_public_key, a.revoked_at IS NOT NULL,"
+      " coalesce(a.pool_token_id, '') = ?, a.pool, a.labels, coalesce(p.labels, '[]')"
+      " FROM agents a LEFT JOIN agent_pools p ON p.name = a.pool WHERE a.id = ?",
+      kOfflinePoolTokenId, agent_id);
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return fail(errc::kNotFound, "agent " + std::string(agent_id) + " not found");
+  Agent agent;
+  bool revoked = false, offline = false;
+  std::string own_labels, pool_labels;
+  ColumnReader(*s) >> agent.id >> agent.name >> agent.box_public_key >> agent.sign_public_key >>
+      revoked >> offline >> agent.pool >> own_labels >> pool_labels;
+  agent.labels = agent_labels_from_text(own_labels);
+  for (auto& label : agent_labels_from_text(pool_labels)) agent.labels.push_back(std::move(label));
+  if (!offline)
+    return fail(errc::kConflict, "agent " + agent.id + " is not an offline agent (register one "
+                                 "with POST /api/v1/agents/offline)");
+  if (revoked) return fail(errc::kAgentRevoked, "agent " + agent.id + " was revoked by an operator");
+  return agent;
+}
+
 // A revoked agent does not come back under a new name with its signing key or, under mutual TLS,
 // its certificate.
 Status AgentRegistry::check_not_revoked_elsewhere(const AgentRegistration& reg,
@@ -96,13 +167,14 @@ Status AgentRegistry::check_not_revoked_elsewhere(const AgentRegistration& reg,
 Result<std::vector<AgentRegistry::NamedAgent>> AgentRegistry::agents_named(std::string_view name) {
   auto s = db_.query(
       "SELECT id, sign_public_key, key_reset_at IS NOT NULL, coalesce(reset_sign_public_key, ''),"
-      " revoked_at IS NOT NULL, coalesce(certificate_identity, ''), deregistered_at IS NOT NULL"
+      " revoked_at IS NOT NULL, coalesce(certificate_identity, ''), deregistered_at IS NOT NULL,"
+      " coalesce(pool_token_id, '') = 'offline'"
       " FROM agents WHERE name = ? ORDER BY created_at, id",
       name);
   return collect(std::move(s), [](const Statement& row) {
     NamedAgent agent;
     ColumnReader(row) >> agent.id >> agent.sign_public_key >> agent.reset >> agent.awaited_key >>
-        agent.revoked >> agent.certificate_identity >> agent.deregistered;
+        agent.revoked >> agent.certificate_identity >> agent.deregistered >> agent.offline;
     if (!agent.reset) agent.awaited_key.clear();
     return agent;
   });

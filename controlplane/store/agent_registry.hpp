@@ -24,6 +24,9 @@ using AgentRegistration = protocol::AgentRegistration;
 // The agents list, the pools' load and the metrics all count with it.
 inline constexpr std::int64_t kAgentConnectedSeconds = 120;
 
+// The pool_token_id of an offline agent: admitted by an operator, not by a pool token.
+inline constexpr std::string_view kOfflinePoolTokenId = "offline";
+
 struct AgentCredential {
   std::string agent_id;
   std::string agent_token;
@@ -86,6 +89,15 @@ class AgentRegistry {
   // working at once; listed as deregistered. Its key may register again later (the same agent),
   // and once every agent of a name has left, a new key may take the name (a new agent).
   Status deregister(const Agent& agent);
+  // An offline agent (docs/air-gapped.md), registered by an operator from its public keys: its id
+  // is protocol::offline_agent_id of its signing key; it has no credential (it never calls the
+  // agent API) and is admitted by kOfflinePoolTokenId. Registering the same agent again changes
+  // nothing; conflict when its name or id is another agent's, or it is in another pool.
+  // reg.sign_public_key and box_public_key must be canonical base64 (the caller validated them).
+  Result<Agent> register_offline(const AgentRegistration& reg, std::string_view pool);
+  // The agent as a Run bundle's addressee: offline, not revoked, with its pool's labels.
+  // not_found / conflict naming what is wrong.
+  Result<Agent> offline_agent(std::string_view agent_id);
   Result<std::vector<AgentRecord>> list();
   Result<AgentRecord> get(std::string_view agent_id);
 
@@ -98,6 +110,7 @@ class AgentRegistry {
     bool revoked = false;
     std::string certificate_identity;
     bool deregistered = false;
+    bool offline = false;
   };
   Result<std::vector<NamedAgent>> agents_named(std::string_view name);
   Result<HeartbeatAnswer> heartbeat_in_transaction(const Agent& agent,

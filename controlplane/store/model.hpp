@@ -300,6 +300,9 @@ struct AgentPool {
   std::vector<std::string> workspaces;  // Workspace ids, sorted; {"*"}: every Workspace
   std::string created_by;
   std::int64_t created_at = 0;
+  // An offline pool (docs/air-gapped.md): no pool token admits to it and no agent claims its Runs;
+  // they leave as offline Run bundles for its agents, registered from their public keys.
+  bool offline = false;
 };
 
 struct LogChunk {

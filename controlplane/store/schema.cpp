@@ -11,7 +11,7 @@ namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 13;
+constexpr std::int64_t kSchemaVersion = 14;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -497,6 +497,12 @@ Status to_v13(Database& db) {
   return add_column_if_missing(db, "capsules", "agent_labels", "TEXT NOT NULL DEFAULT '[]'");
 }
 
+// v13 → v14: offline agent pools (docs/air-gapped.md): their agents are registered from their
+// public keys alone and take Runs only as offline Run bundles, never by claiming.
+Status to_v14(Database& db) {
+  return add_column_if_missing(db, "agent_pools", "offline", "INTEGER NOT NULL DEFAULT 0");
+}
+
 // One step of the schema, from version `to - 1` to `to`.
 struct Migration {
   std::int64_t to;
@@ -508,7 +514,8 @@ struct Migration {
 
 constexpr Migration kMigrations[] = {{2, to_v2, true}, {3, to_v3}, {4, to_v4}, {5, to_v5},
                                      {6, to_v6},       {7, to_v7}, {8, to_v8}, {9, to_v9},
-                                     {10, to_v10},     {11, to_v11}, {12, to_v12}, {13, to_v13}};
+                                     {10, to_v10},     {11, to_v11}, {12, to_v12}, {13, to_v13},
+                                     {14, to_v14}};
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 // Runs one migration in one transaction that also sets user_version: a database is at one

@@ -1,0 +1,350 @@
+#include "controlplane/api/offline_api.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "common/encoding.hpp"
+#include "common/error_codes.hpp"
+#include "common/file_io.hpp"
+#include "common/json_fields.hpp"
+#include "common/offload.hpp"
+#include "controlplane/api/agent_api.hpp"
+#include "controlplane/runs/run_intake.hpp"
+#include "controlplane/store/agent_pool_store.hpp"
+#include "crypto/keys.hpp"
+#include "crypto/sha256.hpp"
+#include "protocol/failure_codes.hpp"
+#include "protocol/offline_bundle.hpp"
+#include "runner/source/git_source.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+namespace asio = boost::asio;
+
+Error invalid(std::string message) {
+  return Error{std::string(errc::kInvalidArgument), std::move(message)};
+}
+
+// {"name", "pool", "boxPublicKey", "signPublicKey", "agentId"?, "labels"?}: what
+// `takosumi-agent keys export` prints, with the offline pool the agent belongs to.
+Result<std::pair<AgentRegistration, std::string>> parse_offline_agent(const std::string& text) {
+  auto body = parse_object(text, kMaxJsonBody);
+  if (!body) return std::unexpected(body.error());
+  TAKOSUMI_TRY(check_known_fields(
+      *body, {"name", "pool", "boxPublicKey", "signPublicKey", "agentId", "labels"}));
+  auto name = get_string(*body, "name", 128);
+  auto pool = get_string(*body, "pool", 63);
+  auto box = get_string(*body, "boxPublicKey", 64);
+  auto sign = get_string(*body, "signPublicKey", 64);
+  auto id = get_optional_string(*body, "agentId", 64);
+  if (const Error* e = first_error(name, pool, box, sign, id)) return std::unexpected(*e);
+  if (name->empty()) return std::unexpected(invalid("field \"name\" must not be empty"));
+  auto box_key = crypto::BoxPublicKey::from_base64(*box);
+  auto sign_key = crypto::SignPublicKey::from_base64(*sign);
+  if (!box_key || !sign_key)
+    return std::unexpected(invalid("boxPublicKey and signPublicKey must each be the base64 of 32 "
+                                   "bytes, as `takosumi-agent keys export` prints them"));
+  AgentRegistration reg;
+  reg.name = std::move(*name);
+  reg.version = "offline";
+  reg.capacity = 1;
+  reg.box_public_key = box_key->to_base64();
+  reg.sign_public_key = sign_key->to_base64();
+  if (*id && **id != protocol::offline_agent_id(reg.sign_public_key))
+    return std::unexpected(invalid("agentId " + **id + " is not the id of this signing key (" +
+                                   protocol::offline_agent_id(reg.sign_public_key) +
+                                   "): the keys and the id come from different agents"));
+  if (const auto* labels = body->if_contains("labels"); labels && !labels->is_null()) {
+    auto parsed = agent_labels_from_json(*labels, "labels");
+    if (!parsed) return std::unexpected(parsed.error());
+    reg.labels = std::move(*parsed);
+  }
+  return std::pair{std::move(reg), std::move(*pool)};
+}
+
+struct ExportRequest {
+  std::string agent_id;
+  std::int64_t valid_for = kDefaultBundleSeconds;
+};
+
+Result<ExportRequest> parse_export(const std::string& text) {
+  auto body = parse_object(text.empty() ? "{}" : text, kMaxJsonBody);
+  if (!body) return std::unexpected(body.error());
+  TAKOSUMI_TRY(check_known_fields(*body, {"agentId", "validForSeconds"}));
+  auto agent = get_string(*body, "agentId", 64);
+  auto valid = get_optional_int(*body, "validForSeconds");
+  if (const Error* e = first_error(agent, valid)) return std::unexpected(*e);
+  ExportRequest r{std::move(*agent), valid->value_or(kDefaultBundleSeconds)};
+  if (r.valid_for < 600 || r.valid_for > kMaxBundleSeconds)
+    return std::unexpected(invalid("validForSeconds must be between 600 and " +
+                                   std::to_string(kMaxBundleSeconds) + " (90 days)"));
+  return r;
+}
+
+json::object offline_agent_json(const Agent& a) {
+  return {{"id", a.id},
+          {"name", a.name},
+          {"pool", a.pool},
+          {"offline", true},
+          {"boxPublicKey", a.box_public_key},
+          {"signPublicKey", a.sign_public_key}};
+}
+
+// What the export writes into the bundle beside the index: the source pack, and the envelopes
+// the Run would download.
+Result<std::vector<std::pair<std::string, fs::path>>> bundle_files(const PublicApiDeps& d,
+                                                                   const Job& job,
+                                                                   const fs::path& pack) {
+  std::vector<std::pair<std::string, fs::path>> files{{std::string(protocol::kSourceMember), pack}};
+  const auto add_blob = [&](const std::string& kind, const std::string& sha) -> Status {
+    auto path = d.blobs.path_for(sha);
+    if (!path) return std::unexpected(path.error());
+    files.emplace_back(protocol::envelope_member(kind), *path);
+    return {};
+  };
+  if (job.claimed.prior_state) TAKOSUMI_TRY(add_blob("prior_state", job.claimed.prior_state->ciphertext_sha256));
+  if (job.claimed.run.type == protocol::RunType::apply) {
+    if (!job.claimed.run.plan_artifact_sha256)
+      return fail(errc::kStateIntegrityFailed, "apply " + job.claimed.run.id + " has no saved plan");
+    TAKOSUMI_TRY(add_blob("plan", *job.claimed.run.plan_artifact_sha256));
+  }
+  return files;
+}
+
+// A log as the chunks an agent would have sent (the store takes chunks of at most this size).
+constexpr std::size_t kImportChunkBytes = 32 * 1024;
+
+}  // namespace
+
+void OfflineApi::register_routes(Router& r, const PublicRouteAccess& a) {
+  r.add("POST", "/api/v1/agents/offline", a.json_body({Role::owner, Scope::admin}),
+        [this](auto& req, auto&) { return register_offline_agent(req); });
+  r.add_async("POST", "/api/v1/runs/{}/bundle", a.json_body({Role::operator_, Scope::run}),
+              [this](const HttpRequest& req, const std::vector<std::string>& p) {
+                return async_export(req, p[0]);
+              });
+  r.add_async("POST", "/api/v1/runs/{}/result", a.file_body({Role::operator_, Scope::run}),
+              [this](const HttpRequest& req, const std::vector<std::string>& p) {
+                return async_import(req, p[0]);
+              });
+}
+
+HttpResponse OfflineApi::register_offline_agent(const HttpRequest& req) {
+  auto parsed = parse_offline_agent(req.body);
+  if (!parsed) return error_response(parsed.error());
+  auto& [reg, pool_name] = *parsed;
+  auto agent = in_transaction(d_.db, [&]() -> Result<Agent> {
+    auto pool = d_.pools.get(pool_name);
+    if (!pool) return std::unexpected(pool.error());
+    if (!pool->offline)
+      return std::unexpected(invalid("pool \"" + pool->name + "\" is not offline; an offline agent "
+                                     "joins a pool made with {\"offline\": true}"));
+    auto made = d_.agents.register_offline(reg, pool->name);
+    if (!made) return made;
+    AuditEvent e{.actor = actor(req), .action = "agent.registered"};
+    e.detail = {{"agentId", made->id}, {"name", made->name}, {"pool", made->pool},
+                {"offline", true}};
+    TAKOSUMI_TRY(d_.audit.record(std::move(e)));
+    return made;
+  });
+  if (!agent) return error_response(agent.error());
+  return json_response(201, offline_agent_json(*agent));
+}
+
+asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, std::string run_id) {
+  auto request = parse_export(req.body);
+  if (!request) co_return error_response(request.error());
+  auto run = d_.runs.get_run(run_id);
+  if (!run) co_return error_response(run.error());
+  auto capsule = d_.catalog.get_capsule(run->capsule_id);
+  if (!capsule) co_return error_response(capsule.error());
+  auto pool = d_.pools.get(capsule->agent_pool);
+  if (!pool) co_return error_response(pool.error());
+  if (!pool->offline)
+    co_return error_response(Error{std::string(errc::kConflict),
+                                   "capsule " + capsule->id + " runs in pool \"" + pool->name +
+                                       "\", which is not offline: its Runs are claimed by agents"});
+  auto agent = d_.agents.offline_agent(request->agent_id);
+  if (!agent) co_return error_response(agent.error());
+  if (agent->pool != pool->name)
+    co_return error_response(Error{std::string(errc::kConflict),
+                                   "agent " + agent->id + " is in pool \"" + agent->pool +
+                                       "\", the Capsule's Runs go to pool \"" + pool->name + "\""});
+  if (run->status != run_status::kQueued && !(run->status == run_status::kRunning))
+    co_return error_response(Error{std::string(errc::kConflict),
+                                   "run " + run->id + " is " + run->status + ": only a queued Run "
+                                   "is exported"});
+  // The source first (the network, on the blocking pool), so the claim below is short.
+  const fs::path temp = d_.blobs.new_temp_path();
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() { (void)remove_tree(dir); }
+  } cleanup{temp};
+  if (auto made = ensure_directory(temp); !made) co_return error_response(made.error());
+  const protocol::SourceSpec source{capsule->source.git_url, run->source_commit,
+                                    capsule->source.module_path, {}, {}};
+  auto pack = [git_cache = d_.git_cache, source, out = temp / "source.pack"]()
+      -> Result<std::pair<std::string, std::string>> {
+    auto tree = runner::pack_source(git_cache, source, out);
+    if (!tree) return std::unexpected(tree.error());
+    auto sha = crypto::sha256_file_hex(out);
+    if (!sha) return std::unexpected(sha.error());
+    return std::pair{std::move(*tree), std::move(*sha)};
+  };
+  auto packed = co_await async_offload(d_.pool, std::move(pack));
+  if (!packed) co_return error_response(packed.error().with_context("export run " + run_id));
+  const OfflineSource offline{packed->first, packed->second,
+                              d_.clock.now_unix() + request->valid_for};
+  const Agent& addressee = *agent;
+  auto job = d_.queue.claim_for_export(run_id, addressee, request->valid_for,
+                                       [&](const ClaimedRun& claimed) {
+                                         return d_.manifests.build_signed(claimed, addressee,
+                                                                          &offline);
+                                       });
+  if (!job) co_return error_response(job.error());
+  auto files = bundle_files(d_, *job, temp / "source.pack");
+  if (!files) co_return error_response(files.error());
+  auto write = [files = *files, temp, job = *job]() -> Result<std::string> {
+    auto members = protocol::describe_members(files);
+    if (!members) return std::unexpected(members.error());
+    protocol::RunBundleIndex index{job.claimed.run.id, job.claimed.lease_token,
+                                   job.claimed.lease_expires_at, job.manifest,
+                                   std::move(*members)};
+    TAKOSUMI_TRY(protocol::write_bundle(temp / "run.bundle", protocol::to_text(index), files));
+    return crypto::sha256_file_hex(temp / "run.bundle");
+  };
+  auto written = co_await async_offload(d_.pool, std::move(write));
+  if (!written) co_return error_response(written.error());
+  // Kept as a blob: the answer streams it, and a lost download is not a lost Run.
+  if (auto adopted = d_.blobs.adopt(temp / "run.bundle", *written); !adopted)
+    co_return error_response(adopted.error());
+  auto recorded = in_transaction(d_.db, [&]() -> Status {
+    TAKOSUMI_TRY(d_.runs.record_artifact(run_id, "bundle", *written, 0));
+    return d_.audit.record(run_event(actor(req), "run.exported", job->claimed.run,
+                                     {{"agentId", addressee.id},
+                                      {"attempt", job->claimed.run.attempt},
+                                      {"expiresAt", offline.expires_at},
+                                      {"bundleSha256", *written}}));
+  });
+  if (!recorded) co_return error_response(recorded.error());
+  auto path = d_.blobs.path_for(*written);
+  if (!path) co_return error_response(path.error());
+  co_return HttpResponse{200, "application/octet-stream", {}, *path};
+}
+
+asio::awaitable<HttpResponse> OfflineApi::async_import(const HttpRequest& req, std::string run_id) {
+  if (req.body_file.empty()) co_return error_response(invalid("the result bundle is missing"));
+  // The index, and the agent's signature over it, before any member costs a read.
+  auto bundle = protocol::open_bundle(req.body_file);
+  if (!bundle) co_return error_response(bundle.error());
+  auto claim = protocol::peek_run_result(bundle->index);
+  if (!claim) co_return error_response(claim.error());
+  auto agent = d_.agents.offline_agent(claim->agent_id);
+  if (!agent)
+    co_return error_response(Error{std::string(errc::kBundleSignatureInvalid),
+                                   "the result names agent " + claim->agent_id +
+                                       ", which is not an offline agent of this control plane"});
+  auto key = crypto::SignPublicKey::from_base64(agent->sign_public_key);
+  if (!key) co_return error_response(key.error());
+  auto index = protocol::open_run_result(bundle->index, *key);
+  if (!index) co_return error_response(index.error());
+  if (index->run_id != run_id || index->agent_id != agent->id)
+    co_return error_response(invalid("this is the result of run " + index->run_id + ", not of " +
+                                     run_id));
+  auto run = d_.runs.get_run(run_id);
+  if (!run) co_return error_response(run.error());
+  // A repeat: the attempt was recorded already.
+  if (run->completed_attempt > 0 && run->completed_attempt == index->attempt &&
+      run->attempt == index->attempt)
+    co_return json_response(200, json::object{{"imported", false},
+                                              {"runId", run_id},
+                                              {"status", run->status}});
+  const fs::path temp = d_.blobs.new_temp_path();
+  struct Cleanup {
+    fs::path dir;
+    ~Cleanup() { (void)remove_tree(dir); }
+  } cleanup{temp};
+  auto extract = [opened = *bundle, members = index->members, temp]() {
+    return protocol::extract_members(opened, members, temp, 2 * kMaxArtifactBytes);
+  };
+  if (auto extracted = co_await async_offload(d_.pool, std::move(extract)); !extracted)
+    co_return error_response(extracted.error());
+  const auto has = [&](std::string_view name) {
+    return std::ranges::any_of(index->members, [&](const auto& m) { return m.name == name; });
+  };
+  if (!has("report.json")) co_return error_response(invalid("the result has no report"));
+  auto report_text = read_file(temp / "report.json", protocol::kMaxRunReportBytes);
+  if (!report_text) co_return error_response(report_text.error());
+  auto report_json = parse_object(*report_text, protocol::kMaxRunReportBytes);
+  if (!report_json) co_return error_response(report_json.error());
+  auto report = protocol::run_report_from_json(*report_json);
+  if (!report) co_return error_response(report.error());
+  if (report->lease_token != index->lease_token || report->attempt != index->attempt)
+    co_return error_response(invalid("the result's report is not of its lease and attempt"));
+  // The result as kept when fencing refuses it: a blob, named in the audit record.
+  const auto keep = [&](const Error& why) -> HttpResponse {
+    auto sha = crypto::sha256_file_hex(req.body_file);
+    if (sha) (void)d_.blobs.adopt(req.body_file, *sha);
+    d_.queue.record_fenced(run_id, *agent, index->attempt, "import");
+    (void)in_transaction(d_.db, [&]() -> Status {
+      return d_.audit.record(run_event(actor(req), "run.result_kept", *run,
+                                       {{"agentId", agent->id},
+                                        {"attempt", index->attempt},
+                                        {"code", why.code},
+                                        {"resultSha256", sha ? *sha : std::string()}}));
+    });
+    return error_response(Error{why.code, why.message + "; the result is kept (blob " +
+                                              (sha ? *sha : std::string("?")) +
+                                              ") and the Capsule needs an operator"});
+  };
+  // Each sealed artifact as its upload would be checked and stored.
+  for (const char* kind : {"state", "plan"}) {
+    const std::string member = protocol::envelope_member(kind);
+    if (!has(member)) continue;
+    auto leased = d_.queue.check_upload_lease(run_id, *agent, index->lease_token);
+    if (!leased && leased.error().code == errc::kLeaseLost) co_return keep(leased.error());
+    if (!leased) co_return error_response(leased.error());
+    auto sha = crypto::sha256_file_hex(temp / member);
+    if (!sha) co_return error_response(sha.error());
+    const Keyring& keys = d_.keys;
+    const BlobStore& blobs = d_.blobs;
+    auto check = [&keys, &blobs, file = temp / member, sha = *sha, kind = std::string(kind),
+                  capsule = run->capsule_id] {
+      return check_and_store_upload(file, sha, sha, kind, capsule, keys, blobs);
+    };
+    auto stored = co_await async_offload(d_.pool, std::move(check));
+    if (!stored) co_return error_response(stored.error().with_context("the result's " + member));
+    if (auto recorded = record_artifact(d_, *leased, *agent, kind, *stored); !recorded)
+      co_return error_response(recorded.error());
+  }
+  // The log, in chunks as the agent would have streamed them.
+  if (has("log.txt")) {
+    auto leased = d_.queue.check_report_lease(run_id, *agent, index->lease_token);
+    if (!leased && leased.error().code == errc::kLeaseLost) co_return keep(leased.error());
+    if (!leased) co_return error_response(leased.error());
+    auto log = read_file(temp / "log.txt", kMaxArtifactBytes);
+    if (!log) co_return error_response(log.error());
+    std::int64_t seq = 0;
+    for (std::size_t at = 0; at < log->size(); at += kImportChunkBytes, ++seq)
+      if (auto appended = d_.logs.append(run_id, index->attempt, seq,
+                                         std::string_view(*log).substr(at, kImportChunkBytes));
+          !appended)
+        co_return error_response(appended.error());
+  }
+  auto applied = apply_run_report(d_.queue, d_.planner, d_.waiters, run_id, *agent, *report);
+  if (!applied && (applied.error().code == errc::kLeaseLost || applied.error().code == errc::kConflict))
+    co_return keep(applied.error());
+  if (!applied) co_return error_response(applied.error());
+  auto after = d_.runs.get_run(run_id);
+  if (!after) co_return error_response(after.error());
+  co_return json_response(200, json::object{{"imported", true},
+                                            {"runId", run_id},
+                                            {"status", after->status},
+                                            {"stateVersionId", after->state_version_id
+                                                                   ? json::value(*after->state_version_id)
+                                                                   : json::value(nullptr)}});
+}
+
+}  // namespace takosumi::controlplane
