@@ -50,7 +50,7 @@ Result<std::string> copy_hashed(int in, int out, std::uint64_t size, const fs::p
     const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(size, buffer.size()));
     auto got = read_full(in, std::span(buffer.data(), want), what);
     if (!got) return std::unexpected(got.error());
-    if (*got < want) return std::unexpected(invalid(what.string() + ": the bundle ends early"));
+    if (*got < want) return std::unexpected(invalid("the bundle ends early"));
     const std::span chunk(buffer.data(), want);
     sha.update(std::span(reinterpret_cast<const std::uint8_t*>(chunk.data()), chunk.size()));
     TAKOSUMI_TRY(write_all(out, chunk, what));
@@ -158,22 +158,22 @@ Result<OpenedBundle> open_bundle(const fs::path& path) {
   if (!got) return std::unexpected(got.error());
   if (*got != head.size() || std::string_view(head).substr(0, kMagic.size()) != kMagic ||
       head.back() != '\n')
-    return std::unexpected(invalid(path.string() + " is not a takosumi bundle"));
+    return std::unexpected(invalid("not a takosumi bundle (it does not start as one)"));
   const std::string_view digits = std::string_view(head).substr(kMagic.size(), kLengthDigits);
   std::uint64_t length = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), length, 16);
   if (ec != std::errc() || end != digits.data() + digits.size() || !is_lower_hex(digits, kLengthDigits))
-    return std::unexpected(invalid(path.string() + ": the index length is malformed"));
+    return std::unexpected(invalid("the bundle's index length is malformed"));
   if (length > kMaxBundleIndexBytes)
-    return std::unexpected(invalid(path.string() + ": the index is larger than " +
+    return std::unexpected(invalid("the bundle's index is larger than " +
                                    std::to_string(kMaxBundleIndexBytes) + " bytes"));
   if (head.size() + length > size)
-    return std::unexpected(invalid(path.string() + ": the bundle ends inside its index"));
+    return std::unexpected(invalid("the bundle ends inside its index"));
   std::string index(static_cast<std::size_t>(length), '\0');
   got = read_full(file->fd.get(), std::as_writable_bytes(std::span(index)), path);
   if (!got) return std::unexpected(got.error());
   if (*got != index.size())
-    return std::unexpected(invalid(path.string() + ": the bundle ends inside its index"));
+    return std::unexpected(invalid("the bundle ends inside its index"));
   return OpenedBundle{path, std::move(index), head.size() + length, size};
 }
 
@@ -187,8 +187,8 @@ Status extract_members(const OpenedBundle& bundle, const std::vector<BundleMembe
     total += m.size;
   }
   if (bundle.members_offset + total != bundle.file_size)
-    return std::unexpected(invalid(bundle.path.string() + ": the file is " +
-                                   std::to_string(bundle.file_size) + " bytes, its index says " +
+    return std::unexpected(invalid("the bundle is " + std::to_string(bundle.file_size) +
+                                   " bytes, its index says " +
                                    std::to_string(bundle.members_offset + total)));
   TAKOSUMI_TRY(ensure_directory(dir));
   auto file = open_regular_file(bundle.path);
@@ -203,7 +203,7 @@ Status extract_members(const OpenedBundle& bundle, const std::vector<BundleMembe
     if (!sha) return std::unexpected(sha.error());
     TAKOSUMI_TRY(close_checked(std::move(out), to));
     if (*sha != m.sha256)
-      return std::unexpected(invalid(bundle.path.string() + ": member " + m.name +
+      return std::unexpected(invalid("the bundle's member " + m.name +
                                      " does not match its digest in the index"));
   }
   return {};

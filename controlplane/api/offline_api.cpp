@@ -204,8 +204,16 @@ asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, s
                                                                           &offline);
                                        });
   if (!job) co_return error_response(job.error());
+  // From here the Run is leased to the agent: a bundle that cannot be written gives it back.
+  const auto undo = [&](const Error& why) {
+    if (auto released = d_.queue.release(run_id, addressee, job->claimed.lease_token, true);
+        !released)
+      spdlog::error("run {}: the failed export could not be undone: {}", run_id,
+                    released.error().to_string());
+    return error_response(why);
+  };
   auto files = bundle_files(d_, *job, temp / "source.pack");
-  if (!files) co_return error_response(files.error());
+  if (!files) co_return undo(files.error());
   auto write = [files = *files, temp, job = *job]() -> Result<std::string> {
     auto members = protocol::describe_members(files);
     if (!members) return std::unexpected(members.error());
@@ -216,21 +224,20 @@ asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, s
     return crypto::sha256_file_hex(temp / "run.bundle");
   };
   auto written = co_await async_offload(d_.pool, std::move(write));
-  if (!written) co_return error_response(written.error());
-  // Kept as a blob: the answer streams it, and a lost download is not a lost Run.
+  if (!written) co_return undo(written.error());
+  // Kept as a blob (named in the audit record), so a download that fails is not a lost Run.
   if (auto adopted = d_.blobs.adopt(temp / "run.bundle", *written); !adopted)
-    co_return error_response(adopted.error());
+    co_return undo(adopted.error());
+  auto path = d_.blobs.path_for(*written);
+  if (!path) co_return undo(path.error());
   auto recorded = in_transaction(d_.db, [&]() -> Status {
-    TAKOSUMI_TRY(d_.runs.record_artifact(run_id, "bundle", *written, 0));
     return d_.audit.record(run_event(actor(req), "run.exported", job->claimed.run,
                                      {{"agentId", addressee.id},
                                       {"attempt", job->claimed.run.attempt},
                                       {"expiresAt", offline.expires_at},
                                       {"bundleSha256", *written}}));
   });
-  if (!recorded) co_return error_response(recorded.error());
-  auto path = d_.blobs.path_for(*written);
-  if (!path) co_return error_response(path.error());
+  if (!recorded) co_return undo(recorded.error());
   co_return HttpResponse{200, "application/octet-stream", {}, *path};
 }
 

@@ -54,7 +54,8 @@ int http_status_for(std::string_view code) {
   if (code == errc::kInvalidArgument || code == errc::kProtocolError ||
       code == errc::kEnvelopeMalformed || code == errc::kEnvelopeTruncated ||
       code == errc::kEnvelopeHeaderMismatch || code == errc::kEnvelopeWrongKey ||
-      code == errc::kBackupInvalid || code == errc::kBackupSignatureInvalid)
+      code == errc::kBackupInvalid || code == errc::kBackupSignatureInvalid ||
+      code == errc::kBundleInvalid || code == errc::kBundleSignatureInvalid)
     return 400;
   if (code == errc::kUnauthorized || code == errc::kRegistrationChallengeInvalid ||
       code == errc::kRegistrationSignatureInvalid || code == errc::kAgentCredentialExpired)

@@ -112,17 +112,21 @@ Result<LeaseRenewal> RunQueue::heartbeat(std::string_view run_id, const Agent& a
   });
 }
 
-Status RunQueue::release(std::string_view run_id, const Agent& agent, std::string_view lease_token) {
+Status RunQueue::release(std::string_view run_id, const Agent& agent, std::string_view lease_token,
+                         bool exported) {
   return in_transaction(db_, [&]() -> Status {
     auto run = check_lease(run_id, agent, lease_token);
     if (!run) return std::unexpected(run.error());
-    // check_lease found it running; an announced apply may have changed real resources already.
-    if (run->apply_started() || run->completed_attempt == run->attempt) return lease_lost(run_id);
+    // check_lease found it running; an announced apply may have changed real resources already,
+    // unless the announcement was the export of a bundle that never left.
+    if ((run->apply_started() && !exported) || run->completed_attempt == run->attempt)
+      return lease_lost(run_id);
     TAKOSUMI_TRY(db_.run(
         "UPDATE runs SET status = 'queued', attempt = attempt - 1, agent_id = NULL,"
         " lease_token_sha256 = NULL, lease_expires_at = NULL,"
+        " apply_started_attempt = CASE WHEN ? = 1 THEN NULL ELSE apply_started_attempt END,"
         " started_at = CASE WHEN attempt = 1 THEN NULL ELSE started_at END WHERE id = ?",
-        run->id));
+        std::int64_t{exported ? 1 : 0}, run->id));
     return audit_.record(run_event(kControlPlaneActor, "run.released", *run,
                                    {{"agentId", agent.id}, {"attempt", run->attempt}}));
   });

@@ -110,7 +110,10 @@ class RunQueue {
   // Undoes a claim whose answer never reached the agent (its connection failed): the Run is queued
   // again with the attempt it had, for any agent to claim now rather than after the lease; audited
   // as run.released. lease_lost when the agent no longer holds that lease or has started an apply.
-  Status release(std::string_view run_id, const Agent& agent, std::string_view lease_token);
+  // exported: the lease is an offline export whose bundle was never handed out; its apply
+  // announcement is undone with it.
+  Status release(std::string_view run_id, const Agent& agent, std::string_view lease_token,
+                 bool exported = false);
   // Audits run.fenced: `call` ("complete", "upload", "phase") of the agent was refused with
   // lease_lost; `attempt` as the call reported it, if it carried one. Its own transaction, best
   // effort (a failure is logged): the refusal is the answer either way. Unknown Runs are skipped.

@@ -569,7 +569,8 @@ Status create_current_tables(Database& db) {
   TAKOSUMI_TRY(to_v10(db));
   TAKOSUMI_TRY(to_v11(db));
   TAKOSUMI_TRY(to_v12(db));
-  return to_v13(db);
+  TAKOSUMI_TRY(to_v13(db));
+  return to_v14(db);
 }
 
 // PostgreSQL keeps the version in a table of its own (it has no user_version). Its first version

@@ -276,20 +276,23 @@ Stack::~Stack() {
   }
 }
 
-void Stack::start_agent(int index) {
-  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+std::filesystem::path Stack::write_agent_config(int index, bool offline) {
   const auto name = "agent-" + std::to_string(index);
   const auto dir = root_ / name;
   std::filesystem::create_directories(dir);
   std::filesystem::create_directories(real_world());
   const auto pinned = options_.pinned_key_override.empty() ? data_dir() / "keys/signing.pub"
                                                            : options_.pinned_key_override;
+  const std::string connection =
+      offline ? "controlPlane:\n  signingPublicKeyFile: " + pinned.string() + "\n"
+              : control_plane_section(index) + "  signingPublicKeyFile: " + pinned.string() +
+                    "\npoolTokenFile: " +
+                    (std::filesystem::exists(dir / "pool.token") ? dir / "pool.token"
+                                                                 : root_ / "pool.token")
+                        .string() +
+                    "\n";
   write(dir / "agent.yaml",
-        control_plane_section(index) +
-        "  signingPublicKeyFile: " + pinned.string() + "\n"
-        "poolTokenFile: " +
-        (std::filesystem::exists(dir / "pool.token") ? dir / "pool.token" : root_ / "pool.token")
-            .string() + "\n"
+        connection +
         "name: " + name + "\n"
         "concurrency: " + std::to_string(options_.concurrency) + "\n"
         "stateDir: " + (dir / "state").string() + "\n"
@@ -308,6 +311,15 @@ void Stack::start_agent(int index) {
              ? "sandbox:\n  writablePaths: [" + real_world().string() + "]\n" + options_.sandbox_extra
              : options_.sandbox_yaml) +
         options_.extra_agent_yaml);
+  return dir / "agent.yaml";
+}
+
+std::filesystem::path Stack::offline_agent_config(int index) { return write_agent_config(index, true); }
+
+void Stack::start_agent(int index) {
+  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  const auto dir = root_ / ("agent-" + std::to_string(index));
+  write_agent_config(index, false);
   if (agents_.size() <= static_cast<std::size_t>(index)) agents_.resize(static_cast<std::size_t>(index) + 1);
   std::vector<std::string> argv{(bin / "agent/takosumi-agent").string(), "--config",
                                 (dir / "agent.yaml").string()};

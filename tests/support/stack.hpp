@@ -107,6 +107,9 @@ class Stack {
   unsigned short metrics_port() const;
   // agent-<index>'s agent.yaml, to change before a SIGHUP.
   std::filesystem::path agent_config(int index) const { return agent_dir(index) / "agent.yaml"; }
+  // Writes agent-<index>'s agent.yaml as an offline agent's (docs/air-gapped.md): no control-plane
+  // URL and no pool token, the rest as start_agent's; for `takosumi-agent run-bundle execute`.
+  std::filesystem::path offline_agent_config(int index);
   // Waits for agent-<index> to exit on its own (e.g. refused registration) and forgets it; returns
   // its exit status, or -1 (still running) after timeout.
   int wait_agent_exit(int index, std::chrono::seconds timeout);
@@ -152,6 +155,7 @@ class Stack {
   std::unique_ptr<TestCa> ca_;
   std::map<int, std::string> agent_control_planes_;
   std::string control_plane_section(int index);
+  std::filesystem::path write_agent_config(int index, bool offline);
   std::string control_yaml(const std::filesystem::path& data_dir, unsigned short port) const;
   std::filesystem::path replica_dir(int index) const;
   // Starts takosumi-control with this configuration; returns its port (0 when it did not start).
