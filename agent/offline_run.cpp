@@ -35,6 +35,12 @@ struct OfflineDirs {
   fs::path root;  // <stateDir>/offline/<run id>
   fs::path in() const { return root / "in"; }
   fs::path out() const { return root / "out"; }
+  fs::path index() const { return root / "bundle.index"; }
+  // Whether this directory holds the Run of exactly this bundle.
+  bool holds(const protocol::OpenedBundle& bundle) const {
+    auto kept = read_file(index(), protocol::kMaxBundleIndexBytes);
+    return kept && *kept == bundle.index;
+  }
 };
 
 // The attempt of the Run the bundle's manifest describes (verified by then).
@@ -84,6 +90,8 @@ class OfflineRun {
   Status run_fresh(const protocol::OpenedBundle& bundle) {
     TAKOSUMI_TRY(remove_tree(dirs_.root));
     TAKOSUMI_TRY(ensure_directory(dirs_.root));
+    // Which bundle this directory belongs to: only that one may write its result again.
+    TAKOSUMI_TRY(write_file_atomic(dirs_.index(), bundle.index));
     TAKOSUMI_TRY(protocol::extract_members(bundle, index_.members, dirs_.in(),
                                            max_bundle_bytes(ctx_.config)));
     auto nonces = NonceJournal::open(ctx_.config.state_dir / "nonces", ctx_.clock.now_unix());
@@ -195,23 +203,32 @@ Status execute(const OfflineRunContext& ctx, const fs::path& bundle_path, const 
   if (!index) return std::unexpected(index.error());
   if (!runner::is_safe_file_name(index->run_id))
     return fail(errc::kBundleInvalid, "the bundle's run id is not an id");
-  // Authenticated before any member costs a read: a bundle that is not signed for this agent, or
-  // has expired, is refused here (the session checks it again and records its nonce).
-  protocol::ManifestVerifier precheck(ctx.keys.control_signing,
-                                      protocol::offline_agent_id(ctx.keys.sign.public_key.to_base64()),
-                                      ctx.clock);
   OfflineDirs dirs{ctx.config.state_dir / "offline" / index->run_id};
   OfflineRun run(ctx, *index, dirs);
   auto interrupted = run.open_journal();
   if (!interrupted) return std::unexpected(interrupted.error());
   std::error_code ec;
+  const bool same_bundle = dirs.holds(*bundle);
   if (*interrupted) {
+    if (!same_bundle)
+      return fail(errc::kConflict, "run " + index->run_id + " of another bundle did not finish "
+                                   "here; execute that bundle again first");
     spdlog::info("run {}: an earlier execute did not finish; reporting it", index->run_id);
     TAKOSUMI_TRY(run.run_recovery());
-  } else if (fs::exists(dirs.out() / "report.json", ec)) {
+  } else if (same_bundle && fs::exists(dirs.out() / "report.json", ec)) {
     spdlog::info("run {}: already executed; writing its result again", index->run_id);
   } else {
-    if (auto checked = precheck.verify(index->manifest); !checked) return std::unexpected(checked.error());
+    // Authenticated before any member costs a read, and before anything of an earlier bundle of
+    // this Run is touched: not signed for this agent, expired or replayed is refused here (the
+    // session checks it again and records its nonce).
+    auto nonces = NonceJournal::open(ctx.config.state_dir / "nonces", ctx.clock.now_unix());
+    if (!nonces) return std::unexpected(nonces.error());
+    protocol::ManifestVerifier precheck(
+        ctx.keys.control_signing, protocol::offline_agent_id(ctx.keys.sign.public_key.to_base64()),
+        ctx.clock);
+    for (const auto& [nonce, expires] : nonces->entries()) precheck.remember(nonce, expires);
+    if (auto checked = precheck.verify(index->manifest); !checked)
+      return std::unexpected(checked.error());
     TAKOSUMI_TRY(run.run_fresh(*bundle));
   }
   return run.write_result(out);

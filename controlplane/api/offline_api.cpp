@@ -290,18 +290,23 @@ asio::awaitable<HttpResponse> OfflineApi::async_import(const HttpRequest& req, s
   if (!report) co_return error_response(report.error());
   if (report->lease_token != index->lease_token || report->attempt != index->attempt)
     co_return error_response(invalid("the result's report is not of its lease and attempt"));
-  // The result as kept when fencing refuses it: a blob, named in the audit record.
+  // The result of an apply as kept when fencing refuses it: a blob, named in the audit record
+  // and in the Capsule's attention (the site's resources may have changed). A plan or drift check
+  // changed nothing: its refusal is only the answer.
   const auto keep = [&](const Error& why) -> HttpResponse {
+    if (run->type != protocol::RunType::apply) return error_response(why);
     auto sha = crypto::sha256_file_hex(req.body_file);
     if (sha) (void)d_.blobs.adopt(req.body_file, *sha);
     d_.queue.record_fenced(run_id, *agent, index->attempt, "import");
-    (void)in_transaction(d_.db, [&]() -> Status {
+    auto kept = in_transaction(d_.db, [&]() -> Status {
+      if (sha) TAKOSUMI_TRY(d_.runs.keep_result(*run, agent->id, *sha, why.code));
       return d_.audit.record(run_event(actor(req), "run.result_kept", *run,
                                        {{"agentId", agent->id},
                                         {"attempt", index->attempt},
                                         {"code", why.code},
                                         {"resultSha256", sha ? *sha : std::string()}}));
     });
+    if (!kept) spdlog::error("run {}: recording the kept result: {}", run_id, kept.error().to_string());
     return error_response(Error{why.code, why.message + "; the result is kept (blob " +
                                               (sha ? *sha : std::string("?")) +
                                               ") and the Capsule needs an operator"});

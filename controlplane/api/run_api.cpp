@@ -80,12 +80,16 @@ HttpResponse RunApi::cancel(const HttpRequest& req, const std::string& run_id) {
     auto cancelled = d_.runs.cancel(run_id);
     if (!cancelled) return cancelled;
     TAKOSUMI_TRY(d_.audit.record(run_event(actor(req), "run.cancel_requested", *cancelled)));
-    // A queued Run ends at once; a running one ends when its agent reports.
-    if (cancelled->finished())
+    // A queued Run ends at once; a running one ends when its agent reports, except one out as an
+    // offline bundle, whose agent nobody can tell: it ends here (end_exported records that).
+    if (cancelled->finished()) {
       TAKOSUMI_TRY(d_.audit.record(run_event(actor(req), "run.finished", *cancelled,
                                              {{"status", cancelled->status},
                                               {"failureCode", std::string(errc::kCancelled)}})));
-    return cancelled;
+      return cancelled;
+    }
+    TAKOSUMI_TRY(d_.queue.end_exported(run_id, actor(req)));
+    return d_.runs.get_run(run_id);
   });
   if (!run) return error_response(run.error());
   return json_response(200, to_json(*run));

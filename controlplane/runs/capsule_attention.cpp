@@ -113,6 +113,18 @@ Result<std::vector<Attention>> load_capsule_attention(const Stores& stores, cons
   auto upstream = upstream_changes(stores, capsule);
   if (!upstream) return std::unexpected(upstream.error());
   out.insert(out.end(), upstream->begin(), upstream->end());
+  // Results kept since the current StateVersion: a later one means someone reconciled.
+  auto kept = runs.kept_results(capsule_id, *current ? (*current)->created_at : 0);
+  if (!kept) return std::unexpected(kept.error());
+  for (const auto& k : *kept)
+    out.push_back(Attention{
+        .code = std::string(attention_code::kResultKept),
+        .run_id = k.run_id,
+        .agent_id = k.agent_id,
+        .message = "the result of run " + k.run_id + " from offline agent " + k.agent_id +
+                   " came back after the Capsule moved on (" + k.code + "); it is kept as blob " +
+                   k.sha256 + ", not recorded: the site's resources may differ from the current "
+                   "state, so compare them and plan again"});
   if (capsule.restore_pending) {
     // What the backup named and could not hold: names only, as it recorded them.
     std::string names;

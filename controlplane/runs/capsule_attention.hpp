@@ -26,6 +26,8 @@ inline constexpr std::string_view kApplyStranded = "apply_stranded";
 inline constexpr std::string_view kUpstreamChanged = "upstream_changed";
 inline constexpr std::string_view kConnectionsMissing = "connections_missing";
 inline constexpr std::string_view kStateMissing = "state_missing";
+// An offline Run's result came back after the Capsule moved on and was kept, not recorded.
+inline constexpr std::string_view kResultKept = "result_kept";
 }  // namespace attention_code
 
 struct Attention {

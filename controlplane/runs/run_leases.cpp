@@ -5,6 +5,7 @@
 #include "common/error_codes.hpp"
 #include "controlplane/runs/lease.hpp"
 #include "controlplane/runs/run_queue.hpp"
+#include "controlplane/store/agent_registry.hpp"
 #include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
@@ -129,6 +130,27 @@ Status RunQueue::release(std::string_view run_id, const Agent& agent, std::strin
         std::int64_t{exported ? 1 : 0}, run->id));
     return audit_.record(run_event(kControlPlaneActor, "run.released", *run,
                                    {{"agentId", agent.id}, {"attempt", run->attempt}}));
+  });
+}
+
+Status RunQueue::end_exported(std::string_view run_id, std::string_view actor) {
+  return in_transaction(db_, [&]() -> Status {
+    auto run = runs_.get_run(run_id);
+    if (!run) return std::unexpected(run.error());
+    if (run->status != run_status::kRunning || !run->agent_id) return {};
+    auto offline = db_.single_integer("SELECT count(*) FROM agents WHERE id = ? AND pool_token_id = ?",
+                                      *run->agent_id, kOfflinePoolTokenId);
+    if (!offline) return std::unexpected(offline.error());
+    if (*offline == 0) return {};
+    const bool apply = run->apply_started();
+    const Error why{std::string(errc::kCancelled),
+                    "cancelled while exported to offline agent " + *run->agent_id +
+                        (apply ? ": the site may still apply it; its result, if it comes back, is "
+                                 "kept (run-bundle import)"
+                               : ": a result brought back later is refused")};
+    TAKOSUMI_TRY(fail_run(*run, run_status::kCancelled, why, actor));
+    if (apply) TAKOSUMI_TRY(db_.run("UPDATE runs SET completed_attempt = 0 WHERE id = ?", run->id));
+    return {};
   });
 }
 

@@ -110,6 +110,12 @@ class RunQueue {
   // Undoes a claim whose answer never reached the agent (its connection failed): the Run is queued
   // again with the attempt it had, for any agent to claim now rather than after the lease; audited
   // as run.released. lease_lost when the agent no longer holds that lease or has started an apply.
+  // A cancel of a Run exported to an offline agent (docs/air-gapped.md): nobody can tell the site,
+  // so the Run ends cancelled now and frees its Capsule. An exported apply's result stays
+  // acceptable as a stranded apply's does (its state is kept, as a partial StateVersion when it
+  // still starts from the current generation; otherwise import keeps the result file). Does
+  // nothing to a Run that is not running under an offline agent's lease.
+  Status end_exported(std::string_view run_id, std::string_view actor);
   // exported: the lease is an offline export whose bundle was never handed out; its apply
   // announcement is undone with it.
   Status release(std::string_view run_id, const Agent& agent, std::string_view lease_token,

@@ -305,6 +305,15 @@ struct AgentPool {
   bool offline = false;
 };
 
+// An offline Run's result bundle that came back when the fencing no longer took it.
+struct KeptResult {
+  std::string run_id;
+  std::string sha256;
+  std::string agent_id;
+  std::string code;
+  std::int64_t created_at = 0;
+};
+
 struct LogChunk {
   std::int64_t attempt = 0;
   std::int64_t seq = 0;

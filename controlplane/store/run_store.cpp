@@ -257,6 +257,26 @@ Result<bool> RunStore::record_artifact(std::string_view run_id, std::string_view
   return db_.changes() > 0;
 }
 
+Status RunStore::keep_result(const Run& run, std::string_view agent_id, std::string_view sha256,
+                             std::string_view code) {
+  return db_.run(
+      "INSERT INTO kept_results (run_id, sha256, capsule_id, agent_id, code, created_at)"
+      " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+      run.id, sha256, run.capsule_id, agent_id, code, clock_.now_unix());
+}
+
+Result<std::vector<KeptResult>> RunStore::kept_results(std::string_view capsule_id,
+                                                       std::int64_t since) {
+  return collect(db_.query("SELECT run_id, sha256, agent_id, code, created_at FROM kept_results"
+                           " WHERE capsule_id = ? AND created_at >= ? ORDER BY created_at, run_id",
+                           capsule_id, since),
+                 [](const Statement& row) {
+                   KeptResult k;
+                   ColumnReader(row) >> k.run_id >> k.sha256 >> k.agent_id >> k.code >> k.created_at;
+                   return k;
+                 });
+}
+
 Result<bool> RunStore::has_artifact(std::string_view run_id, std::string_view kind,
                                     std::string_view sha256) {
   auto s = db_.query("SELECT 1 FROM artifacts WHERE run_id = ? AND kind = ? AND sha256 = ?",

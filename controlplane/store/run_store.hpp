@@ -71,6 +71,12 @@ class RunStore {
                                std::string_view sha256, std::int64_t size);
   Result<bool> has_artifact(std::string_view run_id, std::string_view kind,
                             std::string_view sha256);
+  // An offline Run's result the fencing refused, kept as the blob `sha256` (docs/air-gapped.md);
+  // recording it again changes nothing.
+  Status keep_result(const Run& run, std::string_view agent_id, std::string_view sha256,
+                     std::string_view code);
+  // The Capsule's kept results recorded at or after `since` (unix seconds), oldest first.
+  Result<std::vector<KeptResult>> kept_results(std::string_view capsule_id, std::int64_t since);
   // What the Run's manifest took from its Capsule's Dependencies (a JSON array), or NULL.
   Status set_dependency_inputs(std::string_view run_id, std::optional<std::string> inputs_json);
 

@@ -499,7 +499,13 @@ Status to_v13(Database& db) {
 
 // v13 → v14: offline agent pools (docs/air-gapped.md): their agents are registered from their
 // public keys alone and take Runs only as offline Run bundles, never by claiming.
+// Results of offline Runs the fencing refused (a stale generation, a lease another attempt holds):
+// kept as blobs, and shown as the Capsule's attention until a later StateVersion.
 Status to_v14(Database& db) {
+  TAKOSUMI_TRY(ddl(db, "CREATE TABLE IF NOT EXISTS kept_results ("
+                       " run_id TEXT NOT NULL REFERENCES runs(id), sha256 TEXT NOT NULL,"
+                       " capsule_id TEXT NOT NULL, agent_id TEXT NOT NULL, code TEXT NOT NULL,"
+                       " created_at INTEGER NOT NULL, PRIMARY KEY (run_id, sha256));"));
   return add_column_if_missing(db, "agent_pools", "offline", "INTEGER NOT NULL DEFAULT 0");
 }
 

@@ -7,7 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 
+#include "common/encoding.hpp"
+#include "crypto/keys.hpp"
+#include "protocol/offline_bundle.hpp"
+#include "runner/source/git_source.hpp"
 #include "tests/support/stack.hpp"
 #include "tests/support/test_git_repo.hpp"
 
@@ -124,6 +129,38 @@ class OfflineBundleTest : public ::testing::Test {
     return stack_.api().get("/api/v1/runs/" + id).json.as_object();
   }
 
+  // A copy of a Run bundle with its manifest changed by `edit` and signed again with the control
+  // plane's own key (what it would have signed), or with another source pack in place of its own.
+  void rewrite(const fs::path& from, const fs::path& to,
+               const std::function<void(protocol::JobManifest&, const fs::path&)>& edit,
+               const fs::path& source_pack = {}) {
+    auto opened = protocol::open_bundle(from);
+    ASSERT_TRUE(opened);
+    auto index = protocol::run_bundle_index_from_text(opened->index);
+    ASSERT_TRUE(index);
+    const fs::path dir = to.string() + ".members";
+    ASSERT_TRUE(protocol::extract_members(*opened, index->members, dir, 1u << 30));
+    if (edit) {
+      auto payload = base64_decode(index->manifest.payload);
+      ASSERT_TRUE(payload);
+      auto manifest = protocol::job_manifest_from_json(
+          json::parse(std::string(payload->begin(), payload->end())).as_object());
+      ASSERT_TRUE(manifest);
+      edit(*manifest, dir);
+      auto key = crypto::load_sign_key(stack_.data_dir() / "keys/signing.key");
+      ASSERT_TRUE(key);
+      index->manifest = protocol::sign_manifest(*manifest, *key);
+    }
+    if (!source_pack.empty()) fs::copy_file(source_pack, dir / "source.pack",
+                                            fs::copy_options::overwrite_existing);
+    std::vector<std::pair<std::string, fs::path>> files;
+    for (const auto& m : index->members) files.emplace_back(m.name, dir / m.name);
+    auto members = protocol::describe_members(files);
+    ASSERT_TRUE(members);
+    index->members = *members;
+    ASSERT_TRUE(protocol::write_bundle(to, protocol::to_text(*index), files));
+  }
+
   Stack stack_{options()};
   std::unique_ptr<TestGitRepo> repo_;
   bool pool_made_ = false;
@@ -179,7 +216,7 @@ TEST_F(OfflineBundleTest, PlanApplyAndDriftCheckCrossTheGapAsBundles) {
   EXPECT_EQ(stack_.state_versions(capsule).size(), 1u);
 }
 
-TEST_F(OfflineBundleTest, ForeignTamperedAndStaleBundlesAreRefused) {
+TEST_F(OfflineBundleTest, ForeignExpiredSwappedAndTamperedBundlesAreRefused) {
   const std::string agent_id = register_offline_agent(0);
   register_offline_agent(1);
   const auto capsule = make_capsule();
@@ -202,6 +239,49 @@ TEST_F(OfflineBundleTest, ForeignTamperedAndStaleBundlesAreRefused) {
   EXPECT_NE(foreign.out.find("manifest_wrong_agent"), std::string::npos) << foreign.out;
   EXPECT_FALSE(fs::exists(file("foreign.result")));
 
+  // The same Run as if its bundle had expired on the way: the control plane's own signature over
+  // a manifest whose expiry has passed.
+  rewrite(file("plan.bundle"), file("expired.bundle"), [](protocol::JobManifest& m, const fs::path&) {
+    m.issued_at -= 7200;
+    m.expires_at = m.issued_at + 3600;
+  });
+  auto expired = agent(0, {"run-bundle", "execute", file("expired.bundle").string(), "--out",
+                           file("expired.result").string()},
+                       "expired");
+  EXPECT_EQ(expired.code, 1) << expired.out;
+  EXPECT_NE(expired.out.find("manifest_expired"), std::string::npos) << expired.out;
+  // Another commit's source in place of the signed one: the Run fails before anything runs.
+  {
+    TestGitRepo other(stack_.root() / "other-repo");
+    const auto commit = other.commit({{"main.tf", "resource \"null_resource\" \"x\" {}\n"}});
+    auto packed = runner::pack_source(stack_.root() / "other-cache",
+                                      protocol::SourceSpec{other.url(), commit, "", {}, {}},
+                                      stack_.root() / "other.pack");
+    ASSERT_TRUE(packed) << packed.error().to_string();
+  }
+  rewrite(file("plan.bundle"), file("swapped.bundle"), {}, stack_.root() / "other.pack");
+  auto swapped = agent(0, {"run-bundle", "execute", file("swapped.bundle").string(), "--out",
+                           file("swapped.result").string()},
+                       "swapped");
+  EXPECT_EQ(swapped.code, 0) << swapped.out;  // a result is written: the Run failed
+  EXPECT_NE(slurp(file("swapped.result")).find("source_tree_mismatch"), std::string::npos)
+      << swapped.out;
+  EXPECT_FALSE(fs::exists(out_dir() / "app.conf"));
+  // Its nonce was spent on the swapped copy: the genuine bundle is now a replay.
+  auto replayed = agent(0, {"run-bundle", "execute", file("plan.bundle").string(), "--out",
+                            file("replayed.result").string()},
+                        "replayed");
+  EXPECT_NE(replayed.out.find("manifest_replayed"), std::string::npos) << replayed.out;
+}
+
+TEST_F(OfflineBundleTest, TamperedAndReplayedResultsAreRefused) {
+  const std::string agent_id = register_offline_agent(0);
+  const auto capsule = make_capsule();
+  const auto plan_id = queue("/api/v1/capsules/" + capsule + "/plan");
+  auto exported = cli({"run-bundle", "export", plan_id, "--agent", agent_id, "--out",
+                       file("plan.bundle").string()},
+                      "export");
+  ASSERT_EQ(exported.code, 0) << exported.out;
   auto executed = agent(0, {"run-bundle", "execute", file("plan.bundle").string(), "--out",
                             file("plan.result").string()},
                         "execute");
@@ -236,6 +316,53 @@ TEST_F(OfflineBundleTest, ForeignTamperedAndStaleBundlesAreRefused) {
   auto imported = cli({"run-bundle", "import", file("plan.result").string()}, "import");
   ASSERT_EQ(imported.code, 0) << imported.out;
   EXPECT_EQ(str(get_run(plan_id), "status"), "succeeded");
+  // Replayed: the attempt is recorded already, nothing changes.
+  auto replayed = cli({"--output", "json", "run-bundle", "import", file("plan.result").string()},
+                      "import-replayed");
+  EXPECT_EQ(replayed.code, 0) << replayed.out;
+  EXPECT_NE(replayed.out.find("\"imported\":false"), std::string::npos) << replayed.out;
+}
+
+// An apply exported and then cancelled (the site may still apply it); the Capsule moves on
+// through another plan and apply; the first apply's result, brought back late, is kept as a blob
+// and shown as the Capsule's attention, never recorded over the newer state.
+TEST_F(OfflineBundleTest, AResultFromAStaleGenerationIsKeptNotRecorded) {
+  const std::string agent_id = register_offline_agent(0);
+  const auto capsule = make_capsule();
+  const auto first_plan = queue("/api/v1/capsules/" + capsule + "/plan");
+  ASSERT_EQ(str(carry(first_plan, agent_id, "plan1"), "status"), "succeeded");
+  auto first_apply = stack_.post_apply(first_plan, false);
+  ASSERT_EQ(first_apply.status, 201u) << first_apply.body;
+  const auto stale_id = str(first_apply.json.as_object(), "id");
+  ASSERT_EQ(cli({"run-bundle", "export", stale_id, "--agent", agent_id, "--out",
+                 file("stale.bundle").string()},
+                "export-stale").code,
+            0);
+  ASSERT_EQ(agent(0, {"run-bundle", "execute", file("stale.bundle").string(), "--out",
+                      file("stale.result").string()},
+                  "execute-stale").code,
+            0);
+  // Nobody can tell the site: the cancel ends the exported apply here and now.
+  auto cancelled = stack_.api().post("/api/v1/runs/" + stale_id + "/cancel", json::object{});
+  ASSERT_EQ(cancelled.status, 200u) << cancelled.body;
+  EXPECT_EQ(str(cancelled.json.as_object(), "status"), "cancelled") << cancelled.body;
+
+  const auto second_plan = queue("/api/v1/capsules/" + capsule + "/plan");
+  ASSERT_EQ(str(carry(second_plan, agent_id, "plan2"), "status"), "succeeded");
+  auto second_apply = stack_.post_apply(second_plan, false);
+  ASSERT_EQ(second_apply.status, 201u) << second_apply.body;
+  ASSERT_EQ(str(carry(str(second_apply.json.as_object(), "id"), agent_id, "apply2"), "status"),
+            "succeeded");
+  ASSERT_EQ(stack_.state_versions(capsule).size(), 1u);
+
+  auto late = cli({"run-bundle", "import", file("stale.result").string()}, "import-stale");
+  EXPECT_EQ(late.code, 5) << late.out;
+  EXPECT_NE(late.out.find("kept"), std::string::npos) << late.out;
+  EXPECT_EQ(stack_.state_versions(capsule).size(), 1u);
+  auto attention = stack_.capsule(capsule);
+  EXPECT_NE(json::serialize(attention).find("result_kept"), std::string::npos)
+      << json::serialize(attention);
+  EXPECT_NE(json::serialize(attention).find(stale_id), std::string::npos);
 }
 
 }  // namespace
