@@ -365,5 +365,66 @@ TEST_F(OfflineBundleTest, AResultFromAStaleGenerationIsKeptNotRecorded) {
   EXPECT_NE(json::serialize(attention).find(stale_id), std::string::npos);
 }
 
+// The offline agent killed (SIGKILL, as a power loss would) while its apply runs: the same
+// command again reports the interrupted apply with the state tofu persisted, and the import keeps
+// it as a partial StateVersion holding what the apply created.
+TEST_F(OfflineBundleTest, AnOfflineApplyKilledMidwayIsReportedWithItsStateByTheNextExecute) {
+  const std::string agent_id = register_offline_agent(0);
+  repo_ = std::make_unique<TestGitRepo>(stack_.root() / "repo");
+  repo_->commit({{"main.tf", slow_apply_module()}});
+  const auto capsule = stack_.create_capsule_from(json::object{
+      {"name", "slow-site"},
+      {"source", json::object{{"gitUrl", repo_->url()}, {"ref", "main"}, {"modulePath", ""}}},
+      {"outputAllowlist", json::object{}},
+      {"agentPool", "site-a"}});
+  const auto plan_id = queue("/api/v1/capsules/" + capsule + "/plan");
+  ASSERT_EQ(str(carry(plan_id, agent_id, "plan"), "status"), "succeeded");
+  auto apply = stack_.post_apply(plan_id, false);
+  ASSERT_EQ(apply.status, 201u) << apply.body;
+  const auto apply_id = str(apply.json.as_object(), "id");
+  ASSERT_EQ(cli({"run-bundle", "export", apply_id, "--agent", agent_id, "--out",
+                 file("apply.bundle").string()},
+                "export-apply").code,
+            0);
+  {
+    ChildProcess site({(fs::path(TAKOSUMI_TEST_BINARY_DIR) / "agent/takosumi-agent").string(),
+                       "--config", stack_.offline_agent_config(0).string(), "run-bundle", "execute",
+                       file("apply.bundle").string(), "--out", file("apply.result").string()},
+                      {{"HOME", stack_.root().string()}}, stack_.root() / "execute-killed.log");
+    // Killed once the apply changed reality: its log, kept for the result as it streams, says the
+    // first resource was created (the second sleeps for five minutes).
+    const fs::path logs = stack_.agent_dir(0) / "state/offline" / apply_id / "out/log";
+    ASSERT_TRUE(eventually(
+        [&] {
+          std::error_code ec;
+          if (!fs::exists(logs, ec)) return false;
+          for (const auto& e : fs::directory_iterator(logs, ec))
+            if (slurp(e.path()).find("terraform_data.first: Creation complete") != std::string::npos)
+              return true;
+          return false;
+        },
+        std::chrono::seconds(180)))
+        << slurp(stack_.root() / "execute-killed.log");
+    site.kill_now();
+  }
+  EXPECT_FALSE(fs::exists(file("apply.result")));
+  auto again = agent(0, {"run-bundle", "execute", file("apply.bundle").string(), "--out",
+                         file("apply.result").string()},
+                     "execute-again");
+  ASSERT_EQ(again.code, 0) << again.out;
+  auto imported = cli({"--output", "json", "run-bundle", "import", file("apply.result").string()},
+                      "import-apply");
+  ASSERT_EQ(imported.code, 0) << imported.out;
+  auto run = get_run(apply_id);
+  EXPECT_EQ(str(run, "status"), "failed") << json::serialize(run);
+  EXPECT_EQ(failure_code(run), "interrupted") << json::serialize(run);
+  auto versions = stack_.state_versions(capsule);
+  ASSERT_EQ(versions.size(), 1u);
+  const auto& sv = versions[0].as_object();
+  EXPECT_TRUE(sv.at("partial").as_bool());
+  EXPECT_NE(stack_.state_plaintext(str(sv, "ciphertextSha256")).find("terraform_data"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace takosumi::testing
