@@ -262,12 +262,6 @@ asio::awaitable<HttpResponse> OfflineApi::async_import(const HttpRequest& req, s
                                      run_id));
   auto run = d_.runs.get_run(run_id);
   if (!run) co_return error_response(run.error());
-  // A repeat: the attempt was recorded already.
-  if (run->completed_attempt > 0 && run->completed_attempt == index->attempt &&
-      run->attempt == index->attempt)
-    co_return json_response(200, json::object{{"imported", false},
-                                              {"runId", run_id},
-                                              {"status", run->status}});
   const fs::path temp = d_.blobs.new_temp_path();
   struct Cleanup {
     fs::path dir;
@@ -278,6 +272,12 @@ asio::awaitable<HttpResponse> OfflineApi::async_import(const HttpRequest& req, s
   };
   if (auto extracted = co_await async_offload(d_.pool, std::move(extract)); !extracted)
     co_return error_response(extracted.error());
+  // A repeat: the attempt was recorded already (its members checked out all the same).
+  if (run->completed_attempt > 0 && run->completed_attempt == index->attempt &&
+      run->attempt == index->attempt)
+    co_return json_response(200, json::object{{"imported", false},
+                                              {"runId", run_id},
+                                              {"status", run->status}});
   const auto has = [&](std::string_view name) {
     return std::ranges::any_of(index->members, [&](const auto& m) { return m.name == name; });
   };

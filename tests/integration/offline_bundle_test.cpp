@@ -321,6 +321,10 @@ TEST_F(OfflineBundleTest, TamperedAndReplayedResultsAreRefused) {
                       "import-replayed");
   EXPECT_EQ(replayed.code, 0) << replayed.out;
   EXPECT_NE(replayed.out.find("\"imported\":false"), std::string::npos) << replayed.out;
+  // A tampered copy stays refused after the genuine one was recorded.
+  auto flipped_again = cli({"run-bundle", "import", file("flipped.result").string()},
+                           "import-flipped-again");
+  EXPECT_EQ(flipped_again.code, 5) << flipped_again.out;
 }
 
 // An apply exported and then cancelled (the site may still apply it); the Capsule moves on
