@@ -318,7 +318,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   const bool offline = !args.bundle.empty();
-  if (!offline && !args.check_only && config->control_urls.empty()) {
+  // What an offline agent does besides bundles: check its configuration, list and discard what its
+  // journal holds (recover without --push).
+  const bool needs_control_plane = !offline && !args.check_only && !(args.recover && !args.push);
+  if (needs_control_plane && config->control_urls.empty()) {
     spdlog::error("controlPlane.url is not set: this agent is offline and only runs "
                   "`run-bundle execute` (docs/air-gapped.md)");
     return 2;

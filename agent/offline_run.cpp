@@ -17,6 +17,8 @@
 #include "common/file_io.hpp"
 #include "common/json_fields.hpp"
 #include "common/version.hpp"
+#include "crypto/sha256.hpp"
+#include "protocol/failure_codes.hpp"
 #include "protocol/offline_bundle.hpp"
 #include "runner/state/run_workspace.hpp"
 
@@ -43,15 +45,27 @@ struct OfflineDirs {
   }
 };
 
-// The attempt of the Run the bundle's manifest describes (verified by then).
-Result<std::int64_t> manifest_attempt(const protocol::SignedManifest& signed_manifest) {
+// The manifest's JSON, read without checking it (it was verified, or is about to be).
+Result<boost::json::object> manifest_object(const protocol::SignedManifest& signed_manifest) {
   auto payload = base64_decode(signed_manifest.payload);
   if (!payload) return fail(errc::kManifestInvalid, "the manifest is not base64");
-  auto o = parse_object(std::string_view(reinterpret_cast<const char*>(payload->data()),
-                                         payload->size()),
-                        1u << 20);
+  return parse_object(std::string_view(reinterpret_cast<const char*>(payload->data()),
+                                       payload->size()),
+                      protocol::kMaxBundleIndexBytes);
+}
+
+// The attempt of the Run the bundle's manifest describes (verified by then).
+Result<std::int64_t> manifest_attempt(const protocol::SignedManifest& signed_manifest) {
+  auto o = manifest_object(signed_manifest);
   if (!o) return std::unexpected(o.error());
   return get_int(*o, "attempt");
+}
+
+std::string manifest_nonce(const protocol::SignedManifest& signed_manifest) {
+  auto o = manifest_object(signed_manifest);
+  if (!o) return {};
+  auto nonce = get_string(*o, "nonce", 128);
+  return nonce ? *nonce : std::string();
 }
 
 class OfflineRun {
@@ -87,7 +101,9 @@ class OfflineRun {
   }
 
   // A fresh Run: its members checked against the index and put in place, then the session.
-  Status run_fresh(const protocol::OpenedBundle& bundle) {
+  // resumed: an earlier execute of this bundle recorded its nonce and died before its journal
+  // held the Run, so nothing of it ran: that nonce is not a replay here.
+  Status run_fresh(const protocol::OpenedBundle& bundle, bool resumed) {
     TAKOSUMI_TRY(remove_tree(dirs_.root));
     TAKOSUMI_TRY(ensure_directory(dirs_.root));
     // Which bundle this directory belongs to: only that one may write its result again.
@@ -97,8 +113,11 @@ class OfflineRun {
     auto nonces = NonceJournal::open(ctx_.config.state_dir / "nonces", ctx_.clock.now_unix());
     if (!nonces) return std::unexpected(nonces.error());
     protocol::ManifestVerifier verifier(ctx_.keys.control_signing, agent_id_, ctx_.clock);
-    for (const auto& [nonce, expires] : nonces->entries()) verifier.remember(nonce, expires);
+    const std::string own_nonce = manifest_nonce(index_.manifest);
+    for (const auto& [nonce, expires] : nonces->entries())
+      if (!(resumed && nonce == own_nonce)) verifier.remember(nonce, expires);
     verifier.set_recorder([&](const std::string& nonce, std::int64_t expires) {
+      if (resumed && nonce == own_nonce) return Status{};  // on disk already
       return nonces->record(nonce, expires, ctx_.clock.now_unix());
     });
     runner::RunnerSettings settings = make_runner_settings(ctx_.config, ctx_.sandbox);
@@ -196,6 +215,26 @@ class OfflineRun {
   AgentMetrics metrics_;
 };
 
+// The index's run id and lease token are not signed: they must be what the signed manifest names
+// (its runId, the sha256 of the lease in leaseSha256), so a result can only ever be this Run's.
+Status check_job(const protocol::RunBundleIndex& index) {
+  auto payload = base64_decode(index.manifest.payload);
+  if (!payload) return fail(errc::kManifestInvalid, "the manifest is not base64");
+  auto o = parse_object(std::string_view(reinterpret_cast<const char*>(payload->data()),
+                                         payload->size()),
+                        protocol::kMaxBundleIndexBytes);
+  if (!o) return std::unexpected(o.error());
+  auto manifest = protocol::job_manifest_from_json(*o);
+  if (!manifest) return std::unexpected(manifest.error());
+  if (manifest->run_id != index.run_id)
+    return fail(errc::kBundleInvalid, "the bundle names run " + index.run_id +
+                                          " but its manifest is for run " + manifest->run_id);
+  if (manifest->lease_sha256.empty() ||
+      crypto::sha256_hex(index.lease_token) != manifest->lease_sha256)
+    return fail(errc::kBundleInvalid, "the bundle's lease is not the one its manifest names");
+  return {};
+}
+
 Status execute(const OfflineRunContext& ctx, const fs::path& bundle_path, const fs::path& out) {
   auto bundle = protocol::open_bundle(bundle_path);
   if (!bundle) return std::unexpected(bundle.error());
@@ -227,9 +266,14 @@ Status execute(const OfflineRunContext& ctx, const fs::path& bundle_path, const 
         ctx.keys.control_signing, protocol::offline_agent_id(ctx.keys.sign.public_key.to_base64()),
         ctx.clock);
     for (const auto& [nonce, expires] : nonces->entries()) precheck.remember(nonce, expires);
-    if (auto checked = precheck.verify(index->manifest); !checked)
+    // A nonce spent by an execute that died before it journaled anything (nothing ran then) is
+    // this bundle's own: its directory holds this bundle and no report.
+    const bool resumed = same_bundle && !fs::exists(dirs.out() / "report.json", ec);
+    auto checked = precheck.verify(index->manifest);
+    if (!checked && !(resumed && checked.error().code == errc::kManifestReplayed))
       return std::unexpected(checked.error());
-    TAKOSUMI_TRY(run.run_fresh(*bundle));
+    TAKOSUMI_TRY(check_job(*index));
+    TAKOSUMI_TRY(run.run_fresh(*bundle, resumed));
   }
   return run.write_result(out);
 }

@@ -175,6 +175,13 @@ asio::awaitable<Status> RunSession::async_before_apply() {
 
 asio::awaitable<void> RunSession::async_execute() {
   auto manifest = ctx_.verifier.verify(job_.manifest);
+  // The job's run id and lease came beside the signed manifest: they must be the manifest's.
+  if (manifest && manifest->run_id != job_.run_id)
+    manifest = fail(errc::kManifestInvalid, "the manifest is for run " + manifest->run_id +
+                                                ", not for run " + job_.run_id);
+  if (manifest && !manifest->lease_sha256.empty() &&
+      crypto::sha256_hex(job_.lease_token) != manifest->lease_sha256)
+    manifest = fail(errc::kManifestInvalid, "the lease token is not the one the manifest names");
   if (!manifest) {
     // Nothing from this manifest is used; the refusal is reported under the claim's lease.
     spdlog::error("run {}: manifest refused: {}", job_.run_id, manifest.error().to_string());

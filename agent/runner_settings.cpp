@@ -8,6 +8,7 @@ runner::RunnerSettings make_runner_settings(const config::AgentConfig& config,
   settings.tofu_binary = config.tofu_binary;
   settings.provider_mirror = config.provider_mirror;
   settings.provider_pins = config.provider_pins;
+  if (!config.provider_pins.empty()) settings.verified_mirror_store = config.state_dir / "verified-mirror";
   settings.work_root = config.work_dir;
   settings.git_cache = config.state_dir / "git-cache";
   if (!config.supervisor_disabled) settings.supervisor = config.supervisor;

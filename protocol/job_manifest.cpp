@@ -112,6 +112,9 @@ Result<JobManifest> parse(const json::object& o) {
   TAKOSUMI_TRY(num("issuedAt", m.issued_at));
   TAKOSUMI_TRY(num("expiresAt", m.expires_at));
   TAKOSUMI_TRY(str("nonce", m.nonce, 128));
+  auto lease = get_optional_string(o, "leaseSha256", 64);
+  if (!lease) return std::unexpected(lease.error());
+  m.lease_sha256 = lease->value_or("");
   if (m.type == RunType::apply && !m.saved_plan)
     return fail(errc::kInvalidArgument, "an apply manifest must name a savedPlan");
   return m;
@@ -145,6 +148,7 @@ json::object to_json(const JobManifest& m) {
     o["savedPlan"] = json::object{{"digest", m.saved_plan->digest},
                                   {"sealedDek", m.saved_plan->sealed_dek}};
   if (!m.sealed_secrets.empty()) o["secrets"] = m.sealed_secrets;
+  if (!m.lease_sha256.empty()) o["leaseSha256"] = m.lease_sha256;
   return o;
 }
 

@@ -70,6 +70,10 @@ struct JobManifest {
   std::int64_t issued_at = 0;
   std::int64_t expires_at = 0;
   std::string nonce;
+  // An offline Run bundle's lease, as sha256 hex of its token: the bundle's index carries the
+  // token unsigned, and the agent takes it only when it hashes to this. Empty online (the claim's
+  // answer carries the lease over an authenticated connection).
+  std::string lease_sha256;
 };
 
 // {name: {"from", "type", "required"}}: a manifest's outputAllowlist, a Capsule's, and the

@@ -82,7 +82,9 @@ Result<RunBundleIndex> run_bundle_index_from_text(std::string_view text) {
   auto signature = get_string(**manifest, "signature", 256);
   if (const Error* e = first_error(payload, signature))
     return std::unexpected(invalid("the Run bundle's manifest: " + e->message));
-  auto members = bundle_members_from_json(o->at("members"), run_bundle_members());
+  const auto* listed = o->if_contains("members");
+  if (listed == nullptr) return std::unexpected(invalid("the Run bundle's index has no members"));
+  auto members = bundle_members_from_json(*listed, run_bundle_members());
   if (!members) return std::unexpected(members.error());
   index.run_id = std::move(*run);
   index.lease_token = std::move(*lease);

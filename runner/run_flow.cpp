@@ -17,6 +17,7 @@
 #include "runner/plan/drift_analysis.hpp"
 #include "runner/plan/output_filter.hpp"
 #include "runner/policy/mirror_verify.hpp"
+#include "runner/policy/verified_mirror.hpp"
 #include "runner/source/git_source.hpp"
 #include "runner/policy/installed_providers.hpp"
 #include "runner/policy/module_policy.hpp"
@@ -75,6 +76,7 @@ RunFlow::RunFlow(asio::thread_pool& blocking, const RunnerSettings& settings,
       outcome_(outcome),
       report_(outcome.report),
       deadline_(Clock::now() + settings.tofu_timeout),
+      provider_mirror_(settings.provider_mirror),
       secrets_(*inputs.secret_set),
       policy_(protocol::combine(settings.policy, inputs.manifest.policy)) {}
 
@@ -267,9 +269,17 @@ asio::awaitable<Status> RunFlow::async_check_mirror() {
       return fail(errc::kProviderChecksumMismatch,
                   "tofu.providerPins " + settings_.provider_pins.string() + ": " +
                       pins.error().message);
-    auto checked =
-        verify_mirror(settings_.provider_mirror, *pins, settings_.package_hashes.get());
-    if (!checked) return std::unexpected(checked.error());
+    if (settings_.verified_mirror_store.empty()) {
+      auto checked =
+          verify_mirror(settings_.provider_mirror, *pins, settings_.package_hashes.get());
+      if (!checked) return std::unexpected(checked.error());
+      return {};
+    }
+    // From here the Run's providers come from the agent's verified copy, not the mirror itself.
+    auto copy = verified_mirror(settings_.provider_mirror, *pins, settings_.verified_mirror_store,
+                                settings_.package_hashes.get());
+    if (!copy) return std::unexpected(copy.error());
+    provider_mirror_ = *copy;
     return {};
   });
 }
@@ -300,7 +310,7 @@ asio::awaitable<Status> RunFlow::async_tofu_version() {
 // The providers init installed, against the mirror and the policy, and the lock file naming them.
 Status RunFlow::check_providers() {
   if (settings_.exec_control)
-    TAKOSUMI_TRY(check_installed_providers(module_dir_, settings_.provider_mirror));
+    TAKOSUMI_TRY(check_installed_providers(module_dir_, provider_mirror_));
   // The lock file lies in the writable module directory: it is read only as a regular file of
   // this workspace (never a FIFO that would block the agent, nor a link to another Run's files).
   const fs::path lock = module_dir_ / ".terraform.lock.hcl";

@@ -89,6 +89,9 @@ class RunFlow {
   RunOutcome& outcome_;
   protocol::RunReport& report_;
   std::chrono::steady_clock::time_point deadline_;
+  // The mirror the Run's tofu and sandbox use: tofu.providerMirror, or with tofu.providerPins the
+  // verified copy of its pinned packages (runner/policy/verified_mirror.hpp).
+  std::filesystem::path provider_mirror_;
   std::optional<RunWorkspace> workspace_;
   std::optional<RunCgroup> cgroup_;  // the Run's pids cgroup, when there is one
   std::filesystem::path module_dir_;
@@ -98,6 +101,7 @@ class RunFlow {
   std::optional<RunCredentials> credentials_;
   std::set<std::string> locked_providers_;  // from the lock file, read once after init
   bool new_state_empty_ = false;  // the sealed state holds no resources and no outputs
+
   boost::json::object new_state_outputs_;  // `tofu output -json`'s shape (state_outputs)
   // A plan Run's sensitive values from `tofu show -json`, sealed with the plan.
   std::vector<SecretBytes> plan_secret_values_;

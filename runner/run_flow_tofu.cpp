@@ -11,7 +11,7 @@ namespace takosumi::runner {
 namespace fs = std::filesystem;
 
 Result<TofuOptions> RunFlow::tofu_options() const {
-  TofuOptions options{settings_.tofu_binary, settings_.provider_mirror, deadline_,
+  TofuOptions options{settings_.tofu_binary, provider_mirror_, deadline_,
                       settings_.kill_grace};
   options.limits = settings_.limits;
   options.max_show_json = settings_.max_plan_json_bytes;
@@ -35,7 +35,7 @@ Result<TofuOptions> RunFlow::tofu_options() const {
   options.sandbox->read_only.push_back(settings_.tofu_binary);
   // Only the providers the policy allows exist in the sandbox: a program that starts another tofu
   // (an allowed provider's exec setting, or external data where allowed) cannot reach the others.
-  auto providers = visible_provider_dirs(settings_.provider_mirror, policy_);
+  auto providers = visible_provider_dirs(provider_mirror_, policy_);
   if (!providers) return std::unexpected(providers.error());
   for (const auto& dir : *providers) options.sandbox->read_only.push_back(dir);
   // The supervisor's lock tells a restarted agent whether tofu still runs: the module must not be

@@ -68,6 +68,10 @@ struct RunnerSettings {
   // that does not match fails the Run with provider_checksum_mismatch (runner/policy/mirror_verify).
   std::filesystem::path provider_pins;
   std::shared_ptr<PackageHashCache> package_hashes;
+  // With provider_pins: where the agent keeps its verified copies of the pinned packages, which
+  // the Run's tofu then uses instead of the mirror (runner/policy/verified_mirror.hpp). Empty:
+  // the mirror itself is used after the check.
+  std::filesystem::path verified_mirror_store;
 };
 
 struct RunInputs {

@@ -4,11 +4,13 @@
 
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
+#include "common/fd_io.hpp"
 #include "common/file_io.hpp"
 #include "common/json_fields.hpp"
 #include "common/offload.hpp"
 #include "controlplane/api/agent_api.hpp"
 #include "controlplane/runs/run_intake.hpp"
+#include "controlplane/store/run_log_store.hpp"
 #include "controlplane/store/agent_pool_store.hpp"
 #include "crypto/keys.hpp"
 #include "crypto/sha256.hpp"
@@ -113,8 +115,44 @@ Result<std::vector<std::pair<std::string, fs::path>>> bundle_files(const PublicA
   return files;
 }
 
-// A log as the chunks an agent would have sent (the store takes chunks of at most this size).
+// A log as the chunks an agent would have sent: at most this size, cut after a newline when
+// there is one and never inside a UTF-8 sequence (PostgreSQL refuses text that is not UTF-8).
 constexpr std::size_t kImportChunkBytes = 32 * 1024;
+
+std::vector<std::string_view> log_chunks(std::string_view log) {
+  std::vector<std::string_view> chunks;
+  while (!log.empty()) {
+    std::size_t cut = std::min(log.size(), kImportChunkBytes);
+    if (cut < log.size()) {
+      const auto newline = log.rfind('\n', cut - 1);
+      if (newline != std::string_view::npos && newline > 0) {
+        cut = newline + 1;
+      } else {
+        while (cut > 1 && (static_cast<unsigned char>(log[cut]) & 0xC0) == 0x80) --cut;
+      }
+    }
+    chunks.push_back(log.substr(0, cut));
+    log.remove_prefix(cut);
+  }
+  return chunks;
+}
+
+// The first max_bytes of a file, at most.
+Result<std::string> read_log_head(const fs::path& file, std::size_t max_bytes) {
+  auto opened = open_regular_file(file);
+  if (!opened) return std::unexpected(opened.error());
+  std::string text(std::min<std::size_t>(max_bytes, static_cast<std::size_t>(opened->st.st_size)), '\0');
+  auto got = read_full(opened->fd.get(), std::as_writable_bytes(std::span(text)), file);
+  if (!got) return std::unexpected(got.error());
+  text.resize(*got);
+  return text;
+}
+
+std::string member_digest(const std::vector<protocol::BundleMember>& members, std::string_view name) {
+  for (const auto& m : members)
+    if (m.name == name) return m.sha256;
+  return {};
+}
 
 }  // namespace
 
@@ -194,7 +232,14 @@ asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, s
     return std::pair{std::move(*tree), std::move(*sha)};
   };
   auto packed = co_await async_offload(d_.pool, std::move(pack));
-  if (!packed) co_return error_response(packed.error().with_context("export run " + run_id));
+  if (!packed) {
+    // The full error names this host's paths: it goes to the log, the caller gets its code.
+    spdlog::error("export run {}: {}", run_id, packed.error().to_string());
+    co_return error_response(Error{packed.error().code,
+                                   "run " + run_id + ": the source of commit " + run->source_commit +
+                                       " could not be packed (" + packed.error().code +
+                                       "; the control plane's log has the details)"});
+  }
   const OfflineSource offline{packed->first, packed->second,
                               d_.clock.now_unix() + request->valid_for};
   const Agent& addressee = *agent;
@@ -226,7 +271,10 @@ asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, s
   auto written = co_await async_offload(d_.pool, std::move(write));
   if (!written) co_return undo(written.error());
   // Kept as a blob (named in the audit record), so a download that fails is not a lost Run.
-  if (auto adopted = d_.blobs.adopt(temp / "run.bundle", *written); !adopted)
+  auto adopt = [&blobs = d_.blobs, file = temp / "run.bundle", sha = *written] {
+    return blobs.adopt(file, sha);
+  };
+  if (auto adopted = co_await async_offload(d_.pool, std::move(adopt)); !adopted)
     co_return undo(adopted.error());
   auto path = d_.blobs.path_for(*written);
   if (!path) co_return undo(path.error());
@@ -272,6 +320,11 @@ asio::awaitable<HttpResponse> OfflineApi::async_import(const HttpRequest& req, s
   };
   if (auto extracted = co_await async_offload(d_.pool, std::move(extract)); !extracted)
     co_return error_response(extracted.error());
+  // A plan or drift check cancelled while it was out: its result is refused (it changed nothing).
+  if (run->status == run_status::kCancelled && run->type != protocol::RunType::apply)
+    co_return error_response(Error{std::string(errc::kLeaseLost),
+                                   "run " + run_id + " was cancelled while it was out; its result "
+                                   "is not recorded"});
   // A repeat: the attempt was recorded already (its members checked out all the same).
   if (run->completed_attempt > 0 && run->completed_attempt == index->attempt &&
       run->attempt == index->attempt)
@@ -293,36 +346,42 @@ asio::awaitable<HttpResponse> OfflineApi::async_import(const HttpRequest& req, s
   // The result of an apply as kept when fencing refuses it: a blob, named in the audit record
   // and in the Capsule's attention (the site's resources may have changed). A plan or drift check
   // changed nothing: its refusal is only the answer.
-  const auto keep = [&](const Error& why) -> HttpResponse {
-    if (run->type != protocol::RunType::apply) return error_response(why);
-    auto sha = crypto::sha256_file_hex(req.body_file);
-    if (sha) (void)d_.blobs.adopt(req.body_file, *sha);
+  const auto keep = [&](const Error& why) -> asio::awaitable<HttpResponse> {
+    if (run->type != protocol::RunType::apply) co_return error_response(why);
     d_.queue.record_fenced(run_id, *agent, index->attempt, "import");
+    // The server hashed the body as it arrived.
+    const std::string sha = req.body_sha256;
+    auto adopt = [&blobs = d_.blobs, file = req.body_file, sha] { return blobs.adopt(file, sha); };
+    auto adopted = co_await async_offload(d_.pool, std::move(adopt));
+    if (!adopted) {
+      spdlog::error("run {}: keeping the refused result: {}", run_id, adopted.error().to_string());
+      co_return error_response(Error{why.code, why.message + "; the result could not be kept "
+                                                             "here: keep the file and retry"});
+    }
     auto kept = in_transaction(d_.db, [&]() -> Status {
-      if (sha) TAKOSUMI_TRY(d_.runs.keep_result(*run, agent->id, *sha, why.code));
+      TAKOSUMI_TRY(d_.runs.keep_result(*run, agent->id, sha, why.code));
       return d_.audit.record(run_event(actor(req), "run.result_kept", *run,
                                        {{"agentId", agent->id},
                                         {"attempt", index->attempt},
                                         {"code", why.code},
-                                        {"resultSha256", sha ? *sha : std::string()}}));
+                                        {"resultSha256", sha}}));
     });
     if (!kept) spdlog::error("run {}: recording the kept result: {}", run_id, kept.error().to_string());
-    return error_response(Error{why.code, why.message + "; the result is kept (blob " +
-                                              (sha ? *sha : std::string("?")) +
-                                              ") and the Capsule needs an operator"});
+    co_return error_response(Error{why.code, why.message + "; the result is kept (blob " + sha +
+                                                 ") and the Capsule needs an operator"});
   };
   // Each sealed artifact as its upload would be checked and stored.
   for (const char* kind : {"state", "plan"}) {
     const std::string member = protocol::envelope_member(kind);
     if (!has(member)) continue;
     auto leased = d_.queue.check_upload_lease(run_id, *agent, index->lease_token);
-    if (!leased && leased.error().code == errc::kLeaseLost) co_return keep(leased.error());
+    if (!leased && leased.error().code == errc::kLeaseLost) co_return co_await keep(leased.error());
     if (!leased) co_return error_response(leased.error());
-    auto sha = crypto::sha256_file_hex(temp / member);
-    if (!sha) co_return error_response(sha.error());
+    // Its digest was checked against the signed index when it was extracted.
+    const std::string sha = member_digest(index->members, member);
     const Keyring& keys = d_.keys;
     const BlobStore& blobs = d_.blobs;
-    auto check = [&keys, &blobs, file = temp / member, sha = *sha, kind = std::string(kind),
+    auto check = [&keys, &blobs, file = temp / member, sha, kind = std::string(kind),
                   capsule = run->capsule_id] {
       return check_and_store_upload(file, sha, sha, kind, capsule, keys, blobs);
     };
@@ -334,20 +393,20 @@ asio::awaitable<HttpResponse> OfflineApi::async_import(const HttpRequest& req, s
   // The log, in chunks as the agent would have streamed them.
   if (has("log.txt")) {
     auto leased = d_.queue.check_report_lease(run_id, *agent, index->lease_token);
-    if (!leased && leased.error().code == errc::kLeaseLost) co_return keep(leased.error());
+    if (!leased && leased.error().code == errc::kLeaseLost) co_return co_await keep(leased.error());
     if (!leased) co_return error_response(leased.error());
-    auto log = read_file(temp / "log.txt", kMaxArtifactBytes);
+    // The store keeps kMaxRunLogBytes of a Run's log; what is past that is not even read.
+    auto read = [file = temp / "log.txt"] { return read_log_head(file, kMaxRunLogBytes + 1); };
+    auto log = co_await async_offload(d_.pool, std::move(read));
     if (!log) co_return error_response(log.error());
     std::int64_t seq = 0;
-    for (std::size_t at = 0; at < log->size(); at += kImportChunkBytes, ++seq)
-      if (auto appended = d_.logs.append(run_id, index->attempt, seq,
-                                         std::string_view(*log).substr(at, kImportChunkBytes));
-          !appended)
+    for (const auto& chunk : log_chunks(*log))
+      if (auto appended = d_.logs.append(run_id, index->attempt, seq++, chunk); !appended)
         co_return error_response(appended.error());
   }
   auto applied = apply_run_report(d_.queue, d_.planner, d_.waiters, run_id, *agent, *report);
   if (!applied && (applied.error().code == errc::kLeaseLost || applied.error().code == errc::kConflict))
-    co_return keep(applied.error());
+    co_return co_await keep(applied.error());
   if (!applied) co_return error_response(applied.error());
   auto after = d_.runs.get_run(run_id);
   if (!after) co_return error_response(after.error());

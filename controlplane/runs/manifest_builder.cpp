@@ -1,5 +1,7 @@
 #include "controlplane/runs/manifest_builder.hpp"
 
+#include "crypto/sha256.hpp"
+
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "common/json_fields.hpp"
@@ -208,6 +210,7 @@ Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
   m.issued_at = clock_.now_unix();
   m.expires_at = m.issued_at + ttl_seconds_;
   if (offline) {
+    m.lease_sha256 = crypto::sha256_hex(claimed.lease_token);
     m.source.tree = offline->tree;
     m.source.pack_sha256 = offline->pack_sha256;
     m.expires_at = offline->expires_at;

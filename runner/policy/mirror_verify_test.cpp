@@ -2,6 +2,7 @@
 // writes for the test mirror's package: a copy verifies, one altered byte, an unpinned package or
 // a stray file is named, and pins that are not plain lock-file blocks are refused.
 #include "runner/policy/mirror_verify.hpp"
+#include "runner/policy/verified_mirror.hpp"
 
 #include <gtest/gtest.h>
 
@@ -117,6 +118,40 @@ provider "Registry.OpenTofu.org/hashicorp/null" {
     EXPECT_EQ(refused.error().code, errc::kInvalidArgument);
     EXPECT_TRUE(refused.error().message.starts_with("line ")) << refused.error().message;
   }
+}
+
+// What a Run loads with pins: the agent's own copy, hashed as copied, reused while the mirror
+// stays, and unchanged by whatever happens to the mirror afterwards.
+TEST_F(MirrorVerifyTest, RunsUseAVerifiedCopyTheMirrorCannotChangeAfterwards) {
+  const fs::path store = dir_.path() / "store";
+  PackageHashCache cache;
+  auto copy = verified_mirror(mirror(), pins_, store, &cache);
+  ASSERT_TRUE(copy) << copy.error().to_string();
+  EXPECT_EQ(copy->parent_path(), store);
+  const fs::path rel = "registry.opentofu.org/hashicorp/null/3.3.1/linux_amd64";
+  auto copied = package_hash(*copy / rel, false);
+  ASSERT_TRUE(copied) << copied.error().to_string();
+  EXPECT_NE(std::find(pins_[0].hashes.begin(), pins_[0].hashes.end(), *copied), pins_[0].hashes.end());
+  // Read-only to its owner too: nothing of a Run rewrites it.
+  const auto perms = fs::status(*copy / rel / "terraform-provider-null_v3.3.1").permissions();
+  EXPECT_EQ(perms & fs::perms::owner_write, fs::perms::none);
+  EXPECT_NE(perms & fs::perms::owner_exec, fs::perms::none);
+  // The same mirror: the same copy, not made again.
+  auto again = verified_mirror(mirror(), pins_, store, &cache);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(*again, *copy);
+  // The mirror's binary swapped now: the copy a Run may be using is untouched, and the next Run
+  // is refused.
+  const fs::path binary = null_dir() / "3.3.1/linux_amd64/terraform-provider-null_v3.3.1";
+  {
+    std::fstream f(binary, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4096);
+    f.put('\x7f');
+  }
+  EXPECT_EQ(*package_hash(*copy / rel, false), *copied);
+  auto refused = verified_mirror(mirror(), pins_, store, &cache);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, errc::kProviderChecksumMismatch);
 }
 
 }  // namespace

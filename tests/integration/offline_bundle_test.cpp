@@ -133,7 +133,8 @@ class OfflineBundleTest : public ::testing::Test {
   // plane's own key (what it would have signed), or with another source pack in place of its own.
   void rewrite(const fs::path& from, const fs::path& to,
                const std::function<void(protocol::JobManifest&, const fs::path&)>& edit,
-               const fs::path& source_pack = {}) {
+               const fs::path& source_pack = {},
+               const std::function<void(protocol::RunBundleIndex&)>& edit_index = {}) {
     auto opened = protocol::open_bundle(from);
     ASSERT_TRUE(opened);
     auto index = protocol::run_bundle_index_from_text(opened->index);
@@ -153,6 +154,7 @@ class OfflineBundleTest : public ::testing::Test {
     }
     if (!source_pack.empty()) fs::copy_file(source_pack, dir / "source.pack",
                                             fs::copy_options::overwrite_existing);
+    if (edit_index) edit_index(*index);
     std::vector<std::pair<std::string, fs::path>> files;
     for (const auto& m : index->members) files.emplace_back(m.name, dir / m.name);
     auto members = protocol::describe_members(files);
@@ -250,6 +252,23 @@ TEST_F(OfflineBundleTest, ForeignExpiredSwappedAndTamperedBundlesAreRefused) {
                        "expired");
   EXPECT_EQ(expired.code, 1) << expired.out;
   EXPECT_NE(expired.out.find("manifest_expired"), std::string::npos) << expired.out;
+  // The index's run id and lease are not signed, but they are bound to the manifest: relabelled,
+  // the bundle is refused before anything runs (its result could otherwise be another Run's).
+  rewrite(file("plan.bundle"), file("relabelled.bundle"), {}, {},
+          [](protocol::RunBundleIndex& index) { index.lease_token = std::string(64, 'a'); });
+  auto relabelled = agent(0, {"run-bundle", "execute", file("relabelled.bundle").string(), "--out",
+                              file("relabelled.result").string()},
+                          "relabelled");
+  EXPECT_EQ(relabelled.code, 1) << relabelled.out;
+  EXPECT_NE(relabelled.out.find("bundle_invalid"), std::string::npos) << relabelled.out;
+  rewrite(file("plan.bundle"), file("renamed.bundle"), {}, {},
+          [](protocol::RunBundleIndex& index) { index.run_id = "run_0123456789abcdef0123456789abcdef"; });
+  auto renamed = agent(0, {"run-bundle", "execute", file("renamed.bundle").string(), "--out",
+                           file("renamed.result").string()},
+                       "renamed");
+  EXPECT_EQ(renamed.code, 1) << renamed.out;
+  EXPECT_NE(renamed.out.find("bundle_invalid"), std::string::npos) << renamed.out;
+  EXPECT_FALSE(fs::exists(file("relabelled.result")) || fs::exists(file("renamed.result")));
   // Another commit's source in place of the signed one: the Run fails before anything runs.
   {
     TestGitRepo other(stack_.root() / "other-repo");

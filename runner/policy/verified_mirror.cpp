@@ -1,0 +1,171 @@
+#include "runner/policy/verified_mirror.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "common/error_codes.hpp"
+#include "common/fd_io.hpp"
+#include "common/file_io.hpp"
+#include "crypto/random_ids.hpp"
+#include "crypto/sha256.hpp"
+#include "protocol/failure_codes.hpp"
+#include "runner/policy/mirror_verify.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kKeptGenerations = 2;  // besides the one in use
+
+Error changed(const fs::path& what) {
+  return Error{std::string(errc::kProviderChecksumMismatch),
+               "provider package " + shown_name(what.string()) +
+                   " changed while it was copied from the mirror"};
+}
+
+// Copies one regular file, never through a symlink, keeping only the owner's execute bit.
+Status copy_file_plain(const fs::path& from, const fs::path& to) {
+  UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!in.valid()) return std::unexpected(errno == ELOOP ? changed(from) : errno_error("open", from, errno));
+  struct stat st {};
+  if (::fstat(in.get(), &st) != 0) return std::unexpected(errno_error("stat", from, errno));
+  if (!S_ISREG(st.st_mode)) return std::unexpected(changed(from));
+  const mode_t mode = (st.st_mode & S_IXUSR) ? 0500 : 0400;
+  UniqueFd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!out.valid()) return std::unexpected(errno_error("create", to, errno));
+  std::vector<std::byte> buffer(1 << 16);
+  for (;;) {
+    auto got = read_full(in.get(), buffer, from);
+    if (!got) return std::unexpected(got.error());
+    TAKOSUMI_TRY(write_all(out.get(), std::span(buffer.data(), *got), to));
+    if (*got < buffer.size()) break;
+  }
+  if (::fchmod(out.get(), mode) != 0) return std::unexpected(errno_error("chmod", to, errno));
+  return close_checked(std::move(out), to);
+}
+
+// A package directory, regular files and directories only (package_hash refuses anything else
+// already; something else here means the package changed since).
+Status copy_tree(const fs::path& from, const fs::path& to) {
+  if (::mkdir(to.c_str(), 0700) != 0) return std::unexpected(errno_error("mkdir", to, errno));
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(from, ec)) {
+    const auto status = entry.symlink_status(ec);
+    if (ec) return std::unexpected(errno_error("stat", entry.path(), ec.value()));
+    const fs::path target = to / entry.path().filename();
+    if (fs::is_directory(status)) {
+      TAKOSUMI_TRY(copy_tree(entry.path(), target));
+    } else if (fs::is_regular_file(status)) {
+      TAKOSUMI_TRY(copy_file_plain(entry.path(), target));
+    } else {
+      return std::unexpected(changed(entry.path()));
+    }
+  }
+  if (ec) return std::unexpected(errno_error("list", from, ec.value()));
+  return {};
+}
+
+// Directories read-only once everything is in place (files are already).
+void seal_tree(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(dir, ec))
+    if (entry.is_directory(ec) && !entry.is_symlink(ec)) ::chmod(entry.path().c_str(), 0500);
+  ::chmod(dir.c_str(), 0500);
+}
+
+// A tree the agent made read-only, removed.
+void remove_sealed(const fs::path& dir) {
+  std::error_code ec;
+  ::chmod(dir.c_str(), 0700);
+  for (const auto& entry : fs::recursive_directory_iterator(dir, ec))
+    if (entry.is_directory(ec) && !entry.is_symlink(ec)) ::chmod(entry.path().c_str(), 0700);
+  fs::remove_all(dir, ec);
+}
+
+// Other generations beyond the kKeptGenerations most recently used, and temporaries more than an
+// hour old (a copy a crash interrupted).
+void prune(const fs::path& store, const fs::path& current) {
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, fs::path>> generations;
+  const auto hour_ago = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  for (const auto& entry : fs::directory_iterator(store, ec)) {
+    if (entry.path() == current) continue;
+    const auto when = entry.last_write_time(ec);
+    if (ec) continue;
+    if (entry.path().extension() == ".partial") {
+      if (when < hour_ago) remove_sealed(entry.path());
+      continue;
+    }
+    generations.emplace_back(when, entry.path());
+  }
+  std::sort(generations.begin(), generations.end(), std::greater<>());
+  for (std::size_t i = kKeptGenerations; i < generations.size(); ++i)
+    remove_sealed(generations[i].second);
+}
+
+}  // namespace
+
+Result<fs::path> verified_mirror(const fs::path& mirror, const std::vector<ProviderPin>& pins,
+                                 const fs::path& store, PackageHashCache* cache) {
+  TAKOSUMI_TRY(verify_mirror(mirror, pins, cache));
+  auto listing = list_mirror(mirror);
+  if (!listing) return std::unexpected(listing.error());
+  struct Entry {
+    fs::path relative;
+    const MirrorPackage* package;
+    std::string hash;
+  };
+  std::vector<Entry> entries;
+  std::string lines;
+  for (const auto& package : listing->packages) {
+    auto hash = cache ? cache->hash(package.path, package.packed)
+                      : package_hash(package.path, package.packed);
+    if (!hash) return std::unexpected(hash.error());
+    entries.push_back({package.path.lexically_relative(mirror), &package, *hash});
+    lines += entries.back().relative.generic_string() + " " + *hash + "\n";
+  }
+  const fs::path generation = store / crypto::sha256_hex(lines).substr(0, 32);
+  TAKOSUMI_TRY(ensure_directory(store));
+  std::error_code ec;
+  if (fs::is_directory(fs::symlink_status(generation, ec))) {
+    // In use again: the newest for prune's count.
+    ::utimensat(AT_FDCWD, generation.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
+    return generation;
+  }
+  const fs::path partial = generation.string() + "." + crypto::new_token().substr(0, 12) + ".partial";
+  auto made = [&]() -> Status {
+    TAKOSUMI_TRY(ensure_directory(partial));
+    for (const auto& e : entries) {
+      const fs::path to = partial / e.relative;
+      TAKOSUMI_TRY(ensure_directory(to.parent_path()));
+      if (e.package->packed) TAKOSUMI_TRY(copy_file_plain(e.package->path, to));
+      else TAKOSUMI_TRY(copy_tree(e.package->path, to));
+      // The copy is what a Run loads: it is the copy's hash that must be the checked one.
+      auto copied = package_hash(to, e.package->packed);
+      if (!copied) return std::unexpected(copied.error());
+      if (*copied != e.hash) return std::unexpected(changed(e.package->path));
+    }
+    seal_tree(partial);
+    return {};
+  }();
+  if (!made) {
+    remove_sealed(partial);
+    return std::unexpected(made.error());
+  }
+  if (::rename(partial.c_str(), generation.c_str()) != 0) {
+    // Another Run made the same generation meanwhile: use that one.
+    const int err = errno;
+    remove_sealed(partial);
+    if (!fs::is_directory(fs::symlink_status(generation, ec)))
+      return std::unexpected(errno_error("rename", generation, err));
+  }
+  (void)fsync_directory(store);
+  prune(store, generation);
+  return generation;
+}
+
+}  // namespace takosumi::runner

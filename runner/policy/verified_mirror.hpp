@@ -1,0 +1,27 @@
+#pragma once
+// Where a Run's providers come from when the mirror is pinned (tofu.providerPins): an agent-owned
+// copy of the pinned packages, each copied and then hashed as copied, so what a Run loads is what
+// was checked. A writer of the mirror who swaps a file during the check, or later while a Run is
+// going, changes nothing a Run loads: the copy is in the agent's state directory (0700), read-only.
+// Layout: <store>/<generation>/<the mirror's layout of each package>; the generation is named by
+// the packages and hashes it holds (sha256 of sorted "path hash" lines, 32 hex), made once in a
+// temporary sibling renamed into place, and reused while the mirror's packages and hashes stay.
+// The two most recently used other generations stay for Runs still using them; older ones go.
+#include <filesystem>
+#include <vector>
+
+#include "common/error.hpp"
+#include "runner/policy/package_hash.hpp"
+#include "runner/policy/provider_pins.hpp"
+
+namespace takosumi::runner {
+
+// Checks the mirror against the pins exactly as verify_mirror does, then returns the generation
+// holding its packages (made now if needed). provider_checksum_mismatch as verify_mirror's, and
+// when a package changed between the check and its copy; io errors of the store.
+Result<std::filesystem::path> verified_mirror(const std::filesystem::path& mirror,
+                                              const std::vector<ProviderPin>& pins,
+                                              const std::filesystem::path& store,
+                                              PackageHashCache* cache = nullptr);
+
+}  // namespace takosumi::runner
