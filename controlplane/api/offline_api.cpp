@@ -210,6 +210,18 @@ asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, s
     co_return error_response(Error{std::string(errc::kConflict),
                                    "agent " + agent->id + " is in pool \"" + agent->pool +
                                        "\", the Capsule's Runs go to pool \"" + pool->name + "\""});
+  // Exported to this agent already and still out: the same bundle again (lost media, a failed
+  // download), not a second one.
+  if (run->status == run_status::kRunning && run->agent_id == agent->id && run->lease_expires_at &&
+      *run->lease_expires_at > d_.clock.now_unix()) {
+    auto made = d_.runs.bundle_of(run->id, run->attempt, agent->id);
+    if (!made) co_return error_response(made.error());
+    if (*made) {
+      auto path = d_.blobs.path_for(**made);
+      if (!path) co_return error_response(path.error());
+      co_return HttpResponse{200, "application/octet-stream", {}, *path};
+    }
+  }
   if (run->status != run_status::kQueued && !(run->status == run_status::kRunning))
     co_return error_response(Error{std::string(errc::kConflict),
                                    "run " + run->id + " is " + run->status + ": only a queued Run "
@@ -279,6 +291,7 @@ asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, s
   auto path = d_.blobs.path_for(*written);
   if (!path) co_return undo(path.error());
   auto recorded = in_transaction(d_.db, [&]() -> Status {
+    TAKOSUMI_TRY(d_.runs.record_bundle(job->claimed.run, addressee.id, *written));
     return d_.audit.record(run_event(actor(req), "run.exported", job->claimed.run,
                                      {{"agentId", addressee.id},
                                       {"attempt", job->claimed.run.attempt},

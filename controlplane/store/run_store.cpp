@@ -265,6 +265,23 @@ Status RunStore::keep_result(const Run& run, std::string_view agent_id, std::str
       run.id, sha256, run.capsule_id, agent_id, code, clock_.now_unix());
 }
 
+Status RunStore::record_bundle(const Run& run, std::string_view agent_id, std::string_view sha256) {
+  return db_.run("INSERT INTO run_bundles (run_id, attempt, agent_id, sha256, created_at)"
+                 " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                 run.id, run.attempt, agent_id, sha256, clock_.now_unix());
+}
+
+Result<std::optional<std::string>> RunStore::bundle_of(std::string_view run_id, std::int64_t attempt,
+                                                       std::string_view agent_id) {
+  auto s = db_.query("SELECT sha256 FROM run_bundles WHERE run_id = ? AND attempt = ? AND agent_id = ?",
+                     run_id, attempt, agent_id);
+  if (!s) return std::unexpected(s.error());
+  auto row = s->step();
+  if (!row) return std::unexpected(row.error());
+  if (!*row) return std::optional<std::string>{};
+  return std::optional<std::string>(s->text(0));
+}
+
 Result<std::vector<KeptResult>> RunStore::kept_results(std::string_view capsule_id,
                                                        std::int64_t since) {
   return collect(db_.query("SELECT run_id, sha256, agent_id, code, created_at FROM kept_results"

@@ -75,6 +75,10 @@ class RunStore {
   // recording it again changes nothing.
   Status keep_result(const Run& run, std::string_view agent_id, std::string_view sha256,
                      std::string_view code);
+  // The Run bundle an export made for an attempt (the blob's sha256), and the one on record.
+  Status record_bundle(const Run& run, std::string_view agent_id, std::string_view sha256);
+  Result<std::optional<std::string>> bundle_of(std::string_view run_id, std::int64_t attempt,
+                                               std::string_view agent_id);
   // The Capsule's kept results recorded at or after `since` (unix seconds), oldest first.
   Result<std::vector<KeptResult>> kept_results(std::string_view capsule_id, std::int64_t since);
   // What the Run's manifest took from its Capsule's Dependencies (a JSON array), or NULL.

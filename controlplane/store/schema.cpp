@@ -500,12 +500,17 @@ Status to_v13(Database& db) {
 // v13 → v14: offline agent pools (docs/air-gapped.md): their agents are registered from their
 // public keys alone and take Runs only as offline Run bundles, never by claiming.
 // Results of offline Runs the fencing refused (a stale generation, a lease another attempt holds):
-// kept as blobs, and shown as the Capsule's attention until a later StateVersion.
+// kept as blobs, and shown as the Capsule's attention until a later StateVersion. The Run bundle
+// each export made, so a repeat export answers the same bundle.
 Status to_v14(Database& db) {
   TAKOSUMI_TRY(ddl(db, "CREATE TABLE IF NOT EXISTS kept_results ("
                        " run_id TEXT NOT NULL REFERENCES runs(id), sha256 TEXT NOT NULL,"
                        " capsule_id TEXT NOT NULL, agent_id TEXT NOT NULL, code TEXT NOT NULL,"
-                       " created_at INTEGER NOT NULL, PRIMARY KEY (run_id, sha256));"));
+                       " created_at INTEGER NOT NULL, PRIMARY KEY (run_id, sha256));"
+                       "CREATE TABLE IF NOT EXISTS run_bundles ("
+                       " run_id TEXT NOT NULL REFERENCES runs(id), attempt INTEGER NOT NULL,"
+                       " agent_id TEXT NOT NULL, sha256 TEXT NOT NULL, created_at INTEGER NOT NULL,"
+                       " PRIMARY KEY (run_id, attempt));"));
   return add_column_if_missing(db, "agent_pools", "offline", "INTEGER NOT NULL DEFAULT 0");
 }
 

@@ -19,12 +19,21 @@ std::string lower(std::string s) {
   return s;
 }
 
+// A mirror's directory level holds hosts, namespaces, providers, versions or platforms: tens, not
+// tens of thousands. Past this the mirror is refused rather than walked at every Run.
+constexpr std::size_t kMaxDirectoryEntries = 10000;
+
 // The entries of dir in name order, each with its own (not followed) status.
 Result<std::vector<fs::directory_entry>> entries_of(const fs::path& dir) {
   std::error_code ec;
   std::vector<fs::directory_entry> out;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (out.size() >= kMaxDirectoryEntries)
+      return fail(errc::kProviderChecksumMismatch,
+                  "provider mirror directory " + shown_name(dir.string()) + " holds more than " +
+                      std::to_string(kMaxDirectoryEntries) + " entries; a mirror holds packages only");
     out.push_back(*it);
+  }
   if (ec) return std::unexpected(errno_error("read", dir, ec.value()));
   std::sort(out.begin(), out.end(),
             [](const auto& a, const auto& b) { return a.path().filename() < b.path().filename(); });

@@ -23,6 +23,10 @@ std::unexpected<Error> refused(const fs::path& package, const std::string& why) 
                   "`tofu providers mirror` on the connected side");
 }
 
+// A provider package holds a handful of files (a binary, a license, a readme); past this many
+// entries the mirror is refused rather than walked and hashed at every Run.
+constexpr std::size_t kMaxPackageEntries = 10000;
+
 // Every regular file under dir, as paths relative to it with forward slashes. Entries are read
 // with lstat semantics: a symlink is refused, never followed.
 Result<std::vector<std::string>> package_files(const fs::path& dir) {
@@ -33,8 +37,11 @@ Result<std::vector<std::string>> package_files(const fs::path& dir) {
   std::vector<std::string> files;
   fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec);
   if (ec) return std::unexpected(errno_error("read", dir, ec.value()));
+  std::size_t entries = 0;
   for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (ec) return std::unexpected(errno_error("read", dir, ec.value()));
+    if (++entries > kMaxPackageEntries)
+      return refused(dir, "holds more than " + std::to_string(kMaxPackageEntries) + " entries");
     const auto entry_status = it->symlink_status(ec);
     if (ec) return std::unexpected(errno_error("stat", it->path(), ec.value()));
     if (fs::is_directory(entry_status)) continue;
@@ -108,7 +115,9 @@ std::optional<std::string> package_identity(const fs::path& package, bool packed
   add_identity(identity, ".", st);
   if (packed) return identity;
   std::error_code ec;
+  std::size_t entries = 0;
   for (fs::recursive_directory_iterator it(package, ec), end; !ec && it != end; it.increment(ec)) {
+    if (++entries > kMaxPackageEntries) return std::nullopt;  // package_files refuses it
     if (::lstat(it->path().c_str(), &st) != 0) return std::nullopt;
     add_identity(identity, it->path().lexically_relative(package).generic_string(), st);
   }

@@ -220,18 +220,24 @@ TEST_F(OfflineBundleTest, PlanApplyAndDriftCheckCrossTheGapAsBundles) {
 
 TEST_F(OfflineBundleTest, ForeignExpiredSwappedAndTamperedBundlesAreRefused) {
   const std::string agent_id = register_offline_agent(0);
-  register_offline_agent(1);
+  const std::string other_id = register_offline_agent(1);
   const auto capsule = make_capsule();
   const auto plan_id = queue("/api/v1/capsules/" + capsule + "/plan");
   auto exported = cli({"run-bundle", "export", plan_id, "--agent", agent_id, "--out",
                        file("plan.bundle").string()},
                       "export");
   ASSERT_EQ(exported.code, 0) << exported.out;
-  // Exported once: a second export of the same Run is refused while the first is out.
+  // Exported again to the same agent while it is out (lost media): the same bundle, not a second
+  // Run; to another agent: refused.
   auto twice = cli({"run-bundle", "export", plan_id, "--agent", agent_id, "--out",
                     file("plan2.bundle").string()},
                    "export-twice");
-  EXPECT_EQ(twice.code, 5) << twice.out;
+  EXPECT_EQ(twice.code, 0) << twice.out;
+  EXPECT_EQ(slurp(file("plan2.bundle")), slurp(file("plan.bundle")));
+  auto elsewhere = cli({"run-bundle", "export", plan_id, "--agent", other_id, "--out",
+                        file("plan3.bundle").string()},
+                       "export-elsewhere");
+  EXPECT_EQ(elsewhere.code, 5) << elsewhere.out;
 
   // Another agent's keys cannot run it.
   auto foreign = agent(1, {"run-bundle", "execute", file("plan.bundle").string(), "--out",
