@@ -65,6 +65,21 @@ class OfflineBundleTest : public ::testing::Test {
     return run(std::move(args), log_name);
   }
 
+  // `takosumi run-bundle export RUN --agent AGENT --out <name>.bundle`.
+  Ran export_run(const std::string& run_id, const std::string& agent_id, const std::string& name,
+                 const std::string& log_name) {
+    return cli({"run-bundle", "export", run_id, "--agent", agent_id, "--out",
+                file(name + ".bundle").string()},
+               log_name);
+  }
+  // The offline agent-<index>'s `run-bundle execute <bundle> --out <result>`.
+  Ran execute(int index, const std::string& bundle, const std::string& result,
+              const std::string& log_name) {
+    return agent(index, {"run-bundle", "execute", file(bundle).string(), "--out",
+                         file(result).string()},
+                 log_name);
+  }
+
   // An offline pool with offline agent-<index> registered from its exported keys; its id.
   std::string register_offline_agent(int index) {
     if (!pool_made_) {
@@ -105,13 +120,9 @@ class OfflineBundleTest : public ::testing::Test {
   // the import's answer (JSON), and leaves the result file as <name>.result.
   json::object carry(const std::string& run_id, const std::string& agent_id, const std::string& name,
                      int agent_index = 0) {
-    auto exported = cli({"run-bundle", "export", run_id, "--agent", agent_id, "--out",
-                         file(name + ".bundle").string()},
-                        "export-" + name);
+    auto exported = export_run(run_id, agent_id, name, "export-" + name);
     EXPECT_EQ(exported.code, 0) << exported.out;
-    auto executed = agent(agent_index, {"run-bundle", "execute", file(name + ".bundle").string(),
-                                        "--out", file(name + ".result").string()},
-                          "execute-" + name);
+    auto executed = execute(agent_index, name + ".bundle", name + ".result", "execute-" + name);
     EXPECT_EQ(executed.code, 0) << executed.out;
     auto imported = cli({"--output", "json", "run-bundle", "import", file(name + ".result").string()},
                         "import-" + name);
@@ -223,26 +234,18 @@ TEST_F(OfflineBundleTest, ForeignExpiredSwappedAndTamperedBundlesAreRefused) {
   const std::string other_id = register_offline_agent(1);
   const auto capsule = make_capsule();
   const auto plan_id = queue("/api/v1/capsules/" + capsule + "/plan");
-  auto exported = cli({"run-bundle", "export", plan_id, "--agent", agent_id, "--out",
-                       file("plan.bundle").string()},
-                      "export");
+  auto exported = export_run(plan_id, agent_id, "plan", "export");
   ASSERT_EQ(exported.code, 0) << exported.out;
   // Exported again to the same agent while it is out (lost media): the same bundle, not a second
   // Run; to another agent: refused.
-  auto twice = cli({"run-bundle", "export", plan_id, "--agent", agent_id, "--out",
-                    file("plan2.bundle").string()},
-                   "export-twice");
+  auto twice = export_run(plan_id, agent_id, "plan2", "export-twice");
   EXPECT_EQ(twice.code, 0) << twice.out;
   EXPECT_EQ(slurp(file("plan2.bundle")), slurp(file("plan.bundle")));
-  auto elsewhere = cli({"run-bundle", "export", plan_id, "--agent", other_id, "--out",
-                        file("plan3.bundle").string()},
-                       "export-elsewhere");
+  auto elsewhere = export_run(plan_id, other_id, "plan3", "export-elsewhere");
   EXPECT_EQ(elsewhere.code, 5) << elsewhere.out;
 
   // Another agent's keys cannot run it.
-  auto foreign = agent(1, {"run-bundle", "execute", file("plan.bundle").string(), "--out",
-                           file("foreign.result").string()},
-                       "foreign");
+  auto foreign = execute(1, "plan.bundle", "foreign.result", "foreign");
   EXPECT_EQ(foreign.code, 1) << foreign.out;
   EXPECT_NE(foreign.out.find("manifest_wrong_agent"), std::string::npos) << foreign.out;
   EXPECT_FALSE(fs::exists(file("foreign.result")));
@@ -253,25 +256,19 @@ TEST_F(OfflineBundleTest, ForeignExpiredSwappedAndTamperedBundlesAreRefused) {
     m.issued_at -= 7200;
     m.expires_at = m.issued_at + 3600;
   });
-  auto expired = agent(0, {"run-bundle", "execute", file("expired.bundle").string(), "--out",
-                           file("expired.result").string()},
-                       "expired");
+  auto expired = execute(0, "expired.bundle", "expired.result", "expired");
   EXPECT_EQ(expired.code, 1) << expired.out;
   EXPECT_NE(expired.out.find("manifest_expired"), std::string::npos) << expired.out;
   // The index's run id and lease are not signed, but they are bound to the manifest: relabelled,
   // the bundle is refused before anything runs (its result could otherwise be another Run's).
   rewrite(file("plan.bundle"), file("relabelled.bundle"), {}, {},
           [](protocol::RunBundleIndex& index) { index.lease_token = std::string(64, 'a'); });
-  auto relabelled = agent(0, {"run-bundle", "execute", file("relabelled.bundle").string(), "--out",
-                              file("relabelled.result").string()},
-                          "relabelled");
+  auto relabelled = execute(0, "relabelled.bundle", "relabelled.result", "relabelled");
   EXPECT_EQ(relabelled.code, 1) << relabelled.out;
   EXPECT_NE(relabelled.out.find("bundle_invalid"), std::string::npos) << relabelled.out;
   rewrite(file("plan.bundle"), file("renamed.bundle"), {}, {},
           [](protocol::RunBundleIndex& index) { index.run_id = "run_0123456789abcdef0123456789abcdef"; });
-  auto renamed = agent(0, {"run-bundle", "execute", file("renamed.bundle").string(), "--out",
-                           file("renamed.result").string()},
-                       "renamed");
+  auto renamed = execute(0, "renamed.bundle", "renamed.result", "renamed");
   EXPECT_EQ(renamed.code, 1) << renamed.out;
   EXPECT_NE(renamed.out.find("bundle_invalid"), std::string::npos) << renamed.out;
   EXPECT_FALSE(fs::exists(file("relabelled.result")) || fs::exists(file("renamed.result")));
@@ -285,17 +282,13 @@ TEST_F(OfflineBundleTest, ForeignExpiredSwappedAndTamperedBundlesAreRefused) {
     ASSERT_TRUE(packed) << packed.error().to_string();
   }
   rewrite(file("plan.bundle"), file("swapped.bundle"), {}, stack_.root() / "other.pack");
-  auto swapped = agent(0, {"run-bundle", "execute", file("swapped.bundle").string(), "--out",
-                           file("swapped.result").string()},
-                       "swapped");
+  auto swapped = execute(0, "swapped.bundle", "swapped.result", "swapped");
   EXPECT_EQ(swapped.code, 0) << swapped.out;  // a result is written: the Run failed
   EXPECT_NE(slurp(file("swapped.result")).find("source_tree_mismatch"), std::string::npos)
       << swapped.out;
   EXPECT_FALSE(fs::exists(out_dir() / "app.conf"));
   // Its nonce was spent on the swapped copy: the genuine bundle is now a replay.
-  auto replayed = agent(0, {"run-bundle", "execute", file("plan.bundle").string(), "--out",
-                            file("replayed.result").string()},
-                        "replayed");
+  auto replayed = execute(0, "plan.bundle", "replayed.result", "replayed");
   EXPECT_NE(replayed.out.find("manifest_replayed"), std::string::npos) << replayed.out;
 }
 
@@ -303,13 +296,9 @@ TEST_F(OfflineBundleTest, TamperedAndReplayedResultsAreRefused) {
   const std::string agent_id = register_offline_agent(0);
   const auto capsule = make_capsule();
   const auto plan_id = queue("/api/v1/capsules/" + capsule + "/plan");
-  auto exported = cli({"run-bundle", "export", plan_id, "--agent", agent_id, "--out",
-                       file("plan.bundle").string()},
-                      "export");
+  auto exported = export_run(plan_id, agent_id, "plan", "export");
   ASSERT_EQ(exported.code, 0) << exported.out;
-  auto executed = agent(0, {"run-bundle", "execute", file("plan.bundle").string(), "--out",
-                            file("plan.result").string()},
-                        "execute");
+  auto executed = execute(0, "plan.bundle", "plan.result", "execute");
   ASSERT_EQ(executed.code, 0) << executed.out;
 
   // One byte of the result flipped: refused, nothing recorded.
@@ -363,13 +352,9 @@ TEST_F(OfflineBundleTest, AResultFromAStaleGenerationIsKeptNotRecorded) {
   auto first_apply = stack_.post_apply(first_plan, false);
   ASSERT_EQ(first_apply.status, 201u) << first_apply.body;
   const auto stale_id = str(first_apply.json.as_object(), "id");
-  ASSERT_EQ(cli({"run-bundle", "export", stale_id, "--agent", agent_id, "--out",
-                 file("stale.bundle").string()},
-                "export-stale").code,
+  ASSERT_EQ(export_run(stale_id, agent_id, "stale", "export-stale").code,
             0);
-  ASSERT_EQ(agent(0, {"run-bundle", "execute", file("stale.bundle").string(), "--out",
-                      file("stale.result").string()},
-                  "execute-stale").code,
+  ASSERT_EQ(execute(0, "stale.bundle", "stale.result", "execute-stale").code,
             0);
   // Nobody can tell the site: the cancel ends the exported apply here and now.
   auto cancelled = stack_.api().post("/api/v1/runs/" + stale_id + "/cancel", json::object{});
@@ -411,9 +396,7 @@ TEST_F(OfflineBundleTest, AnOfflineApplyKilledMidwayIsReportedWithItsStateByTheN
   auto apply = stack_.post_apply(plan_id, false);
   ASSERT_EQ(apply.status, 201u) << apply.body;
   const auto apply_id = str(apply.json.as_object(), "id");
-  ASSERT_EQ(cli({"run-bundle", "export", apply_id, "--agent", agent_id, "--out",
-                 file("apply.bundle").string()},
-                "export-apply").code,
+  ASSERT_EQ(export_run(apply_id, agent_id, "apply", "export-apply").code,
             0);
   {
     ChildProcess site({(fs::path(TAKOSUMI_TEST_BINARY_DIR) / "agent/takosumi-agent").string(),
@@ -437,9 +420,7 @@ TEST_F(OfflineBundleTest, AnOfflineApplyKilledMidwayIsReportedWithItsStateByTheN
     site.kill_now();
   }
   EXPECT_FALSE(fs::exists(file("apply.result")));
-  auto again = agent(0, {"run-bundle", "execute", file("apply.bundle").string(), "--out",
-                         file("apply.result").string()},
-                     "execute-again");
+  auto again = execute(0, "apply.bundle", "apply.result", "execute-again");
   ASSERT_EQ(again.code, 0) << again.out;
   auto imported = cli({"--output", "json", "run-bundle", "import", file("apply.result").string()},
                       "import-apply");
