@@ -45,10 +45,11 @@ constexpr std::string_view kLogSuffix = ".log";
 
 }  // namespace
 
-BundleChannel::BundleChannel(fs::path in, fs::path out, std::string run_id, std::string lease_token,
-                             std::int64_t lease_expires_at)
+BundleChannel::BundleChannel(fs::path in, fs::path out, fs::path started, std::string run_id,
+                             std::string lease_token, std::int64_t lease_expires_at)
     : in_(std::move(in)),
       out_(std::move(out)),
+      started_(std::move(started)),
       run_id_(std::move(run_id)),
       lease_(std::move(lease_token)),
       lease_expires_at_(lease_expires_at) {}
@@ -81,6 +82,7 @@ asio::awaitable<Status> BundleChannel::async_download(std::string run_id, std::s
   std::error_code ec;
   if (!fs::exists(in_ / member, ec))
     co_return fail(errc::kNotFound, "the Run bundle holds no " + member);
+  if (!fs::exists(started_, ec)) TAKOSUMI_CO_TRY(write_file_atomic(started_, "started\n"));
   co_return copy_durably(in_ / member, to);
 }
 

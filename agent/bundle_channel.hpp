@@ -15,9 +15,11 @@ namespace takosumi::agent {
 
 class BundleChannel final : public RunChannel {
  public:
-  // in: the Run bundle's members; out: the result's files (created 0700 when missing).
-  BundleChannel(std::filesystem::path in, std::filesystem::path out, std::string run_id,
-                std::string lease_token, std::int64_t lease_expires_at);
+  // in: the Run bundle's members; out: the result's files (created 0700 when missing); started:
+  // a file made (durably) before the first member is served, so a later execute knows the Run
+  // began here even if its journal entry is gone.
+  BundleChannel(std::filesystem::path in, std::filesystem::path out, std::filesystem::path started,
+                std::string run_id, std::string lease_token, std::int64_t lease_expires_at);
 
   boost::asio::awaitable<Result<HeartbeatAnswer>> async_heartbeat(std::string run_id,
                                                                   std::string lease) override;
@@ -45,6 +47,7 @@ class BundleChannel final : public RunChannel {
 
   std::filesystem::path in_;
   std::filesystem::path out_;
+  std::filesystem::path started_;
   std::string run_id_;
   std::string lease_;
   std::int64_t lease_expires_at_ = 0;

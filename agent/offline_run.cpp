@@ -38,6 +38,7 @@ struct OfflineDirs {
   fs::path in() const { return root / "in"; }
   fs::path out() const { return root / "out"; }
   fs::path index() const { return root / "bundle.index"; }
+  fs::path started() const { return root / "started"; }
   // Whether this directory holds the Run of exactly this bundle.
   bool holds(const protocol::OpenedBundle& bundle) const {
     auto kept = read_file(index(), protocol::kMaxBundleIndexBytes);
@@ -75,7 +76,7 @@ class OfflineRun {
         index_(std::move(index)),
         dirs_(std::move(dirs)),
         agent_id_(protocol::offline_agent_id(ctx.keys.sign.public_key.to_base64())),
-        channel_(dirs_.in(), dirs_.out(), index_.run_id, index_.lease_token,
+        channel_(dirs_.in(), dirs_.out(), dirs_.started(), index_.run_id, index_.lease_token,
                  index_.lease_expires_at),
         spool_(ctx.config.state_dir / "spool"),
         metrics_(TAKOSUMI_VERSION) {}
@@ -114,10 +115,14 @@ class OfflineRun {
     if (!nonces) return std::unexpected(nonces.error());
     protocol::ManifestVerifier verifier(ctx_.keys.control_signing, agent_id_, ctx_.clock);
     const std::string own_nonce = manifest_nonce(index_.manifest);
-    for (const auto& [nonce, expires] : nonces->entries())
+    bool own_recorded = false;
+    for (const auto& [nonce, expires] : nonces->entries()) {
+      if (nonce == own_nonce) own_recorded = true;
       if (!(resumed && nonce == own_nonce)) verifier.remember(nonce, expires);
+    }
+    // Recorded unless it is on disk already: whatever happens next, this bundle runs once.
     verifier.set_recorder([&](const std::string& nonce, std::int64_t expires) {
-      if (resumed && nonce == own_nonce) return Status{};  // on disk already
+      if (resumed && nonce == own_nonce && own_recorded) return Status{};
       return nonces->record(nonce, expires, ctx_.clock.now_unix());
     });
     runner::RunnerSettings settings = make_runner_settings(ctx_.config, ctx_.sandbox);
@@ -268,7 +273,11 @@ Status execute(const OfflineRunContext& ctx, const fs::path& bundle_path, const 
     for (const auto& [nonce, expires] : nonces->entries()) precheck.remember(nonce, expires);
     // A nonce spent by an execute that died before it journaled anything (nothing ran then) is
     // this bundle's own: its directory holds this bundle and no report.
-    const bool resumed = same_bundle && !fs::exists(dirs.out() / "report.json", ec);
+    // Only when nothing of the Run began: no report, and the bundle's members were never served
+    // to a session (BundleChannel marks that first, durably, after the session journaled the Run;
+    // a journal entry discarded by the operator leaves the mark).
+    const bool resumed = same_bundle && !fs::exists(dirs.out() / "report.json", ec) &&
+                         !fs::exists(dirs.started(), ec);
     auto checked = precheck.verify(index->manifest);
     if (!checked && !(resumed && checked.error().code == errc::kManifestReplayed))
       return std::unexpected(checked.error());

@@ -1,6 +1,7 @@
 #include "crypto/sha256.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <openssl/evp.h>
 
 #include <array>
@@ -64,11 +65,19 @@ std::string sha256_hex(std::string_view bytes) {
 }
 
 Result<std::string> sha256_file_hex(const std::filesystem::path& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // Regular files only: a FIFO in a file's place must not block the reader forever.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (!fd.valid()) {
     if (errno == ENOENT) return fail(errc::kNotFound, "open " + path.string() + ": no such file");
     return std::unexpected(errno_error("open", path, errno));
   }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return std::unexpected(errno_error("stat", path, errno));
+  if (!S_ISREG(st.st_mode))
+    return fail(errc::kInvalidArgument, path.string() + " is not a regular file");
+  if (const int flags = ::fcntl(fd.get(), F_GETFL);
+      flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0)
+    return std::unexpected(errno_error("fcntl", path, errno));
   Sha256 h;
   std::vector<std::uint8_t> buf(64 * 1024);  // constant memory whatever the file size
   for (;;) {

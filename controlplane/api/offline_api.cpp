@@ -119,6 +119,37 @@ Result<std::vector<std::pair<std::string, fs::path>>> bundle_files(const PublicA
 // there is one and never inside a UTF-8 sequence (PostgreSQL refuses text that is not UTF-8).
 constexpr std::size_t kImportChunkBytes = 32 * 1024;
 
+// The log as valid UTF-8: every byte that does not begin a well-formed sequence becomes U+FFFD
+// (a provider may print raw bytes; the store takes text, and PostgreSQL refuses what is not UTF-8).
+std::string valid_utf8(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  std::size_t i = 0;
+  while (i < in.size()) {
+    const auto b = static_cast<unsigned char>(in[i]);
+    std::size_t len = b < 0x80 ? 1 : (b >= 0xC2 && b <= 0xDF) ? 2 : (b >= 0xE0 && b <= 0xEF) ? 3
+                                   : (b >= 0xF0 && b <= 0xF4) ? 4 : 0;
+    bool ok = len > 0 && i + len <= in.size();
+    for (std::size_t k = 1; ok && k < len; ++k)
+      ok = (static_cast<unsigned char>(in[i + k]) & 0xC0) == 0x80;
+    if (ok && len >= 3) {
+      const auto c1 = static_cast<unsigned char>(in[i + 1]);
+      // No overlong forms, no surrogates, nothing past U+10FFFF.
+      ok = !(b == 0xE0 && c1 < 0xA0) && !(b == 0xED && c1 >= 0xA0) && !(b == 0xF0 && c1 < 0x90) &&
+           !(b == 0xF4 && c1 >= 0x90);
+    }
+    if (!ok) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+      continue;
+    }
+    out.append(in.substr(i, len));
+    i += len;
+  }
+  return out;
+}
+
+// log must be valid UTF-8 (valid_utf8).
 std::vector<std::string_view> log_chunks(std::string_view log) {
   std::vector<std::string_view> chunks;
   while (!log.empty()) {
@@ -128,7 +159,11 @@ std::vector<std::string_view> log_chunks(std::string_view log) {
       if (newline != std::string_view::npos && newline > 0) {
         cut = newline + 1;
       } else {
-        while (cut > 1 && (static_cast<unsigned char>(log[cut]) & 0xC0) == 0x80) --cut;
+        // Valid UTF-8: a sequence starts at most three bytes back.
+        for (int back = 0; back < 3 && cut > 1 &&
+                           (static_cast<unsigned char>(log[cut]) & 0xC0) == 0x80;
+             ++back)
+          --cut;
       }
     }
     chunks.push_back(log.substr(0, cut));
@@ -219,6 +254,14 @@ asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, s
     if (*made) {
       auto path = d_.blobs.path_for(**made);
       if (!path) co_return error_response(path.error());
+      auto recorded = in_transaction(d_.db, [&]() -> Status {
+        return d_.audit.record(run_event(actor(req), "run.exported", *run,
+                                         {{"agentId", agent->id},
+                                          {"attempt", run->attempt},
+                                          {"repeated", true},
+                                          {"bundleSha256", **made}}));
+      });
+      if (!recorded) co_return error_response(recorded.error());
       co_return HttpResponse{200, "application/octet-stream", {}, *path};
     }
   }
@@ -409,7 +452,11 @@ asio::awaitable<HttpResponse> OfflineApi::async_import(const HttpRequest& req, s
     if (!leased && leased.error().code == errc::kLeaseLost) co_return co_await keep(leased.error());
     if (!leased) co_return error_response(leased.error());
     // The store keeps kMaxRunLogBytes of a Run's log; what is past that is not even read.
-    auto read = [file = temp / "log.txt"] { return read_log_head(file, kMaxRunLogBytes + 1); };
+    auto read = [file = temp / "log.txt"]() -> Result<std::string> {
+      auto head = read_log_head(file, kMaxRunLogBytes + 1);
+      if (!head) return head;
+      return valid_utf8(*head);
+    };
     auto log = co_await async_offload(d_.pool, std::move(read));
     if (!log) co_return error_response(log.error());
     std::int64_t seq = 0;

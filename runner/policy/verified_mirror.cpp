@@ -20,6 +20,11 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kKeptGenerations = 2;  // besides the one in use
+// A generation a Run may still be using is never removed: Runs end within tofu.timeoutSeconds
+// (30 minutes by default); a day is far past that.
+constexpr auto kGenerationInUse = std::chrono::hours(24);
+// What the checked packages held (package_hash refuses more entries than this in one package).
+constexpr std::size_t kMaxCopiedEntries = 10000;
 
 Error changed(const fs::path& what) {
   return Error{std::string(errc::kProviderChecksumMismatch),
@@ -27,38 +32,49 @@ Error changed(const fs::path& what) {
                    " changed while it was copied from the mirror"};
 }
 
-// Copies one regular file, never through a symlink, keeping only the owner's execute bit.
+// Copies one regular file, never through a symlink and never blocking on a FIFO put in its place,
+// and no more than the size it had when opened (a file that grows meanwhile no longer matches
+// its pin, and cannot fill the state directory); only the owner's execute bit is kept.
 Status copy_file_plain(const fs::path& from, const fs::path& to) {
-  UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (!in.valid()) return std::unexpected(errno == ELOOP ? changed(from) : errno_error("open", from, errno));
   struct stat st {};
   if (::fstat(in.get(), &st) != 0) return std::unexpected(errno_error("stat", from, errno));
   if (!S_ISREG(st.st_mode)) return std::unexpected(changed(from));
+  const int flags = ::fcntl(in.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(in.get(), F_SETFL, flags & ~O_NONBLOCK) != 0)
+    return std::unexpected(errno_error("fcntl", from, errno));
   const mode_t mode = (st.st_mode & S_IXUSR) ? 0500 : 0400;
   UniqueFd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!out.valid()) return std::unexpected(errno_error("create", to, errno));
   std::vector<std::byte> buffer(1 << 16);
-  for (;;) {
-    auto got = read_full(in.get(), buffer, from);
+  auto left = static_cast<std::uint64_t>(st.st_size);
+  while (left > 0) {
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(left, buffer.size()));
+    auto got = read_full(in.get(), std::span(buffer.data(), want), from);
     if (!got) return std::unexpected(got.error());
     TAKOSUMI_TRY(write_all(out.get(), std::span(buffer.data(), *got), to));
-    if (*got < buffer.size()) break;
+    if (*got < want) break;
+    left -= *got;
   }
   if (::fchmod(out.get(), mode) != 0) return std::unexpected(errno_error("chmod", to, errno));
+  // Durable before the generation is renamed into place: a generation is reused unchecked.
+  if (::fsync(out.get()) != 0) return std::unexpected(errno_error("fsync", to, errno));
   return close_checked(std::move(out), to);
 }
 
 // A package directory, regular files and directories only (package_hash refuses anything else
 // already; something else here means the package changed since).
-Status copy_tree(const fs::path& from, const fs::path& to) {
+Status copy_tree(const fs::path& from, const fs::path& to, std::size_t& entries) {
   if (::mkdir(to.c_str(), 0700) != 0) return std::unexpected(errno_error("mkdir", to, errno));
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(from, ec)) {
+    if (++entries > kMaxCopiedEntries) return std::unexpected(changed(from));
     const auto status = entry.symlink_status(ec);
     if (ec) return std::unexpected(errno_error("stat", entry.path(), ec.value()));
     const fs::path target = to / entry.path().filename();
     if (fs::is_directory(status)) {
-      TAKOSUMI_TRY(copy_tree(entry.path(), target));
+      TAKOSUMI_TRY(copy_tree(entry.path(), target, entries));
     } else if (fs::is_regular_file(status)) {
       TAKOSUMI_TRY(copy_file_plain(entry.path(), target));
     } else {
@@ -103,8 +119,9 @@ void prune(const fs::path& store, const fs::path& current) {
     generations.emplace_back(when, entry.path());
   }
   std::sort(generations.begin(), generations.end(), std::greater<>());
+  const auto in_use = fs::file_time_type::clock::now() - kGenerationInUse;
   for (std::size_t i = kKeptGenerations; i < generations.size(); ++i)
-    remove_sealed(generations[i].second);
+    if (generations[i].first < in_use) remove_sealed(generations[i].second);
 }
 
 }  // namespace
@@ -139,16 +156,22 @@ Result<fs::path> verified_mirror(const fs::path& mirror, const std::vector<Provi
   const fs::path partial = generation.string() + "." + crypto::new_token().substr(0, 12) + ".partial";
   auto made = [&]() -> Status {
     TAKOSUMI_TRY(ensure_directory(partial));
+    std::size_t copied_entries = 0;
     for (const auto& e : entries) {
       const fs::path to = partial / e.relative;
       TAKOSUMI_TRY(ensure_directory(to.parent_path()));
       if (e.package->packed) TAKOSUMI_TRY(copy_file_plain(e.package->path, to));
-      else TAKOSUMI_TRY(copy_tree(e.package->path, to));
-      // The copy is what a Run loads: it is the copy's hash that must be the checked one.
+      else TAKOSUMI_TRY(copy_tree(e.package->path, to, copied_entries));
       auto copied = package_hash(to, e.package->packed);
       if (!copied) return std::unexpected(copied.error());
       if (*copied != e.hash) return std::unexpected(changed(e.package->path));
     }
+    // The copy is what a Run loads, and only the agent can write it now: it is the copy that
+    // must match the pins, package for package (a file swapped in the mirror after the check
+    // above, or a package added, is caught here).
+    auto checked = verify_mirror(partial, pins);
+    if (!checked) return std::unexpected(checked.error());
+    if (*checked != entries.size()) return std::unexpected(changed(mirror));
     seal_tree(partial);
     return {};
   }();

@@ -292,6 +292,34 @@ TEST_F(OfflineBundleTest, ForeignExpiredSwappedAndTamperedBundlesAreRefused) {
   EXPECT_NE(replayed.out.find("manifest_replayed"), std::string::npos) << replayed.out;
 }
 
+// A copy damaged on the media fails before anything runs; the genuine copy then runs, once: with
+// its directory removed afterwards (as after an import), a third try is a replay.
+TEST_F(OfflineBundleTest, ABundleRunsOnceEvenAfterADamagedCopyWasTriedFirst) {
+  const std::string agent_id = register_offline_agent(0);
+  const auto capsule = make_capsule();
+  const auto plan_id = queue("/api/v1/capsules/" + capsule + "/plan");
+  ASSERT_EQ(export_run(plan_id, agent_id, "plan", "export").code, 0);
+  fs::copy_file(file("plan.bundle"), file("damaged.bundle"));
+  {
+    std::fstream f(file("damaged.bundle"), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-100, std::ios::end);
+    char c = 0;
+    f.get(c);
+    f.seekp(-100, std::ios::end);
+    f.put(static_cast<char>(c ^ 1));
+  }
+  auto damaged = execute(0, "damaged.bundle", "damaged.result", "execute-damaged");
+  EXPECT_EQ(damaged.code, 1) << damaged.out;
+  EXPECT_NE(damaged.out.find("bundle_invalid"), std::string::npos) << damaged.out;
+  auto genuine = execute(0, "plan.bundle", "plan.result", "execute-genuine");
+  ASSERT_EQ(genuine.code, 0) << genuine.out;
+  EXPECT_NE(slurp(file("plan.result")).find("succeeded"), std::string::npos);
+  fs::remove_all(stack_.agent_dir(0) / "state/offline" / plan_id);
+  auto again = execute(0, "plan.bundle", "again.result", "execute-again");
+  EXPECT_EQ(again.code, 1) << again.out;
+  EXPECT_NE(again.out.find("manifest_replayed"), std::string::npos) << again.out;
+}
+
 TEST_F(OfflineBundleTest, TamperedAndReplayedResultsAreRefused) {
   const std::string agent_id = register_offline_agent(0);
   const auto capsule = make_capsule();
