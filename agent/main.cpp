@@ -29,6 +29,7 @@
 #include "net/failover_transport.hpp"
 #include "service/metrics_listener.hpp"
 #include "runner/policy/mirror_verify.hpp"
+#include "runner/policy/verified_mirror.hpp"
 #include "service/service_notifier.hpp"
 #include "service/watchdog.hpp"
 
@@ -38,6 +39,7 @@ constexpr const char* kUsage =
     "usage: takosumi-agent --config <agent.yaml> [--once | --check-config | --print-public-key]\n"
     "       takosumi-agent --config <agent.yaml> recover [--push | --discard RUN_ID]\n"
     "       takosumi-agent mirror verify <mirror dir> --pins <lock file>\n"
+    "       takosumi-agent mirror add <packages dir> --to <mirror dir> --pins <lock file>\n"
     "       takosumi-agent --config <agent.yaml> keys export\n"
     "       takosumi-agent --config <agent.yaml> run-bundle execute <bundle> --out <result>\n"
     "  --config FILE     agent configuration (docs/configuration.md)\n"
@@ -47,7 +49,8 @@ constexpr const char* kUsage =
     "                    none yet, as on start) for an operator's reset-keys, then exit\n"
     "  recover           show the Runs the journal and the spool hold (docs/operations.md)\n"
     "  mirror verify     check every provider package of a mirror against pinned h1:/zh: hashes\n"
-    "                    in the format of OpenTofu's lock files (docs/air-gapped.md)\n"
+    "                    in the format of OpenTofu's lock files (docs/air-gapped.md)\n"    "  mirror add        copy the packages `tofu providers mirror` made into the mirror, each\n"
+    "                    checked against the pins before and after, then check the whole mirror\n"
     "    --push          deliver them now, also those held for the operator (agent stopped)\n"
     "    --discard ID    forget one Run's journal entry and spool (agent stopped)\n"
     "  keys export       print this agent's public keys and offline id (JSON) for\n"
@@ -278,10 +281,38 @@ int run_mirror_verify(const std::filesystem::path& mirror, const std::filesystem
   return 0;
 }
 
+// `mirror add FROM --to MIRROR --pins FILE`: 0 when every package of FROM is in the mirror and the
+// whole mirror matches its pins, 1 naming what is wrong otherwise.
+int run_mirror_add(const std::filesystem::path& from, const std::filesystem::path& mirror,
+                   const std::filesystem::path& pins_file) {
+  auto text = takosumi::read_file(pins_file, 4 * 1024 * 1024);
+  if (!text) {
+    std::cerr << "takosumi-agent: " << text.error().to_string() << "\n";
+    return 1;
+  }
+  auto pins = takosumi::runner::parse_provider_pins(*text);
+  if (!pins) {
+    std::cerr << "takosumi-agent: " << pins_file.string() << ": " << pins.error().to_string() << "\n";
+    return 1;
+  }
+  auto added = takosumi::runner::add_to_mirror(from, mirror, *pins);
+  if (!added) {
+    std::cerr << "takosumi-agent: " << added.error().to_string() << "\n";
+    return 1;
+  }
+  for (const auto& name : added->added) std::cout << "added " << name << "\n";
+  for (const auto& name : added->present) std::cout << "already there: " << name << "\n";
+  std::cout << "mirror " << mirror.string() << ": every package matches its pin\n";
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc == 6 && std::string_view(argv[1]) == "mirror" && std::string_view(argv[2]) == "verify" &&
       std::string_view(argv[4]) == "--pins")
     return run_mirror_verify(argv[3], argv[5]);
+  if (argc == 8 && std::string_view(argv[1]) == "mirror" && std::string_view(argv[2]) == "add" &&
+      std::string_view(argv[4]) == "--to" && std::string_view(argv[6]) == "--pins")
+    return run_mirror_add(argv[3], argv[5], argv[7]);
   // A SIGTERM that arrives while the agent starts (systemd stopping it right after a restart)
   // waits until the handler below is in place and then stops the agent cleanly, instead of
   // killing it half-started.

@@ -154,5 +154,35 @@ TEST_F(MirrorVerifyTest, RunsUseAVerifiedCopyTheMirrorCannotChangeAfterwards) {
   EXPECT_EQ(refused.error().code, errc::kProviderChecksumMismatch);
 }
 
+// `mirror add`: packages made on the connected side go into the site's mirror only as pinned,
+// readable by the agent's user; adding them again changes nothing; another package at a pinned
+// package's place, or an altered one, is refused.
+TEST_F(MirrorVerifyTest, MirrorAddCopiesPinnedPackagesOnly) {
+  const fs::path site = dir_.path() / "site-mirror";
+  auto added = add_to_mirror(mirror(), site, pins_);
+  ASSERT_TRUE(added) << added.error().to_string();
+  EXPECT_EQ(added->added.size(), 1u);
+  auto checked = verify_mirror(site, pins_);
+  ASSERT_TRUE(checked) << checked.error().to_string();
+  const auto binary = site / "registry.opentofu.org/hashicorp/null/3.3.1/linux_amd64/terraform-provider-null_v3.3.1";
+  EXPECT_NE(fs::status(binary).permissions() & fs::perms::others_exec, fs::perms::none);
+  EXPECT_EQ(fs::status(binary).permissions() & fs::perms::others_write, fs::perms::none);
+  auto again = add_to_mirror(mirror(), site, pins_);
+  ASSERT_TRUE(again) << again.error().to_string();
+  EXPECT_TRUE(again->added.empty());
+  EXPECT_EQ(again->present.size(), 1u);
+  // An altered package offered: refused before anything is copied.
+  {
+    std::fstream f(null_dir() / "3.3.1/linux_amd64/terraform-provider-null_v3.3.1",
+                   std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(4096);
+    f.put('\x7f');
+  }
+  auto altered = add_to_mirror(mirror(), dir_.path() / "other-site", pins_);
+  ASSERT_FALSE(altered);
+  EXPECT_EQ(altered.error().code, errc::kProviderChecksumMismatch);
+  EXPECT_FALSE(fs::exists(dir_.path() / "other-site"));
+}
+
 }  // namespace
 }  // namespace takosumi::runner

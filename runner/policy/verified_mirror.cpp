@@ -35,7 +35,8 @@ Error changed(const fs::path& what) {
 // Copies one regular file, never through a symlink and never blocking on a FIFO put in its place,
 // and no more than the size it had when opened (a file that grows meanwhile no longer matches
 // its pin, and cannot fill the state directory); only the owner's execute bit is kept.
-Status copy_file_plain(const fs::path& from, const fs::path& to) {
+// shared: readable by every user (a mirror the agent's user reads), else the owner's only.
+Status copy_file_plain(const fs::path& from, const fs::path& to, bool shared = false) {
   UniqueFd in(::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (!in.valid()) return std::unexpected(errno == ELOOP ? changed(from) : errno_error("open", from, errno));
   struct stat st {};
@@ -44,7 +45,7 @@ Status copy_file_plain(const fs::path& from, const fs::path& to) {
   const int flags = ::fcntl(in.get(), F_GETFL);
   if (flags < 0 || ::fcntl(in.get(), F_SETFL, flags & ~O_NONBLOCK) != 0)
     return std::unexpected(errno_error("fcntl", from, errno));
-  const mode_t mode = (st.st_mode & S_IXUSR) ? 0500 : 0400;
+  const mode_t mode = ((st.st_mode & S_IXUSR) ? 0500 : 0400) | (shared ? (((st.st_mode & S_IXUSR) ? 0055 : 0044)) : 0);
   UniqueFd out(::open(to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
   if (!out.valid()) return std::unexpected(errno_error("create", to, errno));
   std::vector<std::byte> buffer(1 << 16);
@@ -65,7 +66,8 @@ Status copy_file_plain(const fs::path& from, const fs::path& to) {
 
 // A package directory, regular files and directories only (package_hash refuses anything else
 // already; something else here means the package changed since).
-Status copy_tree(const fs::path& from, const fs::path& to, std::size_t& entries) {
+Status copy_tree(const fs::path& from, const fs::path& to, std::size_t& entries,
+                 bool shared = false) {
   if (::mkdir(to.c_str(), 0700) != 0) return std::unexpected(errno_error("mkdir", to, errno));
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(from, ec)) {
@@ -74,9 +76,9 @@ Status copy_tree(const fs::path& from, const fs::path& to, std::size_t& entries)
     if (ec) return std::unexpected(errno_error("stat", entry.path(), ec.value()));
     const fs::path target = to / entry.path().filename();
     if (fs::is_directory(status)) {
-      TAKOSUMI_TRY(copy_tree(entry.path(), target, entries));
+      TAKOSUMI_TRY(copy_tree(entry.path(), target, entries, shared));
     } else if (fs::is_regular_file(status)) {
-      TAKOSUMI_TRY(copy_file_plain(entry.path(), target));
+      TAKOSUMI_TRY(copy_file_plain(entry.path(), target, shared));
     } else {
       return std::unexpected(changed(entry.path()));
     }
@@ -86,11 +88,11 @@ Status copy_tree(const fs::path& from, const fs::path& to, std::size_t& entries)
 }
 
 // Directories read-only once everything is in place (files are already).
-void seal_tree(const fs::path& dir) {
+void seal_tree(const fs::path& dir, mode_t mode = 0500) {
   std::error_code ec;
   for (const auto& entry : fs::recursive_directory_iterator(dir, ec))
-    if (entry.is_directory(ec) && !entry.is_symlink(ec)) ::chmod(entry.path().c_str(), 0500);
-  ::chmod(dir.c_str(), 0500);
+    if (entry.is_directory(ec) && !entry.is_symlink(ec)) ::chmod(entry.path().c_str(), mode);
+  ::chmod(dir.c_str(), mode);
 }
 
 // A tree the agent made read-only, removed.
@@ -189,6 +191,53 @@ Result<fs::path> verified_mirror(const fs::path& mirror, const std::vector<Provi
   (void)fsync_directory(store);
   prune(store, generation);
   return generation;
+}
+
+Result<MirrorAddition> add_to_mirror(const fs::path& from, const fs::path& mirror,
+                                     const std::vector<ProviderPin>& pins) {
+  TAKOSUMI_TRY(verify_mirror(from, pins));
+  auto listing = list_mirror(from);
+  if (!listing) return std::unexpected(listing.error());
+  MirrorAddition added;
+  for (const auto& package : listing->packages) {
+    const fs::path relative = package.path.lexically_relative(from);
+    const fs::path target = mirror / relative;
+    const std::string what = shown_name(package.address + " " + package.version + " " + package.platform);
+    auto wanted = package_hash(package.path, package.packed);
+    if (!wanted) return std::unexpected(wanted.error());
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(target, ec))) {
+      auto present = package_hash(target, package.packed);
+      if (present && *present == *wanted) {
+        added.present.push_back(what);
+        continue;
+      }
+      return fail(errc::kConflict, "the mirror holds another " + what + " at " +
+                                       shown_name(target.string()) +
+                                       "; remove it first if it is to be replaced");
+    }
+    TAKOSUMI_TRY(ensure_directory(target.parent_path(), 0755));
+    const fs::path partial = target.string() + "." + crypto::new_token().substr(0, 12) + ".partial";
+    std::size_t entries = 0;
+    auto copied = package.packed ? copy_file_plain(package.path, partial, true)
+                                 : copy_tree(package.path, partial, entries, true);
+    if (copied) {
+      auto hash = package_hash(partial, package.packed);
+      if (!hash) copied = std::unexpected(hash.error());
+      else if (*hash != *wanted) copied = std::unexpected(changed(package.path));
+    }
+    if (copied && !package.packed) seal_tree(partial, 0755);
+    if (copied && ::rename(partial.c_str(), target.c_str()) != 0)
+      copied = std::unexpected(errno_error("rename", target, errno));
+    if (!copied) {
+      remove_sealed(partial);
+      return std::unexpected(copied.error());
+    }
+    added.added.push_back(what);
+  }
+  // What the mirror holds now, all of it, against the pins: what an agent will check.
+  TAKOSUMI_TRY(verify_mirror(mirror, pins));
+  return added;
 }
 
 }  // namespace takosumi::runner

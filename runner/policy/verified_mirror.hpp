@@ -8,6 +8,7 @@
 // temporary sibling renamed into place, and reused while the mirror's packages and hashes stay.
 // The two most recently used other generations stay for Runs still using them; older ones go.
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "common/error.hpp"
@@ -23,5 +24,18 @@ Result<std::filesystem::path> verified_mirror(const std::filesystem::path& mirro
                                               const std::vector<ProviderPin>& pins,
                                               const std::filesystem::path& store,
                                               PackageHashCache* cache = nullptr);
+
+// `takosumi-agent mirror add FROM --to MIRROR --pins FILE` (docs/air-gapped.md): the packages
+// of FROM (made on the connected side with `tofu providers mirror`), each checked against the pins
+// before and after it is copied, placed in MIRROR readable by every user; a package already there
+// with the same hash is left as it is, another one at its place is conflict. Then the whole
+// mirror is checked against the pins, as an agent will. Names are as messages show them.
+struct MirrorAddition {
+  std::vector<std::string> added;
+  std::vector<std::string> present;
+};
+Result<MirrorAddition> add_to_mirror(const std::filesystem::path& from,
+                                     const std::filesystem::path& mirror,
+                                     const std::vector<ProviderPin>& pins);
 
 }  // namespace takosumi::runner
