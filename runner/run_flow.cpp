@@ -120,8 +120,10 @@ asio::awaitable<Status> RunFlow::async_execute() {
     report_.drift = protocol::DriftReport{"no_drift", {}};
     co_return Status{};
   }
-  // Before anything of the Run executes (a hook, tofu): the mirror against the operator's pins.
+  // Before anything of the Run executes (a hook, tofu): the mirror against the operator's pins,
+  // and the lock file the module brings, if any, against them too.
   TAKOSUMI_CO_TRY(co_await async_check_mirror());
+  TAKOSUMI_CO_TRY(check_committed_lock());
   TAKOSUMI_CO_TRY(co_await async_limit_processes());
   TAKOSUMI_CO_TRY(start_tofu());
   TAKOSUMI_CO_TRY(co_await async_hook(HookPoint::pre));
@@ -269,6 +271,7 @@ asio::awaitable<Status> RunFlow::async_check_mirror() {
       return fail(errc::kProviderChecksumMismatch,
                   "tofu.providerPins " + settings_.provider_pins.string() + ": " +
                       pins.error().message);
+    pins_ = *pins;
     if (settings_.verified_mirror_store.empty()) {
       auto checked =
           verify_mirror(settings_.provider_mirror, *pins, settings_.package_hashes.get());
@@ -322,9 +325,50 @@ Status RunFlow::check_providers() {
   TAKOSUMI_TRY(check_locked_providers(*locked, policy_));
   locked_providers_ = std::move(*locked);
   if (!have_lock) return {};
+  TAKOSUMI_TRY(check_lock_against_pins(lock));
   auto digest = crypto::sha256_file_hex(lock);
   if (!digest) return workspace_error(digest.error(), "provider lock");
   report_.provider_lock_sha256 = *digest;
+  return {};
+}
+
+// A dependency lock file the module committed, against the pins before init reads it: a version
+// or hash the operator did not pin fails here as provider_checksum_mismatch, not later inside
+// init. Read as a regular file of the checkout only.
+Status RunFlow::check_committed_lock() const {
+  if (pins_.empty()) return {};
+  const fs::path lock = module_dir_ / ".terraform.lock.hcl";
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(lock, ec))) return {};
+  if (auto ok = workspace_->check_regular_file(lock); !ok)
+    return workspace_error(ok.error(), "provider lock");
+  return check_lock_against_pins(lock);
+}
+
+// With pins, the lock file init left (written by the module's author or by init) must select
+// only pinned versions, each with a hash its pin lists: the Run's providers are then exactly the
+// operator's, whatever the module committed.
+Status RunFlow::check_lock_against_pins(const fs::path& lock) const {
+  if (pins_.empty()) return {};
+  auto text = read_file(lock, 4 * 1024 * 1024);
+  if (!text) return workspace_error(text.error(), "provider lock");
+  auto selected = parse_provider_pins(*text);
+  if (!selected)
+    return fail(errc::kProviderChecksumMismatch,
+                "the module's dependency lock file does not read as one: " + selected.error().message);
+  for (const auto& entry : *selected) {
+    const std::string what = shown_name(entry.address + " " + entry.version);
+    const ProviderPin* pin = find_pin(pins_, entry.address, entry.version);
+    if (pin == nullptr)
+      return fail(errc::kProviderChecksumMismatch,
+                  "the module's lock file selects " + what + ", which tofu.providerPins does not pin");
+    const bool listed = std::any_of(entry.hashes.begin(), entry.hashes.end(), [&](const auto& h) {
+      return std::find(pin->hashes.begin(), pin->hashes.end(), h) != pin->hashes.end();
+    });
+    if (!listed)
+      return fail(errc::kProviderChecksumMismatch,
+                  "the module's lock file lists no hash of " + what + " that its pin lists");
+  }
   return {};
 }
 

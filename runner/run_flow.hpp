@@ -11,6 +11,7 @@
 
 #include "runner/state/run_credentials.hpp"
 #include "redaction/log_sink.hpp"
+#include "runner/policy/provider_pins.hpp"
 #include "runner/run_types.hpp"
 #include "runner/tofu/cancel_signal.hpp"
 #include "runner/tofu/process_launcher.hpp"
@@ -50,6 +51,8 @@ class RunFlow {
   boost::asio::awaitable<Status> async_init();
   boost::asio::awaitable<Status> async_check_mirror();
   Status check_providers();
+  Status check_lock_against_pins(const std::filesystem::path& lock) const;
+  Status check_committed_lock() const;
   Status prepare_credentials();
   enum class HookPoint { pre, post };
   boost::asio::awaitable<Status> async_hook(HookPoint point);
@@ -92,6 +95,7 @@ class RunFlow {
   // The mirror the Run's tofu and sandbox use: tofu.providerMirror, or with tofu.providerPins the
   // verified copy of its pinned packages (runner/policy/verified_mirror.hpp).
   std::filesystem::path provider_mirror_;
+  std::vector<ProviderPin> pins_;  // tofu.providerPins as read for this Run (empty without)
   std::optional<RunWorkspace> workspace_;
   std::optional<RunCgroup> cgroup_;  // the Run's pids cgroup, when there is one
   std::filesystem::path module_dir_;

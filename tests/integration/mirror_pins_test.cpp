@@ -84,5 +84,38 @@ TEST(MirrorPins, AProviderAlteredOnDiskNeverRuns) {
       << read_text(check.log_file());
 }
 
+// A module that brings its own dependency lock file with a hash the operator did not pin fails
+// before init reads it; one whose lock file lists the pinned hash runs, and its providers come
+// from the agent's verified copy, not the mirror.
+TEST(MirrorPins, AModulesLockFileMustListThePinnedHashes) {
+  PinnedMirror m;
+  Stack stack(pinned(m));
+  TestGitRepo repo(stack.root() / "repo");
+  const std::string pins = read_text(m.pins());
+  const auto h1 = pins.find("\"h1:");
+  ASSERT_NE(h1, std::string::npos) << pins;
+  const std::string pinned_hash = pins.substr(h1 + 1, pins.find('"', h1 + 1) - h1 - 1);
+  const std::string foreign = "h1:" + std::string(43, 'A') + "=";
+  const auto lock = [](const std::string& hash) {
+    return "provider \"registry.opentofu.org/hashicorp/null\" {\n  version = \"3.3.1\"\n"
+           "  hashes = [\n    \"" + hash + "\",\n  ]\n}\n";
+  };
+  repo.commit({{"main.tf", kNullModule}, {".terraform.lock.hcl", lock(foreign)}});
+  const auto capsule = stack.create_capsule_from(json::object{
+      {"name", "locked"},
+      {"source", json::object{{"gitUrl", repo.url()}, {"ref", "main"}, {"modulePath", ""}}},
+      {"outputAllowlist", json::object{}}});
+  auto refused = stack.plan(capsule);
+  EXPECT_EQ(failure_code(refused), "provider_checksum_mismatch") << json::serialize(refused);
+  EXPECT_NE(str(refused.at("failure").as_object(), "message").find("lock file"), std::string::npos);
+  auto logs = stack.api().get("/api/v1/runs/" + str(refused, "id") + "/logs").body;
+  EXPECT_EQ(logs.find("Initializing"), std::string::npos) << logs;
+
+  repo.commit({{"main.tf", kNullModule}, {".terraform.lock.hcl", lock(pinned_hash)}});
+  auto planned = stack.plan(capsule);
+  EXPECT_EQ(str(planned, "status"), "succeeded") << json::serialize(planned) << stack.agent_logs();
+  EXPECT_TRUE(fs::exists(stack.agent_dir(0) / "state/verified-mirror"));
+}
+
 }  // namespace
 }  // namespace takosumi::testing
