@@ -271,11 +271,10 @@ Status execute(const OfflineRunContext& ctx, const fs::path& bundle_path, const 
         ctx.keys.control_signing, protocol::offline_agent_id(ctx.keys.sign.public_key.to_base64()),
         ctx.clock);
     for (const auto& [nonce, expires] : nonces->entries()) precheck.remember(nonce, expires);
-    // A nonce spent by an execute that died before it journaled anything (nothing ran then) is
-    // this bundle's own: its directory holds this bundle and no report.
-    // Only when nothing of the Run began: no report, and the bundle's members were never served
-    // to a session (BundleChannel marks that first, durably, after the session journaled the Run;
-    // a journal entry discarded by the operator leaves the mark).
+    // A nonce spent by an earlier execute of this very bundle that died before anything of the
+    // Run began is no replay: its directory holds this bundle, no report, and no mark that the
+    // bundle's members were ever served to a session (BundleChannel makes that mark durably,
+    // after the session journaled the Run; a journal entry the operator discarded leaves it).
     const bool resumed = same_bundle && !fs::exists(dirs.out() / "report.json", ec) &&
                          !fs::exists(dirs.started(), ec);
     auto checked = precheck.verify(index->manifest);
