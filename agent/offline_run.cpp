@@ -185,8 +185,8 @@ class OfflineRun {
   // reports the Run).
   template <class Work, class Cancel>
   void run_io(Work work, Cancel cancel) {
-    asio::io_context io;
-    asio::signal_set signals(io, SIGINT, SIGTERM);
+    io_.restart();
+    asio::signal_set signals(io_, SIGINT, SIGTERM);
     int stops = 0;
     std::function<void()> arm = [&] {
       signals.async_wait([&](const boost::system::error_code& ec, int) {
@@ -202,13 +202,16 @@ class OfflineRun {
       });
     };
     arm();
-    asio::co_spawn(io, work(), [&](std::exception_ptr e) {
+    asio::co_spawn(io_, work(), [&](std::exception_ptr e) {
       if (e) spdlog::critical("bug: stray exception in an offline Run");
       signals.cancel();
     });
-    io.run();
+    io_.run();
   }
 
+  // Outlives what the Runs made on it (a session's timers are destroyed with the session, after
+  // run_io has returned).
+  asio::io_context io_;
   const OfflineRunContext& ctx_;
   protocol::RunBundleIndex index_;
   OfflineDirs dirs_;
