@@ -261,14 +261,9 @@ takosumi::Result<std::unique_ptr<takosumi::net::HttpTransport>> make_transport(
 // `mirror verify DIR --pins FILE`: 0 when every package of the mirror matches its pin, 1 with each
 // problem named otherwise.
 int run_mirror_verify(const std::filesystem::path& mirror, const std::filesystem::path& pins_file) {
-  auto text = takosumi::read_file(pins_file, 4 * 1024 * 1024);
-  if (!text) {
-    std::cerr << "takosumi-agent: " << text.error().to_string() << "\n";
-    return 1;
-  }
-  auto pins = takosumi::runner::parse_provider_pins(*text);
+  auto pins = takosumi::runner::read_provider_pins(pins_file);
   if (!pins) {
-    std::cerr << "takosumi-agent: " << pins_file.string() << ": " << pins.error().to_string() << "\n";
+    std::cerr << "takosumi-agent: " << pins.error().to_string() << "\n";
     return 1;
   }
   auto checked = takosumi::runner::verify_mirror(mirror, *pins);
@@ -285,14 +280,9 @@ int run_mirror_verify(const std::filesystem::path& mirror, const std::filesystem
 // whole mirror matches its pins, 1 naming what is wrong otherwise.
 int run_mirror_add(const std::filesystem::path& from, const std::filesystem::path& mirror,
                    const std::filesystem::path& pins_file) {
-  auto text = takosumi::read_file(pins_file, 4 * 1024 * 1024);
-  if (!text) {
-    std::cerr << "takosumi-agent: " << text.error().to_string() << "\n";
-    return 1;
-  }
-  auto pins = takosumi::runner::parse_provider_pins(*text);
+  auto pins = takosumi::runner::read_provider_pins(pins_file);
   if (!pins) {
-    std::cerr << "takosumi-agent: " << pins_file.string() << ": " << pins.error().to_string() << "\n";
+    std::cerr << "takosumi-agent: " << pins.error().to_string() << "\n";
     return 1;
   }
   auto added = takosumi::runner::add_to_mirror(from, mirror, *pins);

@@ -226,11 +226,7 @@ class OfflineRun {
 // The index's run id and lease token are not signed: they must be what the signed manifest names
 // (its runId, the sha256 of the lease in leaseSha256), so a result can only ever be this Run's.
 Status check_job(const protocol::RunBundleIndex& index) {
-  auto payload = base64_decode(index.manifest.payload);
-  if (!payload) return fail(errc::kManifestInvalid, "the manifest is not base64");
-  auto o = parse_object(std::string_view(reinterpret_cast<const char*>(payload->data()),
-                                         payload->size()),
-                        protocol::kMaxBundleIndexBytes);
+  auto o = manifest_object(index.manifest);
   if (!o) return std::unexpected(o.error());
   auto manifest = protocol::job_manifest_from_json(*o);
   if (!manifest) return std::unexpected(manifest.error());

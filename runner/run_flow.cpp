@@ -262,15 +262,9 @@ Status RunFlow::start_tofu() {
 asio::awaitable<Status> RunFlow::async_check_mirror() {
   if (settings_.provider_pins.empty()) co_return Status{};
   co_return co_await async_offload(blocking_.get_executor(), [this]() -> Status {
-    auto text = read_file(settings_.provider_pins, 4 * 1024 * 1024);
-    if (!text)
-      return fail(errc::kProviderChecksumMismatch,
-                  "tofu.providerPins: " + text.error().message);
-    auto pins = parse_provider_pins(*text);
+    auto pins = read_provider_pins(settings_.provider_pins);
     if (!pins)
-      return fail(errc::kProviderChecksumMismatch,
-                  "tofu.providerPins " + settings_.provider_pins.string() + ": " +
-                      pins.error().message);
+      return fail(errc::kProviderChecksumMismatch, "tofu.providerPins: " + pins.error().message);
     pins_ = *pins;
     if (settings_.verified_mirror_store.empty()) {
       auto checked =

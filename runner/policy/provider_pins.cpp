@@ -1,5 +1,7 @@
 #include "runner/policy/provider_pins.hpp"
 
+#include "common/file_io.hpp"
+
 #include <algorithm>
 #include <cctype>
 
@@ -127,6 +129,14 @@ const ProviderPin* find_pin(const std::vector<ProviderPin>& pins, std::string_vi
   for (const auto& p : pins)
     if (p.address == address && p.version == version) return &p;
   return nullptr;
+}
+
+Result<std::vector<ProviderPin>> read_provider_pins(const std::filesystem::path& file) {
+  auto text = read_file(file, 4 * 1024 * 1024);
+  if (!text) return std::unexpected(text.error());
+  auto pins = parse_provider_pins(*text);
+  if (!pins) return std::unexpected(pins.error().with_context(file.string()));
+  return pins;
 }
 
 }  // namespace takosumi::runner

@@ -10,6 +10,7 @@
 // Unlike one lock file, a pin list may name one provider in several blocks, one per version the
 // mirror holds (lock files concatenated). The text is the operator's, but it decides what may run,
 // so it is read strictly: anything else is refused with the line it is on.
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,9 @@ struct ProviderPin {
 // invalid_argument ("line N: …") for anything but provider blocks of version, constraints and
 // hashes; a block without a version or without hashes; a second block of one version.
 Result<std::vector<ProviderPin>> parse_provider_pins(std::string_view text);
+
+// The pins file (at most 4 MiB) read and parsed; errors name the file.
+Result<std::vector<ProviderPin>> read_provider_pins(const std::filesystem::path& file);
 
 // The pin of this provider version, if the list has one.
 const ProviderPin* find_pin(const std::vector<ProviderPin>& pins, std::string_view address,
