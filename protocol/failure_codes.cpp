@@ -17,7 +17,7 @@ bool is_run_failure_code(std::string_view code) {
       errc::kWorkspaceFailed,        errc::kArtifactTransferFailed, errc::kResultTooLarge, errc::kOutputRefused,
       errc::kProviderPolicyDenied,   errc::kProvisionerDenied,     errc::kExternalDataDenied,
       errc::kEncryptionConfigDenied, errc::kBackendConfigDenied,   errc::kHookFailed,
-      errc::kProviderChecksumMismatch, errc::kSourceTreeMismatch,
+      errc::kProviderChecksumMismatch, errc::kSourceTreeMismatch, errc::kOpentofuVersionUnavailable,
       errc::kConnectionRevoked,
       errc::kConnectionExpired,      errc::kStateVersionSuperseded, errc::kDependencyOutputMissing,
       errc::kOutputShareRevoked,     errc::kInternal,               errc::kUnavailable};

@@ -52,6 +52,10 @@ inline constexpr std::string_view kProviderChecksumMismatch = "provider_checksum
 // An offline Run bundle's source is not the commit its manifest names: the pack does not hold it,
 // does not have the manifest's digest, or the commit's tree is not the manifest's tree id.
 inline constexpr std::string_view kSourceTreeMismatch = "source_tree_mismatch";
+// No OpenTofu of the agent satisfies the Run's version constraints (the module's
+// required_version, the Capsule's opentofuVersion): none in tofu.versionsDir, or the build chosen
+// says it is another version. The message names the constraints and the versions there are.
+inline constexpr std::string_view kOpentofuVersionUnavailable = "opentofu_version_unavailable";
 inline constexpr std::string_view kProvisionerDenied = "provisioner_denied";
 inline constexpr std::string_view kExternalDataDenied = "external_data_denied";
 // A module's own `terraform { encryption }` block: refused whatever the policy.

@@ -2,6 +2,7 @@
 
 #include "common/error_codes.hpp"
 #include "protocol/failure_codes.hpp"
+#include "protocol/version_constraint.hpp"
 
 namespace takosumi::protocol {
 namespace {
@@ -92,9 +93,11 @@ Result<JobManifest> parse(const json::object& o) {
   if (*plan) {
     auto d = get_string(**plan, "digest", 64);
     auto k = get_string(**plan, "sealedDek", 512);
-    if (!d) return std::unexpected(d.error().with_context("savedPlan"));
-    if (!k) return std::unexpected(k.error().with_context("savedPlan"));
-    m.saved_plan = SavedPlanRef{*d, *k};
+    auto version = get_optional_string(**plan, "tofuVersion", 64);
+    auto build = get_optional_string(**plan, "tofuBuild", 64);
+    if (const Error* e = first_error(d, k, version, build))
+      return std::unexpected(e->with_context("savedPlan"));
+    m.saved_plan = SavedPlanRef{*d, *k, version->value_or(""), build->value_or("")};
   }
   TAKOSUMI_TRY(read_optional_object(o, "variables", variables_from_json, m.variables));
   auto allow = get_optional_object(o, "outputAllowlist");
@@ -115,6 +118,12 @@ Result<JobManifest> parse(const json::object& o) {
   auto lease = get_optional_string(o, "leaseSha256", 64);
   if (!lease) return std::unexpected(lease.error());
   m.lease_sha256 = lease->value_or("");
+  auto opentofu = get_optional_string(o, "opentofuVersion", 256);
+  if (!opentofu) return std::unexpected(opentofu.error());
+  m.opentofu_version = opentofu->value_or("");
+  if (!m.opentofu_version.empty())
+    if (auto c = parse_version_constraint(m.opentofu_version); !c)
+      return std::unexpected(c.error().with_context("opentofuVersion"));
   if (m.type == RunType::apply && !m.saved_plan)
     return fail(errc::kInvalidArgument, "an apply manifest must name a savedPlan");
   return m;
@@ -144,11 +153,15 @@ json::object to_json(const JobManifest& m) {
   if (!m.source.pack_sha256.empty()) source["packSha256"] = m.source.pack_sha256;
   o["source"] = std::move(source);
   if (m.prior_state) o["priorState"] = prior_to_json(*m.prior_state);
-  if (m.saved_plan)
-    o["savedPlan"] = json::object{{"digest", m.saved_plan->digest},
-                                  {"sealedDek", m.saved_plan->sealed_dek}};
+  if (m.saved_plan) {
+    json::object plan{{"digest", m.saved_plan->digest}, {"sealedDek", m.saved_plan->sealed_dek}};
+    if (!m.saved_plan->tofu_version.empty()) plan["tofuVersion"] = m.saved_plan->tofu_version;
+    if (!m.saved_plan->tofu_build.empty()) plan["tofuBuild"] = m.saved_plan->tofu_build;
+    o["savedPlan"] = std::move(plan);
+  }
   if (!m.sealed_secrets.empty()) o["secrets"] = m.sealed_secrets;
   if (!m.lease_sha256.empty()) o["leaseSha256"] = m.lease_sha256;
+  if (!m.opentofu_version.empty()) o["opentofuVersion"] = m.opentofu_version;
   return o;
 }
 

@@ -40,6 +40,11 @@ struct PriorState {
 struct SavedPlanRef {
   std::string digest;
   std::string sealed_dek;  // base64, crypto_box_seal to the agent
+  // What made the plan, as its Run recorded it: OpenTofu applies a saved plan only with the
+  // version that made it, so the apply runs the same build (empty: tofu.binary; empty version:
+  // not recorded).
+  std::string tofu_version;
+  std::string tofu_build;
 };
 
 struct OutputMapping {
@@ -74,6 +79,10 @@ struct JobManifest {
   // token unsigned, and the agent takes it only when it hashes to this. Empty online (the claim's
   // answer carries the lease over an authenticated connection).
   std::string lease_sha256;
+  // The Capsule's opentofuVersion: a version constraint (protocol/version_constraint.hpp) the
+  // OpenTofu the agent runs must satisfy, together with the module's required_version. Empty:
+  // only the module's.
+  std::string opentofu_version;
 };
 
 // {name: {"from", "type", "required"}}: a manifest's outputAllowlist, a Capsule's, and the

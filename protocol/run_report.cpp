@@ -143,7 +143,7 @@ Result<RunReport> parse(const json::object& o) {
   TAKOSUMI_TRY(check_known_fields(
       o, {"leaseToken", "attempt", "status", "failure", "hasChanges", "changeSummary",
           "resourceChanges", "dataLoss", "drift", "planDigest", "planArtifactSha256",
-          "providerLockSha256", "sourceCommit", "tofuVersion", "newState", "outputs",
+          "providerLockSha256", "sourceCommit", "tofuVersion", "tofuBuild", "newState", "outputs",
           "refusedOutputs", "envNames", "phaseMillis"}));
   RunReport r;
   auto lease = get_string(o, "leaseToken", 256);
@@ -207,6 +207,7 @@ Result<RunReport> parse(const json::object& o) {
   TAKOSUMI_TRY(opt("providerLockSha256", r.provider_lock_sha256, 64));
   TAKOSUMI_TRY(opt("sourceCommit", r.source_commit, 64));
   TAKOSUMI_TRY(opt("tofuVersion", r.tofu_version, 64));
+  TAKOSUMI_TRY(opt("tofuBuild", r.tofu_build, 64));
   if (auto ns = get_optional_object(o, "newState"); !ns) {
     return std::unexpected(ns.error());
   } else if (*ns) {
@@ -308,6 +309,8 @@ json::object to_json(const RunReport& r) {
   o["providerLockSha256"] = r.provider_lock_sha256;
   o["sourceCommit"] = r.source_commit;
   o["tofuVersion"] = r.tofu_version;
+  // Only when one was chosen: a control plane from before tofu.versionsDir refuses unknown fields.
+  if (!r.tofu_build.empty()) o["tofuBuild"] = r.tofu_build;
   o["envNames"] = strings_to_json(r.env_names);
   json::object timings;
   for (const auto& [k, v] : r.phase_millis) timings[k] = v;

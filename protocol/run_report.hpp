@@ -89,7 +89,9 @@ struct RunReport {
   std::vector<RefusedOutput> refused_outputs;
   std::string provider_lock_sha256;
   std::string source_commit;
-  std::string tofu_version;
+  std::string tofu_version;  // what `tofu version` said
+  // The tofu.versionsDir entry the Run used (its directory name); empty for tofu.binary.
+  std::string tofu_build;
   std::vector<std::string> env_names;
   std::map<std::string, std::int64_t> phase_millis;
 };
