@@ -99,6 +99,33 @@ TEST_F(PostgresStoreTest, ServeRefusesAnOlderSchemaAndMigrateBringsItUp) {
       << "a second migrate is a no-op";
 }
 
+// A v14 store (today's less the columns v15 added): migrate adds them and the rows read on.
+TEST_F(PostgresStoreTest, MigrateFromVersion14AddsTheOpentofuColumns) {
+  ASSERT_TRUE(create());
+  auto db = Database::connect_postgres({url_, {}});
+  ASSERT_TRUE(db);
+  CatalogStore catalog(*db, clock_);
+  auto ws = catalog.create_workspace("team");
+  ASSERT_TRUE(ws) << ws.error().to_string();
+  auto capsule = catalog.create_capsule(ws->id, {"app", {"file:///repo", "main", ""}, {}, {}});
+  ASSERT_TRUE(capsule) << capsule.error().to_string();
+  ASSERT_TRUE(db->exec("ALTER TABLE capsules DROP COLUMN opentofu_version;"
+                       "ALTER TABLE runs DROP COLUMN tofu_build"));
+  const std::int64_t current = version();
+  set_version(14);
+
+  auto [code, out] = migrate();
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(version(), current);
+  auto migrated = catalog.get_capsule(capsule->id);
+  ASSERT_TRUE(migrated) << migrated.error().to_string();
+  EXPECT_EQ(migrated->name, "app");
+  EXPECT_FALSE(migrated->opentofu_version);
+  EXPECT_EQ(db->single_integer("SELECT count(*) FROM information_schema.columns WHERE table_schema"
+                               " = current_schema() AND column_name = 'tofu_build'"),
+            1);
+}
+
 TEST_F(PostgresStoreTest, ANewerSchemaIsRefusedByServeAndMigrate) {
   ASSERT_TRUE(create());
   const std::int64_t current = version();
@@ -155,8 +182,8 @@ TEST_F(PostgresStoreTest, AnUnreachableStoreIsReportedAsTheStores) {
 }
 
 // A SQLite installation as a control plane leaves it: records (a rollback Run pointing at a
-// StateVersion that points back at a Run, an agent pool, an audit event, a log line) and the
-// ciphertext blob its StateVersion names.
+// StateVersion that points back at a Run, an agent pool, an OpenTofu version constraint and build,
+// an audit event, a log line) and the ciphertext blob its StateVersion names.
 struct SqliteInstallation {
   std::filesystem::path data_dir;
   std::string capsule_id;
@@ -177,12 +204,14 @@ SqliteInstallation make_sqlite_installation(const std::filesystem::path& data_di
   auto ws = catalog.create_workspace("team");
   CapsuleRequest request{"app", {"file:///repo", "main", ""}, {}, {}};
   request.agents = {"gpu", {"cuda"}};
+  request.opentofu_version = "~> 1.10.0";
   auto capsule = catalog.create_capsule(ws->id, request);
   EXPECT_TRUE(capsule) << capsule.error().to_string();
   out.capsule_id = capsule->id;
   auto blobs = BlobStore::open(data_dir);
   out.blob_sha = *blobs->put("an envelope of state, " + std::string(3 << 20, 's'));
   auto apply = runs.create_plan(*capsule, std::string(40, 'a'));
+  EXPECT_TRUE(db->run("UPDATE runs SET tofu_build = '1.10.6' WHERE id = ?", apply->id));
   EXPECT_TRUE(db->run("INSERT INTO state_versions (id, capsule_id, generation, created_by_run_id,"
                       " source_commit, serial, lineage, plaintext_sha256, ciphertext_sha256,"
                       " created_at) VALUES ('sv_1', ?, 1, ?, 'c', 1, 'l', 'p', ?, 5)",
@@ -224,6 +253,8 @@ TEST_F(PostgresStoreTest, MigrateStoreMovesASqliteInstallationOnceAndItServesFro
   auto capsule = CatalogStore(*db, clock).get_capsule(source.capsule_id);
   ASSERT_TRUE(capsule) << capsule.error().to_string();
   EXPECT_EQ(capsule->agent_pool, "gpu");
+  EXPECT_EQ(capsule->opentofu_version, "~> 1.10.0");
+  EXPECT_EQ(db->single_integer("SELECT count(*) FROM runs WHERE tofu_build = '1.10.6'"), 1);
   EXPECT_EQ(AgentPoolStore(*db, clock).get("gpu")->labels, std::vector<std::string>{"cuda"});
   EXPECT_EQ(db->single_integer("SELECT count(*) FROM runs WHERE restores_state_version_id = 'sv_1'"),
             1)

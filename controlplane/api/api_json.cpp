@@ -51,6 +51,7 @@ json::object to_json(const Capsule& c) {
           {"policy", protocol::to_json(c.policy)},
           {"agentPool", c.agent_pool},
           {"agentLabels", string_array(c.agent_labels)},
+          {"opentofuVersion", optional_value(c.opentofu_version)},
           {"createdAt", c.created_at},
           {"destroyed", c.destroyed_at.has_value()},
           {"destroyedAt", optional_value(c.destroyed_at)}};
@@ -135,6 +136,7 @@ json::object to_json(const Run& r) {
   o["dependencyInputs"] = stored_json(r.dependency_inputs_json, json::array{});
   o["stateVersionId"] = optional_value(r.state_version_id);
   o["tofuVersion"] = optional_value(r.tofu_version);
+  o["tofuBuild"] = optional_value(r.tofu_build);
   o["providerLockSha256"] = optional_value(r.provider_lock_sha256);
   o["envNames"] = stored_json(r.env_names_json, json::array{});
   o["phaseMillis"] = stored_json(r.phase_millis_json, json::object{});

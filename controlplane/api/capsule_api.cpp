@@ -23,6 +23,8 @@ void CapsuleApi::register_routes(Router& r, const PublicRouteAccess& a) {
         [this](auto& req, auto& p) { return set_capsule_policy(req, p[0]); });
   r.add("PUT", "/api/v1/capsules/{}/agent-requirements", a.json_body(owner),
         [this](auto& req, auto& p) { return set_agent_requirements(req, p[0]); });
+  r.add("PUT", "/api/v1/capsules/{}/opentofu-version", a.json_body(owner),
+        [this](auto& req, auto& p) { return set_opentofu_version(req, p[0]); });
   r.add("GET", "/api/v1/capsules/{}/outputs", a.none(viewer), [this](auto&, auto& p) { return outputs(p[0]); });
   r.add("PUT", "/api/v1/capsules/{}/connections", a.json_body(owner),
         [this](auto& req, auto& p) { return set_capsule_connections(req, p[0]); });
@@ -55,7 +57,9 @@ HttpResponse CapsuleApi::create_capsule(const HttpRequest& req, const std::strin
                                                 {"sensitiveVariableNames", std::move(names)},
                                                 {"policy", protocol::to_json(created->policy)},
                                                 {"agentPool", created->agent_pool},
-                                                {"agentLabels", std::move(labels)}})));
+                                                {"agentLabels", std::move(labels)},
+                                                {"opentofuVersion",
+                                                 optional_value(created->opentofu_version)}})));
     return created;
   });
   if (!capsule) return error_response(capsule.error());
@@ -131,6 +135,33 @@ HttpResponse CapsuleApi::set_agent_requirements(const HttpRequest& req,
         actor(req), "capsule.agent_requirements_set", *capsule,
         {{"agentPool", requirements->pool},
          {"agentLabels", json::array(requirements->labels.begin(), requirements->labels.end())}})));
+    return d_.catalog.get_capsule(capsule_id);
+  });
+  if (!updated) return error_response(updated.error());
+  return capsule_response(d_, 200, *updated);
+}
+
+HttpResponse CapsuleApi::set_opentofu_version(const HttpRequest& req,
+                                              const std::string& capsule_id) {
+  auto body = parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  if (auto known = check_known_fields(*body, {"opentofuVersion"}); !known)
+    return error_response(known.error());
+  // Required, so an empty body is not read as a request to clear the constraint.
+  if (!body->contains("opentofuVersion"))
+    return error_response(Error{std::string(errc::kInvalidArgument),
+                                "field \"opentofuVersion\" is required (null to remove the "
+                                "constraint)"});
+  auto constraint = parse_opentofu_version(*body);
+  if (!constraint) return error_response(constraint.error());
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  // Queued Runs get it too: the manifest is built when a Run is claimed.
+  auto updated = in_transaction(d_.db, [&]() -> Result<Capsule> {
+    TAKOSUMI_TRY(d_.catalog.set_opentofu_version(capsule_id, *constraint));
+    TAKOSUMI_TRY(d_.audit.record(
+        capsule_event(actor(req), "capsule.opentofu_version_set", *capsule,
+                      {{"opentofuVersion", optional_value(*constraint)}})));
     return d_.catalog.get_capsule(capsule_id);
   });
   if (!updated) return error_response(updated.error());

@@ -1,8 +1,8 @@
 #pragma once
-// The public API's Capsules: create, list, read, policy, agent pool, plan, Outputs, and the Capsule's
-// secrets (its Connection assignment and sensitive variables, capsule_secrets_api.cpp). Every
-// answer carries what needs a person (capsule_attention.hpp). A plan resolves the Capsule's ref
-// on the blocking-work pool.
+// The public API's Capsules: create, list, read, policy, agent pool, OpenTofu version, plan,
+// Outputs, and the Capsule's secrets (its Connection assignment and sensitive variables,
+// capsule_secrets_api.cpp). Every answer carries what needs a person (capsule_attention.hpp). A
+// plan resolves the Capsule's ref on the blocking-work pool.
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
 
@@ -29,6 +29,8 @@ class CapsuleApi : public PublicResource {
   // PUT /capsules/{id}/agent-requirements {"agentPool", "agentLabels"} (docs/operations.md
   // "Agent pools").
   HttpResponse set_agent_requirements(const HttpRequest& req, const std::string& capsule_id);
+  // PUT /capsules/{id}/opentofu-version {"opentofuVersion": "<constraint>" | null}.
+  HttpResponse set_opentofu_version(const HttpRequest& req, const std::string& capsule_id);
   // invalid_argument, the same whether the pool does not exist or the Workspace may not use it.
   Status check_pool(const std::string& pool, std::string_view workspace_id);
   boost::asio::awaitable<HttpResponse> async_plan(std::string actor, const std::string& capsule_id);

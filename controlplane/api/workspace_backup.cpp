@@ -40,14 +40,16 @@ Result<Capsule> capsule_from_backup(const json::value& v, const Workspace& ws,
   // The configuration through the same checks as a new Capsule's.
   json::object request;
   for (const char* key :
-       {"name", "source", "outputAllowlist", "variables", "policy", "agentPool", "agentLabels"})
+       {"name", "source", "outputAllowlist", "variables", "policy", "agentPool", "agentLabels",
+        "opentofuVersion"})
     if (const auto* field = o.if_contains(key)) request[key] = *field;
   auto parsed = parse_capsule_request(request);
   if (!parsed) return invalid("Capsule " + *id + ": " + parsed.error().message);
   Capsule c{.id = *id, .workspace_id = ws.id, .name = parsed->name, .source = parsed->source,
             .output_allowlist = parsed->output_allowlist, .variables = parsed->variables,
             .created_at = *created_at, .policy = parsed->policy,
-            .agent_pool = parsed->agents.pool, .agent_labels = parsed->agents.labels};
+            .agent_pool = parsed->agents.pool, .agent_labels = parsed->agents.labels,
+            .opentofu_version = parsed->opentofu_version};
   if (const auto* destroyed = o.if_contains("destroyedAt"); destroyed && destroyed->is_int64())
     c.destroyed_at = destroyed->as_int64();
   json::array connections, sensitive;

@@ -43,7 +43,9 @@ Status ManifestBuilder::add_saved_plan(const ClaimedRun& claimed, const crypto::
     return fail(errc::kStateIntegrityFailed, "plan run " + plan->id + " has no saved plan");
   auto sealed = reseal(*plan->plan_artifact_sha256, "saved plan", to);
   if (!sealed) return std::unexpected(sealed.error());
-  m.saved_plan = protocol::SavedPlanRef{*plan->plan_digest, std::move(*sealed)};
+  m.saved_plan = protocol::SavedPlanRef{*plan->plan_digest, std::move(*sealed),
+                                        plan->tofu_version.value_or(""),
+                                        plan->tofu_build.value_or("")};
   return {};
 }
 
@@ -205,6 +207,7 @@ Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
   TAKOSUMI_TRY(add_secrets(*capsule, *agent_key, m));
   m.output_allowlist = capsule->output_allowlist;
   m.policy = capsule->policy;
+  m.opentofu_version = capsule->opentofu_version.value_or("");
   m.control_public_key = stores_.keys.storage_public_key().to_base64();
   m.control_key_id = stores_.keys.key_id();
   m.issued_at = clock_.now_unix();

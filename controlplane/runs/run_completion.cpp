@@ -136,15 +136,15 @@ Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
       " failure_message = ?, has_changes = ?, change_summary = ?, resource_changes = ?,"
       " plan_digest = COALESCE(plan_digest, ?), plan_artifact_sha256 ="
       " COALESCE(plan_artifact_sha256, ?), state_version_id = ?, tofu_version = ?,"
-      " provider_lock_sha256 = ?, env_names = ?, phase_millis = ?, data_loss = ?, drift = ?,"
-      " refused_outputs = ?, lease_expires_at = NULL WHERE id = ?",
+      " tofu_build = ?, provider_lock_sha256 = ?, env_names = ?, phase_millis = ?, data_loss = ?,"
+      " drift = ?, refused_outputs = ?, lease_expires_at = NULL WHERE id = ?",
       final_status(report), run.attempt, clock_.now_unix(), non_empty(report.failure_code),
       non_empty(without_nul(report.failure_message)), report.has_changes,
       takosumi::serialize(j.at("changeSummary")), takosumi::serialize(j.at("resourceChanges")),
       plan_digest, plan_artifact, sv_id, non_empty(without_nul(report.tofu_version)),
-      non_empty(report.provider_lock_sha256), takosumi::serialize(j.at("envNames")),
-      takosumi::serialize(j.at("phaseMillis")), data_loss, drift,
-      takosumi::serialize(j.at("refusedOutputs")), run.id);
+      non_empty(without_nul(report.tofu_build)), non_empty(report.provider_lock_sha256),
+      takosumi::serialize(j.at("envNames")), takosumi::serialize(j.at("phaseMillis")), data_loss,
+      drift, takosumi::serialize(j.at("refusedOutputs")), run.id);
 }
 
 // The report of a stranded apply that was cancelled while its agent was away: the Run stays

@@ -7,6 +7,7 @@
 #include "common/strict_json.hpp"
 #include "controlplane/store/agent_pool_store.hpp"
 #include "protocol/output_type.hpp"
+#include "protocol/version_constraint.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -156,7 +157,7 @@ Result<CapsuleRequest> parse_capsule_request(const json::object& body) {
   // connections and sensitiveVariables are read by connection_spec.hpp (PublicApi::capsule_secrets).
   TAKOSUMI_TRY(check_known_fields(body, {"name", "source", "outputAllowlist", "variables",
                                          "policy", "connections", "sensitiveVariables",
-                                         "agentPool", "agentLabels"}));
+                                         "agentPool", "agentLabels", "opentofuVersion"}));
   CapsuleRequest req;
   auto name = parse_name(body);
   if (!name) return std::unexpected(name.error());
@@ -172,6 +173,9 @@ Result<CapsuleRequest> parse_capsule_request(const json::object& body) {
   auto agents = parse_agent_requirements(body);
   if (!agents) return std::unexpected(agents.error());
   req.agents = std::move(*agents);
+  auto opentofu = parse_opentofu_version(body);
+  if (!opentofu) return std::unexpected(opentofu.error());
+  req.opentofu_version = std::move(*opentofu);
   return req;
 }
 
@@ -190,7 +194,14 @@ Result<AgentRequirements> parse_agent_requirements(const json::object& body) {
   return out;
 }
 
-
+Result<std::optional<std::string>> parse_opentofu_version(const json::object& body) {
+  auto text = get_optional_string(body, "opentofuVersion", 256);
+  if (!text) return std::unexpected(text.error());
+  if (!*text || (*text)->empty()) return std::optional<std::string>{};
+  if (auto constraint = protocol::parse_version_constraint(**text); !constraint)
+    return std::unexpected(constraint.error().with_context("opentofuVersion"));
+  return text;
+}
 
 }  // namespace takosumi::controlplane
 

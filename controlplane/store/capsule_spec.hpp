@@ -1,6 +1,7 @@
 #pragma once
 // Validation of what users send to create Workspaces and Capsules. Pure functions; every error is
 // invalid_argument with a message naming the offending field ("outputAllowlist.url.type: …").
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -36,6 +37,7 @@ struct CapsuleRequest {
   protocol::Variables variables;
   protocol::RunPolicy policy;  // the default policy when the request has none
   AgentRequirements agents;
+  std::optional<std::string> opentofu_version;  // a valid constraint; nullopt: none
 };
 
 Result<std::string> parse_workspace_request(const json::object& body);
@@ -47,6 +49,9 @@ Result<protocol::RunPolicy> parse_policy(const json::object& o);
 // of a Capsule request or of PUT /capsules/{id}/agent-requirements. Whether the pool exists is
 // the caller's check (AgentPoolStore::get).
 Result<AgentRequirements> parse_agent_requirements(const json::object& body);
+// "opentofuVersion" of a Capsule request or of PUT /capsules/{id}/opentofu-version: a version
+// constraint (protocol/version_constraint.hpp), at most 256 bytes; absent, null or "" is none.
+Result<std::optional<std::string>> parse_opentofu_version(const json::object& body);
 
 // Allowlist and variables travel as camelCase JSON; stored in SQLite in the same form.
 Result<OutputAllowlist> allowlist_from_json(const json::object& o);

@@ -156,6 +156,33 @@ TEST(CapsuleSpec, RejectsBadPoliciesNamingTheField) {
   expect_invalid_policy(json::array{}, "\"policy\" must be an object");
 }
 
+TEST(CapsuleSpec, OpentofuVersionIsAnOptionalConstraint) {
+  EXPECT_FALSE(parse_capsule_request(capsule_body())->opentofu_version);
+  for (const json::value& none : {json::value(nullptr), json::value("")}) {
+    auto body = capsule_body();
+    body["opentofuVersion"] = none;
+    auto r = parse_capsule_request(body);
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_FALSE(r->opentofu_version) << json::serialize(none);
+  }
+  for (const char* ok : {"~> 1.10.0", ">= 1.9, < 2.0", "1.11.0-beta1"}) {
+    auto body = capsule_body();
+    body["opentofuVersion"] = ok;
+    auto r = parse_capsule_request(body);
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_EQ(r->opentofu_version, ok) << "kept as given";
+  }
+  expect_invalid([](json::object& b) { b["opentofuVersion"] = "latest"; },
+                 "opentofuVersion: \"latest\" is not a version constraint");
+  expect_invalid([](json::object& b) { b["opentofuVersion"] = "=> 1.0"; },
+                 "opentofuVersion: \"=> 1.0\" is not a version constraint");
+  expect_invalid([](json::object& b) { b["opentofuVersion"] = ">= 1.9,"; }, "opentofuVersion: ");
+  expect_invalid([](json::object& b) { b["opentofuVersion"] = 1.10; },
+                 "\"opentofuVersion\" must be a string");
+  expect_invalid([](json::object& b) { b["opentofuVersion"] = ">= " + std::string(254, '1'); },
+                 "\"opentofuVersion\" is longer than 256");
+}
+
 TEST(CapsuleSpec, AllowlistRoundTripsThroughJson) {
   auto r = parse_capsule_request(capsule_body());
   ASSERT_TRUE(r);

@@ -17,7 +17,7 @@ Workspace workspace_from_row(const Statement& s) {
 constexpr std::string_view kCapsuleColumns =
     "id, workspace_id, name, git_url, ref, module_path, output_allowlist, variables, created_at,"
     " destroyed_at, sensitive_variable_names, policy, restore_pending, state_pending, agent_pool,"
-    " agent_labels";
+    " agent_labels, opentofu_version";
 
 Result<Capsule> capsule_from_row(const Statement& s) {
   Capsule c;
@@ -25,7 +25,7 @@ Result<Capsule> capsule_from_row(const Statement& s) {
   ColumnReader(s) >> c.id >> c.workspace_id >> c.name >> c.source.git_url >> c.source.ref >>
       c.source.module_path >> allow_text >> vars_text >> c.created_at >> c.destroyed_at >>
       sensitive_text >> policy_text >> c.restore_pending >> c.state_pending >> c.agent_pool >>
-      labels_text;
+      labels_text >> c.opentofu_version;
   c.agent_labels = agent_labels_from_text(labels_text);
   auto allow = parse_object(allow_text, 1 << 20);
   auto vars = parse_object(vars_text, 1 << 20);
@@ -81,6 +81,7 @@ Result<Capsule> CatalogStore::create_capsule(std::string_view workspace_id,
   c.policy = req.policy;
   c.agent_pool = req.agents.pool;
   c.agent_labels = req.agents.labels;
+  c.opentofu_version = req.opentofu_version;
   return in_transaction(db_, [&]() -> Result<Capsule> {
     auto st = insert_capsule(c, secrets.sealed_sensitive_variables);
     if (!st && st.error().code == errc::kConflict)
@@ -105,14 +106,14 @@ Status CatalogStore::insert_capsule(const Capsule& c, const std::optional<std::s
   TAKOSUMI_TRY(db_.run(
       "INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,"
       " variables, created_at, destroyed_at, sensitive_variable_names, sealed_sensitive_variables,"
-      " policy, restore_pending, state_pending, agent_pool, agent_labels)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      " policy, restore_pending, state_pending, agent_pool, agent_labels, opentofu_version)"
+      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       c.id, c.workspace_id, c.name, c.source.git_url, c.source.ref, c.source.module_path,
       takosumi::serialize(protocol::to_json(c.output_allowlist)),
       takosumi::serialize(protocol::to_json(c.variables)), c.created_at, c.destroyed_at,
       names_to_text(c.sensitive_variable_names), sealed,
       takosumi::serialize(protocol::to_json(c.policy)), c.restore_pending, c.state_pending,
-      c.agent_pool, agent_labels_text(c.agent_labels)));
+      c.agent_pool, agent_labels_text(c.agent_labels), c.opentofu_version));
   return write_agent_labels(c.id, c.agent_labels);
 }
 
@@ -171,6 +172,12 @@ Status CatalogStore::set_policy(std::string_view capsule_id, const protocol::Run
   TAKOSUMI_TRY(get_capsule(capsule_id));
   return db_.run("UPDATE capsules SET policy = ? WHERE id = ?",
                  takosumi::serialize(protocol::to_json(policy)), capsule_id);
+}
+
+Status CatalogStore::set_opentofu_version(std::string_view capsule_id,
+                                          const std::optional<std::string>& constraint) {
+  TAKOSUMI_TRY(get_capsule(capsule_id));
+  return db_.run("UPDATE capsules SET opentofu_version = ? WHERE id = ?", constraint, capsule_id);
 }
 
 Status CatalogStore::set_agent_requirements(std::string_view capsule_id,

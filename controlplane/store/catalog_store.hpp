@@ -54,6 +54,10 @@ class CatalogStore {
   Result<std::optional<std::string>> sealed_sensitive_variables(std::string_view capsule_id);
   // Replaces the Capsule's Run policy.
   Status set_policy(std::string_view capsule_id, const protocol::RunPolicy& policy);
+  // Replaces the Capsule's OpenTofu version constraint (nullopt: none; the caller validated it).
+  // Queued Runs follow: the manifest is built when a Run is claimed.
+  Status set_opentofu_version(std::string_view capsule_id,
+                              const std::optional<std::string>& constraint);
   // The pool exists (the caller checked). Queued Runs follow: a claim reads the Capsule's.
   Status set_agent_requirements(std::string_view capsule_id, const AgentRequirements& requirements);
 

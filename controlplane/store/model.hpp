@@ -63,6 +63,9 @@ struct Capsule {
   // labels (its own and its pool's) include every one of these.
   std::string agent_pool = std::string(kDefaultPool);
   std::vector<std::string> agent_labels;  // sorted, unique
+  // The OpenTofu versions its Runs may use, a constraint as a module's required_version states
+  // one (protocol/version_constraint.hpp); handed to the agent in every manifest. nullopt: any.
+  std::optional<std::string> opentofu_version;
 };
 
 namespace connection_status {
@@ -111,6 +114,7 @@ struct Run {
   std::optional<std::string> failure_message;
   std::optional<std::string> state_version_id;
   std::optional<std::string> tofu_version;
+  std::optional<std::string> tofu_build;  // the agent's tofu.versionsDir entry the Run used
   std::optional<std::string> provider_lock_sha256;
   std::optional<std::string> env_names_json;
   std::optional<std::string> phase_millis_json;

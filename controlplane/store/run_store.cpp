@@ -18,7 +18,7 @@ const std::string_view kRunSelect =
     " r.lease_token_sha256, r.lease_expires_at, r.prior_state_version_id, r.prior_generation,"
     " r.completed_attempt, r.created_at, r.started_at, r.finished_at,"
     " r.restores_state_version_id, r.data_loss, r.data_loss_accepted, r.drift, r.refused_outputs,"
-    " r.apply_started_attempt, r.dependency_inputs FROM runs r"
+    " r.apply_started_attempt, r.dependency_inputs, r.tofu_build FROM runs r"
     " JOIN capsules c ON c.id = r.capsule_id";
 
 Run run_from_row(const Statement& s) {
@@ -33,7 +33,7 @@ Run run_from_row(const Statement& s) {
       r.prior_generation >> r.completed_attempt >> r.created_at >> r.started_at >>
       r.finished_at >> r.restores_state_version_id >> r.data_loss_json >>
       r.data_loss_accepted >> r.drift_json >> r.refused_outputs_json >> r.apply_started_attempt >>
-      r.dependency_inputs_json;
+      r.dependency_inputs_json >> r.tofu_build;
   r.type = protocol::run_type_from_string(type).value_or(protocol::RunType::plan);
   return r;
 }

@@ -11,7 +11,7 @@ namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 14;
+constexpr std::int64_t kSchemaVersion = 15;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -514,6 +514,13 @@ Status to_v14(Database& db) {
   return add_column_if_missing(db, "agent_pools", "offline", "INTEGER NOT NULL DEFAULT 0");
 }
 
+// v14 → v15: the OpenTofu versions a Capsule's Runs may use (a constraint; NULL: any, as every
+// Capsule before), and which of its agent's OpenTofu builds a Run used (NULL: not reported).
+Status to_v15(Database& db) {
+  TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "opentofu_version", "TEXT"));
+  return add_column_if_missing(db, "runs", "tofu_build", "TEXT");
+}
+
 // One step of the schema, from version `to - 1` to `to`.
 struct Migration {
   std::int64_t to;
@@ -526,7 +533,7 @@ struct Migration {
 constexpr Migration kMigrations[] = {{2, to_v2, true}, {3, to_v3}, {4, to_v4}, {5, to_v5},
                                      {6, to_v6},       {7, to_v7}, {8, to_v8}, {9, to_v9},
                                      {10, to_v10},     {11, to_v11}, {12, to_v12}, {13, to_v13},
-                                     {14, to_v14}};
+                                     {14, to_v14},     {15, to_v15}};
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 // Runs one migration in one transaction that also sets user_version: a database is at one
@@ -581,7 +588,8 @@ Status create_current_tables(Database& db) {
   TAKOSUMI_TRY(to_v11(db));
   TAKOSUMI_TRY(to_v12(db));
   TAKOSUMI_TRY(to_v13(db));
-  return to_v14(db);
+  TAKOSUMI_TRY(to_v14(db));
+  return to_v15(db);
 }
 
 // PostgreSQL keeps the version in a table of its own (it has no user_version). Its first version

@@ -1,5 +1,6 @@
 // Schema creation and the in-place migrations of a first-release database (no user_version,
-// runs.type limited to plan/apply), of a version 2 to 6 database over real SQLite files.
+// runs.type limited to plan/apply), of a version 2 to 7 and a version 14 database over real SQLite
+// files.
 #include "controlplane/store/schema.hpp"
 
 #include <gtest/gtest.h>
@@ -23,7 +24,7 @@ namespace {
 
 using takosumi::testing::TempDir;
 
-constexpr std::int64_t kCurrentVersion = 14;
+constexpr std::int64_t kCurrentVersion = 15;
 
 // The frozen schema of an earlier release, testdata/schema_v<N>.sql, verbatim as that release
 // created it: migrations are tested against the real thing and not against today's DDL.
@@ -503,6 +504,52 @@ INSERT INTO runs (id, capsule_id, type, status, source_commit, created_at)
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM api_tokens"), 0);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM output_shares"), 0);
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pool_tokens"), 0);
+}
+
+// A v14 database (its default pool as every v14 database has it): a Capsule and a Run from before
+// a Capsule named its OpenTofu versions and a Run recorded the build it used.
+TEST(SchemaTest, VersionFourteenDatabaseIsMigratedInPlace) {
+  TempDir dir;
+  const auto file = dir.path() / "control.db";
+  {
+    auto db = Database::open_sqlite(file);
+    ASSERT_TRUE(db) << db.error().to_string();
+    ASSERT_TRUE(db->exec(schema_snapshot(14)));
+    ASSERT_TRUE(db->exec(R"sql(
+INSERT INTO agent_pools (name, labels, created_by, created_at)
+  VALUES ('default', '[]', 'control-plane', 0);
+INSERT INTO agent_pool_workspaces (pool, workspace_id) VALUES ('default', '*');
+INSERT INTO workspaces VALUES ('ws_1', 'demo', 1);
+INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,
+                      variables, created_at, policy)
+  VALUES ('cap_1', 'ws_1', 'app', 'file:///repo', 'main', '', '{}', '{}', 1,
+          '{"network":"none"}');
+INSERT INTO runs (id, capsule_id, type, status, source_commit, created_at, tofu_version)
+  VALUES ('run_plan', 'cap_1', 'plan', 'succeeded', 'c1', 3, 'OpenTofu v1.10.6');
+)sql"));
+  }
+  Database db = open_sqlite_with_schema(file);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+  FakeClock clock{100};
+  CatalogStore catalog(db, clock);
+  RunStore runs(db, clock);
+  auto capsule = catalog.get_capsule("cap_1");
+  ASSERT_TRUE(capsule) << capsule.error().to_string();
+  EXPECT_EQ(capsule->policy.network, protocol::NetworkMode::none);
+  EXPECT_FALSE(capsule->opentofu_version) << "any version, as before";
+  auto run = runs.get_run("run_plan");
+  ASSERT_TRUE(run) << run.error().to_string();
+  EXPECT_EQ(run->tofu_version, "OpenTofu v1.10.6");
+  EXPECT_FALSE(run->tofu_build);
+
+  ASSERT_TRUE(catalog.set_opentofu_version("cap_1", "~> 1.10.0"));
+  EXPECT_EQ(catalog.get_capsule("cap_1")->opentofu_version, "~> 1.10.0");
+  ASSERT_TRUE(db.run("UPDATE runs SET tofu_build = ? WHERE id = ?", "1.10.6", "run_plan"));
+  EXPECT_EQ(runs.get_run("run_plan")->tofu_build, "1.10.6");
+  EXPECT_TRUE(create_schema(db));
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM capsules WHERE opentofu_version IS NOT NULL"),
+            1);
 }
 
 }  // namespace
