@@ -366,6 +366,11 @@ int main(int argc, char** argv) {
     spdlog::error("{}", s.error().to_string());
     return 2;
   }
+  auto tofu_builds = takosumi::agent::describe_tofu_builds(sandbox, *config);
+  if (!tofu_builds) {
+    spdlog::error("{}", tofu_builds.error().to_string());
+    return 2;
+  }
   // --check-config (the unit's ExecStartPre) refuses a host where no sandbox can be built; the
   // daemon itself says so and goes on, and each Run fails sandbox_failed with the reason.
   if (auto s = takosumi::agent::check_bubblewrap(*config); !s) {
@@ -388,10 +393,12 @@ int main(int argc, char** argv) {
                 << config->control_url << "\n";
     for (const auto& line : takosumi::agent::describe_sandbox(sandbox, *config))
       std::cout << line << "\n";
+    for (const auto& line : *tofu_builds) std::cout << line << "\n";
     return 0;
   }
   for (const auto& line : takosumi::agent::describe_sandbox(sandbox, *config))
     spdlog::info("{}", line);
+  for (const auto& line : *tofu_builds) spdlog::info("{}", line);
   if (config->sandbox.enabled && sandbox.landlock.abi == 0 && !config->sandbox.exec_control_required)
     spdlog::warn("sandbox.execControl is best-effort and the kernel has no Landlock: modules can "
                  "run any program the sandbox can read");

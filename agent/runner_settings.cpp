@@ -6,6 +6,7 @@ runner::RunnerSettings make_runner_settings(const config::AgentConfig& config,
                                              const SandboxProbe& probe) {
   runner::RunnerSettings settings;
   settings.tofu_binary = config.tofu_binary;
+  settings.tofu_versions_dir = config.tofu_versions_dir;
   settings.provider_mirror = config.provider_mirror;
   settings.provider_pins = config.provider_pins;
   if (!config.provider_pins.empty()) settings.verified_mirror_store = config.state_dir / "verified-mirror";

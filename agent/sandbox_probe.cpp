@@ -5,6 +5,7 @@
 #include "common/error_codes.hpp"
 #include "crypto/sha256.hpp"
 #include "confine/elf_interpreter.hpp"
+#include "runner/tofu/tofu_builds.hpp"
 
 namespace takosumi::agent {
 
@@ -44,6 +45,29 @@ std::vector<std::string> describe_sandbox(const SandboxProbe& probe, const confi
     out.push_back("process limit: NOT ENFORCED: the agent runs as root without a pids cgroup (" +
                   probe.cgroups_unavailable + ")");
   out.push_back("private /tmp: " + std::to_string(c.limits.tmp_mib) + " MiB per Run");
+  return out;
+}
+
+Result<std::vector<std::string>> describe_tofu_builds(const SandboxProbe& probe,
+                                                      const config::AgentConfig& c) {
+  std::vector<std::string> out;
+  if (c.tofu_versions_dir.empty()) return out;
+  auto list = runner::list_tofu_builds(c.tofu_versions_dir);
+  if (!list) return fail(errc::kConfigInvalid, list.error().message);
+  std::string names;
+  for (const auto& b : list->builds) names += (names.empty() ? "" : ", ") + b.name;
+  out.push_back("OpenTofu builds (tofu.versionsDir, for Runs with a version constraint): " +
+                (names.empty() ? std::string("none") : names));
+  for (const auto& skipped : list->skipped) out.push_back("tofu.versionsDir: skipped " + skipped);
+  const bool enforced = c.sandbox.enabled && (probe.landlock.abi != 0 || c.sandbox.exec_control_required);
+  for (const auto& b : list->builds) {
+    if (!enforced) break;
+    auto interpreter = confine::elf_interpreter(b.binary.string());
+    if (!interpreter || *interpreter)
+      out.push_back("tofu.versionsDir: build " + b.name +
+                    " cannot run under the exec allowlist (dynamically linked or not ELF): Runs "
+                    "that choose it fail");
+  }
   return out;
 }
 

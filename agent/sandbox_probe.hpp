@@ -29,4 +29,10 @@ std::vector<std::string> describe_sandbox(const SandboxProbe& probe, const confi
 // required) and tofu.binary is dynamically linked, which it could then never start.
 Status check_tofu_binary(const SandboxProbe& probe, const config::AgentConfig& config);
 
+// The builds of tofu.versionsDir, one line for what there is and one per entry skipped or
+// unusable under the exec allowlist; nothing without a versionsDir. config_invalid when the
+// directory cannot be listed.
+Result<std::vector<std::string>> describe_tofu_builds(const SandboxProbe& probe,
+                                                      const config::AgentConfig& config);
+
 }  // namespace takosumi::agent

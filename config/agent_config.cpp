@@ -77,12 +77,15 @@ Status load_control_plane(const YAML::Node& root, const std::filesystem::path& b
 
 Status load_tofu(const YAML::Node& root, const std::filesystem::path& base, AgentConfig& c) {
   const YAML::Node tofu = root["tofu"];
-  TAKOSUMI_TRY(yaml_known_keys(tofu, {"binary", "providerMirror", "providerPins", "timeoutSeconds",
-                                       "supervisor", "interruptGraceSeconds"},
+  TAKOSUMI_TRY(yaml_known_keys(tofu, {"binary", "versionsDir", "providerMirror", "providerPins",
+                                       "timeoutSeconds", "supervisor", "interruptGraceSeconds"},
                                 "tofu"));
   auto pins = yaml_string(tofu, "providerPins", "tofu", "");
   if (!pins) return std::unexpected(pins.error());
   if (!pins->empty()) c.provider_pins = resolve(base, *pins);
+  auto versions = yaml_string(tofu, "versionsDir", "tofu", "");
+  if (!versions) return std::unexpected(versions.error());
+  if (!versions->empty()) c.tofu_versions_dir = resolve(base, *versions);
   auto bin = yaml_string(tofu, "binary", "tofu", "/usr/local/bin/tofu");
   auto mirror = yaml_string(tofu, "providerMirror", "tofu", "");
   auto timeout = yaml_int(tofu, "timeoutSeconds", "tofu", 1800, 10, 7 * 24 * 3600);

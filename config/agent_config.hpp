@@ -36,6 +36,10 @@ struct AgentConfig {
   std::filesystem::path state_dir;  // keys/, git-cache/, outbox/
   std::filesystem::path work_dir;   // per-Run workspaces (tmpfs in production)
   std::filesystem::path tofu_binary;
+  // tofu.versionsDir: more OpenTofu builds, <dir>/<version>/tofu; a Run with a version constraint
+  // (the module's required_version, the Capsule's opentofuVersion) uses the newest that
+  // satisfies it, any other Run tofu.binary. Empty: tofu.binary only.
+  std::filesystem::path tofu_versions_dir;
   std::filesystem::path provider_mirror;
   // tofu.providerPins: a lock-file-format list of pinned provider hashes; when set, the mirror is
   // checked against it before every Run (docs/air-gapped.md). Empty: not checked.

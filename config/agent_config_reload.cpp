@@ -43,6 +43,7 @@ std::vector<std::string> apply_reload(AgentConfig& running, AgentConfig fresh) {
   running.concurrency = fresh.concurrency;
   running.provider_mirror = std::move(fresh.provider_mirror);
   running.provider_pins = std::move(fresh.provider_pins);
+  running.tofu_versions_dir = std::move(fresh.tofu_versions_dir);
   running.tofu_timeout = fresh.tofu_timeout;
   running.interrupt_grace = fresh.interrupt_grace;
   running.claim_wait = fresh.claim_wait;

@@ -77,6 +77,7 @@ RunFlow::RunFlow(asio::thread_pool& blocking, const RunnerSettings& settings,
       report_(outcome.report),
       deadline_(Clock::now() + settings.tofu_timeout),
       provider_mirror_(settings.provider_mirror),
+      tofu_binary_(settings.tofu_binary),
       secrets_(*inputs.secret_set),
       policy_(protocol::combine(settings.policy, inputs.manifest.policy)) {}
 
@@ -124,6 +125,7 @@ asio::awaitable<Status> RunFlow::async_execute() {
   // and the lock file the module brings, if any, against them too.
   TAKOSUMI_CO_TRY(co_await async_check_mirror());
   TAKOSUMI_CO_TRY(check_committed_lock());
+  TAKOSUMI_CO_TRY(co_await async_choose_tofu());
   TAKOSUMI_CO_TRY(co_await async_limit_processes());
   TAKOSUMI_CO_TRY(start_tofu());
   TAKOSUMI_CO_TRY(co_await async_hook(HookPoint::pre));
@@ -196,6 +198,8 @@ asio::awaitable<Status> RunFlow::async_check_module_policy() {
     });
   }
   if (!scan) co_return workspace_error(scan.error(), "policy scan");
+  // The scan before init reads the configuration as the checkout has it, before init adds files.
+  if (!root_required_versions_) root_required_versions_ = scan->required_versions;
   co_return check_module_policy(*scan, policy_);
 }
 
@@ -284,15 +288,16 @@ asio::awaitable<Status> RunFlow::async_check_mirror() {
 asio::awaitable<Status> RunFlow::async_init() {
   PhaseTimer timer(report_.phase_millis, "init");
   TAKOSUMI_CO_TRY(co_await async_tofu_version());
+  TAKOSUMI_CO_TRY(check_tofu_version());
   co_return co_await tofu_->async_init();
 }
 
 // Asked of the binary once per identity (TofuVersionCache), not once per Run.
 asio::awaitable<Status> RunFlow::async_tofu_version() {
   const auto& cache = settings_.tofu_versions;
-  const auto identity = TofuVersionCache::identify(settings_.tofu_binary);
+  const auto identity = TofuVersionCache::identify(tofu_binary_);
   if (cache && identity) {
-    if (auto known = cache->find(settings_.tofu_binary, *identity)) {
+    if (auto known = cache->find(tofu_binary_, *identity)) {
       report_.tofu_version = std::move(*known);
       co_return Status{};
     }
@@ -300,7 +305,7 @@ asio::awaitable<Status> RunFlow::async_tofu_version() {
   auto version = co_await tofu_->async_version();
   if (!version) co_return std::unexpected(version.error());
   report_.tofu_version = *version;
-  if (cache && identity) cache->remember(settings_.tofu_binary, *identity, std::move(*version));
+  if (cache && identity) cache->remember(tofu_binary_, *identity, std::move(*version));
   co_return Status{};
 }
 

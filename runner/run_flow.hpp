@@ -17,6 +17,8 @@
 #include "runner/tofu/process_launcher.hpp"
 #include "runner/state/run_workspace.hpp"
 #include "runner/state/state_checkpoint.hpp"
+#include "runner/policy/module_policy.hpp"
+#include "runner/tofu/tofu_builds.hpp"
 #include "runner/tofu/tofu_cli.hpp"
 
 namespace takosumi::runner {
@@ -53,6 +55,9 @@ class RunFlow {
   Status check_providers();
   Status check_lock_against_pins(const std::filesystem::path& lock) const;
   Status check_committed_lock() const;
+  boost::asio::awaitable<Status> async_choose_tofu();
+  Result<std::vector<VersionRequirement>> version_requirements() const;
+  Status check_tofu_version() const;
   Status prepare_credentials();
   enum class HookPoint { pre, post };
   boost::asio::awaitable<Status> async_hook(HookPoint point);
@@ -96,6 +101,12 @@ class RunFlow {
   // verified copy of its pinned packages (runner/policy/verified_mirror.hpp).
   std::filesystem::path provider_mirror_;
   std::vector<ProviderPin> pins_;  // tofu.providerPins as read for this Run (empty without)
+  // The OpenTofu the Run uses: tofu.binary, or the tofu.versionsDir build its version constraints
+  // chose (async_choose_tofu), and those constraints.
+  std::filesystem::path tofu_binary_;
+  std::vector<VersionRequirement> version_requirements_;
+  // The working directory's required_version literals, from the policy scan before init.
+  std::optional<std::vector<ModuleScan::RequiredVersion>> root_required_versions_;
   std::optional<RunWorkspace> workspace_;
   std::optional<RunCgroup> cgroup_;  // the Run's pids cgroup, when there is one
   std::filesystem::path module_dir_;

@@ -64,6 +64,8 @@ struct RunnerSettings {
   config::HooksConfig hooks;
   // What `tofu version` said, shared by the agent's Runs; unset: asked on every Run.
   std::shared_ptr<TofuVersionCache> tofu_versions;
+  // More builds, one per version (runner/tofu/tofu_builds.hpp); empty: tofu_binary only.
+  std::filesystem::path tofu_versions_dir;
   // When set, the mirror is checked against these pins before the Run's tofu starts, and a package
   // that does not match fails the Run with provider_checksum_mismatch (runner/policy/mirror_verify).
   std::filesystem::path provider_pins;

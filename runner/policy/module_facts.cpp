@@ -131,6 +131,10 @@ void ModuleFacts::add_file(const ConfigBody& body, const std::string& file) {
 // never takes effect (the agent's override file forces the local backend), but one in an override
 // file merged after the agent's would replace it, and the state would leave the agent.
 void ModuleFacts::add_terraform_block(const ConfigBlock& block, const std::string& file) {
+  // Not a literal: OpenTofu refuses it at init with its own message.
+  if (const auto* required = find_attribute(block.body, "required_version");
+      required && where_.dir.empty() && required->value.kind == ValueKind::string)
+    scan_.required_versions.push_back({at(file, required->line), required->value.text});
   for (const auto& nested : block.body.blocks) {
     if (nested.type == "required_providers") add_required_providers(nested, file);
     if (nested.type == "encryption")

@@ -104,6 +104,18 @@ std::vector<LocalModuleCall> scan_directory(const ModuleTree& tree, const Module
   return facts.local_calls();
 }
 
+// x.tofu replaces x.tf, and x.tofu.json x.tf.json, in the directory OpenTofu loads them from.
+void drop_replaced_required_versions(ModuleScan& scan) {
+  auto replaced = [&](const ModuleScan::RequiredVersion& r) {
+    const std::string file = r.where.substr(0, r.where.rfind(':'));
+    std::string tofu;
+    if (file.ends_with(".tf")) tofu = file.substr(0, file.size() - 3) + ".tofu";
+    if (file.ends_with(".tf.json")) tofu = file.substr(0, file.size() - 8) + ".tofu.json";
+    return !tofu.empty() && std::binary_search(scan.files.begin(), scan.files.end(), tofu);
+  };
+  std::erase_if(scan.required_versions, replaced);
+}
+
 }  // namespace
 
 Result<ModuleScan> scan_module(const fs::path& checkout, const fs::path& working_dir) {
@@ -119,6 +131,7 @@ Result<ModuleScan> scan_module(const fs::path& checkout, const fs::path& working
   if (!tree.incomplete_reason().empty()) mark_incomplete(scan, tree.incomplete_reason());
   scan.plugin_files = tree.plugin_files();
   std::sort(scan.files.begin(), scan.files.end());
+  drop_replaced_required_versions(scan);
   return scan;
 }
 

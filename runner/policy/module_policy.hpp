@@ -32,6 +32,15 @@ struct ModuleScan {
   std::string incomplete_reason;  // the first thing the scan could not follow
   // Before init: a module with a remote source exists; only the scan after init can read it.
   bool remote_modules_pending = false;
+  // The working directory's own `terraform { required_version = "..." }` literals, without those
+  // of a .tf or .tf.json file that a .tofu or .tofu.json file of the same name replaces (OpenTofu
+  // then reads only the latter). They choose a build of tofu.versionsDir; the constraints of the
+  // modules it calls are tofu's own check, at init.
+  struct RequiredVersion {
+    std::string where;  // "<file>:<line>"
+    std::string constraint;
+  };
+  std::vector<RequiredVersion> required_versions;
 };
 
 // Scans every .tf, .tf.json, .tofu and .tofu.json file OpenTofu could load when it runs in

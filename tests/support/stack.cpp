@@ -303,6 +303,9 @@ std::filesystem::path Stack::write_agent_config(int index, bool offline) {
         "\n" +
         (options_.provider_pins.empty() ? std::string{}
                                         : "  providerPins: " + options_.provider_pins.string() + "\n") +
+        (options_.tofu_versions_dir.empty()
+             ? std::string{}
+             : "  versionsDir: " + options_.tofu_versions_dir.string() + "\n") +
         (options_.tofu_timeout_seconds > 0
              ? "  timeoutSeconds: " + std::to_string(options_.tofu_timeout_seconds) + "\n"
              : std::string{}) +

@@ -36,6 +36,7 @@ struct StackOptions {
   // tofu.providerPins when set.
   std::filesystem::path provider_mirror;
   std::filesystem::path provider_pins;
+  std::filesystem::path tofu_versions_dir;  // tofu.versionsDir when set
   int lease_seconds = 60;
   // HTTPS with a CA made for the stack (pki_dir()); the server's certificate names localhost
   // only (no IP address), and agents and the API client use https://localhost:<port>.

@@ -1,0 +1,60 @@
+// ModuleScan::required_versions: what chooses a build of tofu.versionsDir.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "runner/policy/module_policy.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+class RequiredVersionScan : public ::testing::Test {
+ protected:
+  void file(const std::string& name, std::string_view text) {
+    fs::create_directories((dir_ / name).parent_path());
+    std::ofstream(dir_ / name, std::ios::binary) << text;
+  }
+  std::vector<std::string> found() {
+    auto scan = scan_module(dir_.path());
+    EXPECT_TRUE(scan) << scan.error().to_string();
+    std::vector<std::string> out;
+    if (scan)
+      for (const auto& r : scan->required_versions) out.push_back(r.where + " " + r.constraint);
+    return out;
+  }
+  TempDir dir_;
+};
+
+TEST_F(RequiredVersionScan, ReadsEveryTerraformBlockOfTheWorkingDirectoryInBothSyntaxes) {
+  file("main.tf", "terraform {\n  required_version = \">= 1.6\"\n}\n");
+  file("versions.tf", "# comment\nterraform {\n  required_version = \"< 2.0\" # why\n}\n");
+  file("extra.tf.json", R"({"terraform": [{"required_version": "~> 1.10"}]})");
+  EXPECT_EQ(found(), (std::vector<std::string>{"extra.tf.json:1 ~> 1.10", "main.tf:2 >= 1.6",
+                                               "versions.tf:3 < 2.0"}));
+}
+
+TEST_F(RequiredVersionScan, IgnoresOtherDirectoriesAndWhatIsNotALiteral) {
+  file("main.tf", "module \"m\" {\n  source = \"./modules/m\"\n}\n");
+  // A called module's constraint is tofu's own check at init; an example folder is not loaded.
+  file("modules/m/main.tf", "terraform {\n  required_version = \"~> 0.12\"\n}\n");
+  file("examples/old/main.tf", "terraform {\n  required_version = \"~> 0.11\"\n}\n");
+  file("v.tf", "terraform {\n  required_version = \"${var.v}\"\n}\n");
+  EXPECT_TRUE(found().empty());
+}
+
+TEST_F(RequiredVersionScan, ATofuFileReplacesTheTfFileOfTheSameName) {
+  file("main.tf", "terraform {\n  required_version = \"~> 0.15\"\n}\n");
+  file("main.tofu", "terraform {\n  required_version = \">= 1.8\"\n}\n");
+  file("x.tf.json", R"({"terraform": {"required_version": "~> 0.14"}})");
+  file("x.tofu.json", R"({"terraform": {"required_version": ">= 1.9"}})");
+  file("other.tf", "terraform {\n  required_version = \"!= 1.7.0\"\n}\n");
+  EXPECT_EQ(found(), (std::vector<std::string>{"main.tofu:2 >= 1.8", "other.tf:2 != 1.7.0",
+                                               "x.tofu.json:1 >= 1.9"}));
+}
+
+}  // namespace
+}  // namespace takosumi::runner
