@@ -328,20 +328,22 @@ Result<RunReport> run_report_from_text(std::string_view text) {
   return run_report_from_json(*o);
 }
 
+std::string bounded_failure_message(std::string why) {
+  if (why.size() > kMaxFailureMessageBytes) {
+    std::size_t cut = kMaxFailureMessageBytes;
+    while (cut > 0 && (static_cast<unsigned char>(why[cut]) & 0xC0) == 0x80) --cut;
+    why.resize(cut);
+  }
+  return why;
+}
+
 RunReport result_too_large(const RunReport& r, std::string why) {
   RunReport out = r;
   why += "; the Run itself " + r.status;
   if (!r.failure_code.empty()) why += " (" + r.failure_code + ": " + r.failure_message + ")";
   out.status = "failed";
   out.failure_code = std::string(errc::kResultTooLarge);
-  // Within what the control plane reads, cut before a UTF-8 continuation byte: this report must
-  // never be refused itself.
-  if (why.size() > kMaxFailureMessageBytes) {
-    std::size_t cut = kMaxFailureMessageBytes;
-    while (cut > 0 && (static_cast<unsigned char>(why[cut]) & 0xC0) == 0x80) --cut;
-    why.resize(cut);
-  }
-  out.failure_message = std::move(why);
+  out.failure_message = bounded_failure_message(std::move(why));
   out.resource_changes.clear();
   out.data_loss.clear();
   if (out.drift) out.drift = DriftReport{"error", {}};

@@ -105,6 +105,9 @@ inline constexpr std::size_t kMaxRunReportBytes = 16 * 1024 * 1024;
 inline constexpr std::size_t kMaxPublishedOutputsBytes = 1024 * 1024;
 // failure.message, as the control plane reads it.
 inline constexpr std::size_t kMaxFailureMessageBytes = 16 * 1024;
+// why, cut to kMaxFailureMessageBytes before a UTF-8 continuation byte: a report must never be
+// refused for its message.
+std::string bounded_failure_message(std::string why);
 
 json::object to_json(const RunReport& r);
 // parse_object within kMaxRunReportBytes, then run_report_from_json.

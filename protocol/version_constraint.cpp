@@ -19,9 +19,12 @@ bool is_ident_char(char c) {
          c == '.';
 }
 
+// Go's \s, as go-version's constraint pattern allows around each part.
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
   return s;
 }
 
@@ -32,8 +35,24 @@ bool valid_identifiers(std::string_view s) {
   return std::all_of(s.begin(), s.end(), is_ident_char);
 }
 
+// Text from a module or a request as a message may show it: it cannot break or forge a line.
+std::string shown(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text.substr(0, 64)) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return text.size() > 64 ? out + "..." : out;
+}
+
 std::unexpected<Error> bad_version(std::string_view text, std::string_view why) {
-  return fail(errc::kInvalidArgument, "\"" + std::string(text) + "\" is not a version: " +
+  return fail(errc::kInvalidArgument, "\"" + shown(text) + "\" is not a version: " +
                                           std::string(why));
 }
 
@@ -63,17 +82,8 @@ int compare_prerelease(std::string_view a, std::string_view b) {
   }
 }
 
-bool same_release(const TofuVersion& a, const TofuVersion& b) { return a.segments == b.segments; }
-
-// go-version: a prerelease only ever matches a constraint that names a prerelease of the same
-// release; a release matches any.
-bool prerelease_allowed(const TofuVersion& v, const TofuVersion& c) {
-  if (v.prerelease.empty()) return true;
-  return !c.prerelease.empty() && same_release(v, c);
-}
-
+// `~> 1.2.3`: the same leading parts and a last given part at least the constraint's.
 bool pessimistic(const TofuVersion& v, const TofuVersion& c) {
-  if (!prerelease_allowed(v, c) || (!c.prerelease.empty() && v.prerelease.empty())) return false;
   if (compare(v, c) < 0) return false;
   const std::size_t n = c.specified;
   if (n > v.segments.size()) return false;
@@ -83,12 +93,10 @@ bool pessimistic(const TofuVersion& v, const TofuVersion& c) {
 }
 
 bool check(const VersionConstraint::Part& p, const TofuVersion& v) {
-  const TofuVersion& c = p.version;
-  if (p.op == "=") return compare(v, c) == 0;
-  if (p.op == "!=") return compare(v, c) != 0;
-  if (p.op == "~>") return pessimistic(v, c);
-  if (!prerelease_allowed(v, c)) return false;
-  const int cmp = compare(v, c);
+  const int cmp = compare(v, p.version);
+  if (p.op == "=") return cmp == 0;
+  if (p.op == "!=") return cmp != 0;
+  if (p.op == "~>") return pessimistic(v, p.version);
   if (p.op == ">") return cmp > 0;
   if (p.op == ">=") return cmp >= 0;
   if (p.op == "<") return cmp < 0;
@@ -162,8 +170,12 @@ Result<VersionConstraint> parse_version_constraint(std::string_view text) {
     auto v = parse_tofu_version(part);
     if (!v)
       return fail(errc::kInvalidArgument,
-                  "\"" + std::string(text) + "\" is not a version constraint (such as \">= 1.9, "
+                  "\"" + shown(text) + "\" is not a version constraint (such as \">= 1.9, "
                   "< 2.0\" or \"~> 1.10.0\"): " + v.error().message);
+    if (!v->prerelease.empty())
+      return fail(errc::kInvalidArgument,
+                  "\"" + shown(text) + "\": a version constraint cannot name a prerelease (" +
+                      shown(part) + "), as OpenTofu's required_version cannot");
     c.parts.push_back({std::move(op), std::move(*v)});
     if (comma == std::string_view::npos) break;
     rest.remove_prefix(comma + 1);
@@ -172,8 +184,10 @@ Result<VersionConstraint> parse_version_constraint(std::string_view text) {
 }
 
 bool satisfies(const TofuVersion& v, const VersionConstraint& c) {
+  TofuVersion release = v;
+  release.prerelease.clear();
   return std::all_of(c.parts.begin(), c.parts.end(),
-                     [&](const VersionConstraint::Part& p) { return check(p, v); });
+                     [&](const VersionConstraint::Part& p) { return check(p, release); });
 }
 
 }  // namespace takosumi::protocol

@@ -49,13 +49,32 @@ TEST(VersionConstraintTest, PessimisticOperatorAllowsTheLastGivenPartToGrow) {
   EXPECT_TRUE(holds("7.0.0", "~> 1")) << "~> 1 only says >= 1";
 }
 
-TEST(VersionConstraintTest, APrereleaseMatchesOnlyAConstraintNamingItsRelease) {
-  EXPECT_FALSE(holds("1.11.0-beta1", ">= 1.9"));
-  EXPECT_FALSE(holds("1.11.0-beta1", "~> 1.11.0"));
-  EXPECT_TRUE(holds("1.11.0-beta2", ">= 1.11.0-beta1"));
-  EXPECT_FALSE(holds("1.12.0-beta2", ">= 1.11.0-beta1"));
-  EXPECT_TRUE(holds("1.11.0", ">= 1.11.0-beta1")) << "a release satisfies a prerelease bound";
-  EXPECT_TRUE(holds("1.11.0-beta1", "1.11.0-beta1"));
+// As OpenTofu: a prerelease is checked by its release, and a constraint cannot name one.
+TEST(VersionConstraintTest, APrereleaseIsCheckedByItsRelease) {
+  EXPECT_TRUE(holds("1.11.0-beta1", ">= 1.9"));
+  EXPECT_TRUE(holds("1.11.0-beta1", "~> 1.11.0"));
+  EXPECT_TRUE(holds("1.11.0-beta1", "1.11.0"));
+  EXPECT_FALSE(holds("1.11.0-beta1", "< 1.11.0"));
+  for (std::string_view named : {">= 1.11.0-beta1", "1.11.0-beta1", "~> 1.11.0-rc.1"}) {
+    auto c = parse_version_constraint(named);
+    ASSERT_FALSE(c) << named;
+    EXPECT_NE(c.error().message.find("cannot name a prerelease"), std::string::npos)
+        << c.error().message;
+  }
+}
+
+TEST(VersionConstraintTest, SpacesAsGoReadsThemAndNothingUnprintableInMessages) {
+  EXPECT_TRUE(holds("1.10.0", ">= 1.0\n"));
+  EXPECT_TRUE(holds("1.10.0", "\t>=\r1.0 ,\f< 2"));
+  auto c = parse_version_constraint(">= 1.0\u001b[31m\nFAKE LINE");
+  ASSERT_FALSE(c);
+  EXPECT_EQ(c.error().message.find('\n'), std::string::npos) << c.error().message;
+  EXPECT_EQ(c.error().message.find('\x1b'), std::string::npos) << c.error().message;
+  EXPECT_NE(c.error().message.find("\\x1b[31m\\x0aFAKE LINE"), std::string::npos)
+      << c.error().message;
+  auto longer = parse_version_constraint(std::string(200, '~'));
+  ASSERT_FALSE(longer);
+  EXPECT_LT(longer.error().message.size(), 300u) << "the text is cut in the message";
 }
 
 TEST(VersionConstraintTest, RefusesWhatIsNotAVersionOrConstraint) {

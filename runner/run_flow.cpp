@@ -128,6 +128,9 @@ asio::awaitable<Status> RunFlow::async_execute() {
   TAKOSUMI_CO_TRY(co_await async_choose_tofu());
   TAKOSUMI_CO_TRY(co_await async_limit_processes());
   TAKOSUMI_CO_TRY(start_tofu());
+  // What the chosen OpenTofu says it is, before a hook runs for a Run it cannot serve.
+  TAKOSUMI_CO_TRY(co_await async_tofu_version());
+  TAKOSUMI_CO_TRY(check_tofu_version());
   TAKOSUMI_CO_TRY(co_await async_hook(HookPoint::pre));
   TAKOSUMI_CO_TRY(co_await async_init());
   // Again, now that init has downloaded the modules the configuration calls.
@@ -199,7 +202,10 @@ asio::awaitable<Status> RunFlow::async_check_module_policy() {
   }
   if (!scan) co_return workspace_error(scan.error(), "policy scan");
   // The scan before init reads the configuration as the checkout has it, before init adds files.
-  if (!root_required_versions_) root_required_versions_ = scan->required_versions;
+  if (!root_required_versions_) {
+    root_required_versions_ = scan->required_versions;
+    required_versions_cut_ = scan->required_versions_cut;
+  }
   co_return check_module_policy(*scan, policy_);
 }
 
@@ -287,8 +293,6 @@ asio::awaitable<Status> RunFlow::async_check_mirror() {
 
 asio::awaitable<Status> RunFlow::async_init() {
   PhaseTimer timer(report_.phase_millis, "init");
-  TAKOSUMI_CO_TRY(co_await async_tofu_version());
-  TAKOSUMI_CO_TRY(check_tofu_version());
   co_return co_await tofu_->async_init();
 }
 
@@ -534,7 +538,7 @@ asio::awaitable<void> RunFlow::async_finish(const Status& result) {
   } else {
     report_.status = "failed";
     report_.failure_code = result.error().code;
-    report_.failure_message = result.error().message;
+    report_.failure_message = protocol::bounded_failure_message(result.error().message);
     report_.outputs.clear();
     if (manifest_.type == protocol::RunType::drift_check)
       report_.drift = protocol::DriftReport{"error", {}};

@@ -107,6 +107,7 @@ class RunFlow {
   std::vector<VersionRequirement> version_requirements_;
   // The working directory's required_version literals, from the policy scan before init.
   std::optional<std::vector<ModuleScan::RequiredVersion>> root_required_versions_;
+  bool required_versions_cut_ = false;
   std::optional<RunWorkspace> workspace_;
   std::optional<RunCgroup> cgroup_;  // the Run's pids cgroup, when there is one
   std::filesystem::path module_dir_;

@@ -253,6 +253,28 @@ TEST_F(RunFlowTest, AFailedApplyIsTheApplyFailureAndKeepsTheStateItWrote) {
   EXPECT_EQ(started_, (std::vector<std::string>{"version", "init", "apply"}));
 }
 
+// OpenTofu applies a saved plan only with the version that made it: another one is refused
+// before anything but `tofu version` runs, and the same one goes on.
+TEST_F(RunFlowTest, AnApplyRunsOnlyWithTheOpenTofuVersionThatMadeItsPlan) {
+  auto planned = plan_with_changes_run();
+  ASSERT_TRUE(planned.plan_envelope) << planned.report.failure_message;
+  auto other = apply_inputs(planned);
+  other.manifest.saved_plan->tofu_version = "1.8.5";
+  auto refused = run(std::move(other), [](FakeProcessLauncher&) {});
+  EXPECT_EQ(refused.report.failure_code, "opentofu_version_unavailable");
+  EXPECT_NE(refused.report.failure_message.find(
+                "the plan was made with OpenTofu 1.8.5, and tofu.binary is 1.9.0"),
+            std::string::npos) << refused.report.failure_message;
+  EXPECT_EQ(started_, (std::vector<std::string>{"version"}));
+
+  auto same = apply_inputs(planned);
+  same.manifest.saved_plan->tofu_version = "1.9.0";
+  auto applied = run(std::move(same), [](FakeProcessLauncher& l) {
+    l.script("apply", apply_writing_state(0));
+  });
+  EXPECT_EQ(applied.report.status, "succeeded") << applied.report.failure_message;
+}
+
 // The plan Run seals the sensitive values its `tofu show -json` named with the plan; the apply
 // redacts them from its first line on without asking tofu again.
 TEST_F(RunFlowTest, AnApplyRedactsThePlansSensitiveValuesWithoutShowingThePlanAgain) {

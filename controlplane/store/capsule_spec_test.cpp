@@ -165,7 +165,7 @@ TEST(CapsuleSpec, OpentofuVersionIsAnOptionalConstraint) {
     ASSERT_TRUE(r) << r.error().to_string();
     EXPECT_FALSE(r->opentofu_version) << json::serialize(none);
   }
-  for (const char* ok : {"~> 1.10.0", ">= 1.9, < 2.0", "1.11.0-beta1"}) {
+  for (const char* ok : {"~> 1.10.0", ">= 1.9, < 2.0", "v1.11.0"}) {
     auto body = capsule_body();
     body["opentofuVersion"] = ok;
     auto r = parse_capsule_request(body);
@@ -177,6 +177,8 @@ TEST(CapsuleSpec, OpentofuVersionIsAnOptionalConstraint) {
   expect_invalid([](json::object& b) { b["opentofuVersion"] = "=> 1.0"; },
                  "opentofuVersion: \"=> 1.0\" is not a version constraint");
   expect_invalid([](json::object& b) { b["opentofuVersion"] = ">= 1.9,"; }, "opentofuVersion: ");
+  expect_invalid([](json::object& b) { b["opentofuVersion"] = "1.11.0-beta1"; },
+                 "cannot name a prerelease");
   expect_invalid([](json::object& b) { b["opentofuVersion"] = 1.10; },
                  "\"opentofuVersion\" must be a string");
   expect_invalid([](json::object& b) { b["opentofuVersion"] = ">= " + std::string(254, '1'); },

@@ -55,17 +55,6 @@ std::string local_source_path(std::string_view s) {
   return out;
 }
 
-// OpenTofu's override files: base name "override" or ending in "_override", any config extension.
-bool is_override_file(std::string_view path) {
-  std::string_view name = path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
-  for (std::string_view ext : {".tofu.json", ".tf.json", ".tofu", ".tf"})
-    if (name.ends_with(ext)) {
-      name.remove_suffix(ext.size());
-      break;
-    }
-  return name == "override" || name.ends_with("_override");
-}
-
 bool has_template(std::string_view s) {
   return s.find("${") != std::string_view::npos || s.find("%{") != std::string_view::npos;
 }
@@ -86,6 +75,17 @@ std::optional<std::string> runs_programs(const std::string& type, const std::set
 }
 
 }  // namespace
+
+// OpenTofu's override files: base name "override" or ending in "_override", any config extension.
+bool is_override_file(std::string_view path) {
+  std::string_view name = path.substr(path.rfind('/') == std::string_view::npos ? 0 : path.rfind('/') + 1);
+  for (std::string_view ext : {".tofu.json", ".tf.json", ".tofu", ".tf"})
+    if (name.ends_with(ext)) {
+      name.remove_suffix(ext.size());
+      break;
+    }
+  return name == "override" || name.ends_with("_override");
+}
 
 std::optional<std::string> normalize_provider_source(std::string_view source) {
   std::string out = lower(source);
@@ -134,7 +134,7 @@ void ModuleFacts::add_terraform_block(const ConfigBlock& block, const std::strin
   // Not a literal: OpenTofu refuses it at init with its own message.
   if (const auto* required = find_attribute(block.body, "required_version");
       required && where_.dir.empty() && required->value.kind == ValueKind::string)
-    scan_.required_versions.push_back({at(file, required->line), required->value.text});
+    add_required_version(file, required->line, required->value.text);
   for (const auto& nested : block.body.blocks) {
     if (nested.type == "required_providers") add_required_providers(nested, file);
     if (nested.type == "encryption")
@@ -145,6 +145,22 @@ void ModuleFacts::add_terraform_block(const ConfigBlock& block, const std::strin
           (nested.labels.empty() ? "" : " \"" + nested.labels[0].substr(0, 64) + "\"") +
           " in an override file");
   }
+}
+
+// Bounded: a module of many terraform blocks costs the agent no more than a few of them.
+void ModuleFacts::add_required_version(const std::string& file, int line, std::string_view text) {
+  auto& kept = scan_.required_versions;
+  const std::string constraint(text.substr(0, 257));
+  const bool override_file = is_override_file(file);
+  if (std::any_of(kept.begin(), kept.end(), [&](const ModuleScan::RequiredVersion& r) {
+        return r.constraint == constraint && (override_file ? r.file == file : !is_override_file(r.file));
+      }))
+    return;
+  if (kept.size() >= ModuleScan::kMaxRequiredVersions) {
+    scan_.required_versions_cut = true;
+    return;
+  }
+  kept.push_back({file, at(file, line), constraint});
 }
 
 void ModuleFacts::add_required_providers(const ConfigBlock& block, const std::string& file) {

@@ -20,6 +20,9 @@ inline constexpr std::string_view kBuiltinTerraformProvider = "terraform.io/buil
 // "host/ns/x" kept; lower case. nullopt when the result is not a valid source address.
 std::optional<std::string> normalize_provider_source(std::string_view source);
 
+// OpenTofu's override files: base name "override" or ending in "_override", any config extension.
+bool is_override_file(std::string_view path);
+
 struct ModuleLocation {
   // This module's directory as OpenTofu names it: relative to the working directory, generic
   // form, "" for the working directory ("../../modules/label" elsewhere in the checkout).
@@ -53,6 +56,7 @@ class ModuleFacts {
 
   void incomplete(std::string reason);
   void add_terraform_block(const ConfigBlock& block, const std::string& file);
+  void add_required_version(const std::string& file, int line, std::string_view text);
   void add_required_providers(const ConfigBlock& block, const std::string& file);
   void add_required(const ConfigAttribute& attr, const std::string& file);
   void add_resource(const ConfigBlock& block, const std::string& file, std::string_view mode);

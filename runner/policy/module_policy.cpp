@@ -104,16 +104,23 @@ std::vector<LocalModuleCall> scan_directory(const ModuleTree& tree, const Module
   return facts.local_calls();
 }
 
-// x.tofu replaces x.tf, and x.tofu.json x.tf.json, in the directory OpenTofu loads them from.
-void drop_replaced_required_versions(ModuleScan& scan) {
+// As OpenTofu merges a directory's files: x.tofu replaces x.tf, and x.tofu.json x.tf.json; an
+// override file that sets required_version replaces every constraint before it (files in name
+// order, primary files first).
+void merge_required_versions(ModuleScan& scan) {
   auto replaced = [&](const ModuleScan::RequiredVersion& r) {
-    const std::string file = r.where.substr(0, r.where.rfind(':'));
     std::string tofu;
-    if (file.ends_with(".tf")) tofu = file.substr(0, file.size() - 3) + ".tofu";
-    if (file.ends_with(".tf.json")) tofu = file.substr(0, file.size() - 8) + ".tofu.json";
+    if (r.file.ends_with(".tf")) tofu = r.file.substr(0, r.file.size() - 3) + ".tofu";
+    if (r.file.ends_with(".tf.json")) tofu = r.file.substr(0, r.file.size() - 8) + ".tofu.json";
     return !tofu.empty() && std::binary_search(scan.files.begin(), scan.files.end(), tofu);
   };
-  std::erase_if(scan.required_versions, replaced);
+  auto& kept = scan.required_versions;
+  std::erase_if(kept, replaced);
+  std::string last_override;
+  for (const auto& r : kept)
+    if (is_override_file(r.file)) last_override = std::max(last_override, r.file);
+  if (!last_override.empty())
+    std::erase_if(kept, [&](const ModuleScan::RequiredVersion& r) { return r.file != last_override; });
 }
 
 }  // namespace
@@ -131,7 +138,7 @@ Result<ModuleScan> scan_module(const fs::path& checkout, const fs::path& working
   if (!tree.incomplete_reason().empty()) mark_incomplete(scan, tree.incomplete_reason());
   scan.plugin_files = tree.plugin_files();
   std::sort(scan.files.begin(), scan.files.end());
-  drop_replaced_required_versions(scan);
+  merge_required_versions(scan);
   return scan;
 }
 

@@ -32,15 +32,20 @@ struct ModuleScan {
   std::string incomplete_reason;  // the first thing the scan could not follow
   // Before init: a module with a remote source exists; only the scan after init can read it.
   bool remote_modules_pending = false;
-  // The working directory's own `terraform { required_version = "..." }` literals, without those
-  // of a .tf or .tf.json file that a .tofu or .tofu.json file of the same name replaces (OpenTofu
-  // then reads only the latter). They choose a build of tofu.versionsDir; the constraints of the
-  // modules it calls are tofu's own check, at init.
+  // The working directory's own `terraform { required_version = "..." }` literals, as OpenTofu
+  // merges them: without those of a .tf or .tf.json file that a .tofu or .tofu.json file of the
+  // same name replaces, and when an override file sets one, only the last such file's. They
+  // choose a build of tofu.versionsDir; the constraints of the modules it calls are tofu's own
+  // check, at init. Repeats are left out; past kMaxRequiredVersions the rest are not kept (and
+  // required_versions_cut says so), nor any text past 257 bytes (no constraint is longer).
   struct RequiredVersion {
+    std::string file;
     std::string where;  // "<file>:<line>"
     std::string constraint;
   };
+  static constexpr std::size_t kMaxRequiredVersions = 32;
   std::vector<RequiredVersion> required_versions;
+  bool required_versions_cut = false;
 };
 
 // Scans every .tf, .tf.json, .tofu and .tofu.json file OpenTofu could load when it runs in

@@ -56,5 +56,28 @@ TEST_F(RequiredVersionScan, ATofuFileReplacesTheTfFileOfTheSameName) {
                                                "x.tofu.json:1 >= 1.9"}));
 }
 
+TEST_F(RequiredVersionScan, TheLastOverrideFileSettingOneReplacesTheRest) {
+  file("main.tf", "terraform {\n  required_version = \"~> 0.15\"\n}\n");
+  file("a_override.tf", "terraform {\n  required_version = \">= 1.0\"\n}\n");
+  file("override.tf", "terraform {\n  required_version = \">= 1.6\"\n}\n");
+  file("z_override.tf", "terraform {\n  backend \"local\" {}\n}\n");
+  EXPECT_EQ(found(), (std::vector<std::string>{"override.tf:2 >= 1.6"}));
+}
+
+TEST_F(RequiredVersionScan, RepeatsAreKeptOnceAndTheCountIsBounded) {
+  std::string many;
+  for (int i = 0; i < 40; ++i) many += "terraform {\n  required_version = \">= 1.0\"\n}\n";
+  file("same.tf", many);
+  EXPECT_EQ(found().size(), 1u);
+  std::string distinct;
+  for (int i = 0; i < 40; ++i)
+    distinct += "terraform {\n  required_version = \">= 1." + std::to_string(i) + "\"\n}\n";
+  file("distinct.tf", distinct);
+  auto scan = scan_module(dir_.path());
+  ASSERT_TRUE(scan);
+  EXPECT_EQ(scan->required_versions.size(), ModuleScan::kMaxRequiredVersions);
+  EXPECT_TRUE(scan->required_versions_cut);
+}
+
 }  // namespace
 }  // namespace takosumi::runner

@@ -23,8 +23,9 @@ struct TofuBuildList {
   std::vector<std::string> skipped;  // "<name>: why", for the operator
 };
 
-// At most 256 entries are read; a name that is not a version, or a directory without a regular
-// executable `tofu`, is skipped with the reason. io_error when the directory cannot be listed.
+// The first 256 entries by name are read; a name that is not a version, or a directory without a
+// regular executable `tofu`, is skipped with the reason. io_error when the directory cannot be
+// listed or holds more than 4096 entries.
 Result<TofuBuildList> list_tofu_builds(const std::filesystem::path& dir);
 
 // One constraint a Run's OpenTofu must satisfy, and where it comes from ("main.tf:3:
@@ -33,6 +34,7 @@ struct VersionRequirement {
   std::string where;
   protocol::VersionConstraint constraint;
 };
+// "where \"constraint\" and ...", the first four and how many more.
 std::string describe(const std::vector<VersionRequirement>& requirements);
 
 // The newest build whose name satisfies every requirement; opentofu_version_unavailable naming

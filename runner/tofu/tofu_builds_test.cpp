@@ -41,10 +41,12 @@ class TofuBuildsTest : public ::testing::Test {
 
 TEST_F(TofuBuildsTest, PicksTheNewestBuildSatisfyingEveryConstraint) {
   for (const char* v : {"1.8.9", "1.9.1", "1.10.6", "1.11.0-beta1"}) add(v);
-  EXPECT_EQ(pick({">= 1.8"})->name, "1.10.6") << "a prerelease only when a constraint names it";
+  EXPECT_EQ(pick({">= 1.8"})->name, "1.11.0-beta1") << "checked by its release, as OpenTofu does";
+  EXPECT_EQ(pick({">= 1.8", "< 1.11"})->name, "1.10.6");
   EXPECT_EQ(pick({">= 1.8", "< 1.10"})->name, "1.9.1");
   EXPECT_EQ(pick({"~> 1.8.0"})->name, "1.8.9");
-  EXPECT_EQ(pick({"1.11.0-beta1"})->name, "1.11.0-beta1");
+  add("1.11.0");
+  EXPECT_EQ(pick({"~> 1.11.0"})->name, "1.11.0") << "a release is newer than its prereleases";
   const auto picked = pick({"~> 1.9.0"});
   ASSERT_TRUE(picked);
   EXPECT_EQ(picked->binary, dir_ / "1.9.1" / "tofu");
@@ -64,16 +66,34 @@ TEST_F(TofuBuildsTest, NoneSatisfyingNamesTheConstraintsAndWhatIsThere) {
       << "no agent path in what the control plane shows";
 }
 
+TEST_F(TofuBuildsTest, ManyConstraintsOrBuildsMakeNoLongMessage) {
+  for (int minor = 0; minor < 40; ++minor) add("1." + std::to_string(minor) + ".0");
+  std::vector<VersionRequirement> many;
+  for (int i = 0; i < 200; ++i)
+    many.push_back({"main.tf:" + std::to_string(i) + ": required_version",
+                    *protocol::parse_version_constraint("~> 9." + std::to_string(i) + ".0")});
+  auto list = list_tofu_builds(dir_.path());
+  ASSERT_TRUE(list);
+  auto none = select_tofu_build(*list, many);
+  ASSERT_FALSE(none);
+  EXPECT_LT(none.error().message.size(), 1024u) << none.error().message;
+  EXPECT_NE(none.error().message.find("(and 196 more)"), std::string::npos) << none.error().message;
+  EXPECT_NE(none.error().message.find("1.39.0, 1.38.0"), std::string::npos);
+  EXPECT_NE(none.error().message.find("(and 24 more)"), std::string::npos) << none.error().message;
+}
+
 TEST_F(TofuBuildsTest, SkipsWhatIsNotABuildAndSaysWhy) {
   add("1.10.6");
   add("latest");
+  add("bad\nname");
   add("1.9.1", /*executable=*/false);
   fs::create_directories(dir_ / "1.8.0");
   auto list = list_tofu_builds(dir_.path());
   ASSERT_TRUE(list);
   ASSERT_EQ(list->builds.size(), 1u);
   EXPECT_EQ(list->builds[0].name, "1.10.6");
-  EXPECT_EQ(list->skipped.size(), 3u);
+  EXPECT_EQ(list->skipped.size(), 4u);
+  for (const auto& why : list->skipped) EXPECT_EQ(why.find('\n'), std::string::npos) << why;
   auto none = pick({"~> 1.9.0"});
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find("it has 1.10.6 "), std::string::npos) << none.error().message;
