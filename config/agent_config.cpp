@@ -143,6 +143,40 @@ Status load_agent_fields(const YAML::Node& root, const std::filesystem::path& ba
   return {};
 }
 
+// What Runs execute or load must not be writable from inside a Run, not even by renaming a
+// directory above it (a bind mount over the path itself does not stop that): no
+// sandbox.writablePaths entry may hold, or lie inside, tofu.binary, tofu.versionsDir or
+// tofu.providerMirror. Compared as the paths are now, links resolved.
+Status check_writable_paths(const AgentConfig& c) {
+  namespace fs = std::filesystem;
+  if (!c.sandbox.enabled) return {};
+  const auto real = [](const fs::path& p) {
+    std::error_code ec;
+    auto r = fs::weakly_canonical(p, ec);
+    return ec ? p.lexically_normal() : r;
+  };
+  const auto within = [](const fs::path& inner, const fs::path& outer) {
+    const auto rel = inner.lexically_relative(outer);
+    return !rel.empty() && *rel.begin() != "..";
+  };
+  const std::pair<const char*, fs::path> executed[] = {{"tofu.binary", c.tofu_binary},
+                                                       {"tofu.versionsDir", c.tofu_versions_dir},
+                                                       {"tofu.providerMirror", c.provider_mirror}};
+  for (const auto& w : c.sandbox.writable_paths) {
+    const auto writable = real(w);
+    for (const auto& [key, path] : executed) {
+      if (path.empty()) continue;
+      const auto target = real(path);
+      if (within(target, writable) || within(writable, target))
+        return fail(errc::kConfigInvalid,
+                    "sandbox.writablePaths: \"" + w.string() + "\" overlaps " + key + " (" +
+                        path.string() + "): a Run could replace what later Runs execute; keep "
+                        "the two apart");
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Environment process_environment(const std::vector<std::string>& names) {
@@ -172,6 +206,7 @@ Result<AgentConfig> load_agent_config(const std::filesystem::path& file, const E
     TAKOSUMI_TRY(load_tofu(*root, base, c));
     TAKOSUMI_TRY(load_agent_fields(*root, base, env, c));
     TAKOSUMI_TRY(load_sandbox(*root, base, c.sandbox));
+    TAKOSUMI_TRY(check_writable_paths(c));
     TAKOSUMI_TRY(load_limits(*root, c.limits));
     TAKOSUMI_TRY(load_pool_policy(*root, c.policy));
     TAKOSUMI_TRY(load_hooks(*root, c.hooks));

@@ -184,6 +184,30 @@ TEST_F(AgentConfigTest, SandboxLimitsAndPolicySections) {
   EXPECT_TRUE(c->policy.allow_external_data);
 }
 
+// A Run may write neither a build of tofu.versionsDir nor a directory above one: renaming a
+// parent would put its own build where the next Run chooses.
+TEST_F(AgentConfigTest, WritablePathsMustStayClearOfWhatRunsExecute) {
+  std::string yaml(kValid);
+  yaml.replace(yaml.find("  providerMirror: mirror\n"), 24,
+               "  providerMirror: mirror\n  versionsDir: shared/a/versions\n");
+  auto nested = load(yaml + "sandbox:\n  writablePaths: [shared]\n");
+  ASSERT_FALSE(nested);
+  EXPECT_EQ(nested.error().code, errc::kConfigInvalid);
+  EXPECT_NE(nested.error().message.find("\"" + (dir_ / "shared").string() +
+                                        "\" overlaps tofu.versionsDir"),
+            std::string::npos) << nested.error().message;
+  EXPECT_FALSE(load(yaml + "sandbox:\n  writablePaths: [shared/a/versions/1.10.6]\n"));
+  // Through a link, as the paths are on disk.
+  std::filesystem::create_directories(dir_ / "shared/a/versions");
+  std::filesystem::create_directory_symlink(dir_ / "shared/a", dir_ / "alias");
+  EXPECT_FALSE(load(yaml + "sandbox:\n  writablePaths: [alias]\n"));
+  auto apart = load(yaml + "sandbox:\n  writablePaths: [shared/world]\n");
+  ASSERT_TRUE(apart) << apart.error().message;
+  EXPECT_EQ(apart->tofu_versions_dir, dir_ / "shared/a/versions");
+  auto unsandboxed = load(yaml + "sandbox:\n  mode: none\n  writablePaths: [shared]\n");
+  EXPECT_TRUE(unsandboxed) << "nothing is written through a sandbox that is not there";
+}
+
 TEST_F(AgentConfigTest, SandboxNoneIsAnExplicitChoiceAndBadValuesAreNamed) {
   auto none = load(std::string(kValid) + "sandbox:\n  mode: none\n");
   ASSERT_TRUE(none) << none.error().message;
@@ -192,6 +216,9 @@ TEST_F(AgentConfigTest, SandboxNoneIsAnExplicitChoiceAndBadValuesAreNamed) {
            {"sandbox:\n  mode: docker\n", "sandbox.mode must be bubblewrap or none"},
            {"sandbox:\n  network: host\n", "sandbox.network must be default or none"},
            {"sandbox:\n  writablePaths: [/]\n", "would make everything writable"},
+           {"sandbox:\n  writablePaths: [.]\n", "overlaps tofu.providerMirror"},
+           {"sandbox:\n  writablePaths: [mirror/registry.opentofu.org]\n", "overlaps tofu.providerMirror"},
+           {"sandbox:\n  writablePaths: [/opt]\n", "overlaps tofu.binary"},
            {"policy:\n  deniedProviders: [aws]\n", "fully qualified"},
            {"policy:\n  allowProvisioners: maybe\n", "policy.allowProvisioners must be true or false"},
            {"limits:\n  maxLogBytes: 10\n", "limits.maxLogBytes must be between"},

@@ -33,10 +33,6 @@ Result<TofuOptions> RunFlow::tofu_options() const {
   options.sandbox = *settings_.sandbox;
   options.sandbox->network = options.sandbox->network && !offline;
   options.sandbox->read_only.push_back(tofu_binary_);
-  // Bound after the writable paths: a Run cannot plant a build for the next Run to choose, even
-  // where sandbox.writablePaths covers the directory.
-  if (!settings_.tofu_versions_dir.empty())
-    options.sandbox->read_only.push_back(settings_.tofu_versions_dir);
   // Only the providers the policy allows exist in the sandbox: a program that starts another tofu
   // (an allowed provider's exec setting, or external data where allowed) cannot reach the others.
   auto providers = visible_provider_dirs(provider_mirror_, policy_);

@@ -22,10 +22,12 @@ Result<std::vector<VersionRequirement>> RunFlow::version_requirements() const {
     out.push_back({"the Capsule's opentofuVersion", std::move(*c)});
   }
   const bool choosing = !settings_.tofu_versions_dir.empty();
-  if (choosing && required_versions_cut_)
+  if (required_versions_cut_) {
+    if (!choosing) return out;  // OpenTofu's own check at init reads them all
     return fail(errc::kOpentofuVersionUnavailable,
                 "the module sets more than " + std::to_string(ModuleScan::kMaxRequiredVersions) +
                     " different required_version constraints; merge them into one");
+  }
   for (const auto& r : root_required_versions_.value_or(std::vector<ModuleScan::RequiredVersion>{})) {
     const std::string where = shown_name(r.where) + ": required_version";
     auto c = protocol::parse_version_constraint(r.constraint);
@@ -107,8 +109,9 @@ Status RunFlow::check_tofu_version() const {
   for (const auto& r : version_requirements_)
     if (!protocol::satisfies(*version, r.constraint))
       return fail(errc::kOpentofuVersionUnavailable,
-                  which + " is OpenTofu " + report_.tofu_version + ", which does not satisfy " +
-                      r.where + " \"" + r.constraint.text + "\"" +
+                  which + " is OpenTofu " + shown_name(report_.tofu_version) +
+                      ", which does not satisfy " + r.where + " \"" +
+                      shown_name(r.constraint.text) + "\"" +
                       (settings_.tofu_versions_dir.empty()
                            ? "; this agent has no tofu.versionsDir to choose another build from"
                            : ""));

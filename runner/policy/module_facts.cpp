@@ -147,17 +147,20 @@ void ModuleFacts::add_terraform_block(const ConfigBlock& block, const std::strin
   }
 }
 
-// Bounded: a module of many terraform blocks costs the agent no more than a few of them.
+// Bounded: a module of many terraform blocks costs the agent no more than a few of them. A
+// repeat is dropped only within its file (the merge may drop a whole file); primary and override
+// files are counted apart (the merge keeps one or the other).
 void ModuleFacts::add_required_version(const std::string& file, int line, std::string_view text) {
   auto& kept = scan_.required_versions;
   const std::string constraint(text.substr(0, 257));
   const bool override_file = is_override_file(file);
-  if (std::any_of(kept.begin(), kept.end(), [&](const ModuleScan::RequiredVersion& r) {
-        return r.constraint == constraint && (override_file ? r.file == file : !is_override_file(r.file));
-      }))
-    return;
-  if (kept.size() >= ModuleScan::kMaxRequiredVersions) {
-    scan_.required_versions_cut = true;
+  std::size_t same_kind = 0;
+  for (const auto& r : kept) {
+    if (r.file == file && r.constraint == constraint) return;
+    if (is_override_file(r.file) == override_file) ++same_kind;
+  }
+  if (same_kind >= ModuleScan::kMaxRequiredVersions) {
+    (override_file ? scan_.override_versions_cut : scan_.required_versions_cut) = true;
     return;
   }
   kept.push_back({file, at(file, line), constraint});

@@ -104,23 +104,27 @@ std::vector<LocalModuleCall> scan_directory(const ModuleTree& tree, const Module
   return facts.local_calls();
 }
 
-// As OpenTofu merges a directory's files: x.tofu replaces x.tf, and x.tofu.json x.tf.json; an
-// override file that sets required_version replaces every constraint before it (files in name
-// order, primary files first).
+// As OpenTofu merges a directory's files: x.tofu replaces x.tf, and x.tofu.json x.tf.json (the
+// agent's own takosumi_override.tofu, which the scan does not list, replaces a module's
+// takosumi_override.tf); an override file that sets required_version replaces every constraint
+// before it (files in name order, primary files first).
 void merge_required_versions(ModuleScan& scan) {
   auto replaced = [&](const ModuleScan::RequiredVersion& r) {
     std::string tofu;
     if (r.file.ends_with(".tf")) tofu = r.file.substr(0, r.file.size() - 3) + ".tofu";
     if (r.file.ends_with(".tf.json")) tofu = r.file.substr(0, r.file.size() - 8) + ".tofu.json";
-    return !tofu.empty() && std::binary_search(scan.files.begin(), scan.files.end(), tofu);
+    return !tofu.empty() && (tofu == kAgentOverrideFile ||
+                             std::binary_search(scan.files.begin(), scan.files.end(), tofu));
   };
   auto& kept = scan.required_versions;
   std::erase_if(kept, replaced);
   std::string last_override;
   for (const auto& r : kept)
     if (is_override_file(r.file)) last_override = std::max(last_override, r.file);
-  if (!last_override.empty())
+  if (!last_override.empty() || scan.override_versions_cut) {
     std::erase_if(kept, [&](const ModuleScan::RequiredVersion& r) { return r.file != last_override; });
+    scan.required_versions_cut = scan.override_versions_cut;
+  }
 }
 
 }  // namespace

@@ -36,8 +36,9 @@ struct ModuleScan {
   // merges them: without those of a .tf or .tf.json file that a .tofu or .tofu.json file of the
   // same name replaces, and when an override file sets one, only the last such file's. They
   // choose a build of tofu.versionsDir; the constraints of the modules it calls are tofu's own
-  // check, at init. Repeats are left out; past kMaxRequiredVersions the rest are not kept (and
-  // required_versions_cut says so), nor any text past 257 bytes (no constraint is longer).
+  // check, at init. Repeats within a file are left out; past kMaxRequiredVersions (primary and
+  // override files apart) the rest are not kept and required_versions_cut says some of what
+  // counts is missing; no text is kept past 257 bytes (no constraint is longer).
   struct RequiredVersion {
     std::string file;
     std::string where;  // "<file>:<line>"
@@ -46,6 +47,7 @@ struct ModuleScan {
   static constexpr std::size_t kMaxRequiredVersions = 32;
   std::vector<RequiredVersion> required_versions;
   bool required_versions_cut = false;
+  bool override_versions_cut = false;  // the scan's count of override files' (merge input)
 };
 
 // Scans every .tf, .tf.json, .tofu and .tofu.json file OpenTofu could load when it runs in

@@ -64,6 +64,35 @@ TEST_F(RequiredVersionScan, TheLastOverrideFileSettingOneReplacesTheRest) {
   EXPECT_EQ(found(), (std::vector<std::string>{"override.tf:2 >= 1.6"}));
 }
 
+// A module written for both tools repeats its constraint in versions.tf and versions.tofu: the
+// repeat is not dropped in favour of the file the merge then drops.
+TEST_F(RequiredVersionScan, TheSameConstraintInAReplacedFileAndItsReplacementStays) {
+  file("versions.tf", "terraform {\n  required_version = \">= 1.8\"\n}\n");
+  file("versions.tofu", "terraform {\n  required_version = \">= 1.8\"\n}\n");
+  EXPECT_EQ(found(), (std::vector<std::string>{"versions.tofu:2 >= 1.8"}));
+}
+
+// The agent writes takosumi_override.tofu before every command, which replaces a module's own
+// takosumi_override.tf.
+TEST_F(RequiredVersionScan, AModulesTakosumiOverrideTfIsReplacedByTheAgents) {
+  file("main.tf", "terraform {\n  required_version = \">= 1.6\"\n}\n");
+  file("takosumi_override.tf", "terraform {\n  required_version = \"~> 1.2.0\"\n}\n");
+  EXPECT_EQ(found(), (std::vector<std::string>{"main.tf:2 >= 1.6"}));
+}
+
+TEST_F(RequiredVersionScan, AnOverrideCountsEvenPastTheCapOfPrimaryConstraints) {
+  std::string distinct;
+  for (int i = 0; i < 40; ++i)
+    distinct += "terraform {\n  required_version = \">= 1." + std::to_string(i) + "\"\n}\n";
+  file("distinct.tf", distinct);
+  file("override.tf", "terraform {\n  required_version = \">= 1.6\"\n}\n");
+  auto scan = scan_module(dir_.path());
+  ASSERT_TRUE(scan);
+  ASSERT_EQ(scan->required_versions.size(), 1u);
+  EXPECT_EQ(scan->required_versions[0].constraint, ">= 1.6");
+  EXPECT_FALSE(scan->required_versions_cut) << "what OpenTofu reads is all there";
+}
+
 TEST_F(RequiredVersionScan, RepeatsAreKeptOnceAndTheCountIsBounded) {
   std::string many;
   for (int i = 0; i < 40; ++i) many += "terraform {\n  required_version = \">= 1.0\"\n}\n";

@@ -36,10 +36,10 @@ Result<TofuBuildList> list_tofu_builds(const fs::path& dir) {
   // The first names in byte order, whatever order the directory lists them in: an apply looks up
   // its plan's build in the same list its plan chose from.
   std::vector<std::string> names;
-  for (; !ec && it != fs::directory_iterator() && names.size() < kMaxListed; it.increment(ec))
+  for (; !ec && it != fs::directory_iterator() && names.size() <= kMaxListed; it.increment(ec))
     names.push_back(it->path().filename().string());
   if (ec) return fail(errc::kIoError, "tofu.versionsDir " + dir.string() + ": " + ec.message());
-  if (names.size() == kMaxListed)
+  if (names.size() > kMaxListed)
     return fail(errc::kIoError, "tofu.versionsDir " + dir.string() + " holds more than " +
                                     std::to_string(kMaxListed) + " entries");
   std::sort(names.begin(), names.end());
@@ -78,7 +78,7 @@ std::string describe(const std::vector<VersionRequirement>& requirements) {
   std::string out;
   for (std::size_t i = 0; i < requirements.size() && i < kShown; ++i)
     out += (out.empty() ? "" : " and ") + requirements[i].where + " \"" +
-           requirements[i].constraint.text + "\"";
+           shown_name(requirements[i].constraint.text) + "\"";
   if (requirements.size() > kShown)
     out += " (and " + std::to_string(requirements.size() - kShown) + " more)";
   return out;

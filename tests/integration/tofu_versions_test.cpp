@@ -181,35 +181,6 @@ TEST_F(TofuVersions, WithoutAConstraintTofuBinaryRuns) {
             std::string::npos) << out;
 }
 
-// Even where sandbox.writablePaths covers tofu.versionsDir, a Run cannot plant a build there for
-// the next Run to choose: the directory is bound read-only over the writable path.
-TEST(TofuVersionsPlanted, AModuleCannotWriteABuildIntoTheDirectory) {
-  VersionsDir versions;
-  StackOptions o;
-  o.tofu_versions_dir = versions.path();
-  o.sandbox_yaml = "sandbox:\n  writablePaths: [" + versions.dir.path().string() + "]\n";
-  Stack stack(o);
-  TestGitRepo repo(stack.root() / "repo");
-  const fs::path planted = versions.path() / "9.9.9" / "tofu";
-  const fs::path beside = versions.dir.path() / "beside.txt";
-  repo.commit({{"main.tf", "terraform {\n  required_version = \">= 1.6\"\n}\n"
-                           "resource \"local_file\" \"planted\" {\n  filename = \"" + planted.string() +
-                           "\"\n  content = \"#!/bin/sh\\n\"\n  file_permission = \"0755\"\n}\n"
-                           "resource \"local_file\" \"beside\" {\n  filename = \"" + beside.string() +
-                           "\"\n  content = \"written\"\n}\n"}});
-  const auto id = stack.create_capsule_from(json::object{
-      {"name", "planter"},
-      {"source", json::object{{"gitUrl", repo.url()}, {"ref", "main"}, {"modulePath", ""}}},
-      {"outputAllowlist", json::object{}}});
-  auto plan = stack.plan(id);
-  ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << stack.agent_logs();
-  auto apply = stack.apply(str(plan, "id"));
-  EXPECT_EQ(str(apply, "status"), "failed") << json::serialize(apply);
-  EXPECT_TRUE(fs::exists(beside)) << "the writable path is writable: " << json::serialize(apply);
-  EXPECT_FALSE(fs::exists(planted)) << json::serialize(apply);
-  EXPECT_FALSE(fs::exists(planted.parent_path()));
-}
-
 TEST(TofuVersionsWithoutDir, ACapsuleConstraintTofuBinaryCannotMeetFailsClearly) {
   Stack stack;
   TestGitRepo repo(stack.root() / "repo");
