@@ -54,10 +54,8 @@ Result<std::vector<std::string>> describe_tofu_builds(const SandboxProbe& probe,
   if (c.tofu_versions_dir.empty()) return out;
   auto list = runner::list_tofu_builds(c.tofu_versions_dir);
   if (!list) return fail(errc::kConfigInvalid, list.error().message);
-  std::string names;
-  for (const auto& b : list->builds) names += (names.empty() ? "" : ", ") + b.name;
   out.push_back("OpenTofu builds (tofu.versionsDir, for Runs with a version constraint): " +
-                (names.empty() ? std::string("none") : names));
+                runner::list_names(*list));
   for (const auto& skipped : list->skipped) out.push_back("tofu.versionsDir: skipped " + skipped);
   const bool enforced = c.sandbox.enabled && (probe.landlock.abi != 0 || c.sandbox.exec_control_required);
   for (const auto& b : list->builds) {

@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 constexpr std::size_t kMaxEntries = 256;
 constexpr std::size_t kMaxListed = 4096;  // a directory of more is refused, not half read
 
-// Newest first, the first 16 and how many more.
+}  // namespace
+
 std::string list_names(const TofuBuildList& list) {
   constexpr std::size_t kShown = 16;
   if (list.builds.empty()) return "none";
@@ -26,8 +27,6 @@ std::string list_names(const TofuBuildList& list) {
   if (list.builds.size() > kShown) out += " (and " + std::to_string(list.builds.size() - kShown) + " more)";
   return out;
 }
-
-}  // namespace
 
 Result<TofuBuildList> list_tofu_builds(const fs::path& dir) {
   std::error_code ec;

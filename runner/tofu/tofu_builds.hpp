@@ -27,6 +27,8 @@ struct TofuBuildList {
 // regular executable `tofu`, is skipped with the reason. io_error when the directory cannot be
 // listed or holds more than 4096 entries.
 Result<TofuBuildList> list_tofu_builds(const std::filesystem::path& dir);
+// The builds' names, newest first: the first 16 and how many more; "none" without any.
+std::string list_names(const TofuBuildList& list);
 
 // One constraint a Run's OpenTofu must satisfy, and where it comes from ("main.tf:3:
 // required_version", "the Capsule's opentofuVersion"), for messages.
