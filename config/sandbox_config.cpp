@@ -67,6 +67,9 @@ Status load_exec_control(const YAML::Node& node, const std::filesystem::path& ba
   auto confine = yaml_string(node, "confine", "sandbox", "");
   if (!confine) return std::unexpected(confine.error());
   if (!confine->empty()) out.confine = resolve(base, *confine);
+  auto jit = yaml_bool(node, "allowJit", "sandbox", false);
+  if (!jit) return std::unexpected(jit.error());
+  out.allow_jit = *jit;
   return {};
 }
 
@@ -76,7 +79,7 @@ Status load_sandbox(const YAML::Node& root, const std::filesystem::path& base, S
   const YAML::Node node = root["sandbox"];
   if (!node || node.IsNull()) return {};  // every default holds
   TAKOSUMI_TRY(yaml_known_keys(node, {"mode", "bubblewrap", "network", "writablePaths", "execControl",
-                                      "execAllow", "tcpConnectPorts", "confine"},
+                                      "execAllow", "tcpConnectPorts", "confine", "allowJit"},
                                 "sandbox"));
   auto mode = yaml_string(node, "mode", "sandbox", "bubblewrap");
   auto bwrap = yaml_string(node, "bubblewrap", "sandbox", "/usr/bin/bwrap");

@@ -31,6 +31,9 @@ struct SandboxConfig {
   std::optional<std::vector<std::uint16_t>> tcp_connect_ports;
   // takosumi-confine; empty: the one next to the takosumi-agent executable (resolved by main).
   std::filesystem::path confine;
+  // Lets Runs' programs map memory writable and executable (JIT runtimes such as node or java):
+  // code may then come from memory rather than from a file (docs/security.md "System calls").
+  bool allow_jit = false;
 };
 
 struct LimitsConfig {

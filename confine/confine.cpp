@@ -9,8 +9,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "confine/capabilities.hpp"
 #include "confine/elf_interpreter.hpp"
 #include "confine/landlock.hpp"
+#include "confine/noexec_mounts.hpp"
 #include "confine/seccomp_filter.hpp"
 
 namespace takosumi::confine {
@@ -71,10 +73,17 @@ std::expected<void, std::string> apply_landlock(const ConfineArguments& args) {
 }  // namespace
 
 int confine(const ConfineArguments& args) {
+  // First, while the capabilities bubblewrap granted for it are there; then never again.
+  if (args.noexec_writable) {
+    if (auto sealed = make_mounts_noexec(args.noexec_under); !sealed)
+      return say_failed("noexec mounts: " + sealed.error());
+    if (auto dropped = drop_all_capabilities(); !dropped)
+      return say_failed("capabilities: " + dropped.error());
+  }
   if (auto limited = limit_processes(args.max_processes); !limited) return say_failed(limited.error());
   if (auto landlocked = apply_landlock(args); !landlocked)
     return say_failed("Landlock: " + landlocked.error());
-  if (auto filtered = load_seccomp_filter(); !filtered) return say_failed(filtered.error());
+  if (auto filtered = load_seccomp_filter(args.allow_jit); !filtered) return say_failed(filtered.error());
   std::vector<char*> argv;
   for (const auto& a : args.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

@@ -1,6 +1,8 @@
 #pragma once
 // takosumi-confine: the last step inside a Run's bubblewrap sandbox before tofu starts. Once
 // bubblewrap has built the mounts (a Landlocked process can no longer mount), it
+// - makes every writable mount noexec, in a mount namespace of its own, and drops the
+//   capabilities bubblewrap granted for that (confine/noexec_mounts.hpp, confine/capabilities.hpp),
 // - sets RLIMIT_NPROC (counted per user namespace: only this Run's processes, for a non-root
 //   agent; a cgroup's pids.max is the limit that binds a root agent — see runner/tofu/pids_cgroup.hpp),
 // - restricts itself and all it executes with Landlock: execute rights only for the listed paths

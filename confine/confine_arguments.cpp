@@ -23,12 +23,21 @@ std::expected<void, std::string> apply_option(const std::vector<std::string>& ar
                                               ConfineArguments& out, bool& have_landlock) {
   const std::string& option = argv[i];
   const bool takes_value = option == "--exec" || option == "--tcp-connect" ||
-                           option == "--max-processes" || option == "--landlock";
+                           option == "--max-processes" || option == "--landlock" ||
+                           option == "--noexec";
   if (takes_value && i + 1 == argv.size()) return std::unexpected(option + " wants a value");
   if (option == "--exec") {
     const std::string& path = argv[++i];
     if (!path.starts_with('/')) return std::unexpected("--exec wants an absolute path, not \"" + path + "\"");
     out.exec.push_back(path);
+  } else if (option == "--noexec" && out.noexec_writable) {
+    const std::string& path = argv[++i];
+    if (!path.starts_with('/')) return std::unexpected("--noexec wants an absolute path, not \"" + path + "\"");
+    out.noexec_under.push_back(path);
+  } else if (option == "--noexec-writable" && !out.noexec_writable) {
+    out.noexec_writable = true;
+  } else if (option == "--allow-jit" && !out.allow_jit) {
+    out.allow_jit = true;
   } else if (option == "--loader" && !out.loader) {
     out.loader = true;
   } else if (option == "--tcp-connect-only" && !out.tcp_connect_ports) {
@@ -64,6 +73,11 @@ std::vector<std::string> format_confine_arguments(const ConfineArguments& argume
   }
   if (arguments.max_processes > 0)
     argv.insert(argv.end(), {"--max-processes", std::to_string(arguments.max_processes)});
+  if (arguments.noexec_writable) {
+    argv.emplace_back("--noexec-writable");
+    for (const auto& dir : arguments.noexec_under) argv.insert(argv.end(), {"--noexec", dir});
+  }
+  if (arguments.allow_jit) argv.emplace_back("--allow-jit");
   argv.insert(argv.end(), {"--landlock", arguments.landlock_required ? "required" : "best-effort"});
   argv.emplace_back("--");
   argv.insert(argv.end(), arguments.command.begin(), arguments.command.end());

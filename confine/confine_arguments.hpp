@@ -1,7 +1,8 @@
 #pragma once
 // The command line of takosumi-confine, written by the runner and read by the program:
 //   takosumi-confine [--exec <path>]... [--loader] [--tcp-connect-only [--tcp-connect <port>]...]
-//                    [--max-processes <N>] --landlock required|best-effort -- <program> [args...]
+//                    [--max-processes <N>] [--noexec-writable [--noexec <dir>]...] [--allow-jit]
+//                    --landlock required|best-effort -- <program> [args...]
 // Plain standard C++ (the program links only libseccomp besides it).
 #include <cstdint>
 #include <expected>
@@ -21,6 +22,13 @@ struct ConfineArguments {
   // nullopt: any TCP port may be connected to; a list (possibly empty): only these.
   std::optional<std::vector<std::uint16_t>> tcp_connect_ports;
   std::uint64_t max_processes = 0;  // RLIMIT_NPROC inside the Run's user namespace; 0: none
+  // Every writable mount, and every mount at or beneath noexec_under, made noexec, then every
+  // capability dropped (confine/noexec_mounts.hpp, confine/capabilities.hpp). Needs CAP_SYS_ADMIN
+  // and CAP_SETPCAP in the sandbox's user namespace.
+  bool noexec_writable = false;
+  std::vector<std::string> noexec_under;
+  // The seccomp filter lets memory be writable and executable (JIT runtimes; sandbox.allowJit).
+  bool allow_jit = false;
   // false: a kernel without Landlock runs the program anyway (the runner warns in the Run's log).
   bool landlock_required = true;
   std::vector<std::string> command;  // the absolute program, then its arguments

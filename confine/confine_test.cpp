@@ -11,6 +11,7 @@
 #include "confine/confine_arguments.hpp"
 #include "confine/elf_interpreter.hpp"
 #include "confine/landlock.hpp"
+#include "confine/noexec_mounts.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace takosumi::confine {
@@ -67,6 +68,21 @@ TEST(ConfineArguments, FormatThenParseGivesTheSameArguments) {
   EXPECT_FALSE(parsed->landlock_required);
   EXPECT_EQ(parsed->command, a.command);
 
+  ConfineArguments sealed;
+  sealed.noexec_writable = true;
+  sealed.noexec_under = {"/work/run-1", "/dev"};
+  sealed.allow_jit = true;
+  sealed.command = {"/bin/true"};
+  auto resealed = parse_confine_arguments(format_confine_arguments(sealed));
+  ASSERT_TRUE(resealed) << resealed.error();
+  EXPECT_TRUE(resealed->noexec_writable);
+  EXPECT_EQ(resealed->noexec_under, sealed.noexec_under);
+  EXPECT_TRUE(resealed->allow_jit);
+  auto plain = parse_confine_arguments(format_confine_arguments(a));
+  ASSERT_TRUE(plain) << plain.error();
+  EXPECT_FALSE(plain->noexec_writable);
+  EXPECT_FALSE(plain->allow_jit);
+
   ConfineArguments none;
   none.tcp_connect_ports.emplace();  // connect nowhere: not the same as "any"
   none.command = {"/bin/true"};
@@ -85,6 +101,10 @@ TEST(ConfineArguments, MalformedCommandLinesAreRefusedWithTheReason) {
       {{"--landlock", "required", "--tcp-connect-only", "--tcp-connect", "70000", "--", "/bin/true"}, "1 to 65535"},
       {{"--landlock", "required", "--tcp-connect", "80", "--", "/bin/true"}, "--tcp-connect"},
       {{"--landlock", "required", "--loader", "--loader", "--", "/bin/true"}, "repeated"},
+      // --noexec only widens --noexec-writable, which must come first.
+      {{"--landlock", "required", "--noexec", "/w", "--", "/bin/true"}, "--noexec"},
+      {{"--landlock", "required", "--noexec-writable", "--noexec", "w", "--", "/bin/true"}, "absolute path"},
+      {{"--landlock", "required", "--allow-jit", "--allow-jit", "--", "/bin/true"}, "repeated"},
       {{"--landlock", "required"}, "\"--\""},
       {{"--landlock", "required", "--"}, "missing"}};
   for (const auto& [argv, reason] : cases) {
@@ -92,6 +112,62 @@ TEST(ConfineArguments, MalformedCommandLinesAreRefusedWithTheReason) {
     ASSERT_FALSE(parsed) << argv.front();
     EXPECT_NE(parsed.error().find(reason), std::string::npos) << parsed.error();
   }
+}
+
+TEST(NoexecMounts, MountinfoIsReadWithEscapedMountPointsAndPerMountOptions) {
+  const std::string text =
+      "22 1 0:21 / / ro,relatime - tmpfs tmpfs rw\n"
+      "23 22 254:0 /srv/a\\040b /work/my\\040run rw,nosuid,nodev,relatime - ext4 /dev/vda rw\n"
+      "24 22 0:5 / /proc rw,nosuid,nodev,noexec,relatime - proc proc rw\n"
+      "25 22 0:22 / /usr ro,nosuid,nodev - ext4 /dev/vda rw\n";
+  const auto mounts = parse_mountinfo(text);
+  ASSERT_EQ(mounts.size(), 4u);
+  EXPECT_EQ(mounts[1].mount_point, "/work/my run");
+  EXPECT_EQ(mounts[1].options, (std::vector<std::string>{"rw", "nosuid", "nodev", "relatime"}));
+  // Writable mounts always; read-only ones only at or beneath a listed directory.
+  EXPECT_FALSE(needs_noexec(mounts[0], {}));
+  EXPECT_TRUE(needs_noexec(mounts[1], {}));
+  EXPECT_TRUE(needs_noexec(mounts[2], {}));
+  EXPECT_FALSE(needs_noexec(mounts[3], {"/work"}));
+  EXPECT_TRUE(needs_noexec(mounts[3], {"/usr"}));
+  EXPECT_FALSE(needs_noexec(mounts[3], {"/us"})) << "a prefix of a name is not a parent";
+  EXPECT_TRUE(needs_noexec(MountEntry{"/work/my run/agent", {"ro"}}, {"/work/my run"}));
+}
+
+// Python's own calls (no ctypes): what a module's interpreter would use to get code into memory.
+std::string memory_probe() {
+  return "python3 -c '\n"
+         "import mmap, os\n"
+         "def attempt(name, f):\n"
+         "    try:\n"
+         "        f(); print(name, \"allowed\")\n"
+         "    except OSError as e:\n"
+         "        print(name, \"refused\", e.errno)\n"
+         "attempt(\"rw-mapping\", lambda: mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE))\n"
+         "attempt(\"rwx-mapping\", lambda: mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC))\n"
+         "attempt(\"memfd\", lambda: os.memfd_create(\"x\"))\n"
+         "fd = os.open(\"/usr/bin/true\", os.O_RDONLY)\n"
+         "attempt(\"fexecve\", lambda: os.execve(fd, [\"true\"], {}))\n"
+         "'";
+}
+
+TEST(Confine, CodeCannotComeFromMemoryOrAnOpenDescriptor) {
+  takosumi::testing::TempDir dir;
+  auto run = confine(shell({"/usr/bin"}, true, memory_probe()), dir);
+  EXPECT_NE(run.output.find("rw-mapping allowed"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("rwx-mapping refused 1"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("memfd refused 1"), std::string::npos) << run.output;
+  // os.execve(fd) is fexecve: execveat(fd, "", AT_EMPTY_PATH).
+  EXPECT_NE(run.output.find("fexecve refused 1"), std::string::npos) << run.output;
+}
+
+TEST(Confine, AllowJitLetsMemoryBeWritableAndExecutableButNeverAMemfd) {
+  takosumi::testing::TempDir dir;
+  auto args = shell({"/usr/bin"}, true, memory_probe());
+  args.allow_jit = true;
+  auto run = confine(args, dir);
+  EXPECT_NE(run.output.find("rwx-mapping allowed"), std::string::npos) << run.output;
+  EXPECT_NE(run.output.find("memfd refused 1"), std::string::npos) << run.output;
 }
 
 TEST(Landlock, TheKernelOffersAnAbiWithExecuteRights) {

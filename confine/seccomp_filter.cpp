@@ -1,8 +1,11 @@
 #include "confine/seccomp_filter.hpp"
 
+#include <fcntl.h>
 #include <linux/sched.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
 
 #include <array>
 #include <cerrno>
@@ -32,6 +35,10 @@ constexpr std::array kDenied{
     DeniedSyscalls{"name_to_handle_at open_by_handle_at fanotify_init lookup_dcookie nfsservctl "
                    "uselib move_pages migrate_pages sethostname setdomainname",
                    "file handles that bypass path checks, obsolete or machine-wide calls"},
+    DeniedSyscalls{"memfd_create memfd_secret",
+                   "files that live only in memory: code that never touched a (noexec) file "
+                   "system, run with fexecve or mapped by the loader"},
+    DeniedSyscalls{"execveat", "with AT_EMPTY_PATH only: executing an open descriptor (fexecve)"},
     DeniedSyscalls{"personality", "only the query is allowed (no ASLR switch-off)"},
     DeniedSyscalls{"ioctl", "TIOCSTI and TIOCLINUX only: pushing input into a terminal"},
 };
@@ -52,7 +59,8 @@ std::expected<void, std::string> deny_plain(scmp_filter_ctx ctx, std::string_vie
     const auto end = names.find(' ');
     const std::string name(names.substr(0, end));
     names.remove_prefix(end == std::string_view::npos ? names.size() : end + 1);
-    if (name == "personality" || name == "ioctl") continue;  // argument rules below
+    // argument rules below
+    if (name == "personality" || name == "ioctl" || name == "execveat") continue;
     const int nr = seccomp_syscall_resolve_name(name.c_str());
     if (nr == __NR_SCMP_ERROR) continue;
     if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0); rc < 0)
@@ -75,7 +83,35 @@ std::expected<void, std::string> deny_with_arguments(scmp_filter_ctx ctx) {
     if (rc >= 0)
       rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
                             SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, request));
+  if (rc >= 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(execveat), 1,
+                          SCMP_A4(SCMP_CMP_MASKED_EQ, AT_EMPTY_PATH, AT_EMPTY_PATH));
   if (rc < 0) return std::unexpected(failed("seccomp argument rule", rc));
+  return {};
+}
+
+// Write xor execute: no mapping that is writable and executable at once, no executable anonymous
+// memory, and no page made executable after the fact. Code then comes only from files, and every
+// file a Run can write lies on a noexec mount (confine/noexec_mounts.hpp). Statically linked Go
+// (tofu, providers) and the dynamic loader of ordinary programs never need more; JIT runtimes
+// (node, java) do, hence sandbox.allowJit.
+std::expected<void, std::string> deny_writable_code(scmp_filter_ctx ctx) {
+  constexpr scmp_datum_t kWx = PROT_WRITE | PROT_EXEC;
+  int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mmap), 1,
+                            SCMP_A2(SCMP_CMP_MASKED_EQ, kWx, kWx));
+  if (rc >= 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mmap), 2,
+                          SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC),
+                          SCMP_A3(SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, MAP_ANONYMOUS));
+  for (const int call : {SCMP_SYS(mprotect), SCMP_SYS(pkey_mprotect)})
+    if (rc >= 0)
+      rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), call, 1,
+                            SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC));
+  // shmat(SHM_EXEC) would map System V shared memory, which a Run can write, executable.
+  if (rc >= 0)
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(shmat), 1,
+                          SCMP_A2(SCMP_CMP_MASKED_EQ, SHM_EXEC, SHM_EXEC));
+  if (rc < 0) return std::unexpected(failed("seccomp write-xor-execute rule", rc));
   return {};
 }
 
@@ -83,12 +119,14 @@ std::expected<void, std::string> deny_with_arguments(scmp_filter_ctx ctx) {
 
 std::span<const DeniedSyscalls> denied_syscalls() { return kDenied; }
 
-std::expected<void, std::string> load_seccomp_filter() {
+std::expected<void, std::string> load_seccomp_filter(bool allow_jit) {
   Context ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) return std::unexpected("seccomp_init failed");
   for (const auto& group : kDenied)
     if (auto denied = deny_plain(ctx.get(), group.names); !denied) return denied;
   if (auto denied = deny_with_arguments(ctx.get()); !denied) return denied;
+  if (!allow_jit)
+    if (auto denied = deny_writable_code(ctx.get()); !denied) return denied;
   if (int rc = seccomp_load(ctx.get()); rc < 0) return std::unexpected(failed("seccomp_load", rc));
   return {};
 }

@@ -74,6 +74,7 @@ Result<std::optional<SandboxOptions::Confine>> RunFlow::confine_options(
   if (network) args.tcp_connect_ports = control.tcp_connect_ports;
   if (!settings_.pids_cgroups) args.max_processes = settings_.max_processes;
   args.landlock_required = control.required;
+  args.allow_jit = control.allow_jit;
   return std::optional<SandboxOptions::Confine>(SandboxOptions::Confine{control.confine, std::move(args)});
 }
 

@@ -68,6 +68,9 @@ std::vector<std::string> sandbox_arguments(const SandboxOptions& options, const 
   if (options.confine) {
     const auto& program = options.confine->program.string();
     add(args, {"--ro-bind", program, program});
+    // Only for takosumi-confine, to make the writable mounts noexec in a mount namespace of its
+    // own; it drops both before anything else runs (confine/capabilities.hpp).
+    add(args, {"--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETPCAP"});
   }
   // The sandbox's own root (where bubblewrap made the mount points) becomes read-only too, so a
   // write anywhere but the workspace, /tmp and the operator's paths fails.
@@ -98,6 +101,10 @@ Status wrap_in_sandbox(const SandboxOptions& options, const fs::path& workspace,
                  std::make_move_iterator(spec.args.end()));
   if (options.confine) {
     confine::ConfineArguments confine = options.confine->arguments;
+    // Nothing writable executes, and nothing of the workspace (its read-only agent files
+    // included) either: see confine/noexec_mounts.hpp.
+    confine.noexec_writable = true;
+    confine.noexec_under = {workspace.string(), "/dev"};
     confine.command = std::move(command);
     command = confine::format_confine_arguments(confine);
     command.insert(command.begin(), options.confine->program.string());

@@ -9,7 +9,9 @@
 // only to interrupt tofu and wait for it to save its state). The pid namespace: when tofu exits, nothing
 // it started survives. /tmp is a size-capped tmpfs (/var/tmp links to it), /dev is read-only with
 // a small /dev/shm. With `confine`, the command runs through takosumi-confine (Landlock, seccomp,
-// process limit; confine/confine.hpp), bound read-only into the sandbox.
+// process limit; confine/confine.hpp), bound read-only into the sandbox and given CAP_SYS_ADMIN and
+// CAP_SETPCAP of the sandbox's user namespace, which it uses to make every writable mount and the
+// whole workspace noexec and then drops before anything else runs.
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -51,6 +53,7 @@ struct ExecControl {
   // external data: the interpreters those run.
   std::vector<std::filesystem::path> allow{"/bin/sh", "/usr/bin"};
   std::optional<std::vector<std::uint16_t>> tcp_connect_ports;  // nullopt: any
+  bool allow_jit = false;  // sandbox.allowJit: no write-xor-execute rule in the seccomp filter
 };
 
 // The size of the sandbox's /dev/shm: nothing a Run does needs POSIX shared memory of its own.

@@ -95,6 +95,69 @@ TEST(ExecAllowlist, AModuleCannotRunABinaryItShipsOrWrites) {
     EXPECT_FALSE(fs::exists(world / marker)) << marker;
 }
 
+// With provisioners and /bin/sh allowed, code the module brings still cannot run: not a committed
+// ELF, nor a copy local_file wrote, nor copies in /tmp or /dev/shm, directly or through the
+// dynamic loader (which only maps the file), nor code written to a memfd and run through its
+// descriptor or its /proc path. Every writable mount is noexec and memfds do not exist.
+TEST(ExecAllowlist, CodeFromAWritablePlaceOrFromMemoryNeverRuns) {
+  Stack stack;
+  std::ifstream touch("/usr/bin/touch", std::ios::binary);
+  const std::string binary((std::istreambuf_iterator<char>(touch)), {});
+  ASSERT_FALSE(binary.empty());
+  const fs::path world = stack.real_world();
+  const std::string loader = "/lib64/ld-linux-x86-64.so.2";
+  ASSERT_TRUE(fs::exists(loader));
+  const auto tries = [&](const std::string& label, const std::string& file) {
+    return attempt(label, file + " " + (world / label).string()) +
+           attempt(label + "-LOADER", loader + " " + file + " " + (world / (label + "-LOADER")).string());
+  };
+  // A memfd holding touch, executed by descriptor (fexecve) and by its /proc path. Markers are
+  // assembled at run time: tofu echoes the script into the log.
+  const std::string memfd =
+      "python3 -c 'import os, sys\n"
+      "try:\n"
+      "    fd = os.memfd_create(\"x\", 0)\n"
+      "except OSError as e:\n"
+      "    print(\"MEMFD\" + \"-BLOCKED:\", e); sys.exit(0)\n"
+      "os.write(fd, open(\"/usr/bin/touch\", \"rb\").read())\n"
+      "try:\n"
+      "    os.execve(fd, [\"x\", sys.argv[1]], {})\n"
+      "except OSError as e:\n"
+      "    print(\"MEMFD-FEXECVE\" + \"-BLOCKED:\", e)\n"
+      "os.execv(\"/proc/self/fd/%d\" % fd, [\"x\", sys.argv[1]])' " + (world / "MEMFD").string() + " 2>&1\n";
+  std::string script = std::string(kAttempt) +
+                       attempt("CONTROL", "/usr/bin/touch " + (world / "CONTROL").string()) +
+                       tries("SHIPPED", "./tool") + tries("PROVIDER-WRITTEN", "./written-by-local-file") +
+                       "cp /usr/bin/touch /tmp/copy && chmod +x /tmp/copy\n" + tries("TMP", "/tmp/copy") +
+                       "cp /usr/bin/touch /dev/shm/copy && chmod +x /dev/shm/copy\n" +
+                       tries("SHM", "/dev/shm/copy") + memfd;
+  const std::string written =
+      "resource \"local_file\" \"copy\" {\n"
+      "  filename        = \"${path.module}/written-by-local-file\"\n"
+      "  content_base64  = filebase64(\"${path.module}/tool\")\n"
+      "  file_permission = \"0755\"\n"
+      "}\n";
+  std::string module = provisioner_module(script, written);
+  // The provisioner runs once the provider has written its copy.
+  const std::string head = "resource \"null_resource\" \"probe\" {";
+  module.replace(module.find(head), head.size(), head + "\n  depends_on = [local_file.copy]");
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", module}, {"tool*", binary}});
+  const auto applied = plan_and_apply(stack, probe_capsule(stack, repo));
+  ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied) << run_logs(stack, applied);
+  const auto logs = run_logs(stack, applied);
+  EXPECT_NE(logs.find("CONTROL-RAN"), std::string::npos) << logs;
+  EXPECT_TRUE(fs::exists(world / "CONTROL"));
+  for (const std::string label : {"SHIPPED", "PROVIDER-WRITTEN", "TMP", "SHM"})
+    for (const std::string way : {"", "-LOADER"}) {
+      EXPECT_NE(logs.find(label + way + "-BLOCKED"), std::string::npos) << label + way << "\n" << logs;
+      EXPECT_EQ(logs.find(label + way + "-RAN"), std::string::npos) << label + way << " ran";
+      EXPECT_FALSE(fs::exists(world / (label + way))) << label + way;
+    }
+  EXPECT_NE(logs.find("MEMFD-BLOCKED"), std::string::npos) << logs;
+  EXPECT_FALSE(fs::exists(world / "MEMFD"));
+}
+
 TEST(ExecAllowlist, TcpConnectReachesOnlyTheListedPorts) {
   LoopbackListener listener;
   Stack stack(with_sandbox("  tcpConnectPorts: [443]\n"));
