@@ -9,6 +9,7 @@
 #include "agent/retry.hpp"
 #include "agent/run_session.hpp"
 #include "agent/runner_settings.hpp"
+#include "git/source_cache.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "common/version.hpp"
@@ -399,6 +400,8 @@ Status AgentDaemon::prepare_directories() {
   if (!journal) return std::unexpected(journal.error());
   journal_.emplace(std::move(*journal));
   journal_->remove_temporaries();  // main holds the state directory's lock
+  // Caches from before they were kept per Workspace could serve one Workspace another's repository.
+  git::remove_unkeyed_caches(config_.state_dir / "git-cache");
   return {};
 }
 

@@ -25,6 +25,8 @@
 #include "common/file_io.hpp"
 #include "common/version.hpp"
 #include "config/agent_config.hpp"
+#include "git/helper_main.hpp"
+#include "git/remote_helper.hpp"
 #include "net/beast_transport.hpp"
 #include "net/failover_transport.hpp"
 #include "service/metrics_listener.hpp"
@@ -297,6 +299,9 @@ int run_mirror_add(const std::filesystem::path& from, const std::filesystem::pat
 }
 
 int main(int argc, char** argv) {
+  // The agent as its own Git helper (git/remote_helper.hpp): a Run's fetch, killable at a deadline.
+  if (argc == 2 && std::string_view(argv[1]) == takosumi::git::kHelperCommand)
+    return takosumi::git::git_helper_main();
   if (argc == 6 && std::string_view(argv[1]) == "mirror" && std::string_view(argv[2]) == "verify" &&
       std::string_view(argv[4]) == "--pins")
     return run_mirror_verify(argv[3], argv[5]);

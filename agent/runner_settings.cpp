@@ -11,7 +11,14 @@ runner::RunnerSettings make_runner_settings(const config::AgentConfig& config,
   settings.provider_pins = config.provider_pins;
   if (!config.provider_pins.empty()) settings.verified_mirror_store = config.state_dir / "verified-mirror";
   settings.work_root = config.work_dir;
-  settings.git_cache = config.state_dir / "git-cache";
+  settings.source.git_cache = config.state_dir / "git-cache";
+  settings.source.file_roots = config.source.file_roots;
+  // A Run's source is never one of the agent's own directories, whatever a root holds.
+  settings.source.private_dirs = {config.state_dir, config.work_dir};
+  settings.source.fetch.helper = "/proc/self/exe";
+  settings.source.fetch.timeout = config.source.fetch_timeout;
+  settings.source.fetch.max_bytes = config.source.max_fetch_mib << 20;
+  settings.source.fetch.ca_file = config.source.ca_file;
   if (!config.supervisor_disabled) settings.supervisor = config.supervisor;
   settings.kill_grace = config.interrupt_grace;
   settings.tofu_timeout = config.tofu_timeout;
@@ -23,7 +30,7 @@ runner::RunnerSettings make_runner_settings(const config::AgentConfig& config,
     settings.sandbox->tmp_bytes = config.limits.tmp_mib << 20;
     settings.exec_control = runner::ExecControl{sandbox.confine, sandbox.exec_control_required,
                                                 probe.landlock, sandbox.exec_allow,
-                                                sandbox.tcp_connect_ports};
+                                                sandbox.tcp_connect_ports, sandbox.allow_jit};
   }
   if (config.limits.memory_mib > 0)
     settings.limits.address_space_bytes = config.limits.memory_mib << 20;

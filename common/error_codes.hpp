@@ -43,6 +43,9 @@ inline constexpr std::string_view kDataLossNotAccepted = "data_loss_not_accepted
 inline constexpr std::string_view kNoStateVersion = "no_state_version";
 // 431: the request's header section is larger than the server reads (16 KiB).
 inline constexpr std::string_view kHeadersTooLarge = "headers_too_large";
+// 429: a Workspace already has as many of this kind of request in flight as it may (ref
+// resolutions: sources.maxResolutionsPerWorkspace); retry when they finish.
+inline constexpr std::string_view kTooManyRequests = "too_many_requests";
 // 503: streaming this body to disk would pass the server's budget of temporary bytes
 // (maxTempMiB, shared by all requests); retry later.
 inline constexpr std::string_view kTempSpaceExhausted = "temp_space_exhausted";

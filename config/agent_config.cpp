@@ -199,7 +199,7 @@ Result<AgentConfig> load_agent_config(const std::filesystem::path& file, const E
                                   "stateDir", "workDir", "tofu", "claimWaitSeconds",
                                   "heartbeatSeconds", "logLevel", "logFormat", "ephemeral",
                                   "dataLossPatterns", "sandbox", "limits", "policy", "hooks",
-                                  "metrics"},
+                                  "metrics", "source"},
                                  ""));
     AgentConfig c;
     TAKOSUMI_TRY(load_control_plane(*root, base, env, c));
@@ -208,6 +208,7 @@ Result<AgentConfig> load_agent_config(const std::filesystem::path& file, const E
     TAKOSUMI_TRY(load_sandbox(*root, base, c.sandbox));
     TAKOSUMI_TRY(check_writable_paths(c));
     TAKOSUMI_TRY(load_limits(*root, c.limits));
+    TAKOSUMI_TRY(load_source(*root, base, c.source));
     TAKOSUMI_TRY(load_pool_policy(*root, c.policy));
     TAKOSUMI_TRY(load_hooks(*root, c.hooks));
     TAKOSUMI_TRY(load_metrics(*root, "", c.metrics));

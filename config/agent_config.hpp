@@ -13,6 +13,7 @@
 #include "common/error.hpp"
 #include "common/secret_bytes.hpp"
 #include "config/sandbox_config.hpp"
+#include "config/source_config.hpp"
 #include "config/service_settings.hpp"
 #include "net/tls_context.hpp"
 
@@ -64,6 +65,7 @@ struct AgentConfig {
   // Resource-type globs whose delete/replace is flagged as data loss; empty = built-in defaults.
   std::vector<std::string> data_loss_patterns;
   SandboxConfig sandbox;
+  SourceConfig source;  // where Runs' sources may come from (file roots), fetch limits
   LimitsConfig limits;
   protocol::RunPolicy policy;  // the pool's side; network comes from sandbox.network
 };

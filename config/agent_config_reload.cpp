@@ -55,6 +55,8 @@ std::vector<std::string> apply_reload(AgentConfig& running, AgentConfig fresh) {
   running.sandbox.exec_control_required = fresh.sandbox.exec_control_required;
   running.sandbox.exec_allow = std::move(fresh.sandbox.exec_allow);
   running.sandbox.tcp_connect_ports = std::move(fresh.sandbox.tcp_connect_ports);
+  running.source = std::move(fresh.source);
+  running.sandbox.allow_jit = fresh.sandbox.allow_jit;
   running.limits = fresh.limits;
   running.policy = std::move(fresh.policy);
   running.hooks = std::move(fresh.hooks);

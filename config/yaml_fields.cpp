@@ -6,6 +6,11 @@
 #include "common/file_io.hpp"
 
 namespace takosumi::config {
+
+std::filesystem::path config_path(const std::filesystem::path& base, const std::string& p) {
+  std::filesystem::path path(p);
+  return path.is_absolute() ? path : base / path;
+}
 namespace {
 
 std::string key_path(const std::string& path, const std::string& key) {

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ Result<std::vector<std::string>> yaml_strings(const YAML::Node& parent, const st
 // Fails when the mapping has a key outside allowed (catches typos like "concurrancy").
 Status yaml_known_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
                        const std::string& path);
+// A path from a configuration file: relative ones are taken from `base`, its directory.
+std::filesystem::path config_path(const std::filesystem::path& base, const std::string& p);
 // Loads a file into a YAML node; parse errors carry line and column.
 Result<YAML::Node> yaml_load_file(const std::string& file);
 

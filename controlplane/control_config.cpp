@@ -148,6 +148,36 @@ Status load_tls(const YAML::Node& root, const std::filesystem::path& base, Contr
   return {};
 }
 
+Status load_sources(const YAML::Node& root, const std::filesystem::path& base, ControlConfig& cfg) {
+  const YAML::Node node = root["sources"];
+  if (!node || node.IsNull()) return {};
+  TAKOSUMI_TRY(config::yaml_known_keys(node, {"fileRoots", "resolveTimeoutSeconds",
+                                              "maxConcurrentResolutions", "maxResolutionsPerWorkspace",
+                                              "fetchTimeoutSeconds", "maxFetchMiB", "caFile"},
+                                       "sources"));
+  auto roots = config::yaml_strings(node, "fileRoots", "sources");
+  auto timeout = config::yaml_int(node, "resolveTimeoutSeconds", "sources", 30, 1, 3600);
+  auto threads = config::yaml_int(node, "maxConcurrentResolutions", "sources", 8, 1, 256);
+  auto per = config::yaml_int(node, "maxResolutionsPerWorkspace", "sources", 2, 1, 256);
+  auto fetch = config::yaml_int(node, "fetchTimeoutSeconds", "sources", 300, 1, 86400);
+  auto max = config::yaml_int(node, "maxFetchMiB", "sources", 1024, 1, 1 << 20);
+  auto ca = config::yaml_string(node, "caFile", "sources", "");
+  if (const Error* e = first_error(roots, timeout, threads, per, fetch, max, ca)) return std::unexpected(*e);
+  for (const auto& r : *roots) {
+    const auto path = resolve(base, r).lexically_normal();
+    if (path == "/")
+      return fail(errc::kConfigInvalid, "sources.fileRoots: \"/\" would make every local directory a source");
+    cfg.sources.file_roots.push_back(path);
+  }
+  cfg.sources.resolve_timeout_seconds = *timeout;
+  cfg.sources.max_concurrent = static_cast<std::size_t>(*threads);
+  cfg.sources.per_workspace = static_cast<std::size_t>(*per);
+  cfg.sources.fetch_timeout_seconds = *fetch;
+  cfg.sources.max_fetch_mib = static_cast<std::uint64_t>(*max);
+  if (!ca->empty()) cfg.sources.ca_file = resolve(base, *ca);
+  return {};
+}
+
 }  // namespace
 
 Result<ControlConfig> parse_control_config(const YAML::Node& root,
@@ -158,7 +188,7 @@ Result<ControlConfig> parse_control_config(const YAML::Node& root,
       {"listenAddress", "port", "dataDir", "apiTokenFile", "poolTokens", "poolTokenFile",
        "leaseSeconds", "manifestTtlSeconds", "maxConnections", "maxConnectionsPerClient",
        "headerTimeoutSeconds", "maxTempMiB", "tls", "allowInsecureHttp",
-       "agentCredentialTtlSeconds", "metrics", "store"},
+       "agentCredentialTtlSeconds", "metrics", "store", "sources"},
       ""));
   if (!root || !root.IsMap()) return fail(errc::kConfigInvalid, "the document must be a mapping");
   ControlConfig cfg;
@@ -182,6 +212,7 @@ Result<ControlConfig> parse_control_config(const YAML::Node& root,
   TAKOSUMI_TRY(load_limits(root, cfg));
   TAKOSUMI_TRY(load_tls(root, base_dir, cfg));
   TAKOSUMI_TRY(load_store(root, base_dir, cfg));
+  TAKOSUMI_TRY(load_sources(root, base_dir, cfg));
   TAKOSUMI_TRY(config::load_metrics(root, std::string(kDefaultMetricsListen), cfg.metrics));
   TAKOSUMI_TRY(net::check_plain_http(cfg.tls.has_value(), cfg.listen_address,
                                      cfg.allow_insecure_http, "listenAddress",

@@ -16,7 +16,9 @@
 //   postgres, url, passwordFile}: where the control plane keeps its records; sqlite (the default)
 //   is <dataDir>/control.db, postgres needs url, a libpq URI postgresql://user@host:port/db?
 //   sslmode=verify-full (PGPASSFILE and the other PG* variables apply), and may read the password
-//   from passwordFile).
+//   from passwordFile), sources ({fileRoots: [dir…] (file:// sources only beneath these; none by
+//   default), resolveTimeoutSeconds (30), maxConcurrentResolutions (8), maxResolutionsPerWorkspace
+//   (2), fetchTimeoutSeconds (300) and maxFetchMiB (1024) for offline bundles' sources, caFile}).
 // Errors are config_invalid and name the key; unknown keys are refused.
 #include <yaml-cpp/yaml.h>
 
@@ -58,6 +60,19 @@ struct ControlConfig {
   bool allow_insecure_http = false;
   // Prometheus metrics and health (metrics.listen); on by default, on loopback.
   config::MetricsConfig metrics{std::string(kDefaultMetricsListen)};
+  // The program run as the Git helper (git/remote_helper.hpp): takosumi-control itself; tests
+  // that embed the control plane name a helper program instead. Not a YAML key.
+  std::filesystem::path git_helper = "/proc/self/exe";
+  // Capsules' sources: which are allowed and how the control plane reaches them.
+  struct Sources {
+    std::vector<std::filesystem::path> file_roots;
+    std::int64_t resolve_timeout_seconds = 30;
+    std::size_t max_concurrent = 8;
+    std::size_t per_workspace = 2;
+    std::int64_t fetch_timeout_seconds = 300;
+    std::uint64_t max_fetch_mib = 1024;
+    std::filesystem::path ca_file;
+  } sources;
 };
 
 // env_api_token: the value of TAKOSUMI_DEPLOY_CONTROL_TOKEN when set (passed in, not read here).

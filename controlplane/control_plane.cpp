@@ -65,6 +65,27 @@ class ControlService final : public HttpHandler {
 
 }  // namespace
 
+namespace {
+
+// The Git helper is this program itself; a file:// source never lies inside dataDir (its git
+// cache holds every Workspace's packed sources).
+RefResolverSettings resolver_settings(const ControlConfig& c) {
+  RefResolverSettings s;
+  s.helper = c.git_helper;
+  s.timeout = std::chrono::seconds(c.sources.resolve_timeout_seconds);
+  s.threads = c.sources.max_concurrent;
+  s.per_workspace = c.sources.per_workspace;
+  s.ca_file = c.sources.ca_file;
+  s.file_roots = c.sources.file_roots;
+  s.private_dirs = {c.data_dir};
+  s.git_cache = c.data_dir / "git-cache";
+  s.fetch_timeout = std::chrono::seconds(c.sources.fetch_timeout_seconds);
+  s.max_fetch_bytes = c.sources.max_fetch_mib << 20;
+  return s;
+}
+
+}  // namespace
+
 // Declaration order is construction order; destruction runs in reverse, so the server and the
 // pool (which may still reference the stores) go first.
 struct ControlPlane::Parts {
@@ -74,6 +95,7 @@ struct ControlPlane::Parts {
         db(std::move(database)),
         keys(std::move(keyring)),
         blobs(std::move(blob)),
+        git(resolver_settings(config)),
         catalog(db, clock),
         runs(db, clock),
         states(db, clock),
@@ -93,8 +115,8 @@ struct ControlPlane::Parts {
         challenges(db, clock),
         planner(stores()),
         pool(2),
-        public_api({stores(), git, queue, manifests, config.data_dir / "git-cache",
-                    pool.get_executor(), waiters, planner, clock, config.api_token}),
+        public_api({stores(), git, queue, manifests, pool.get_executor(), waiters, planner, clock,
+                    config.api_token}),
         agent_api({stores(), queue, manifests, waiters, planner, pool.get_executor(),
                    config.pool_tokens, challenges}),
         service(router),

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "git/helper_main.hpp"
+#include "git/remote_helper.hpp"
 #include "common/version.hpp"
 #include "controlplane/commands.hpp"
 
@@ -31,6 +33,10 @@ int usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // takosumi-control as its own Git helper (git/remote_helper.hpp): a ref listing or a source
+  // fetch that a deadline can end.
+  if (argc == 2 && std::string_view(argv[1]) == takosumi::git::kHelperCommand)
+    return takosumi::git::git_helper_main();
   if (argc == 2 && std::string_view(argv[1]) == "--version") {
     std::cout << "takosumi-control " << TAKOSUMI_VERSION << "\n";
     return 0;

@@ -1,10 +1,10 @@
-#include "runner/source/libgit2_error.hpp"
+#include "git/libgit2_error.hpp"
 
 #include <git2.h>
 
 #include <string>
 
-namespace takosumi::runner {
+namespace takosumi::git {
 
 Error libgit2_error(std::string_view code, std::string_view what) {
   const git_error* e = git_error_last();
@@ -17,4 +17,4 @@ void ensure_libgit2() {
   (void)once;
 }
 
-}  // namespace takosumi::runner
+}  // namespace takosumi::git

@@ -4,7 +4,7 @@
 
 #include "common/error.hpp"
 
-namespace takosumi::runner {
+namespace takosumi::git {
 
 // Error{code, "<what>: libgit2: <git_error_last message>"}; call right after the failing call,
 // on the same thread.
@@ -13,4 +13,4 @@ Error libgit2_error(std::string_view code, std::string_view what);
 // Initializes libgit2 once per process (thread-safe; never shut down).
 void ensure_libgit2();
 
-}  // namespace takosumi::runner
+}  // namespace takosumi::git

@@ -9,7 +9,8 @@ bool is_run_failure_code(std::string_view code) {
   static constexpr std::array kCodes{
       errc::kManifestInvalid,        errc::kManifestBadSignature,  errc::kManifestExpired,
       errc::kManifestWrongAgent,     errc::kManifestReplayed,      errc::kSourceFetchFailed,
-      errc::kSourceCommitMissing,    errc::kStateIntegrityFailed,  errc::kOpentofuInitFailed,
+      errc::kSourceCommitMissing,    errc::kSourceDenied,          errc::kStateIntegrityFailed,
+      errc::kOpentofuInitFailed,
       errc::kOpentofuPlanFailed,     errc::kOpentofuFailed,        errc::kApplyFailed,
       errc::kPlanDigestMismatch,     errc::kOutputRequiredMissing, errc::kOutputTypeMismatch,
       errc::kCancelled,              errc::kTimedOut,              errc::kLeaseLost,

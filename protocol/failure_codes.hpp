@@ -21,6 +21,10 @@ inline constexpr std::string_view kManifestReplayed = "manifest_replayed";
 // What went wrong while the agent ran the Run.
 inline constexpr std::string_view kSourceFetchFailed = "source_fetch_failed";
 inline constexpr std::string_view kSourceCommitMissing = "source_commit_missing";
+// The Capsule's source URL is not one this side accepts: a scheme other than https and ssh,
+// credentials in the URL, or a local repository outside the operator's file roots
+// (protocol/source_url.hpp). Also the API's answer when a Capsule names such a URL.
+inline constexpr std::string_view kSourceDenied = "source_denied";
 inline constexpr std::string_view kStateIntegrityFailed = "state_integrity_failed";
 inline constexpr std::string_view kOpentofuInitFailed = "opentofu_init_failed";
 inline constexpr std::string_view kOpentofuPlanFailed = "opentofu_plan_failed";

@@ -97,6 +97,20 @@ Result<SecretBundle> from_json(json::object& root) {
       b.connections.push_back(std::move(c));
     }
   }
+  if (auto* source = root.if_contains("source")) {
+    if (!source->is_object()) return fail(errc::kInvalidArgument, "source must be an object");
+    auto& o = source->get_object();
+    auto id = field(o, "connectionId", 128);
+    if (!id) return std::unexpected(id.error().with_context("source"));
+    auto* values = o.if_contains("values");
+    if (!values || !values->is_object())
+      return fail(errc::kInvalidArgument, "source.values must be an object");
+    auto v = secret_map(&values->get_object(), "source.values");
+    if (!v) return std::unexpected(v.error());
+    auto credential = git_credential_from_values(*id, *v);
+    if (!credential) return std::unexpected(credential.error().with_context("source"));
+    b.source = std::move(*credential);
+  }
   if (auto* vars = root.if_contains("sensitiveVariables")) {
     if (!vars->is_object()) return fail(errc::kInvalidArgument, "sensitiveVariables must be an object");
     auto v = secret_map(&vars->get_object(), "sensitiveVariables");
@@ -191,6 +205,21 @@ SecretBytes serialize_secret_bundle(const SecretBundle& bundle) {
   }
   text("],\"sensitiveVariables\":");
   secret_object(bundle.sensitive_variables);
+  if (const auto& s = bundle.source) {
+    std::map<std::string, SecretBytes> values;
+    values.emplace(std::string(kGitUsername), SecretBytes::from_string(s->username));
+    if (s->is_ssh()) {
+      values.emplace(std::string(kGitSshPrivateKey), s->private_key.clone());
+      values.emplace(std::string(kGitSshKnownHosts), SecretBytes::from_string(s->known_hosts));
+    } else {
+      values.emplace(std::string(kGitToken), s->token.clone());
+    }
+    text(",\"source\":{\"connectionId\":");
+    append_string(buf, s->connection_id);
+    text(",\"values\":");
+    secret_object(values);
+    text("}");
+  }
   text("}");
   out = SecretBytes(std::span(reinterpret_cast<const std::uint8_t*>(buf.data()), buf.size()));
   std::fill(buf.begin(), buf.end(), '\0');

@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "common/secret_bytes.hpp"
+#include "protocol/git_credential.hpp"
 
 namespace takosumi::protocol {
 
@@ -33,8 +34,10 @@ struct ConnectionSecret {
 struct SecretBundle {
   std::vector<ConnectionSecret> connections;
   std::map<std::string, SecretBytes> sensitive_variables;  // OpenTofu variable name → value
+  // The Capsule's Connection of kind git, for the source's fetch only (never tofu's).
+  std::optional<GitCredential> source;
 
-  bool empty() const { return connections.empty() && sensitive_variables.empty(); }
+  bool empty() const { return connections.empty() && sensitive_variables.empty() && !source; }
 };
 
 inline constexpr std::size_t kMaxSecretBundleBytes = 512 * 1024;

@@ -56,6 +56,23 @@ TEST(CredentialNames, RefusesNamesTheRunnerOwns) {
   }
 }
 
+// Names that change how a program starts: the shell's, the interpreters', the resolver's, the
+// service manager's.
+TEST(CredentialNames, RefusesNamesThatAlterHowProgramsStart) {
+  for (std::string_view name :
+       {"NOTIFY_SOCKET", "PERL5OPT", "PERL5LIB", "PYTHONSTARTUP", "PYTHONPATH", "PS4",
+        "PROMPT_COMMAND", "HOSTALIASES", "RES_OPTIONS", "LOCALDOMAIN", "BASH_ENV", "ENV",
+        "BASH_FUNC_ls%%", "RUBYOPT", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "NODE_OPTIONS",
+        "GLIBC_TUNABLES", "MALLOC_CHECK_", "GCONV_PATH", "OPENSSL_CONF", "XDG_CONFIG_HOME",
+        "SSH_AUTH_SOCK", "LISTEN_FDS", "LUA_INIT", "EDITOR", "LESSOPEN", "SSLKEYLOGFILE"}) {
+    auto r = validate_credential_name(name);
+    ASSERT_FALSE(r) << name;
+  }
+  for (std::string_view fine : {"AWS_ACCESS_KEY_ID", "GOOGLE_CREDENTIALS", "ARM_CLIENT_SECRET",
+                                "KUBECONFIG", "DIGITALOCEAN_TOKEN", "PGPASSWORD"})
+    EXPECT_TRUE(validate_credential_name(fine)) << fine;
+}
+
 TEST(CredentialNames, VariableNames) {
   EXPECT_TRUE(is_valid_variable_name("db_password"));
   EXPECT_TRUE(is_valid_variable_name("A-b_9"));

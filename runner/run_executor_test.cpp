@@ -50,8 +50,13 @@ class RunExecutorTest : public ::testing::Test {
   }
 
   RunnerSettings settings() const {
-    return {TAKOSUMI_TEST_TOFU, TAKOSUMI_TEST_PROVIDER_MIRROR, tmp_.path() / "work",
-            tmp_.path() / "cache", 300s, 10s};
+    RunnerSettings s{TAKOSUMI_TEST_TOFU, TAKOSUMI_TEST_PROVIDER_MIRROR, tmp_.path() / "work"};
+    s.source.git_cache = tmp_.path() / "cache";
+    s.source.file_roots = {tmp_.path()};
+    s.source.fetch.helper = TAKOSUMI_TEST_GITHELPER;
+    s.tofu_timeout = 300s;
+    s.kill_grace = 10s;
+    return s;
   }
 
   protocol::JobManifest manifest(const std::string& run_id, protocol::RunType type,

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 
 #include "common/error_codes.hpp"
@@ -99,6 +100,11 @@ void RunFlow::remember_bundle_secrets() {
       remember("the value of " + name + " (Connection " + c.name + ")", value.reveal_as_string());
   for (const auto& [name, value] : inputs_.secrets.sensitive_variables)
     remember("sensitive variable " + name, value.reveal_as_string());
+  if (const auto& source = inputs_.secrets.source) {
+    const std::string what = "the source credential (Connection " + source->connection_id + ")";
+    remember(what, source->token.reveal_as_string());
+    remember(what, source->private_key.reveal_as_string());
+  }
 }
 
 void RunFlow::notice(std::string_view line) const {
@@ -182,8 +188,17 @@ Status RunFlow::check_inputs() const {
 
 asio::awaitable<Status> RunFlow::async_checkout() {
   PhaseTimer timer(report_.phase_millis, "checkout");
-  auto source = co_await async_checkout_source(blocking_, settings_.git_cache, manifest_.source,
-                                               workspace_->source(), inputs_.source_pack);
+  // A cancel ends the fetch at once: the helper is killed (the flag is read on the pool's thread).
+  auto cancelled = std::make_shared<std::atomic<bool>>(cancel_.requested());
+  cancel_.set_waker([cancelled] { cancelled->store(true); });
+  SourceAccess access = settings_.source;
+  access.fetch.cancelled = [cancelled] { return cancelled->load(); };
+  const auto left = std::chrono::duration_cast<std::chrono::seconds>(deadline_ - Clock::now());
+  access.fetch.timeout = std::max(std::chrono::seconds(1), std::min(access.fetch.timeout, left));
+  SourceRequest request{manifest_.workspace_id, manifest_.source, std::nullopt, inputs_.source_pack};
+  if (inputs_.secrets.source) request.credential = inputs_.secrets.source->clone();
+  auto source = co_await async_checkout_source(blocking_, access, std::move(request), workspace_->source());
+  cancel_.clear_waker();
   if (!source) co_return std::unexpected(protocol::as_run_failure(source.error(), errc::kWorkspaceFailed));
   module_dir_ = source->module_dir;
   co_return scrub_source();

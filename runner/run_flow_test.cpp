@@ -139,8 +139,15 @@ class RunFlowTest : public ::testing::Test {
 
   TempDir tmp_;
   // tofu itself never starts: the launcher is fake.
-  RunnerSettings settings_{"/nonexistent/tofu", tmp_.path() / "mirror", tmp_.path() / "work",
-                           tmp_.path() / "cache", 300s, 10s};
+  RunnerSettings settings_ = [this] {
+    RunnerSettings s{"/nonexistent/tofu", tmp_.path() / "mirror", tmp_.path() / "work"};
+    s.source.git_cache = tmp_.path() / "cache";
+    s.source.file_roots = {tmp_.path()};
+    s.source.fetch.helper = TAKOSUMI_TEST_GITHELPER;
+    s.tofu_timeout = 300s;
+    s.kill_grace = 10s;
+    return s;
+  }();
   TestGitRepo repo_{tmp_.path() / "origin"};
   std::string commit_;
   crypto::BoxKeyPair control_ = crypto::BoxKeyPair::generate();

@@ -19,6 +19,7 @@
 #include "protocol/run_report.hpp"
 #include "protocol/secret_bundle.hpp"
 #include "redaction/secret_set.hpp"
+#include "runner/source/git_source.hpp"
 #include "runner/tofu/pids_cgroup.hpp"
 #include "runner/tofu/process_launcher.hpp"
 #include "runner/tofu/sandbox.hpp"
@@ -32,7 +33,7 @@ struct RunnerSettings {
   std::filesystem::path tofu_binary;
   std::filesystem::path provider_mirror;
   std::filesystem::path work_root;  // per-run workspaces; prefer tmpfs
-  std::filesystem::path git_cache;  // bare repositories per URL
+  SourceAccess source;  // the git cache, the file roots, how sources are fetched
   std::chrono::seconds tofu_timeout{1800};  // wall clock for all tofu commands of one Run
   std::chrono::seconds kill_grace{30};      // after SIGINT, before SIGKILL
   // Resource type globs whose delete or replace is marked data_loss on plans and destroy plans;

@@ -3,6 +3,7 @@
 #include <boost/json/parse.hpp>
 
 #include "controlplane/store/capsule_spec.hpp"
+#include "protocol/source_url.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -41,9 +42,11 @@ json::object to_json(const Capsule& c) {
   return {{"id", c.id},
           {"workspaceId", c.workspace_id},
           {"name", c.name},
-          {"source", json::object{{"gitUrl", c.source.git_url},
+          // Shown without credentials even where a record from before they were refused kept some.
+          {"source", json::object{{"gitUrl", protocol::display_source_url(c.source.git_url)},
                                   {"ref", c.source.ref},
-                                  {"modulePath", c.source.module_path}}},
+                                  {"modulePath", c.source.module_path},
+                                  {"connection", optional_value(c.source.connection_id)}}},
           {"outputAllowlist", protocol::to_json(c.output_allowlist)},
           {"variables", protocol::to_json(c.variables)},
           {"connections", string_array(c.connection_ids)},
@@ -83,16 +86,17 @@ json::object to_json(const OutputShare& s) {
 }
 
 json::object to_json(const Connection& c, std::int64_t now) {
-  return {{"id", c.id},
-          {"workspaceId", c.workspace_id},
-          {"name", c.name},
-          {"provider", c.provider},
-          {"authMode", protocol::to_string(c.auth_mode)},
-          {"names", string_array(c.credential_names)},
-          {"status", std::string(c.status(now))},
-          {"createdAt", c.created_at},
-          {"expiresAt", optional_value(c.expires_at)},
-          {"revokedAt", optional_value(c.revoked_at)}};
+  json::object o{{"id", c.id}, {"workspaceId", c.workspace_id}, {"name", c.name}, {"kind", c.kind}};
+  if (c.kind != connection_kind::kGit) {  // a source credential is never a provider's
+    o["provider"] = c.provider;
+    o["authMode"] = protocol::to_string(c.auth_mode);
+  }
+  o["names"] = string_array(c.credential_names);
+  o["status"] = std::string(c.status(now));
+  o["createdAt"] = c.created_at;
+  o["expiresAt"] = optional_value(c.expires_at);
+  o["revokedAt"] = optional_value(c.revoked_at);
+  return o;
 }
 
 json::object to_json(const AuditEvent& e) {

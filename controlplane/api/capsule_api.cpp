@@ -41,6 +41,8 @@ HttpResponse CapsuleApi::create_capsule(const HttpRequest& req, const std::strin
   if (!body) return error_response(body.error());
   auto parsed = parse_capsule_request(*body);
   if (!parsed) return error_response(parsed.error());
+  if (auto source = check_capsule_source(d_, workspace_id, parsed->source); !source)
+    return error_response(source.error());
   auto secrets = capsule_secrets(*body, workspace_id, parsed->variables);
   if (!secrets) return error_response(secrets.error());
   auto capsule = in_transaction(d_.db, [&]() -> Result<Capsule> {
@@ -54,6 +56,8 @@ HttpResponse CapsuleApi::create_capsule(const HttpRequest& req, const std::strin
     TAKOSUMI_TRY(d_.audit.record(capsule_event(actor(req), "capsule.created", *created,
                                                {{"name", created->name},
                                                 {"connections", std::move(connections)},
+                                                {"sourceConnection",
+                                                 optional_value(created->source.connection_id)},
                                                 {"sensitiveVariableNames", std::move(names)},
                                                 {"policy", protocol::to_json(created->policy)},
                                                 {"agentPool", created->agent_pool},

@@ -89,7 +89,7 @@ TEST_F(ConnectionApiTest, CreateListGetAndRevoke) {
   const std::string id = created.str("id");
   std::vector<std::string> keys;
   for (const auto& kv : created.obj()) keys.emplace_back(kv.key());
-  EXPECT_EQ(keys, (std::vector<std::string>{"id", "workspaceId", "name", "provider", "authMode",
+  EXPECT_EQ(keys, (std::vector<std::string>{"id", "workspaceId", "name", "kind", "provider", "authMode",
                                             "names", "status", "createdAt", "expiresAt", "revokedAt"}));
   EXPECT_EQ(created.str("workspaceId"), workspace_);
   EXPECT_EQ(created.str("provider"), kAws);

@@ -16,7 +16,6 @@
 #include "crypto/sha256.hpp"
 #include "protocol/failure_codes.hpp"
 #include "protocol/offline_bundle.hpp"
-#include "runner/source/git_source.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -276,17 +275,19 @@ asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, s
     ~Cleanup() { (void)remove_tree(dir); }
   } cleanup{temp};
   if (auto made = ensure_directory(temp); !made) co_return error_response(made.error());
-  const protocol::SourceSpec source{capsule->source.git_url, run->source_commit,
-                                    capsule->source.module_path, {}, {}};
-  auto pack = [git_cache = d_.git_cache, source, out = temp / "source.pack"]()
-      -> Result<std::pair<std::string, std::string>> {
-    auto tree = runner::pack_source(git_cache, source, out);
+  // On the Git threads with the Workspace's limit, never the blocking pool; the credential is the
+  // Capsule's Connection of kind git.
+  auto credential = source_credential(d_, *capsule);
+  if (!credential) co_return error_response(credential.error());
+  const fs::path pack_file = temp / "source.pack";
+  auto tree = co_await d_.git.async_pack(capsule->workspace_id, capsule->source.git_url,
+                                         run->source_commit, std::move(*credential), pack_file);
+  auto packed = [&]() -> Result<std::pair<std::string, std::string>> {
     if (!tree) return std::unexpected(tree.error());
-    auto sha = crypto::sha256_file_hex(out);
+    auto sha = crypto::sha256_file_hex(pack_file);
     if (!sha) return std::unexpected(sha.error());
     return std::pair{std::move(*tree), std::move(*sha)};
-  };
-  auto packed = co_await async_offload(d_.pool, std::move(pack));
+  }();
   if (!packed) {
     // The full error names this host's paths: it goes to the log, the caller gets its code.
     spdlog::error("export run {}: {}", run_id, packed.error().to_string());

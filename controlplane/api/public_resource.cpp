@@ -4,6 +4,7 @@
 #include "common/offload.hpp"
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/runs/capsule_attention.hpp"
+#include "protocol/source_url.hpp"
 
 namespace takosumi::controlplane {
 
@@ -88,14 +89,46 @@ HttpResponse create_run(const PublicApiDeps& d, std::string_view actor,
   return json_response(201, to_json(*created));
 }
 
+Status check_capsule_source(const PublicApiDeps& d, std::string_view workspace_id,
+                            const CapsuleSource& source) {
+  const auto& rules = d.git.settings();
+  if (auto url = protocol::check_source_url(source.git_url, rules.file_roots, rules.private_dirs,
+                                            "sources.fileRoots");
+      !url)
+    return std::unexpected(url.error());
+  if (!source.connection_id) return {};
+  const std::string& id = *source.connection_id;
+  auto connection = d.connections.get(id);
+  if ((!connection && connection.error().code == errc::kNotFound) ||
+      (connection && connection->workspace_id != workspace_id))
+    return fail(errc::kInvalidArgument, "source.connection: " + foreign_connection_message(id, workspace_id));
+  if (!connection) return std::unexpected(connection.error());
+  if (connection->kind != connection_kind::kGit)
+    return fail(errc::kInvalidArgument,
+                "source.connection: connection " + id + " is of kind " + connection->kind +
+                    "; a source is fetched with a Connection of kind git (an https TOKEN or an "
+                    "SSH_PRIVATE_KEY with SSH_KNOWN_HOSTS)");
+  if (auto why = connection_unusable(*connection, d.clock.now_unix())) return std::unexpected(*why);
+  return {};
+}
+
+Result<std::optional<protocol::GitCredential>> source_credential(const PublicApiDeps& d,
+                                                                 const Capsule& capsule) {
+  if (!capsule.source.connection_id) return std::optional<protocol::GitCredential>{};
+  auto connection = d.connections.get(*capsule.source.connection_id);
+  if (!connection) return std::unexpected(connection.error());
+  if (auto why = connection_unusable(*connection, d.clock.now_unix())) return std::unexpected(*why);
+  auto credential = d.connections.open_git(*connection);
+  if (!credential) return std::unexpected(credential.error());
+  return std::optional<protocol::GitCredential>(std::move(*credential));
+}
+
 boost::asio::awaitable<Result<std::string>> async_resolve_head(const PublicApiDeps& d,
                                                                const Capsule& capsule) {
-  const GitRefResolver& git = d.git;
-  // A named lambda: g++ 12 mishandles non-trivial temporaries inside a co_await expression.
-  auto resolve = [&git, url = capsule.source.git_url, ref = capsule.source.ref] {
-    return git.resolve(url, ref);
-  };
-  co_return co_await async_offload(d.pool, std::move(resolve));
+  auto credential = source_credential(d, capsule);
+  if (!credential) co_return std::unexpected(credential.error());
+  co_return co_await d.git.async_resolve(capsule.workspace_id, capsule.source.git_url,
+                                         capsule.source.ref, std::move(*credential));
 }
 
 }  // namespace takosumi::controlplane

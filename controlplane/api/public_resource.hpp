@@ -27,10 +27,9 @@
 namespace takosumi::controlplane {
 
 struct PublicApiDeps : Stores {
-  const GitRefResolver& git;
+  GitRefResolver& git;  // also what the source rules are (file roots, the private dataDir)
   RunQueue& queue;
   ManifestBuilder& manifests;
-  std::filesystem::path git_cache;  // <dataDir>/git-cache: sources packed for Run bundles
   boost::asio::thread_pool::executor_type pool;
   ClaimWaiters& waiters;
   WorkspacePlanner& planner;
@@ -75,8 +74,19 @@ HttpResponse create_run(const PublicApiDeps& d, std::string_view actor,
                        const std::function<Result<Run>()>& create,
                        std::optional<bool> accept_data_loss = std::nullopt);
 
-// The commit the Capsule's ref names now, resolved (libgit2) on the blocking-work pool.
+// The commit the Capsule's ref names now, resolved in the Git helper on the resolver's own
+// threads (never the blocking-work pool), with the Capsule's Connection of kind git if it has one.
 boost::asio::awaitable<Result<std::string>> async_resolve_head(const PublicApiDeps& d,
                                                                const Capsule& capsule);
+
+// A Capsule source this control plane accepts: a file:// URL only under sources.fileRoots and
+// never inside dataDir (source_denied), and source.connection a Connection of kind git of the
+// same Workspace (the same refusal whether it exists elsewhere or not) that is active.
+Status check_capsule_source(const PublicApiDeps& d, std::string_view workspace_id,
+                            const CapsuleSource& source);
+
+// The Capsule's Connection of kind git, opened; nullopt when it has none.
+Result<std::optional<protocol::GitCredential>> source_credential(const PublicApiDeps& d,
+                                                                 const Capsule& capsule);
 
 }  // namespace takosumi::controlplane

@@ -55,7 +55,8 @@ int http_status_for(std::string_view code) {
       code == errc::kEnvelopeMalformed || code == errc::kEnvelopeTruncated ||
       code == errc::kEnvelopeHeaderMismatch || code == errc::kEnvelopeWrongKey ||
       code == errc::kBackupInvalid || code == errc::kBackupSignatureInvalid ||
-      code == errc::kBundleInvalid || code == errc::kBundleSignatureInvalid)
+      code == errc::kBundleInvalid || code == errc::kBundleSignatureInvalid ||
+      code == errc::kSourceDenied)
     return 400;
   if (code == errc::kUnauthorized || code == errc::kRegistrationChallengeInvalid ||
       code == errc::kRegistrationSignatureInvalid || code == errc::kAgentCredentialExpired)
@@ -71,6 +72,7 @@ int http_status_for(std::string_view code) {
     return 409;
   if (code == errc::kPayloadTooLarge) return 413;
   if (code == errc::kHeadersTooLarge) return 431;
+  if (code == errc::kTooManyRequests) return 429;
   if (code == errc::kSourceFetchFailed) return 502;
   if (code == errc::kUnavailable || code == errc::kTempSpaceExhausted) return 503;
   return 500;

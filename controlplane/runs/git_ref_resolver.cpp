@@ -1,33 +1,19 @@
 #include "controlplane/runs/git_ref_resolver.hpp"
 
-#include <git2.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <map>
-#include <memory>
-#include <vector>
 
 #include "common/error_codes.hpp"
+#include "common/offload.hpp"
+#include "git/remote_failure.hpp"
+#include "git/remote_helper.hpp"
+#include "git/source_cache.hpp"
 #include "protocol/failure_codes.hpp"
+#include "protocol/source_url.hpp"
 
 namespace takosumi::controlplane {
 namespace {
-
-struct RemoteDeleter {
-  void operator()(git_remote* r) const { git_remote_free(r); }
-};
-
-Error libgit2_error(std::string_view what) {
-  const git_error* e = git_error_last();
-  return Error{std::string(errc::kSourceFetchFailed),
-               std::string(what) + ": libgit2: " + (e && e->message ? e->message : "unknown error")};
-}
-
-std::string oid_hex(const git_oid& oid) {
-  char buf[GIT_OID_HEXSZ + 1] = {};
-  git_oid_tostr(buf, sizeof buf, &oid);
-  return buf;
-}
 
 // Candidate ref names for what a user typed, best first.
 std::vector<std::string> candidates(const std::string& ref) {
@@ -36,47 +22,96 @@ std::vector<std::string> candidates(const std::string& ref) {
   return {"refs/heads/" + ref, "refs/tags/" + ref + "^{}", "refs/tags/" + ref};
 }
 
-Result<std::map<std::string, std::string>> list_refs(const std::string& url) {
-  git_remote* raw = nullptr;
-  if (git_remote_create_detached(&raw, url.c_str()) != 0)
-    return std::unexpected(libgit2_error("open remote"));
-  std::unique_ptr<git_remote, RemoteDeleter> remote(raw);
-  git_remote_callbacks callbacks = GIT_REMOTE_CALLBACKS_INIT;
-  if (git_remote_connect(remote.get(), GIT_DIRECTION_FETCH, &callbacks, nullptr, nullptr) != 0)
-    return std::unexpected(libgit2_error("connect"));
-  const git_remote_head** heads = nullptr;
-  size_t count = 0;
-  if (git_remote_ls(&heads, &count, remote.get()) != 0)
-    return std::unexpected(libgit2_error("list refs"));
-  std::map<std::string, std::string> refs;
-  for (size_t i = 0; i < count; ++i) refs.emplace(heads[i]->name, oid_hex(heads[i]->oid));
-  git_remote_disconnect(remote.get());
-  return refs;
+Error busy(std::size_t limit) {
+  return Error{std::string(errc::kTooManyRequests),
+               std::to_string(limit) + " source fetches or ref resolutions of this Workspace are "
+               "already in progress; try again when they finish (sources.maxResolutionsPerWorkspace)"};
 }
 
 }  // namespace
 
 bool is_commit_id(std::string_view ref) {
-  return ref.size() == 40 &&
-         std::ranges::all_of(ref, [](char c) {
+  return ref.size() == 40 && std::ranges::all_of(ref, [](char c) {
            return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
          });
 }
 
-GitRefResolver::GitRefResolver() { git_libgit2_init(); }
-GitRefResolver::~GitRefResolver() { git_libgit2_shutdown(); }
+GitRefResolver::GitRefResolver(RefResolverSettings settings)
+    : settings_(std::move(settings)), pool_(std::max<std::size_t>(settings_.threads, 1)) {}
 
-Result<std::string> GitRefResolver::resolve(const std::string& url, const std::string& ref) const {
+GitRefResolver::~GitRefResolver() { pool_.join(); }
+
+bool GitRefResolver::take_slot(const std::string& workspace_id) {
+  std::lock_guard lock(mutex_);
+  auto& n = in_flight_[workspace_id];
+  if (n >= settings_.per_workspace) return false;
+  ++n;
+  return true;
+}
+
+void GitRefResolver::give_back(const std::string& workspace_id) {
+  std::lock_guard lock(mutex_);
+  if (auto it = in_flight_.find(workspace_id); it != in_flight_.end() && --it->second == 0)
+    in_flight_.erase(it);
+}
+
+boost::asio::awaitable<Result<std::string>> GitRefResolver::async_resolve(
+    std::string workspace_id, std::string url, std::string ref,
+    std::optional<protocol::GitCredential> credential) {
   if (is_commit_id(ref)) {
-    std::string lower = ref;
-    std::ranges::transform(lower, lower.begin(), [](unsigned char c) { return std::tolower(c); });
-    return lower;
+    std::ranges::transform(ref, ref.begin(), [](unsigned char c) { return std::tolower(c); });
+    co_return ref;
   }
-  const std::string context = "resolve ref \"" + ref + "\" of " + url;
-  auto refs = list_refs(url);
-  if (!refs) return std::unexpected(refs.error().with_context(context));
+  if (!take_slot(workspace_id)) co_return std::unexpected(busy(settings_.per_workspace));
+  // A named lambda: g++ 12 mishandles non-trivial temporaries inside a co_await expression.
+  auto work = [this, &url, &ref, &credential] { return resolve(url, ref, credential); };
+  auto resolved = co_await async_offload(pool_.get_executor(), std::move(work));
+  give_back(workspace_id);
+  co_return resolved;
+}
+
+boost::asio::awaitable<Result<std::string>> GitRefResolver::async_pack(
+    std::string workspace_id, std::string url, std::string commit,
+    std::optional<protocol::GitCredential> credential, std::filesystem::path pack_out) {
+  if (!take_slot(workspace_id)) co_return std::unexpected(busy(settings_.per_workspace));
+  auto work = [&]() -> Result<std::string> {
+    if (auto allowed = protocol::check_source_url(url, settings_.file_roots, settings_.private_dirs,
+                                                  "sources.fileRoots");
+        !allowed)
+      return std::unexpected(allowed.error());
+    git::FetchSettings fetch{settings_.helper, settings_.fetch_timeout, settings_.max_fetch_bytes,
+                             settings_.ca_file, "sources.fetchTimeoutSeconds", "sources.maxFetchMiB", {}};
+    return git::pack_source(settings_.git_cache, workspace_id, url, commit, credential, fetch, pack_out);
+  };
+  auto packed = co_await async_offload(pool_.get_executor(), std::move(work));
+  give_back(workspace_id);
+  co_return packed;
+}
+
+Result<std::string> GitRefResolver::resolve(const std::string& url, const std::string& ref,
+                                            const std::optional<protocol::GitCredential>& credential) const {
+  const std::string context =
+      "resolve ref \"" + ref + "\" of " + protocol::display_source_url(url);
+  if (auto allowed = protocol::check_source_url(url, settings_.file_roots, settings_.private_dirs,
+                                                "sources.fileRoots");
+      !allowed)
+    return std::unexpected(allowed.error().with_context(context));
+  git::RemoteRequest request{git::RemoteOp::list_refs, url, {}, settings_.ca_file, 0,
+                             credential ? std::optional(credential->clone()) : std::nullopt};
+  auto outcome = git::run_git_helper(settings_.helper, request,
+                                     std::chrono::steady_clock::now() + settings_.timeout);
+  if (!outcome) {
+    spdlog::error("{}: {}", context, outcome.error().to_string());
+    return fail(errc::kSourceFetchFailed, context + ": the Git helper failed (see the control plane's log)");
+  }
+  // The remote's own words stay in the operator's log: they tell which local ports answer.
+  if (outcome->result.failure)
+    spdlog::info("{}: {} ({})", context, git::to_string(*outcome->result.failure), outcome->result.detail);
+  TAKOSUMI_TRY(git::remote_status(*outcome, git::RemoteContext{context, settings_.timeout,
+                                                               "sources.resolveTimeoutSeconds",
+                                                               "sources.maxFetchMiB"}));
   for (const auto& name : candidates(ref))
-    if (auto it = refs->find(name); it != refs->end()) return it->second;
+    if (auto it = outcome->result.refs.find(name); it != outcome->result.refs.end()) return it->second;
   return fail(errc::kInvalidArgument,
               context + ": the repository has no branch, tag or HEAD named \"" + ref + "\"");
 }

@@ -61,6 +61,13 @@ Result<protocol::SecretBundle> ManifestBuilder::open_secrets(const Capsule& caps
     if (!secret) return std::unexpected(secret.error());
     bundle.connections.push_back(std::move(*secret));
   }
+  if (capsule.source.connection_id) {
+    auto source = stores_.connections.get(*capsule.source.connection_id);
+    if (!source) return std::unexpected(source.error());
+    auto credential = stores_.connections.open_git(*source);
+    if (!credential) return std::unexpected(credential.error());
+    bundle.source = std::move(*credential);
+  }
   auto sealed_vars = stores_.catalog.sealed_sensitive_variables(capsule.id);
   if (!sealed_vars) return std::unexpected(sealed_vars.error());
   if (*sealed_vars) {
@@ -73,7 +80,9 @@ Result<protocol::SecretBundle> ManifestBuilder::open_secrets(const Capsule& caps
 
 Status ManifestBuilder::add_secrets(const Capsule& capsule, const crypto::BoxPublicKey& to,
                                     protocol::JobManifest& m) {
-  if (capsule.connection_ids.empty() && capsule.sensitive_variable_names.empty()) return {};
+  if (capsule.connection_ids.empty() && capsule.sensitive_variable_names.empty() &&
+      !capsule.source.connection_id)
+    return {};
   auto bundle = open_secrets(capsule);
   if (!bundle) return std::unexpected(bundle.error().with_context("secrets of capsule " + capsule.id));
   // Each part was valid alone; together they may still repeat a credential name or grow too big.

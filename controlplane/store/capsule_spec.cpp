@@ -7,6 +7,7 @@
 #include "common/strict_json.hpp"
 #include "controlplane/store/agent_pool_store.hpp"
 #include "protocol/output_type.hpp"
+#include "protocol/source_url.hpp"
 #include "protocol/version_constraint.hpp"
 
 namespace takosumi::controlplane {
@@ -34,11 +35,16 @@ Result<CapsuleSource> parse_source(const json::object& body) {
   auto source = get_object(body, "source");
   if (!source) return std::unexpected(source.error());
   const json::object& s = **source;
-  TAKOSUMI_TRY(check_known_fields(s, {"gitUrl", "ref", "modulePath"}, "source"));
+  TAKOSUMI_TRY(check_known_fields(s, {"gitUrl", "ref", "modulePath", "connection"}, "source"));
   auto url = get_string(s, "gitUrl", 2048);
   if (!url) return std::unexpected(url.error().with_context("source"));
-  if (url->empty() || has_space_or_control(*url))
-    return invalid("source.gitUrl must be a non-empty URL without spaces");
+  // The form only: whether a file:// path lies under the operator's roots is the API's check
+  // (it knows the configuration).
+  if (auto parsed = protocol::parse_source_url(*url); !parsed) return std::unexpected(parsed.error());
+  auto connection = get_optional_string(s, "connection", 128);
+  if (!connection) return std::unexpected(connection.error().with_context("source"));
+  if (*connection && !is_plausible_id(**connection))
+    return invalid("source.connection must be the id of a Connection of kind git");
   auto ref = get_optional_string(s, "ref", 256);
   if (!ref) return std::unexpected(ref.error().with_context("source"));
   std::string ref_value = ref->value_or("HEAD");
@@ -49,7 +55,7 @@ Result<CapsuleSource> parse_source(const json::object& body) {
   std::string module_path = module->value_or("");
   if (auto st = validate_module_path(module_path); !st)
     return std::unexpected(st.error().with_context("source.modulePath"));
-  return CapsuleSource{*url, ref_value, module_path};
+  return CapsuleSource{*url, ref_value, module_path, *connection};
 }
 
 // run_policy_from_json names a field in its own words ("network must …", "field \"network\" must

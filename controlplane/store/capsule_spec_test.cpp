@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error_codes.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -17,13 +18,14 @@ json::object capsule_body() {
       {"variables", json::object{{"greeting", "hello"}}}};
 }
 
-// Applies a mutation and expects parse_capsule_request to fail naming `fragment`.
-void expect_invalid(void (*mutate)(json::object&), const std::string& fragment) {
+// Applies a mutation and expects parse_capsule_request to fail with `code` naming `fragment`.
+void expect_invalid(void (*mutate)(json::object&), const std::string& fragment,
+                    std::string_view code = errc::kInvalidArgument) {
   auto body = capsule_body();
   mutate(body);
   auto r = parse_capsule_request(body);
   ASSERT_FALSE(r) << "accepted: " << json::serialize(body);
-  EXPECT_EQ(r.error().code, errc::kInvalidArgument);
+  EXPECT_EQ(r.error().code, code);
   EXPECT_NE(r.error().message.find(fragment), std::string::npos) << r.error().message;
 }
 
@@ -69,7 +71,14 @@ TEST(CapsuleSpec, RejectsBadNames) {
 
 TEST(CapsuleSpec, RejectsBadSources) {
   expect_invalid([](json::object& b) { b.erase("source"); }, "\"source\" is required");
-  expect_invalid([](json::object& b) { b["source"].as_object()["gitUrl"] = ""; }, "source.gitUrl");
+  expect_invalid([](json::object& b) { b["source"].as_object()["gitUrl"] = ""; }, "source.gitUrl",
+                 errc::kSourceDenied);
+  expect_invalid([](json::object& b) { b["source"].as_object()["gitUrl"] = "https://u:p@h/r.git"; },
+                 "Connection of kind git", errc::kSourceDenied);
+  expect_invalid([](json::object& b) { b["source"].as_object()["gitUrl"] = "/srv/repos/a"; },
+                 "must not be a local path", errc::kSourceDenied);
+  expect_invalid([](json::object& b) { b["source"].as_object()["connection"] = "conn x"; },
+                 "source.connection");
   expect_invalid([](json::object& b) { b["source"].as_object()["ref"] = "--upload-pack=x"; }, "source.ref");
   expect_invalid([](json::object& b) { b["source"].as_object()["modulePath"] = "../up"; }, "source.modulePath");
   expect_invalid([](json::object& b) { b["source"].as_object()["modulePath"] = "a/../../b"; }, "\"..\"");

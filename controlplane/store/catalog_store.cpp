@@ -17,7 +17,7 @@ Workspace workspace_from_row(const Statement& s) {
 constexpr std::string_view kCapsuleColumns =
     "id, workspace_id, name, git_url, ref, module_path, output_allowlist, variables, created_at,"
     " destroyed_at, sensitive_variable_names, policy, restore_pending, state_pending, agent_pool,"
-    " agent_labels, opentofu_version";
+    " agent_labels, opentofu_version, git_connection_id";
 
 Result<Capsule> capsule_from_row(const Statement& s) {
   Capsule c;
@@ -25,7 +25,7 @@ Result<Capsule> capsule_from_row(const Statement& s) {
   ColumnReader(s) >> c.id >> c.workspace_id >> c.name >> c.source.git_url >> c.source.ref >>
       c.source.module_path >> allow_text >> vars_text >> c.created_at >> c.destroyed_at >>
       sensitive_text >> policy_text >> c.restore_pending >> c.state_pending >> c.agent_pool >>
-      labels_text >> c.opentofu_version;
+      labels_text >> c.opentofu_version >> c.source.connection_id;
   c.agent_labels = agent_labels_from_text(labels_text);
   auto allow = parse_object(allow_text, 1 << 20);
   auto vars = parse_object(vars_text, 1 << 20);
@@ -106,14 +106,14 @@ Status CatalogStore::insert_capsule(const Capsule& c, const std::optional<std::s
   TAKOSUMI_TRY(db_.run(
       "INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,"
       " variables, created_at, destroyed_at, sensitive_variable_names, sealed_sensitive_variables,"
-      " policy, restore_pending, state_pending, agent_pool, agent_labels, opentofu_version)"
-      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      " policy, restore_pending, state_pending, agent_pool, agent_labels, opentofu_version,"
+      " git_connection_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       c.id, c.workspace_id, c.name, c.source.git_url, c.source.ref, c.source.module_path,
       takosumi::serialize(protocol::to_json(c.output_allowlist)),
       takosumi::serialize(protocol::to_json(c.variables)), c.created_at, c.destroyed_at,
       names_to_text(c.sensitive_variable_names), sealed,
       takosumi::serialize(protocol::to_json(c.policy)), c.restore_pending, c.state_pending,
-      c.agent_pool, agent_labels_text(c.agent_labels), c.opentofu_version));
+      c.agent_pool, agent_labels_text(c.agent_labels), c.opentofu_version, c.source.connection_id));
   return write_agent_labels(c.id, c.agent_labels);
 }
 

@@ -7,6 +7,7 @@
 #include "common/strict_json.hpp"
 #include "controlplane/store/capsule_spec.hpp"
 #include "protocol/credential_names.hpp"
+#include "protocol/git_credential.hpp"
 #include "protocol/failure_codes.hpp"
 
 namespace takosumi::controlplane {
@@ -23,6 +24,15 @@ Status credential_name(std::string_view field, std::string_view name) {
   if (auto ok = protocol::validate_credential_name(name); !ok)
     return std::unexpected(ok.error().with_context(field));
   return {};
+}
+
+// A Connection of kind git holds only its own names; validate_git_values checks the combination.
+Status git_value_name(std::string_view field, std::string_view name) {
+  for (auto known : {protocol::kGitToken, protocol::kGitUsername, protocol::kGitSshPrivateKey,
+                     protocol::kGitSshKnownHosts})
+    if (name == known) return {};
+  return invalid(std::string(field) + ": a Connection of kind git takes TOKEN, USERNAME, "
+                 "SSH_PRIVATE_KEY and SSH_KNOWN_HOSTS only, not \"" + std::string(name.substr(0, 128)) + "\"");
 }
 
 Status variable_name(std::string_view field, std::string_view name) {
@@ -84,6 +94,16 @@ Result<protocol::AuthMode> parse_auth_mode(const json::object& body) {
   return *mode;
 }
 
+Result<std::string> parse_kind(const json::object& body) {
+  auto kind = get_optional_string(body, "kind", 16);
+  if (!kind) return std::unexpected(kind.error());
+  const std::string value = kind->value_or(std::string(connection_kind::kProvider));
+  if (value != connection_kind::kProvider && value != connection_kind::kGit)
+    return invalid("kind must be \"provider\" (credentials for a provider) or \"git\" (what a "
+                   "Capsule's source is fetched with)");
+  return value;
+}
+
 Status parse_identity(const json::object& body, ConnectionRequest& req) {
   auto workspace = get_string(body, "workspaceId", 128);
   if (!workspace) return std::unexpected(workspace.error());
@@ -91,6 +111,14 @@ Status parse_identity(const json::object& body, ConnectionRequest& req) {
   if (!name) return std::unexpected(name.error());
   if (!is_valid_name(*name))
     return invalid("name \"" + *name + "\" must match ^[a-z0-9][a-z0-9_-]{0,62}$");
+  req.workspace_id = std::move(*workspace);
+  req.name = std::move(*name);
+  if (req.kind == connection_kind::kGit) {
+    if (body.contains("provider") || body.contains("authMode"))
+      return invalid("a Connection of kind git takes neither provider nor authMode: its values are "
+                     "for fetching the source only, never given to tofu");
+    return {};
+  }
   auto provider = get_string(body, "provider", 512);
   if (!provider) return std::unexpected(provider.error());
   if (!protocol::is_qualified_provider_address(*provider))
@@ -99,8 +127,6 @@ Status parse_identity(const json::object& body, ConnectionRequest& req) {
                    " in lower case), e.g. registry.opentofu.org/hashicorp/aws");
   auto mode = parse_auth_mode(body);
   if (!mode) return std::unexpected(mode.error());
-  req.workspace_id = std::move(*workspace);
-  req.name = std::move(*name);
   req.provider = std::move(*provider);
   req.auth_mode = *mode;
   return {};
@@ -110,14 +136,19 @@ Status parse_identity(const json::object& body, ConnectionRequest& req) {
 
 Result<ConnectionRequest> take_connection_request(json::object& body, std::int64_t now) {
   // Values first, so they are taken out of (and zeroed in) the body even when another field is bad.
+  auto kind = parse_kind(body);
+  const bool git = kind && *kind == connection_kind::kGit;
   auto values = take_secret_map(
-      body, {"values", 1, protocol::kMaxValuesPerConnection, &credential_name});
+      body, {"values", 1, protocol::kMaxValuesPerConnection, git ? &git_value_name : &credential_name});
+  if (!kind) return std::unexpected(kind.error());
   if (!values) return std::unexpected(values.error());
   if (!*values) return invalid("field \"values\" is required");
   TAKOSUMI_TRY(check_known_fields(
-      body, {"workspaceId", "name", "provider", "authMode", "values", "expiresAt"}));
+      body, {"workspaceId", "name", "kind", "provider", "authMode", "values", "expiresAt"}));
   ConnectionRequest req;
+  req.kind = *kind;
   req.values = std::move(**values);
+  if (git) TAKOSUMI_TRY(protocol::validate_git_values(req.values));
   TAKOSUMI_TRY(parse_identity(body, req));
   auto expires = get_optional_int(body, "expiresAt");
   if (!expires) return std::unexpected(expires.error());
@@ -190,6 +221,9 @@ Status check_assignment(std::string_view workspace_id, const std::vector<Connect
       // Names neither the other Workspace nor the Connection's name: the caller may hold no
       // role there.
       return invalid(foreign_connection_message(c.id, workspace_id));
+    if (c.kind == connection_kind::kGit)
+      return invalid("connection \"" + c.name + "\" (" + c.id + ") is of kind git: it is what a "
+                     "source is fetched with, never given to tofu; name it as source.connection");
     if (auto why = connection_unusable(c, now))
       return std::unexpected(Error{why->code, why->message + "; only active Connections can be assigned"});
     for (const auto& name : c.credential_names) {

@@ -22,14 +22,16 @@ using SecretMap = std::map<std::string, SecretBytes>;
 struct ConnectionRequest {
   std::string workspace_id;
   std::string name;
-  std::string provider;
+  std::string provider;  // kind provider only
   protocol::AuthMode auth_mode = protocol::AuthMode::env;
   SecretMap values;  // credential name → value
   std::optional<std::int64_t> expires_at;
+  std::string kind = std::string(connection_kind::kProvider);
 };
 
-// {"workspaceId","name","provider","authMode","values":{NAME:"value"},"expiresAt"?}; expiresAt
-// must lie after `now`.
+// {"workspaceId","name","kind"?,"provider","authMode","values":{NAME:"value"},"expiresAt"?};
+// expiresAt must lie after `now`. kind "git" (a source credential, protocol/git_credential.hpp)
+// takes neither provider nor authMode, and only its own value names.
 Result<ConnectionRequest> take_connection_request(boost::json::object& body, std::int64_t now);
 
 // body["sensitiveVariables"]: nullopt when absent. Names follow OpenTofu's variable rule, at most

@@ -42,8 +42,12 @@ class ConnectionStore {
   Result<std::optional<ConnectionRefusal>> first_unusable(const Capsule& capsule);
   // The Connection's values, for a manifest. The sealed row must name this Connection.
   Result<protocol::ConnectionSecret> open(const Connection& connection);
+  // A Connection of kind git's credential, for a manifest or the control plane's own ref
+  // listing (invalid_argument for another kind).
+  Result<protocol::GitCredential> open_git(const Connection& connection);
 
  private:
+  Result<protocol::SecretBundle> open_sealed(const Connection& connection);
   Database& db_;
   const Keyring& keys_;
   const Clock& clock_;

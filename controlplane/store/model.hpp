@@ -34,6 +34,9 @@ struct CapsuleSource {
   std::string git_url;
   std::string ref;
   std::string module_path;
+  // The Connection of kind git the repository is read with (an https token or an SSH key);
+  // nullopt: a public repository.
+  std::optional<std::string> connection_id;
 };
 
 // The pool every agent and Capsule belongs to unless told otherwise; it always exists.
@@ -76,11 +79,19 @@ inline constexpr std::string_view kExpired = "expired";
 
 // A Connection as stored, without its values: those are sealed to the storage key and opened only
 // to build a manifest (ConnectionStore::open).
+namespace connection_kind {
+// Credentials for a provider, injected into tofu's environment or files.
+inline constexpr std::string_view kProvider = "provider";
+// Credentials a Capsule's source is fetched with (protocol/git_credential.hpp), never tofu's.
+inline constexpr std::string_view kGit = "git";
+}  // namespace connection_kind
+
 struct Connection {
   std::string id;
   std::string workspace_id;
   std::string name;
-  std::string provider;
+  std::string kind = std::string(connection_kind::kProvider);
+  std::string provider;  // empty for kind git
   protocol::AuthMode auth_mode = protocol::AuthMode::env;
   std::vector<std::string> credential_names;  // sorted
   std::int64_t created_at = 0;

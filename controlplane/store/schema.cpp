@@ -5,13 +5,14 @@
 #include <string>
 
 #include "common/error_codes.hpp"
+#include "protocol/source_url.hpp"
 
 namespace takosumi::controlplane {
 namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 15;
+constexpr std::int64_t kSchemaVersion = 16;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -521,6 +522,29 @@ Status to_v15(Database& db) {
   return add_column_if_missing(db, "runs", "tofu_build", "TEXT");
 }
 
+// v15 → v16: sources per Workspace by construction (protocol/source_url.hpp). A Connection has a
+// kind ('provider' as every one before, or 'git': what a Capsule's source is fetched with), a
+// Capsule names the Connection of kind git its source uses, and no stored gitUrl keeps credentials
+// of its own: a password or token before "@" is removed (shown, backed up and sent without it; a
+// private repository then needs a Connection of kind git).
+Status to_v16(Database& db) {
+  TAKOSUMI_TRY(add_column_if_missing(db, "connections", "kind", "TEXT NOT NULL DEFAULT 'provider'"));
+  TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "git_connection_id", "TEXT"));
+  auto urls = db.query("SELECT id, git_url FROM capsules WHERE git_url LIKE '%@%'");
+  if (!urls) return std::unexpected(urls.error());
+  std::vector<std::pair<std::string, std::string>> changed;
+  while (true) {
+    auto row = urls->step();
+    if (!row) return std::unexpected(row.error());
+    if (!*row) break;
+    std::string id = urls->text(0), url = urls->text(1);
+    if (auto shown = protocol::display_source_url(url); shown != url) changed.emplace_back(id, shown);
+  }
+  for (const auto& [id, url] : changed)
+    TAKOSUMI_TRY(db.run("UPDATE capsules SET git_url = ? WHERE id = ?", url, id));
+  return {};
+}
+
 // One step of the schema, from version `to - 1` to `to`.
 struct Migration {
   std::int64_t to;
@@ -533,7 +557,7 @@ struct Migration {
 constexpr Migration kMigrations[] = {{2, to_v2, true}, {3, to_v3}, {4, to_v4}, {5, to_v5},
                                      {6, to_v6},       {7, to_v7}, {8, to_v8}, {9, to_v9},
                                      {10, to_v10},     {11, to_v11}, {12, to_v12}, {13, to_v13},
-                                     {14, to_v14},     {15, to_v15}};
+                                     {14, to_v14},     {15, to_v15}, {16, to_v16}};
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 // Runs one migration in one transaction that also sets user_version: a database is at one
@@ -589,7 +613,8 @@ Status create_current_tables(Database& db) {
   TAKOSUMI_TRY(to_v12(db));
   TAKOSUMI_TRY(to_v13(db));
   TAKOSUMI_TRY(to_v14(db));
-  return to_v15(db);
+  TAKOSUMI_TRY(to_v15(db));
+  return to_v16(db);
 }
 
 // PostgreSQL keeps the version in a table of its own (it has no user_version). Its first version

@@ -24,7 +24,7 @@ namespace {
 
 using takosumi::testing::TempDir;
 
-constexpr std::int64_t kCurrentVersion = 15;
+constexpr std::int64_t kCurrentVersion = 16;
 
 // The frozen schema of an earlier release, testdata/schema_v<N>.sql, verbatim as that release
 // created it: migrations are tested against the real thing and not against today's DDL.
@@ -550,6 +550,45 @@ INSERT INTO runs (id, capsule_id, type, status, source_commit, created_at, tofu_
   EXPECT_TRUE(create_schema(db));
   EXPECT_EQ(single_integer(db, "SELECT count(*) FROM capsules WHERE opentofu_version IS NOT NULL"),
             1);
+}
+
+// v16: a gitUrl that kept a password or token loses it in the database itself (not only where it
+// is shown); Connections are of kind provider; a Capsule names no source Connection.
+TEST(SchemaTest, CredentialsInStoredSourceUrlsAreRemovedByTheMigration) {
+  TempDir dir;
+  const auto file = dir.path() / "control.db";
+  {
+    auto db = Database::open_sqlite(file);
+    ASSERT_TRUE(db) << db.error().to_string();
+    ASSERT_TRUE(db->exec(schema_snapshot(14)));
+    ASSERT_TRUE(db->exec(R"sql(
+INSERT INTO agent_pools (name, labels, created_by, created_at)
+  VALUES ('default', '[]', 'control-plane', 0);
+INSERT INTO agent_pool_workspaces (pool, workspace_id) VALUES ('default', '*');
+INSERT INTO workspaces VALUES ('ws_1', 'demo', 1);
+INSERT INTO capsules (id, workspace_id, name, git_url, ref, module_path, output_allowlist,
+                      variables, created_at, policy)
+  VALUES ('cap_1', 'ws_1', 'app', 'https://deploy:hunter2-secret@git.example.com/a.git', 'main',
+          '', '{}', '{}', 1, '{}'),
+         ('cap_2', 'ws_1', 'ssh', 'ssh://git:pw-secret@git.example.com/b.git', 'main', '', '{}',
+          '{}', 1, '{}'),
+         ('cap_3', 'ws_1', 'plain', 'https://git.example.com/c@d.git', 'main', '', '{}', '{}', 1,
+          '{}');
+INSERT INTO connections (id, workspace_id, name, provider, auth_mode, credential_names,
+                         sealed_values, created_at)
+  VALUES ('conn_1', 'ws_1', 'aws', 'registry.opentofu.org/hashicorp/aws', 'env', '["A"]', 'x', 1);
+)sql"));
+  }
+  Database db = open_sqlite_with_schema(file);
+  EXPECT_EQ(single_integer(db, "PRAGMA user_version"), kCurrentVersion);
+  FakeClock clock{100};
+  CatalogStore catalog(db, clock);
+  EXPECT_EQ(catalog.get_capsule("cap_1")->source.git_url, "https://git.example.com/a.git");
+  EXPECT_EQ(catalog.get_capsule("cap_2")->source.git_url, "ssh://git@git.example.com/b.git");
+  EXPECT_EQ(catalog.get_capsule("cap_3")->source.git_url, "https://git.example.com/c@d.git");
+  EXPECT_FALSE(catalog.get_capsule("cap_1")->source.connection_id);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM capsules WHERE git_url LIKE '%secret%'"), 0);
+  EXPECT_EQ(single_integer(db, "SELECT count(*) FROM connections WHERE kind = 'provider'"), 1);
 }
 
 }  // namespace

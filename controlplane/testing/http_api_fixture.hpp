@@ -74,6 +74,11 @@ class HttpApiTest : public ::testing::Test {
     cfg.api_token = SecretBytes::from_string(kApiToken);
     cfg.pool_tokens.push_back(SecretBytes::from_string(kPoolToken));
     cfg.metrics.listen = "127.0.0.1:0";  // tests run side by side: never the default port
+    // The API tests name local repositories anywhere (file:///unused, temp directories); the
+    // source rules themselves are tested with roots of their own (git_ref_resolver_test,
+    // source_rules_api_test). dataDir stays out of reach.
+    cfg.sources.file_roots = {"/"};
+    cfg.git_helper = TAKOSUMI_TEST_GITHELPER;
     return cfg;
   }
 

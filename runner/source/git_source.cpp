@@ -10,119 +10,24 @@
 #include <optional>
 #include <vector>
 
-#include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "common/fd_io.hpp"
 #include "common/file_io.hpp"
-#include "common/file_lock.hpp"
-#include "crypto/sha256.hpp"
 #include "common/offload.hpp"
+#include "crypto/sha256.hpp"
+#include "git/git_handles.hpp"
+#include "git/libgit2_error.hpp"
 #include "protocol/failure_codes.hpp"
-#include "runner/source/libgit2_error.hpp"
+#include "protocol/source_url.hpp"
 
 namespace takosumi::runner {
 namespace {
 
 namespace fs = std::filesystem;
-
-template <class T, void (*Free)(T*)>
-struct GitDeleter {
-  void operator()(T* p) const { Free(p); }
-};
-using Repository = std::unique_ptr<git_repository, GitDeleter<git_repository, git_repository_free>>;
-using Remote = std::unique_ptr<git_remote, GitDeleter<git_remote, git_remote_free>>;
-using Commit = std::unique_ptr<git_commit, GitDeleter<git_commit, git_commit_free>>;
-using Tree = std::unique_ptr<git_tree, GitDeleter<git_tree, git_tree_free>>;
-using Blob = std::unique_ptr<git_blob, GitDeleter<git_blob, git_blob_free>>;
-
-bool is_commit_id(std::string_view s) {
-  return is_lower_hex(s, GIT_OID_HEXSZ);
-}
-
-Result<Repository> open_or_init_cache(const fs::path& path) {
-  git_repository* repo = nullptr;
-  if (fs::exists(path) && git_repository_open_bare(&repo, path.c_str()) == 0) return Repository(repo);
-  // Missing or unreadable: start over (it is only a cache).
-  TAKOSUMI_TRY(remove_tree(path));
-  if (git_repository_init(&repo, path.c_str(), /*is_bare=*/1) != 0)
-    return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "init cache " + path.string()));
-  return Repository(repo);
-}
-
-Status fetch_all(git_repository* repo, const std::string& url) {
-  // An anonymous remote with the URL exactly as the manifest names it. Skipping
-  // `url.<base>.insteadOf` also keeps the agent flat: Debian 12's libgit2 1.5.1 compiles a PCRE2
-  // regex to look those up on every remote creation and never frees it (about 87 KiB per Run;
-  // `git_remote_create_anonymous` always looks them up).
-  git_remote_create_options create;
-  git_remote_create_options_init(&create, GIT_REMOTE_CREATE_OPTIONS_VERSION);
-  create.repository = repo;
-  create.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF;
-  git_remote* raw = nullptr;
-  if (git_remote_create_with_opts(&raw, url.c_str(), &create) != 0)
-    return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "fetch: remote"));
-  Remote remote(raw);
-  char heads[] = "+refs/heads/*:refs/heads/*";
-  char tags[] = "+refs/tags/*:refs/tags/*";
-  char* specs[] = {heads, tags};
-  const git_strarray refspecs{specs, 2};
-  git_fetch_options opts;
-  git_fetch_options_init(&opts, GIT_FETCH_OPTIONS_VERSION);
-  opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;  // the refspecs already name every tag
-  // Refs deleted upstream disappear here too, so reachability below reflects the remote today.
-  opts.prune = GIT_FETCH_PRUNE;
-  if (git_remote_fetch(remote.get(), &refspecs, &opts, "takosumi fetch") != 0)
-    return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "fetch"));
-  return {};
-}
-
-// Tips of every branch and tag in the cache, peeled to commits.
-std::vector<git_oid> ref_tips(git_repository* repo) {
-  std::vector<git_oid> tips;
-  git_reference_iterator* it = nullptr;
-  if (git_reference_iterator_new(&it, repo) != 0) return tips;
-  git_reference* ref = nullptr;
-  while (git_reference_next(&ref, it) == 0) {
-    git_object* target = nullptr;
-    if (git_reference_peel(&target, ref, GIT_OBJECT_COMMIT) == 0) {
-      tips.push_back(*git_object_id(target));
-      git_object_free(target);
-    }
-    git_reference_free(ref);
-  }
-  git_reference_iterator_free(it);
-  return tips;
-}
-
-bool reachable_from_a_ref(git_repository* repo, const git_oid& commit) {
-  auto tips = ref_tips(repo);
-  for (const auto& tip : tips)
-    if (git_oid_equal(&tip, &commit)) return true;
-  return !tips.empty() &&
-         git_graph_reachable_from_any(repo, &commit, tips.data(), tips.size()) == 1;
-}
-
-// The commit as the repository has it now. The cache is always refreshed first: a commit the
-// cache still holds but no branch or tag of the repository reaches any more (history rewritten,
-// branch deleted and collected) is missing, which is what a rollback must find out.
-Result<Commit> find_commit(git_repository* repo, const protocol::SourceSpec& source) {
-  git_oid oid;
-  if (git_oid_fromstr(&oid, source.commit.c_str()) != 0)
-    return fail(errc::kManifestInvalid, "commit \"" + source.commit + "\" is not a commit id");
-  TAKOSUMI_TRY(fetch_all(repo, source.url));
-  git_commit* raw = nullptr;
-  const int rc = git_commit_lookup(&raw, repo, &oid);
-  const auto missing = [&] {
-    return fail(errc::kSourceCommitMissing,
-                "commit " + source.commit + " does not exist in " + redact_url(source.url) +
-                    " (no branch or tag reaches it; was history rewritten?)");
-  };
-  if (rc == GIT_ENOTFOUND || rc == GIT_EINVALIDSPEC) return missing();
-  if (rc != 0) return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "lookup commit"));
-  Commit commit(raw);
-  if (!reachable_from_a_ref(repo, oid)) return missing();
-  return commit;
-}
+using git::Blob;
+using git::Commit;
+using git::Tree;
+using git::libgit2_error;
 
 bool safe_entry_name(std::string_view name) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos)
@@ -219,56 +124,6 @@ Status write_tree(git_repository* repo, git_commit* commit, const fs::path& dest
   return {};
 }
 
-// Indexes an offline bundle's pack into the cache: libgit2's indexer hashes every object it
-// stores, so what lands in the cache is exactly what the object ids say.
-Status index_pack(git_repository* repo, const fs::path& pack) {
-  git_odb* odb = nullptr;
-  if (git_repository_odb(&odb, repo) != 0)
-    return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "open object database"));
-  std::unique_ptr<git_odb, GitDeleter<git_odb, git_odb_free>> odb_owner(odb);
-  git_odb_writepack* writer = nullptr;
-  if (git_odb_write_pack(&writer, odb, nullptr, nullptr) != 0)
-    return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "index the source pack"));
-  struct Free {
-    void operator()(git_odb_writepack* w) const { w->free(w); }
-  };
-  std::unique_ptr<git_odb_writepack, Free> owner(writer);
-  UniqueFd fd(::open(pack.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd.valid()) return std::unexpected(errno_error("open", pack, errno));
-  git_indexer_progress progress{};
-  std::vector<char> buffer(1 << 16);
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return std::unexpected(errno_error("read", pack, errno));
-    if (n == 0) break;
-    if (writer->append(writer, buffer.data(), static_cast<std::size_t>(n), &progress) != 0)
-      return std::unexpected(libgit2_error(errc::kSourceTreeMismatch, "the source pack"));
-  }
-  if (writer->commit(writer, &progress) != 0)
-    return std::unexpected(libgit2_error(errc::kSourceTreeMismatch, "the source pack"));
-  return {};
-}
-
-// The commit an offline bundle brought: in the cache once its pack is indexed, no fetch, no ref.
-Result<Commit> commit_from_pack(git_repository* repo, const protocol::SourceSpec& source,
-                                const fs::path& pack) {
-  auto digest = crypto::sha256_file_hex(pack);
-  if (!digest) return std::unexpected(digest.error());
-  if (*digest != source.pack_sha256)
-    return fail(errc::kSourceTreeMismatch, "the source pack has sha256 " + *digest +
-                                               ", the manifest names " + source.pack_sha256);
-  TAKOSUMI_TRY(index_pack(repo, pack));
-  git_oid oid;
-  if (git_oid_fromstr(&oid, source.commit.c_str()) != 0)
-    return fail(errc::kManifestInvalid, "commit \"" + source.commit + "\" is not a commit id");
-  git_commit* raw = nullptr;
-  if (git_commit_lookup(&raw, repo, &oid) != 0)
-    return fail(errc::kSourceTreeMismatch,
-                "the source pack does not hold commit " + source.commit);
-  return Commit(raw);
-}
-
 Status check_tree(git_commit* commit, const protocol::SourceSpec& source) {
   if (source.tree.empty()) return {};
   char hex[GIT_OID_HEXSZ + 1] = {};
@@ -278,22 +133,37 @@ Status check_tree(git_commit* commit, const protocol::SourceSpec& source) {
                                              ", the manifest names tree " + source.tree);
 }
 
-Result<Commit> locate_commit(git_repository* repo, const protocol::SourceSpec& source,
-                             const std::optional<fs::path>& pack) {
-  auto commit = pack ? commit_from_pack(repo, source, *pack) : find_commit(repo, source);
+
+// The commit an offline bundle brought: in the cache once its pack is indexed, no fetch, no ref;
+// the pack must have the manifest's digest first.
+Result<Commit> commit_from_pack(git::SourceCache& cache, const protocol::SourceSpec& source,
+                                const fs::path& pack) {
+  auto digest = crypto::sha256_file_hex(pack);
+  if (!digest) return std::unexpected(digest.error());
+  if (*digest != source.pack_sha256)
+    return fail(errc::kSourceTreeMismatch, "the source pack has sha256 " + *digest +
+                                               ", the manifest names " + source.pack_sha256);
+  return cache.commit_from_pack(source.commit, pack);
+}
+
+
+Result<Commit> locate_commit(git::SourceCache& cache, const SourceRequest& request,
+                             const git::FetchSettings& fetch) {
+  const auto& source = request.source;
+  auto commit = request.pack ? commit_from_pack(cache, source, *request.pack)
+                             : cache.fetch_commit(source.commit, request.credential, fetch);
   if (!commit) return commit;
   TAKOSUMI_TRY(check_tree(commit->get(), source));
   return commit;
 }
 
-Result<CheckedOutSource> checkout_locked(const fs::path& cache, const protocol::SourceSpec& source,
+Result<CheckedOutSource> checkout_locked(git::SourceCache& cache, const SourceRequest& request,
                                          const fs::path& dest, const fs::path& module,
-                                         const std::optional<fs::path>& pack) {
-  auto repo = open_or_init_cache(cache);
-  if (!repo) return std::unexpected(repo.error());
-  auto commit = locate_commit(repo->get(), source, pack);
+                                         const git::FetchSettings& fetch) {
+  auto commit = locate_commit(cache, request, fetch);
   if (!commit) return std::unexpected(commit.error());
-  TAKOSUMI_TRY(write_tree(repo->get(), commit->get(), dest));
+  TAKOSUMI_TRY(write_tree(cache.repository(), commit->get(), dest));
+  const auto& source = request.source;
   CheckedOutSource out{dest, (dest / module).lexically_normal(), source.commit};
   std::error_code ec;
   if (!fs::is_directory(fs::symlink_status(out.module_dir, ec)))
@@ -302,12 +172,14 @@ Result<CheckedOutSource> checkout_locked(const fs::path& cache, const protocol::
   return out;
 }
 
-}  // namespace
-
-std::filesystem::path cache_repository_path(const std::filesystem::path& git_cache,
-                                            std::string_view url) {
-  return git_cache / (crypto::sha256_hex(url).substr(0, 16) + ".git");
+Status check_ids(const protocol::SourceSpec& source) {
+  if (!git::is_object_id(source.commit)) return fail(errc::kManifestInvalid, "not a 40-hex commit id");
+  if (!source.tree.empty() && !git::is_object_id(source.tree))
+    return fail(errc::kManifestInvalid, "tree \"" + source.tree + "\" is not a 40-hex tree id");
+  return {};
 }
+
+}  // namespace
 
 Result<std::filesystem::path> safe_module_path(std::string_view module_path) {
   const fs::path p(module_path);
@@ -320,107 +192,35 @@ Result<std::filesystem::path> safe_module_path(std::string_view module_path) {
   return p.lexically_normal();
 }
 
-std::string redact_url(std::string_view url) {
-  const auto scheme = url.find("://");
-  if (scheme == std::string_view::npos) return std::string(url);
-  const auto host_start = scheme + 3;
-  const auto at = url.find('@', host_start);
-  const auto slash = url.find('/', host_start);
-  if (at == std::string_view::npos || (slash != std::string_view::npos && at > slash))
-    return std::string(url);
-  return std::string(url.substr(0, host_start)) + "***@" + std::string(url.substr(at + 1));
-}
-
-namespace {
-
-// The source's cache repository, open and locked: one checkout or pack per cache at a time, across
-// Runs and agents sharing the cache directory.
-struct LockedCache {
-  fs::path path;
-  FileLock lock;
-};
-
-Result<LockedCache> lock_cache(const fs::path& git_cache, const protocol::SourceSpec& source) {
-  if (!is_commit_id(source.commit))
-    return fail(errc::kManifestInvalid, "not a 40-hex commit id");
-  if (!source.tree.empty() && !is_commit_id(source.tree))
-    return fail(errc::kManifestInvalid, "tree \"" + source.tree + "\" is not a 40-hex tree id");
-  ensure_libgit2();
-  TAKOSUMI_TRY(ensure_directory(git_cache));
-  auto cache = cache_repository_path(git_cache, source.url);
-  auto lock = FileLock::acquire(fs::path(cache.string() + ".lock"));
-  if (!lock) return fail(errc::kSourceFetchFailed, lock.error().message);
-  return LockedCache{std::move(cache), std::move(*lock)};
-}
-
-std::string context_of(const protocol::SourceSpec& source) {
-  return "checkout " + redact_url(source.url) + " at " + source.commit;
-}
-
-}  // namespace
-
-Result<CheckedOutSource> checkout_source(const std::filesystem::path& git_cache,
-                                         const protocol::SourceSpec& source,
-                                         const std::filesystem::path& dest,
-                                         const std::optional<std::filesystem::path>& pack) {
-  const std::string context = context_of(source);
-  if (pack.has_value() == source.pack_sha256.empty())
+Result<CheckedOutSource> checkout_source(const SourceAccess& access, const SourceRequest& request,
+                                         const std::filesystem::path& dest) {
+  const auto& source = request.source;
+  const std::string context =
+      "checkout " + protocol::display_source_url(source.url) + " at " + source.commit;
+  if (request.pack.has_value() == source.pack_sha256.empty())
     return fail(errc::kManifestInvalid,
-                context + (pack ? ": a source pack was given but the manifest names none"
-                                : ": the manifest names a source pack that was not provided"));
+                context + (request.pack ? ": a source pack was given but the manifest names none"
+                                        : ": the manifest names a source pack that was not provided"));
+  // This agent's own rules, whatever the control plane signed: an offline bundle's pack is
+  // fetched from nowhere, so only its URL's form matters there.
+  if (auto url = request.pack ? protocol::parse_source_url(source.url)
+                              : protocol::check_source_url(source.url, access.file_roots,
+                                                           access.private_dirs, "source.fileRoots");
+      !url)
+    return std::unexpected(url.error().with_context(context));
   auto module = safe_module_path(source.module_path);
   if (!module) return std::unexpected(module.error().with_context(context));
-  auto cache = lock_cache(git_cache, source);
+  if (auto ids = check_ids(source); !ids) return std::unexpected(ids.error().with_context(context));
+  auto cache = git::SourceCache::open(access.git_cache, request.workspace_id, source.url);
   if (!cache) return std::unexpected(cache.error().with_context(context));
-  return with_context(checkout_locked(cache->path, source, dest, *module, pack), context);
+  return with_context(checkout_locked(*cache, request, dest, *module, access.fetch), context);
 }
 
 boost::asio::awaitable<Result<CheckedOutSource>> async_checkout_source(
-    boost::asio::thread_pool& pool, std::filesystem::path git_cache, protocol::SourceSpec source,
-    std::filesystem::path dest, std::optional<std::filesystem::path> pack) {
+    boost::asio::thread_pool& pool, const SourceAccess& access, SourceRequest request,
+    std::filesystem::path dest) {
   co_return co_await async_offload(pool.get_executor(),
-                                   [&] { return checkout_source(git_cache, source, dest, pack); });
-}
-
-Result<std::string> pack_source(const std::filesystem::path& git_cache,
-                                const protocol::SourceSpec& source,
-                                const std::filesystem::path& pack_out) {
-  const std::string context = "pack " + redact_url(source.url) + " at " + source.commit;
-  auto cache = lock_cache(git_cache, source);
-  if (!cache) return std::unexpected(cache.error().with_context(context));
-  auto repo = open_or_init_cache(cache->path);
-  if (!repo) return std::unexpected(repo.error().with_context(context));
-  auto commit = find_commit(repo->get(), source);
-  if (!commit) return std::unexpected(commit.error().with_context(context));
-  git_packbuilder* raw = nullptr;
-  if (git_packbuilder_new(&raw, repo->get()) != 0)
-    return std::unexpected(libgit2_error(errc::kSourceFetchFailed, context));
-  std::unique_ptr<git_packbuilder, GitDeleter<git_packbuilder, git_packbuilder_free>> builder(raw);
-  // The commit with its whole tree; its parents stay out (the Run needs this one snapshot).
-  if (git_packbuilder_insert_commit(builder.get(), git_commit_id(commit->get())) != 0)
-    return std::unexpected(libgit2_error(errc::kSourceFetchFailed, context));
-  UniqueFd fd(::open(pack_out.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (!fd.valid()) return std::unexpected(errno_error("create", pack_out, errno));
-  struct Sink {
-    int fd;
-    const fs::path* path;
-    std::optional<Error> error;
-  } sink{fd.get(), &pack_out, std::nullopt};
-  const auto write = [](void* buf, size_t size, void* payload) -> int {
-    auto* s = static_cast<Sink*>(payload);
-    auto w = write_all(s->fd, std::span(static_cast<const std::byte*>(buf), size), *s->path);
-    if (w) return 0;
-    s->error = w.error();
-    return -1;
-  };
-  if (git_packbuilder_foreach(builder.get(), write, &sink) != 0) {
-    if (sink.error) return std::unexpected(sink.error->with_context(context));
-    return std::unexpected(libgit2_error(errc::kSourceFetchFailed, context));
-  }
-  TAKOSUMI_TRY(close_checked(std::move(fd), pack_out));
-  char hex[GIT_OID_HEXSZ + 1] = {};
-  git_oid_tostr(hex, sizeof hex, git_commit_tree_id(commit->get()));
-  return std::string(hex);
+                                   [&] { return checkout_source(access, request, dest); });
 }
 
 }  // namespace takosumi::runner

@@ -12,7 +12,7 @@
 #include "common/encoding.hpp"
 #include "crypto/keys.hpp"
 #include "protocol/offline_bundle.hpp"
-#include "runner/source/git_source.hpp"
+#include "git/source_cache.hpp"
 #include "tests/support/stack.hpp"
 #include "tests/support/test_git_repo.hpp"
 
@@ -276,9 +276,10 @@ TEST_F(OfflineBundleTest, ForeignExpiredSwappedAndTamperedBundlesAreRefused) {
   {
     TestGitRepo other(stack_.root() / "other-repo");
     const auto commit = other.commit({{"main.tf", "resource \"null_resource\" \"x\" {}\n"}});
-    auto packed = runner::pack_source(stack_.root() / "other-cache",
-                                      protocol::SourceSpec{other.url(), commit, "", {}, {}},
-                                      stack_.root() / "other.pack");
+    git::FetchSettings fetch;
+    fetch.helper = fs::path(TAKOSUMI_TEST_BINARY_DIR) / "agent/takosumi-agent";
+    auto packed = git::pack_source(stack_.root() / "other-cache", "ws_other", other.url(), commit,
+                                   std::nullopt, fetch, stack_.root() / "other.pack");
     ASSERT_TRUE(packed) << packed.error().to_string();
   }
   rewrite(file("plan.bundle"), file("swapped.bundle"), {}, stack_.root() / "other.pack");

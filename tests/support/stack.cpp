@@ -61,6 +61,15 @@ Stack::Stack(StackOptions options) : options_(std::move(options)), root_(make_te
   if (ws.json.is_object()) workspace_id_ = json::value_to<std::string>(ws.json.at("id"));
 }
 
+namespace {
+
+// Whether the YAML text has a top-level `name:` section.
+bool has_section(const std::string& yaml, const std::string& name) {
+  return yaml.starts_with(name + ":") || yaml.find("\n" + name + ":") != std::string::npos;
+}
+
+}  // namespace
+
 std::string Stack::control_yaml(const std::filesystem::path& data, unsigned short port) const {
   return "listenAddress: 127.0.0.1\nport: " + std::to_string(port) + "\n"
         "dataDir: " + data.string() + "\n" + store_yaml_ +
@@ -78,6 +87,10 @@ std::string Stack::control_yaml(const std::filesystem::path& data, unsigned shor
         (options_.extra_control_yaml.find("metrics:") == std::string::npos
              ? "metrics:\n  listen: 127.0.0.1:0\n"
              : std::string()) +
+        // The tests' repositories are local ones under the stack's directory.
+        (has_section(options_.extra_control_yaml, "sources")
+             ? std::string()
+             : "sources:\n  fileRoots: [" + root_.string() + "]\n") +
         options_.extra_control_yaml;
 }
 
@@ -313,6 +326,9 @@ std::filesystem::path Stack::write_agent_config(int index, bool offline) {
         (options_.sandbox_yaml.empty()
              ? "sandbox:\n  writablePaths: [" + real_world().string() + "]\n" + options_.sandbox_extra
              : options_.sandbox_yaml) +
+        (has_section(options_.extra_agent_yaml, "source")
+             ? std::string()
+             : "source:\n  fileRoots: [" + root_.string() + "]\n") +
         options_.extra_agent_yaml);
   return dir / "agent.yaml";
 }
