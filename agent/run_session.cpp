@@ -116,8 +116,7 @@ asio::awaitable<Result<runner::RunInputs>> RunSession::async_prepare(const proto
   co_return in;
 }
 
-asio::awaitable<void> RunSession::async_heartbeat_loop(runner::RunExecutor& executor,
-                                                       std::shared_ptr<bool> done) {
+asio::awaitable<void> RunSession::async_heartbeat_loop(std::shared_ptr<bool> done) {
   heartbeat_timer_.emplace(co_await asio::this_coro::executor);
   bool cancel_sent = false;
   while (!*done) {
@@ -129,18 +128,26 @@ asio::awaitable<void> RunSession::async_heartbeat_loop(runner::RunExecutor& exec
     if (!answer) {
       // A revoked agent's leases ended with the revocation.
       if (answer.error().code == errc::kLeaseLost || answer.error().code == errc::kAgentRevoked) {
+        if (delivering_) {
+          // The completion decides now (the control plane may have just accepted it).
+          spdlog::info("run {}: the lease ended while the results were delivered ({})", job_.run_id,
+                       answer.error().code);
+          co_return;
+        }
         spdlog::error("run {}: lease lost ({}); stopping the run", job_.run_id, answer.error().code);
         lease_lost_ = true;
-        executor.cancel();
+        if (executor_) executor_->cancel();
         co_return;
       }
       spdlog::warn("run {}: heartbeat failed: {}", job_.run_id, answer.error().to_string());
       continue;
     }
-    if (answer->cancel_requested && !cancel_sent) {
+    if (answer->cancel_requested && !cancel_sent && !delivering_) {
       spdlog::info("run {}: cancel requested by the control plane", job_.run_id);
       cancel_sent = true;
-      executor.cancel();
+      // Before tofu starts (downloads), the executor takes it when it is made.
+      cancel_requested_ = true;
+      if (executor_) executor_->cancel();
     }
   }
 }
@@ -192,6 +199,18 @@ asio::awaitable<void> RunSession::async_execute() {
   }
   spdlog::info("run {}: {} of capsule {} (attempt {})", job_.run_id,
                protocol::to_string(manifest->type), manifest->capsule_id, manifest->attempt);
+  // From here until the delivery is acknowledged, the lease is renewed alongside.
+  auto done = std::make_shared<bool>(false);
+  auto work = [&]() -> asio::awaitable<void> {
+    co_await async_run(*manifest);
+    *done = true;
+    if (heartbeat_timer_) heartbeat_timer_->cancel();
+  };
+  co_await (work() && async_heartbeat_loop(done));
+}
+
+asio::awaitable<void> RunSession::async_run(const protocol::JobManifest& verified) {
+  const auto* manifest = &verified;
   type_ = manifest->type;
   entry_ = JournalEntry{job_.run_id, manifest->attempt, job_.lease_token, RunPhase::claimed,
                         takosumi::serialize(protocol::to_json(*manifest)), {}, 0};
@@ -227,17 +246,14 @@ asio::awaitable<void> RunSession::async_execute() {
   executor_ = &executor;
   if (cancel_requested_) executor.cancel();
   LogStreamer logs(ex, ctx_.client, job_.run_id, job_.lease_token);
-  auto done = std::make_shared<bool>(false);
   std::optional<runner::RunOutcome> outcome;
   auto run = [&]() -> asio::awaitable<void> {
     outcome = co_await executor.async_run(std::move(*inputs),
                                           [&logs](std::string_view line) { logs.append(line); });
-    *done = true;
     logs.finish();
-    if (heartbeat_timer_) heartbeat_timer_->cancel();
   };
-  // All three end together: the Run, its live log stream, and the lease renewals.
-  co_await (run() && logs.async_run() && async_heartbeat_loop(executor, done));
+  // Both end together: the Run and its live log stream.
+  co_await (run() && logs.async_run());
   executor_ = nullptr;
   (void)remove_tree(inbox_);
   Delivery delivery;
@@ -272,6 +288,7 @@ asio::awaitable<void> RunSession::async_finish(Delivery delivery) {
     ctx_.metrics.run_finished(*type_, code == errc::kCancelled ? "cancelled" : status,
                               delivery.report.phase_millis);
   const auto started = std::chrono::steady_clock::now();
+  delivering_ = true;
   auto settled = co_await async_settle(ctx_, entry_,
                                        std::move(delivery));
   ctx_.metrics.observe("delivery", std::chrono::duration<double>(

@@ -3,7 +3,9 @@
 // manifest, fetch and unseal the artifacts it names, run it (runner::RunExecutor) while renewing
 // the lease and streaming logs, spool the encrypted results and deliver them. Each phase is
 // journaled first (agent/run_journal.hpp), and the control plane is told before `tofu apply`
-// starts, so a restarted agent can finish what this one began (agent/run_recovery.hpp). A lost
+// starts, so a restarted agent can finish what this one began (agent/run_recovery.hpp). The lease
+// is renewed from the moment the manifest is accepted until the delivery is acknowledged —
+// through the downloads, the Run and the uploads — so a slow transfer never costs it. A lost
 // lease stops the Run and posts nothing that could fork history; its spool is kept for the
 // operator.
 #include <boost/asio/awaitable.hpp>
@@ -46,8 +48,11 @@ class RunSession {
 
  private:
   boost::asio::awaitable<Result<runner::RunInputs>> async_prepare(const protocol::JobManifest& m);
-  boost::asio::awaitable<void> async_heartbeat_loop(runner::RunExecutor& executor,
-                                                    std::shared_ptr<bool> done);
+  // Renews the lease every heartbeat_interval until *done; a lost lease or a cancel request
+  // reaches the executor while one runs (executor_).
+  boost::asio::awaitable<void> async_heartbeat_loop(std::shared_ptr<bool> done);
+  // The verified manifest's Run: inputs, execution, delivery.
+  boost::asio::awaitable<void> async_run(const protocol::JobManifest& manifest);
   boost::asio::awaitable<Status> async_before_apply();
   boost::asio::awaitable<void> async_finish(Delivery delivery);
   boost::asio::awaitable<void> async_report_failure(std::int64_t attempt, const Error& error);
@@ -62,6 +67,7 @@ class RunSession {
   std::optional<protocol::RunType> type_;  // once the manifest is verified
   bool cancel_requested_ = false;
   runner::RunExecutor* executor_ = nullptr;  // while tofu may run
+  bool delivering_ = false;                  // the results are being delivered
   std::optional<boost::asio::steady_timer> heartbeat_timer_;
   // Every secret of this Run; registered so the agent's own log lines are redacted with it too.
   std::shared_ptr<redaction::SecretSet> secret_set_ = std::make_shared<redaction::SecretSet>();

@@ -91,6 +91,24 @@ TEST_F(HttpApiTest, OversizedHeadersAre431WithTheErrorJson) {
   EXPECT_EQ(r.code, "headers_too_large");
 }
 
+// Two Authorization headers (one a viewer's, one the admin's, say) are refused whichever comes
+// first: a proxy in front that reads one and this server that read the other would disagree on
+// who is calling.
+TEST_F(HttpApiTest, ARequestWithTwoAuthorizationHeadersIsRefused) {
+  for (const std::string second : {std::string("Bearer tkn_") + std::string(64, '0'), std::string("Bearer ") + kApiToken}) {
+    asio::io_context io;
+    tcp::socket socket = raw::connect(io, port_);
+    raw::write_some_bytes(socket, head("GET /api/v1/workspaces",
+                                       std::string("Authorization: Bearer ") + kApiToken +
+                                           "\r\nAuthorization: " + second + "\r\n"));
+    const raw::Reply r = raw::read_reply(socket);
+    ASSERT_TRUE(r.answered);
+    EXPECT_EQ(r.status, 400u);
+    EXPECT_EQ(r.code, "invalid_argument");
+    EXPECT_NE(r.body.find("Authorization header more than once"), std::string::npos) << r.body;
+  }
+}
+
 // An authenticated request (the API token); keep-alive, so the connection stays open after it.
 http::request<http::string_body> operator_request() {
   return make_request(http::verb::get, "/api/v1/workspaces", {},

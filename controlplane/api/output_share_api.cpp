@@ -5,6 +5,7 @@
 
 #include "common/error_codes.hpp"
 #include "controlplane/api/api_json.hpp"
+#include "controlplane/store/capsule_spec.hpp"
 #include "common/json_fields.hpp"
 #include "common/strict_json.hpp"
 
@@ -77,8 +78,10 @@ Result<OutputShare> OutputShareApi::share_for(const HttpRequest& req, const std:
 }
 
 Status OutputShareApi::audit_both(const HttpRequest& req, std::string_view action,
-                                  const OutputShare& s) {
-  for (const std::string& workspace_id : {s.from_workspace_id, s.to_workspace_id}) {
+                                  const OutputShare& s, bool receiver_exists) {
+  std::vector<std::string> sides{s.from_workspace_id};
+  if (receiver_exists) sides.push_back(s.to_workspace_id);  // an unknown id has no activity
+  for (const std::string& workspace_id : sides) {
     AuditEvent e{.actor = actor(req), .action = std::string(action),
                  .workspace_id = workspace_id, .capsule_id = s.producer_capsule_id};
     e.detail = {{"outputShareId", s.id},
@@ -104,14 +107,15 @@ HttpResponse OutputShareApi::create_share(const HttpRequest& req) {
   if (auto allowed = require_role(caller, Role::owner, producer ? producer->workspace_id : "", what);
       !allowed)
     return error_response(allowed.error());
+  // Whether the receiving Workspace exists is not the giving side's to learn: an offer to an
+  // unknown id is recorded like any other and is never approved.
+  if (!is_plausible_id(parsed->to_workspace_id))
+    return error_response(Error{std::string(errc::kInvalidArgument),
+                                "toWorkspaceId must be a Workspace id (ws_…)"});
   auto to = d_.catalog.get_workspace(parsed->to_workspace_id);
-  if (!to)
-    return error_response(to.error().code == errc::kNotFound
-                              ? Error{std::string(errc::kInvalidArgument),
-                                      "toWorkspaceId \"" + parsed->to_workspace_id +
-                                          "\" is not a Workspace"}
-                              : to.error());
-  if (to->id == producer->workspace_id)
+  if (!to && to.error().code != errc::kNotFound) return error_response(to.error());
+  const bool target_exists = to.has_value();
+  if (parsed->to_workspace_id == producer->workspace_id)
     return error_response(Error{std::string(errc::kInvalidArgument),
                                 "toWorkspaceId is the producer's own Workspace: inside a "
                                 "Workspace, Capsules use a Dependency"});
@@ -131,9 +135,16 @@ HttpResponse OutputShareApi::create_share(const HttpRequest& req) {
                                       "Outputs never pass to other Capsules; give the secret to "
                                       "both Workspaces through a Connection of each"});
   auto share = in_transaction(d_.db, [&]() -> Result<OutputShare> {
-    auto created = d_.shares.create(*producer, to->id, std::move(parsed->outputs), actor(req));
+    // Bounded: an owner cannot fill other Workspaces with offers.
+    auto pending = d_.shares.count_pending_from(producer->workspace_id);
+    if (!pending) return std::unexpected(pending.error());
+    if (*pending >= kMaxPendingOffers)
+      return fail(errc::kConflict, "this Workspace has " + std::to_string(kMaxPendingOffers) +
+                                       " offers waiting for approval; revoke some first");
+    auto created = d_.shares.create(*producer, parsed->to_workspace_id, std::move(parsed->outputs),
+                                    actor(req));
     if (!created) return created;
-    TAKOSUMI_TRY(audit_both(req, "output_share.created", *created));
+    TAKOSUMI_TRY(audit_both(req, "output_share.created", *created, target_exists));
     return created;
   });
   if (!share) return error_response(share.error());

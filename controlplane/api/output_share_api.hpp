@@ -9,6 +9,9 @@
 
 namespace takosumi::controlplane {
 
+// Offers a Workspace may have waiting for approval at once.
+inline constexpr std::int64_t kMaxPendingOffers = 64;
+
 class OutputShareApi : public PublicResource {
  public:
   using PublicResource::PublicResource;
@@ -32,7 +35,8 @@ class OutputShareApi : public PublicResource {
   HttpResponse move_share(const HttpRequest& req, const std::string& id, Sides sides,
                           std::string_view to, std::string_view action, StoreMove move);
   // Records `action` in the giving and the receiving Workspace.
-  Status audit_both(const HttpRequest& req, std::string_view action, const OutputShare& share);
+  Status audit_both(const HttpRequest& req, std::string_view action, const OutputShare& share,
+                    bool receiver_exists = true);
 };
 
 }  // namespace takosumi::controlplane

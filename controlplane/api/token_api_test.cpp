@@ -3,6 +3,7 @@
 // role and look the same whether the object exists elsewhere or not at all, actions audited by
 // token id, and revoked or expired tokens refused.
 #include "common/file_io.hpp"
+#include "controlplane/api/output_share_api.hpp"
 #include "controlplane/testing/http_api_fixture.hpp"
 
 namespace takosumi::controlplane {
@@ -233,6 +234,36 @@ TEST_F(TokenApiTest, ATokenNeverOutlivesTheTokenThatMadeIt) {
   clock_.advance(601);
   EXPECT_EQ(with(child.str("secret"), http::verb::get, "/api/v1/capsules/" + capsule_a_).status,
             401u);
+}
+
+// An owner's offer tells nothing about the receiving Workspace: one it cannot read and one that
+// does not exist answer alike. And one Workspace's owner cannot flood others with offers.
+TEST_F(TokenApiTest, ShareOffersAnswerAlikeForUnknownAndUnreadableWorkspacesAndAreBounded) {
+  const auto owner_a = token(json::object{{team_a_, "owner"}});
+  const auto offer = [&](const std::string& to) {
+    return with(owner_a.secret, http::verb::post, "/api/v1/output-shares",
+                json::object{{"producerCapsuleId", capsule_a_}, {"toWorkspaceId", to},
+                             {"outputs", json::array{"url"}}});
+  };
+  const std::string unknown = "ws_" + std::string(32, '0');
+  auto to_b = offer(team_b_);
+  auto to_unknown = offer(unknown);
+  ASSERT_EQ(to_b.status, 201u) << to_b.body;
+  ASSERT_EQ(to_unknown.status, 201u) << to_unknown.body;
+  std::vector<std::string> keys_b, keys_unknown;
+  for (const auto& kv : to_b.obj()) keys_b.emplace_back(kv.key());
+  for (const auto& kv : to_unknown.obj()) keys_unknown.emplace_back(kv.key());
+  EXPECT_EQ(keys_b, keys_unknown);
+  EXPECT_EQ(to_b.str("status"), to_unknown.str("status"));
+  // Both stay visible to the giving side as its pending offers; the unknown one is never approved.
+  auto listed = with(owner_a.secret, http::verb::get, "/api/v1/output-shares?workspaceId=" + team_a_);
+  ASSERT_EQ(listed.status, 200u) << listed.body;
+  EXPECT_EQ(listed.obj().at("given").as_array().size(), 2u) << listed.body;
+  for (std::int64_t n = 2; n < kMaxPendingOffers; ++n)
+    ASSERT_EQ(offer("ws_" + std::string(28, '1') + std::to_string(1000 + n)).status, 201u) << n;
+  auto flood = offer(unknown);
+  EXPECT_EQ(flood.status, 409u) << flood.body;
+  EXPECT_NE(flood.body.find("waiting for approval"), std::string::npos) << flood.body;
 }
 
 }  // namespace

@@ -63,8 +63,15 @@ Result<Capsule> capsule_from_backup(const json::value& v, const Workspace& ws,
   if (const auto* names = o.if_contains("sensitiveVariableNames"); names && names->is_array())
     for (const auto& n : names->get_array())
       if (n.is_string()) sensitive.push_back(n);
-  c.restore_pending = takosumi::serialize(json::object{
-      {"connections", std::move(connections)}, {"sensitiveVariableNames", std::move(sensitive)}});
+  json::object pending{{"connections", std::move(connections)},
+                       {"sensitiveVariableNames", std::move(sensitive)}};
+  // The source's Connection of kind git is not in a backup either: it is made again here.
+  if (c.source.connection_id) {
+    auto it = connection_names.find(*c.source.connection_id);
+    pending["sourceConnection"] = it != connection_names.end() ? it->second : *c.source.connection_id;
+    c.source.connection_id.reset();
+  }
+  c.restore_pending = takosumi::serialize(pending);
   return c;
 }
 

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <list>
 #include <optional>
@@ -167,11 +168,23 @@ std::optional<Exchange> answer_for(BodyRead::Outcome outcome, const BodyPolicy& 
   return std::nullopt;
 }
 
-HttpRequest head_of(const HeadParser& parser) {
+// Headers a request may carry once: two Authorization headers would let whoever reads the first
+// and whoever reads the last see different callers (a proxy in front, this server).
+constexpr std::array<std::string_view, 5> kSingleHeaders{"authorization", "proxy-authorization",
+                                                         "host", "content-type", "content-length"};
+
+Result<HttpRequest> head_of(const HeadParser& parser) {
   HttpRequest req;
   req.method = std::string(parser.get().method_string());
   req.target = std::string(parser.get().target());
-  for (const auto& field : parser.get()) req.headers[lowercase(field.name_string())] = field.value();
+  for (const auto& field : parser.get()) {
+    std::string name = lowercase(field.name_string());
+    const bool single = std::find(kSingleHeaders.begin(), kSingleHeaders.end(), name) != kSingleHeaders.end();
+    if (single && req.headers.contains(name))
+      return fail(errc::kInvalidArgument, "the request carries the " + std::string(field.name_string()) +
+                                              " header more than once; send it once");
+    req.headers[std::move(name)] = field.value();
+  }
   return req;
 }
 
@@ -414,7 +427,9 @@ asio::awaitable<std::optional<Exchange>> HttpServer::Impl::read_and_handle(
     co_return refusal(errc::kHeadersTooLarge,
                       "request headers exceed " + std::to_string(kHeaderLimit) + " bytes");
   if (hec) co_return std::nullopt;
-  HttpRequest req = head_of(head);
+  auto parsed = head_of(head);
+  if (!parsed) co_return refusal(error_response(parsed.error()), !head.is_done());
+  HttpRequest req = std::move(*parsed);
   req.peer_certificate = s.peer_certificate;
   if (auto st = parse_target(req); !st) co_return refusal(error_response(st.error()), !head.is_done());
   Admission admission = handler.admit(req);

@@ -45,6 +45,13 @@ Result<OutputShare> OutputShareStore::create(const Capsule& producer,
   return o;
 }
 
+Result<std::int64_t> OutputShareStore::count_pending_from(std::string_view workspace_id) {
+  return one_row(db_.query("SELECT count(*) FROM output_shares WHERE from_workspace_id = ? AND"
+                           " status = 'pending'",
+                           workspace_id),
+                 "output shares", [](const Statement& s) { return s.integer(0); });
+}
+
 Result<OutputShare> OutputShareStore::get(std::string_view id) {
   return one_row(db_.query(std::string(kSelect) + " WHERE id = ?", id),
                  "output share " + std::string(id), share_from_row);

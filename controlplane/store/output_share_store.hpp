@@ -19,7 +19,8 @@ class OutputShareStore {
  public:
   OutputShareStore(Database& db, const Clock& clock) : db_(db), clock_(clock) {}
 
-  // The producer and receiving Workspace exist and the outputs are public (the caller checked).
+  // The producer exists and the outputs are public (the caller checked); the receiving Workspace
+  // may not exist (such an offer is never approved).
   Result<OutputShare> create(const Capsule& producer, std::string_view to_workspace_id,
                              std::vector<std::string> outputs, std::string_view actor);
   Result<OutputShare> get(std::string_view id);
@@ -27,6 +28,8 @@ class OutputShareStore {
   Result<std::vector<OutputShare>> list(std::string_view workspace_id);
   Result<OutputShare> approve(std::string_view id, std::string_view actor);
   Result<OutputShare> revoke(std::string_view id, std::string_view actor);
+  // Offers the Workspace gave that still wait for approval.
+  Result<std::int64_t> count_pending_from(std::string_view workspace_id);
 
  private:
   Database& db_;

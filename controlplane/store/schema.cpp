@@ -224,7 +224,7 @@ CREATE TABLE IF NOT EXISTS output_shares (
   id TEXT PRIMARY KEY,
   producer_capsule_id TEXT NOT NULL REFERENCES capsules(id),
   from_workspace_id TEXT NOT NULL REFERENCES workspaces(id),
-  to_workspace_id TEXT NOT NULL REFERENCES workspaces(id),
+  to_workspace_id TEXT NOT NULL,
   outputs TEXT NOT NULL,
   status TEXT NOT NULL CHECK (status IN ('pending', 'active', 'revoked')),
   created_by TEXT NOT NULL,
@@ -527,7 +527,31 @@ Status to_v15(Database& db) {
 // Capsule names the Connection of kind git its source uses, and no stored gitUrl keeps credentials
 // of its own: a password or token before "@" is removed (shown, backed up and sent without it; a
 // private repository then needs a Connection of kind git).
+// An OutputShare's receiving Workspace needs not exist either: an offer is recorded alike for an
+// unknown Workspace and for one the giving side cannot read (it is simply never approved), so
+// an offer tells nobody which Workspace ids exist.
+Status drop_share_target_reference(Database& db) {
+  if (db.driver() == StoreDriver::postgres)
+    return db.exec("ALTER TABLE output_shares DROP CONSTRAINT IF EXISTS output_shares_to_workspace_id_fkey");
+  auto referenced = db.single_integer(
+      "SELECT count(*) FROM sqlite_master WHERE name = 'output_shares' AND sql LIKE "
+      "'%to_workspace_id TEXT NOT NULL REFERENCES%'");
+  if (!referenced) return std::unexpected(referenced.error());
+  if (*referenced == 0) return {};
+  const std::string table(kTablesV9.substr(kTablesV9.find("CREATE TABLE IF NOT EXISTS output_shares")));
+  std::string create = table.substr(0, table.find(");") + 2);
+  create.replace(create.find("IF NOT EXISTS output_shares"), 27, "output_shares_v16");
+  TAKOSUMI_TRY(db.exec("DROP TABLE IF EXISTS output_shares_v16;" + create));
+  TAKOSUMI_TRY(db.exec("INSERT INTO output_shares_v16 SELECT * FROM output_shares;"
+                       "DROP TABLE output_shares;"
+                       "ALTER TABLE output_shares_v16 RENAME TO output_shares;"
+                       "CREATE INDEX IF NOT EXISTS output_shares_from ON output_shares(from_workspace_id);"
+                       "CREATE INDEX IF NOT EXISTS output_shares_to ON output_shares(to_workspace_id);"));
+  return {};
+}
+
 Status to_v16(Database& db) {
+  TAKOSUMI_TRY(drop_share_target_reference(db));
   TAKOSUMI_TRY(add_column_if_missing(db, "connections", "kind", "TEXT NOT NULL DEFAULT 'provider'"));
   TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "git_connection_id", "TEXT"));
   auto urls = db.query("SELECT id, git_url FROM capsules WHERE git_url LIKE '%@%'");
@@ -557,7 +581,7 @@ struct Migration {
 constexpr Migration kMigrations[] = {{2, to_v2, true}, {3, to_v3}, {4, to_v4}, {5, to_v5},
                                      {6, to_v6},       {7, to_v7}, {8, to_v8}, {9, to_v9},
                                      {10, to_v10},     {11, to_v11}, {12, to_v12}, {13, to_v13},
-                                     {14, to_v14},     {15, to_v15}, {16, to_v16}};
+                                     {14, to_v14},     {15, to_v15}, {16, to_v16, true}};
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 // Runs one migration in one transaction that also sets user_version: a database is at one

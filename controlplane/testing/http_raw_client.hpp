@@ -65,6 +65,7 @@ struct Reply {
   bool answered = false;  // a whole response arrived (the connection may have closed after it)
   unsigned status = 0;
   std::string code;  // error.code of the JSON body, if any
+  std::string body;
 };
 
 inline Reply read_reply(tcp::socket& socket, beast::flat_buffer& buffer) {
@@ -72,7 +73,7 @@ inline Reply read_reply(tcp::socket& socket, beast::flat_buffer& buffer) {
   boost::system::error_code ec;
   http::read(socket, buffer, parser, ec);
   if (ec) return {};
-  Reply r{true, parser.get().result_int(), {}};
+  Reply r{true, parser.get().result_int(), {}, parser.get().body()};
   auto body = boost::json::parse(parser.get().body(), ec);
   if (!ec && body.is_object() && body.as_object().contains("error"))
     r.code = boost::json::value_to<std::string>(body.at("error").at("code"));

@@ -7,6 +7,7 @@
 
 #include "tests/fault/fault_support.hpp"
 #include "tests/support/test_git_repo.hpp"
+#include "tests/support/throttled_proxy.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -51,6 +52,33 @@ TEST(ControlOutage, ResultsAndStateArriveExactlyOnceWhenTheControlPlaneIsBack) {
                          std::chrono::seconds(30)))
       << "the journal still holds the delivered Run";
   EXPECT_FALSE(fs::exists(stack.agent_dir(0) / "state/spool" / (run_id + "-1")));
+}
+
+// A slow uplink: the plan and the state the apply leaves take several leases to upload. The lease
+// is renewed all the while, so each Run ends in its first attempt and nothing is run twice.
+TEST(SlowUplink, AnUploadLongerThanTheLeaseDoesNotLoseIt) {
+  constexpr int kLeaseSeconds = 4;
+  constexpr std::uint64_t kBytesPerSecond = 64 * 1024;
+  Stack stack(StackOptions{.agents = 0, .lease_seconds = kLeaseSeconds});
+  ThrottledProxy proxy(stack.port(), kBytesPerSecond);
+  stack.set_agent_control_plane(
+      0, "controlPlane:\n  url: http://127.0.0.1:" + std::to_string(proxy.port()) + "\n");
+  stack.start_agent(0);
+  TestGitRepo repo(stack.root() / "repo");
+  // About 300 KB of input: the sealed plan carries it once, the state twice (input and output).
+  repo.commit({{"main.tf", "resource \"terraform_data\" \"big\" {\n"
+                           "  input = format(\"%0300000d\", 7)\n}\n"}});
+  const auto capsule = stack.create_capsule(repo.url(), {}, {});
+  auto plan = stack.plan(capsule);
+  ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << stack.agent_logs();
+  auto applied = stack.apply(str(plan, "id"));
+  ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied) << stack.agent_logs();
+  for (const auto* run : {&plan, &applied})
+    EXPECT_EQ(run->at("attempt").as_int64(), 1) << json::serialize(*run);
+  EXPECT_EQ(stack.state_versions(capsule).size(), 1u);
+  // The uploads really were longer than a lease: more bytes than the link carries in one.
+  EXPECT_GT(proxy.client_bytes(), 2 * kBytesPerSecond * kLeaseSeconds);
+  EXPECT_EQ(stack.agent_logs().find("lease lost"), std::string::npos) << stack.agent_logs();
 }
 
 }  // namespace

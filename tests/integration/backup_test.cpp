@@ -121,7 +121,12 @@ TEST(BackupTest, AWorkspaceMovesToAnotherControlPlaneWithoutItsSecrets) {
     }
   }
 
-  Stack target;
+  // The other control plane and its agent may read the repository, which lies in the first
+  // stack's directory.
+  StackOptions readers;
+  readers.extra_control_yaml = "sources:\n  fileRoots: [" + source.root().string() + "]\n";
+  readers.extra_agent_yaml = "source:\n  fileRoots: [" + source.root().string() + "]\n";
+  Stack target(readers);
   const std::string source_key = read_text(source.data_dir() / "keys/signing.pub");
   auto restore = [&](const std::string& body, const std::string& key) {
     return target.api().request("POST", "/api/v1/workspaces/restore", body,
