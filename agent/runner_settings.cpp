@@ -32,11 +32,11 @@ runner::RunnerSettings make_runner_settings(const config::AgentConfig& config,
                                                 probe.landlock, sandbox.exec_allow,
                                                 sandbox.tcp_connect_ports, sandbox.allow_jit};
   }
-  if (config.limits.memory_mib > 0)
-    settings.limits.address_space_bytes = config.limits.memory_mib << 20;
+  settings.memory_bytes = config.limits.memory_mib << 20;
+  settings.workspace_bytes = config.limits.workspace_mib << 20;
   if (config.limits.cpu_seconds > 0) settings.limits.cpu_seconds = config.limits.cpu_seconds;
   settings.max_processes = config.limits.max_processes;
-  settings.pids_cgroups = probe.cgroups;
+  settings.cgroups = probe.cgroups;
   settings.policy = config.policy;
   settings.max_log_bytes = config.limits.max_log_bytes;
   settings.max_plan_json_bytes = config.limits.max_plan_json_bytes;

@@ -14,7 +14,7 @@ SandboxProbe probe_sandbox(const config::AgentConfig& config, bool prepare) {
   probe.landlock = confine::probe_landlock();
   // One agent installation, one state directory: its Run cgroups are its own.
   const auto instance = crypto::sha256_hex(std::filesystem::absolute(config.state_dir).string()).substr(0, 16);
-  auto cgroups = runner::PidsCgroups::open(prepare, "agent-" + instance);
+  auto cgroups = runner::RunCgroups::open(prepare, "agent-" + instance);
   if (cgroups) {
     probe.cgroups.emplace(std::move(*cgroups));
     if (prepare) probe.cgroups->remove_stale();
@@ -44,6 +44,17 @@ std::vector<std::string> describe_sandbox(const SandboxProbe& probe, const confi
   else
     out.push_back("process limit: NOT ENFORCED: the agent runs as root without a pids cgroup (" +
                   probe.cgroups_unavailable + ")");
+  const auto memory = std::to_string(c.limits.memory_mib) + " MiB per Run";
+  if (c.limits.memory_mib == 0)
+    out.emplace_back("memory limit: none (limits.memoryMiB: 0)");
+  else if (probe.cgroups && probe.cgroups->limits_memory())
+    out.push_back("memory limit: " + memory + ", memory.max of the Run's cgroup");
+  else
+    out.push_back("memory limit: " + memory + " per process, RLIMIT_AS (no memory cgroup to manage: " +
+                  (probe.cgroups ? std::string("the memory controller is not delegated") : probe.cgroups_unavailable) + ")");
+  out.push_back(c.limits.workspace_mib == 0
+                    ? std::string("workspace limit: none (limits.workspaceMiB: 0)")
+                    : "workspace limit: " + std::to_string(c.limits.workspace_mib) + " MiB per Run");
   out.push_back("private /tmp: " + std::to_string(c.limits.tmp_mib) + " MiB per Run");
   return out;
 }

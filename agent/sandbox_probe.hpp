@@ -9,13 +9,13 @@
 #include "common/error.hpp"
 #include "config/agent_config.hpp"
 #include "confine/landlock.hpp"
-#include "runner/tofu/pids_cgroup.hpp"
+#include "runner/tofu/run_cgroups.hpp"
 
 namespace takosumi::agent {
 
 struct SandboxProbe {
   confine::LandlockSupport landlock;
-  std::optional<runner::PidsCgroups> cgroups;
+  std::optional<runner::RunCgroups> cgroups;
   std::string cgroups_unavailable;  // why there is none
 };
 

@@ -107,10 +107,11 @@ Status load_limits(const YAML::Node& root, LimitsConfig& out) {
   if (!node || node.IsNull()) return {};
   TAKOSUMI_TRY(yaml_known_keys(
       node, {"memoryMiB", "cpuSeconds", "maxLogBytes", "maxPlanJsonBytes", "maxStateBytes", "tmpMiB",
-             "maxProcesses"},
+             "maxProcesses", "workspaceMiB"},
       "limits"));
   constexpr std::int64_t kTiB = std::int64_t{1} << 40;
-  auto memory = yaml_int(node, "memoryMiB", "limits", 0, 0, 1 << 24);
+  auto memory = yaml_int(node, "memoryMiB", "limits", kDefaultMemoryMiB, 0, 1 << 24);
+  auto workspace = yaml_int(node, "workspaceMiB", "limits", kDefaultWorkspaceMiB, 0, 1 << 24);
   auto cpu = yaml_int(node, "cpuSeconds", "limits", 0, 0, 365 * 24 * 3600);
   auto logs = yaml_int(node, "maxLogBytes", "limits", 16 << 20, 4096, kTiB);
   auto plan = yaml_int(node, "maxPlanJsonBytes", "limits", 64 << 20, 4096, kTiB);
@@ -118,8 +119,9 @@ Status load_limits(const YAML::Node& root, LimitsConfig& out) {
                        4096, kTiB);
   auto tmp = yaml_int(node, "tmpMiB", "limits", 512, 1, 1 << 20);
   auto processes = yaml_int(node, "maxProcesses", "limits", 512, 0, 1 << 22);
-  if (const Error* e = first_error(memory, cpu, logs, plan, state, tmp, processes))
+  if (const Error* e = first_error(memory, workspace, cpu, logs, plan, state, tmp, processes))
     return std::unexpected(*e);
+  out.workspace_mib = static_cast<std::uint64_t>(*workspace);
   out.tmp_mib = static_cast<std::uint64_t>(*tmp);
   out.max_processes = static_cast<std::uint64_t>(*processes);
   out.memory_mib = static_cast<std::uint64_t>(*memory);

@@ -36,8 +36,17 @@ struct SandboxConfig {
   bool allow_jit = false;
 };
 
+// Every Run is bounded by default (docs/security.md "Resource limits").
+inline constexpr std::int64_t kDefaultMemoryMiB = 2048;
+inline constexpr std::int64_t kDefaultWorkspaceMiB = 4096;
+
 struct LimitsConfig {
-  std::uint64_t memory_mib = 0;   // RLIMIT_AS of tofu and each plugin; 0 = no limit
+  // Memory of one Run: its whole process tree in a cgroup's memory.max where the agent may manage
+  // one, else RLIMIT_AS of tofu and each plugin. 0 = no limit.
+  std::uint64_t memory_mib = kDefaultMemoryMiB;
+  // What one Run may keep in its workspace: RLIMIT_FSIZE per file, and the total checked while
+  // each command runs. 0 = no limit.
+  std::uint64_t workspace_mib = kDefaultWorkspaceMiB;
   std::uint64_t cpu_seconds = 0;  // RLIMIT_CPU of tofu and each plugin; 0 = no limit
   std::uint64_t max_log_bytes = 16u << 20;       // beyond this the Run's log is truncated
   std::uint64_t max_plan_json_bytes = 64u << 20;  // `tofu show -json` larger → limit_exceeded

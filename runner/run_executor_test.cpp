@@ -463,7 +463,9 @@ TEST_F(RunExecutorTest, DriftCheckIsReadOnlyAndNamesAFileChangedOutsideTofu) {
   EXPECT_NE(d.action.find("delete"), std::string::npos) << d.action;
   EXPECT_EQ(d.attributes, std::vector<std::string>{"(deleted)"});
   expect_read_only(drifted, "dc2");
-  EXPECT_TRUE(log_contains("This is a refresh-only plan"));
+  // What drifted, rendered from the frozen refresh-only plan (tofu's own text is withheld).
+  EXPECT_TRUE(log_contains("what changed outside OpenTofu, from the refresh-only plan:"));
+  EXPECT_TRUE(log_contains("  # local_file.f has been deleted outside OpenTofu"));
   EXPECT_FALSE(log_contains("changed by hand"));
   // Reported, never fixed.
   std::ifstream in(file);

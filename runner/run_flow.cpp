@@ -23,6 +23,7 @@
 #include "runner/policy/installed_providers.hpp"
 #include "runner/policy/module_policy.hpp"
 #include "runner/plan/plan_analysis.hpp"
+#include "runner/plan/plan_render.hpp"
 #include "runner/policy/provider_lock.hpp"
 #include "runner/state/run_artifacts.hpp"
 #include "redaction/sensitive_values.hpp"
@@ -47,6 +48,13 @@ std::vector<std::string> planned_sensitive_outputs(
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+// The OpenTofu outputs the Capsule maps: only their values may be shown.
+std::set<std::string> mapped_output_names(const std::map<std::string, protocol::OutputMapping>& allowlist) {
+  std::set<std::string> names;
+  for (const auto& [public_name, mapping] : allowlist) names.insert(mapping.from);
+  return names;
+}
 
 // tofu show -json, parsed once: its sensitive values join the Run's secrets and the object goes on
 // to the analysis.
@@ -132,7 +140,7 @@ asio::awaitable<Status> RunFlow::async_execute() {
   TAKOSUMI_CO_TRY(co_await async_check_mirror());
   TAKOSUMI_CO_TRY(check_committed_lock());
   TAKOSUMI_CO_TRY(co_await async_choose_tofu());
-  TAKOSUMI_CO_TRY(co_await async_limit_processes());
+  TAKOSUMI_CO_TRY(co_await async_make_cgroup());
   TAKOSUMI_CO_TRY(start_tofu());
   // What the chosen OpenTofu says it is, before a hook runs for a Run it cannot serve.
   TAKOSUMI_CO_TRY(co_await async_tofu_version());
@@ -402,9 +410,12 @@ asio::awaitable<Status> RunFlow::async_freeze(const fs::path& written, const fs:
   co_return Status{};
 }
 
-asio::awaitable<Status> RunFlow::async_limit_processes() {
-  if (settings_.max_processes == 0) co_return Status{};
-  if (!settings_.pids_cgroups) {
+// The Run's cgroup, when the agent may manage one: its tasks (limits.maxProcesses) and, where the
+// memory controller is there too, its memory (limits.memoryMiB) count together.
+asio::awaitable<Status> RunFlow::async_make_cgroup() {
+  const bool cgroup_memory = settings_.cgroups && settings_.cgroups->limits_memory() && settings_.memory_bytes > 0;
+  if (settings_.max_processes == 0 && !cgroup_memory) co_return Status{};
+  if (!settings_.cgroups) {
     // RLIMIT_NPROC (set by takosumi-confine) does not bind root: the kernel exempts it.
     if (::geteuid() == 0)
       notice("warning: limits.maxProcesses is not enforced: the agent runs as root and has no "
@@ -413,8 +424,10 @@ asio::awaitable<Status> RunFlow::async_limit_processes() {
     co_return Status{};
   }
   const std::string name = manifest_.run_id + "-" + std::to_string(manifest_.attempt);
+  RunCgroupLimits limits{settings_.max_processes, std::nullopt};
+  if (cgroup_memory) limits.memory_bytes = settings_.memory_bytes;
   auto created = co_await async_offload(blocking_.get_executor(), [&]() -> Status {
-    auto cgroup = settings_.pids_cgroups->create(name, settings_.max_processes);
+    auto cgroup = settings_.cgroups->create(name, limits);
     if (!cgroup) return std::unexpected(cgroup.error());
     cgroup_.emplace(std::move(*cgroup));
     return {};
@@ -457,12 +470,14 @@ asio::awaitable<Status> RunFlow::async_plan() {
   TAKOSUMI_CO_TRY(co_await async_freeze(workspace_->plan_file(), workspace_->frozen_plan()));
   Result<PlanAnalysis> analysis;
   std::vector<std::string> sensitive;
+  std::vector<std::string> sealed_text;  // what the reviewer reads: the frozen plan, rendered
   {
     PhaseTimer timer(report_.phase_millis, "show");
     auto doc = co_await async_show(workspace_->frozen_plan());
     if (!doc) co_return std::unexpected(doc.error());
     analysis = co_await async_offload(blocking_.get_executor(), [&] {
       sensitive = planned_sensitive_outputs(*doc, manifest_.output_allowlist);
+      sealed_text = render_plan(*doc, mapped_output_names(manifest_.output_allowlist));
       auto analysed = analyze_plan(*doc);
       // Only a plan with changes is sealed, and only a sealed plan carries its values.
       if (analysed && (analysed->has_changes || *changed))
@@ -480,8 +495,25 @@ asio::awaitable<Status> RunFlow::async_plan() {
   report_.resource_changes = std::move(analysis->resource_changes);
   report_.summary = analysis->summary;
   report_.has_changes = analysis->has_changes || *changed;
-  if (!report_.has_changes) co_return Status{};
-  co_return co_await async_seal_plan();
+  if (report_.has_changes) TAKOSUMI_CO_TRY(co_await async_seal_plan());
+  log_sealed_plan(sealed_text);
+  co_return Status{};
+}
+
+// The sealed plan's own text, after everything tofu printed: the plan an apply of this Run runs.
+void RunFlow::log_sealed_plan(const std::vector<std::string>& lines) const {
+  if (!log_) return;
+  const auto& s = report_.summary;
+  if (!report_.has_changes) {
+    notice("the plan as sealed: no changes; nothing to apply");
+    return;
+  }
+  notice("the plan as sealed (plan digest sha256:" + report_.plan_digest +
+         "), which an apply of this Run runs:");
+  log_("");
+  for (const auto& line : lines) log_(line);
+  log_("Plan: " + std::to_string(s.add) + " to add, " + std::to_string(s.change) + " to change, " +
+       std::to_string(s.replace) + " to replace, " + std::to_string(s.destroy) + " to destroy.");
 }
 
 asio::awaitable<Status> RunFlow::async_seal_plan() {
@@ -533,21 +565,55 @@ asio::awaitable<Status> RunFlow::async_drift_check() {
   const auto frozen = workspace_->agent_dir() / "drift.tfplan";
   TAKOSUMI_CO_TRY(co_await async_freeze(workspace_->drift_plan_file(), frozen));
   Result<protocol::DriftReport> drift;
+  std::vector<std::string> drift_text;
   {
     PhaseTimer timer(report_.phase_millis, "show");
     auto doc = co_await async_show(frozen);
     if (!doc) co_return std::unexpected(doc.error());
     // Exit code 2 also comes from output changes alone: only resource_drift decides.
-    drift = co_await async_offload(blocking_.get_executor(), [&] { return analyze_drift(*doc); });
+    drift = co_await async_offload(blocking_.get_executor(), [&] {
+      drift_text = render_drift(*doc);
+      return analyze_drift(*doc);
+    });
   }
   if (!drift) co_return std::unexpected(drift.error());
   report_.has_changes = drift->status == "drift";
   for (const auto& r : drift->resources) notice("drift: " + r.address + " (" + r.action + ")");
+  if (log_ && !drift_text.empty()) {
+    notice("what changed outside OpenTofu, from the refresh-only plan:");
+    for (const auto& line : drift_text) log_(line);
+  }
   report_.drift = std::move(*drift);
   co_return Status{};
 }
 
-asio::awaitable<void> RunFlow::async_finish(const Status& result) {
+// A Run that ended past one of its limits says which, whatever the command's own failure was.
+Status RunFlow::named_limit(const Status& result) const {
+  if (result || result.error().code == errc::kLimitExceeded) return result;
+  if (cgroup_ && cgroup_->oom_kills() > 0)
+    return fail(errc::kLimitExceeded,
+                "the Run went past its memory limit (limits.memoryMiB: " +
+                    std::to_string(settings_.memory_bytes >> 20) +
+                    " MiB for all of its processes together) and the kernel stopped it: " +
+                    result.error().message);
+  const std::string& m = result.error().message;
+  const bool address_space = settings_.memory_bytes > 0 &&
+                             (m.find("out of memory") != std::string::npos ||
+                              m.find("Cannot allocate memory") != std::string::npos ||
+                              m.find("MemoryError") != std::string::npos);
+  if (address_space)
+    return fail(errc::kLimitExceeded, "a process of the Run went past its memory limit "
+                                      "(limits.memoryMiB: " + std::to_string(settings_.memory_bytes >> 20) +
+                                      " MiB of address space each): " + m);
+  if (settings_.workspace_bytes > 0 && m.find("File size limit exceeded") != std::string::npos)
+    return fail(errc::kLimitExceeded, "a file of the Run went past its workspace limit "
+                                      "(limits.workspaceMiB: " + std::to_string(settings_.workspace_bytes >> 20) +
+                                      " MiB): " + m);
+  return result;
+}
+
+asio::awaitable<void> RunFlow::async_finish(const Status& outcome) {
+  const Status result = named_limit(outcome);
   if (result) {
     report_.status = "succeeded";
   } else {

@@ -48,7 +48,7 @@ class RunFlow {
   boost::asio::awaitable<Status> async_check_module_policy();
   boost::asio::awaitable<Status> async_restore_inputs();
   boost::asio::awaitable<Status> async_restore_prior_state();
-  boost::asio::awaitable<Status> async_limit_processes();
+  boost::asio::awaitable<Status> async_make_cgroup();
   Status start_tofu();
   boost::asio::awaitable<Status> async_init();
   boost::asio::awaitable<Status> async_check_mirror();
@@ -86,6 +86,8 @@ class RunFlow {
   void remember_bundle_secrets();
   void remember(std::string_view what, std::string_view value);
   void notice(std::string_view line) const;
+  void log_sealed_plan(const std::vector<std::string>& lines) const;
+  Status named_limit(const Status& result) const;
 
   boost::asio::thread_pool& blocking_;
   const RunnerSettings& settings_;
@@ -109,7 +111,7 @@ class RunFlow {
   std::optional<std::vector<ModuleScan::RequiredVersion>> root_required_versions_;
   bool required_versions_cut_ = false;
   std::optional<RunWorkspace> workspace_;
-  std::optional<RunCgroup> cgroup_;  // the Run's pids cgroup, when there is one
+  std::optional<RunCgroup> cgroup_;  // the Run's cgroup, when there is one
   std::filesystem::path module_dir_;
   std::optional<TofuCli> tofu_;
   redaction::SecretSet& secrets_;

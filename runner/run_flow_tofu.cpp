@@ -14,11 +14,19 @@ Result<TofuOptions> RunFlow::tofu_options() const {
   TofuOptions options{tofu_binary_, provider_mirror_, deadline_,
                       settings_.kill_grace};
   options.limits = settings_.limits;
+  // A Run's memory is its cgroup's when the agent manages one with memory; else each process's.
+  const bool cgroup_memory = cgroup_ && settings_.cgroups && settings_.cgroups->limits_memory();
+  if (settings_.memory_bytes > 0 && !cgroup_memory) options.limits.address_space_bytes = settings_.memory_bytes;
+  if (settings_.workspace_bytes > 0) {
+    options.limits.file_size_bytes = settings_.workspace_bytes;
+    options.workspace_budget = DiskBudget{workspace_->root(), settings_.workspace_bytes};
+  }
+  options.blocking = &blocking_;
   options.max_show_json = settings_.max_plan_json_bytes;
   options.secrets = &secrets_;
   options.supervisor = settings_.supervisor;
   options.lock_file = workspace_->lock_file();
-  if (cgroup_) options.cgroup_procs = cgroup_->procs_file();
+  if (cgroup_) options.cgroup_procs = cgroup_->procs_files();
   const bool offline = policy_.network == protocol::NetworkMode::none;
   if (!settings_.sandbox) {
     if (offline)
@@ -72,7 +80,7 @@ Result<std::optional<SandboxOptions::Confine>> RunFlow::confine_options(
     args.loader = !control.allow.empty();
   }
   if (network) args.tcp_connect_ports = control.tcp_connect_ports;
-  if (!settings_.pids_cgroups) args.max_processes = settings_.max_processes;
+  if (!settings_.cgroups) args.max_processes = settings_.max_processes;
   args.landlock_required = control.required;
   args.allow_jit = control.allow_jit;
   return std::optional<SandboxOptions::Confine>(SandboxOptions::Confine{control.confine, std::move(args)});

@@ -20,7 +20,7 @@
 #include "protocol/secret_bundle.hpp"
 #include "redaction/secret_set.hpp"
 #include "runner/source/git_source.hpp"
-#include "runner/tofu/pids_cgroup.hpp"
+#include "runner/tofu/run_cgroups.hpp"
 #include "runner/tofu/process_launcher.hpp"
 #include "runner/tofu/sandbox.hpp"
 #include "config/service_settings.hpp"
@@ -47,9 +47,15 @@ struct RunnerSettings {
   std::optional<ExecControl> exec_control;
   ProcessLimits limits;        // of tofu and each plugin
   // Tasks (processes and threads) of one Run together (limits.maxProcesses); 0: no limit. Held by
-  // a cgroup's pids.max when pids_cgroups is set, else by RLIMIT_NPROC in the sandbox.
+  // a cgroup's pids.max when cgroups is set, else by RLIMIT_NPROC in the sandbox.
   std::uint64_t max_processes = 512;
-  std::optional<PidsCgroups> pids_cgroups;
+  // Memory of one Run (limits.memoryMiB); 0: no limit. Held by the Run cgroup's memory.max when
+  // cgroups limit memory, else by RLIMIT_AS of each process.
+  std::uint64_t memory_bytes = 0;
+  // The Run's workspace (limits.workspaceMiB); 0: no limit. RLIMIT_FSIZE of each process, and the
+  // workspace's total measured while each command runs.
+  std::uint64_t workspace_bytes = 0;
+  std::optional<RunCgroups> cgroups;
   protocol::RunPolicy policy;  // the pool's side, combined with the manifest's
   std::uint64_t max_log_bytes = 16u << 20;
   std::uint64_t max_plan_json_bytes = 64u << 20;

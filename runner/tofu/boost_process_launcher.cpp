@@ -44,15 +44,16 @@ constexpr auto kDrainLimit = std::chrono::seconds(5);
 // (see ProcessSpec).
 struct ChildSetup {
   const ProcessSpec& spec;
-  // Opened (and owned, as a UniqueFd) by the parent before fork: the child allocates nothing
-  // and its one-byte write needs no loop (cgroup.procs takes the whole pid or fails).
-  int cgroup_procs_fd = -1;
+  // Opened (and owned, as UniqueFds) by the parent before fork: the child allocates nothing
+  // and its one-byte writes need no loop (cgroup.procs takes the whole pid or fails). One per
+  // hierarchy (cgroup v1 has one per controller); -1 ends the list.
+  std::array<int, 4> cgroup_procs_fds{-1, -1, -1, -1};
   bp::error_code on_exec_setup(bp::posix::default_launcher&, const std::filesystem::path&,
                                const char* const*) {
     // A new session: its own process group, and no controlling terminal (TIOCSTI) for a module.
     if (::setsid() == -1) return bp::error_code(errno, bp::system_category());
-    if (cgroup_procs_fd >= 0 && ::write(cgroup_procs_fd, "0", 1) != 1)
-      return bp::error_code(errno, bp::system_category());
+    for (const int fd : cgroup_procs_fds)
+      if (fd >= 0 && ::write(fd, "0", 1) != 1) return bp::error_code(errno, bp::system_category());
     auto limit = [](int resource, rlim_t value) {
       struct rlimit current {};
       if (::getrlimit(resource, &current) == 0 && current.rlim_max != RLIM_INFINITY &&
@@ -66,6 +67,9 @@ struct ChildSetup {
         !limit(RLIMIT_AS, static_cast<rlim_t>(*spec.limits.address_space_bytes)))
       return bp::error_code(errno, bp::system_category());
     if (spec.limits.cpu_seconds && !limit(RLIMIT_CPU, static_cast<rlim_t>(*spec.limits.cpu_seconds)))
+      return bp::error_code(errno, bp::system_category());
+    if (spec.limits.file_size_bytes &&
+        !limit(RLIMIT_FSIZE, static_cast<rlim_t>(*spec.limits.file_size_bytes)))
       return bp::error_code(errno, bp::system_category());
     // Without a supervisor nothing would stop tofu once the agent is gone (the unit leaves the
     // agent's children alone): it dies with the agent, as docs/operations.md says.
@@ -215,12 +219,16 @@ asio::awaitable<Result<ProcessExit>> BoostProcessLauncher::async_run(ProcessSpec
     if (!fd) co_return std::unexpected(fd.error());
     file_fd = std::move(*fd);
   }
-  UniqueFd cgroup_fd;
-  if (spec.cgroup_procs) {
-    cgroup_fd = UniqueFd(::open(spec.cgroup_procs->c_str(), O_WRONLY | O_CLOEXEC));
-    if (!cgroup_fd.valid())
-      co_return fail(errc::kSandboxFailed,
-                     "join cgroup " + spec.cgroup_procs->string() + ": " + std::strerror(errno));
+  std::vector<UniqueFd> cgroup_fds;
+  ChildSetup setup{spec};
+  if (spec.cgroup_procs.size() > setup.cgroup_procs_fds.size())
+    co_return fail(errc::kSandboxFailed, "more cgroup hierarchies than the launcher joins");
+  for (const auto& procs : spec.cgroup_procs) {
+    UniqueFd fd(::open(procs.c_str(), O_WRONLY | O_CLOEXEC));
+    if (!fd.valid())
+      co_return fail(errc::kSandboxFailed, "join cgroup " + procs.string() + ": " + std::strerror(errno));
+    setup.cgroup_procs_fds[cgroup_fds.size()] = fd.get();
+    cgroup_fds.push_back(std::move(fd));
   }
   asio::readable_pipe out(ex), err(ex);
   bp::error_code ec;
@@ -230,10 +238,9 @@ asio::awaitable<Result<ProcessExit>> BoostProcessLauncher::async_run(ProcessSpec
     if (file_fd.get() >= 0)
       return bp::default_process_launcher()(ex, ec, command->program, command->args,
                                             bp::process_stdio{nullptr, file_fd.get(), err}, env,
-                                            dir, ChildSetup{spec, cgroup_fd.get()});
+                                            dir, setup);
     return bp::default_process_launcher()(ex, ec, command->program, command->args,
-                                          bp::process_stdio{nullptr, out, err}, env, dir,
-                                          ChildSetup{spec, cgroup_fd.get()});
+                                          bp::process_stdio{nullptr, out, err}, env, dir, setup);
   }();
   if (ec)
     co_return fail(errc::kSandboxFailed,

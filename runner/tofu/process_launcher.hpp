@@ -29,6 +29,7 @@ using OutputSink = std::function<void(OutputStream stream, std::string_view byte
 struct ProcessLimits {
   std::optional<std::uint64_t> address_space_bytes;  // RLIMIT_AS
   std::optional<std::uint64_t> cpu_seconds;          // RLIMIT_CPU
+  std::optional<std::uint64_t> file_size_bytes;      // RLIMIT_FSIZE: no one file grows past it
 };
 
 // takosumi-supervise between the launcher and the program (see supervise/supervise.hpp): if the
@@ -60,9 +61,9 @@ struct ProcessSpec {
   // program's signal and exits with its code; SIGKILL after kill_grace goes to the supervisor,
   // and the group kill that follows takes the program.
   std::optional<SupervisorSpec> supervisor;
-  // The cgroup.procs file of the Run's cgroup (runner/tofu/pids_cgroup.hpp): the child moves itself
-  // there before it executes, so everything it starts counts against that cgroup's limits.
-  std::optional<std::filesystem::path> cgroup_procs;
+  // The cgroup.procs files of the Run's cgroup (runner/tofu/run_cgroups.hpp; at most 4): the child
+  // moves itself there before it executes, so everything it starts counts against its limits.
+  std::vector<std::filesystem::path> cgroup_procs;
 };
 
 struct ProcessExit {

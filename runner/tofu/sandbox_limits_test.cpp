@@ -6,12 +6,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <fstream>
+#include <vector>
 
 #include "common/error_codes.hpp"
 #include "protocol/failure_codes.hpp"
 #include "runner/policy/installed_providers.hpp"
-#include "runner/tofu/pids_cgroup.hpp"
+#include "runner/tofu/run_cgroups.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace takosumi::runner {
@@ -67,29 +69,31 @@ TEST(InstalledProviders, ALinkOutOfTheMirrorOrToADynamicProviderIsRefused) {
 
 // Runs sh -c script as a member of cgroup, output to out; returns its exit status.
 int run_in(const RunCgroup& cgroup, const std::string& script, const fs::path& out) {
-  const int procs = ::open(cgroup.procs_file().c_str(), O_WRONLY | O_CLOEXEC);
+  std::vector<int> procs;
+  for (const auto& file : cgroup.procs_files()) procs.push_back(::open(file.c_str(), O_WRONLY | O_CLOEXEC));
   const pid_t pid = ::fork();
   if (pid == 0) {
-    if (::write(procs, "0", 1) != 1) ::_exit(97);
+    for (const int fd : procs)
+      if (::write(fd, "0", 1) != 1) ::_exit(97);
     const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ::dup2(fd, STDOUT_FILENO);
     ::dup2(fd, STDERR_FILENO);
     ::execl("/bin/sh", "sh", "-c", script.c_str(), nullptr);
     ::_exit(98);
   }
-  ::close(procs);
+  for (const int fd : procs) ::close(fd);
   int status = 0;
   ::waitpid(pid, &status, 0);
   return status;
 }
 
-TEST(PidsCgroups, ARunsCgroupCapsItsTasksAndItsEndKillsWhatIsLeft) {
-  auto cgroups = PidsCgroups::open(true, "unit-test-" + std::to_string(::getpid()));
+TEST(RunCgroups, ARunsCgroupCapsItsTasksAndItsEndKillsWhatIsLeft) {
+  auto cgroups = RunCgroups::open(true, "unit-test-" + std::to_string(::getpid()));
   ASSERT_TRUE(cgroups) << cgroups.error().message;
   TempDir dir;
   fs::path path;
   {
-    auto cgroup = cgroups->create("run_test-1", 12);
+    auto cgroup = cgroups->create("run_test-1", RunCgroupLimits{12, std::nullopt});
     ASSERT_TRUE(cgroup) << cgroup.error().message;
     path = cgroup->path();
     run_in(*cgroup, "i=0; while [ $i -lt 40 ]; do sleep 3175 & i=$((i+1)); done; echo all-forked",
@@ -104,8 +108,29 @@ TEST(PidsCgroups, ARunsCgroupCapsItsTasksAndItsEndKillsWhatIsLeft) {
     EXPECT_GT(tasks, 0) << "the sleeps left behind are still members";
   }
   EXPECT_FALSE(fs::exists(path)) << "the cgroup outlived its Run";
-  cgroups->remove_stale();
-  ::rmdir(path.parent_path().c_str());
+  cgroups->remove_when_idle();
+}
+
+// The memory of everything in the Run's cgroup together: a member that allocates past it is
+// killed by the kernel, which the cgroup counts, and nothing outside it is touched.
+TEST(RunCgroups, ARunsCgroupCapsItsMemoryAndCountsTheKill) {
+  auto cgroups = RunCgroups::open(true, "unit-test-mem-" + std::to_string(::getpid()));
+  ASSERT_TRUE(cgroups) << cgroups.error().message;
+  ASSERT_TRUE(cgroups->limits_memory()) << cgroups->describe() << ": no memory controller to manage";
+  TempDir dir;
+  {
+    auto cgroup = cgroups->create("run_test-mem", RunCgroupLimits{0, 64ull << 20});
+    ASSERT_TRUE(cgroup) << cgroup.error().message;
+    EXPECT_EQ(cgroup->oom_kills(), 0u);
+    const int status = run_in(*cgroup, "exec python3 -c 'x = bytearray(512 << 20); x[::4096] = b\"x\" * len(x[::4096]); print(\"allocated\")'",
+                              dir / "out");
+    std::ifstream in(dir / "out");
+    const std::string out((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(out.find("allocated"), std::string::npos) << out;
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status << " " << out;
+    EXPECT_GT(cgroup->oom_kills(), 0u);
+  }
+  cgroups->remove_when_idle();
 }
 
 }  // namespace

@@ -1,13 +1,21 @@
 #include "runner/tofu/tofu_cli.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <algorithm>
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
+#include "common/offload.hpp"
 #include "protocol/failure_codes.hpp"
 #include "common/json_fields.hpp"
 #include "runner/policy/module_files.hpp"
 #include "runner/tofu/output_log_filter.hpp"
+#include "runner/tofu/plan_log_filter.hpp"
 #include "redaction/redacted_lines.hpp"
 #include "redaction/redaction.hpp"
 
@@ -137,7 +145,7 @@ asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
                               options_.deadline - std::chrono::steady_clock::now()));
   spec.stdout_file = std::move(capture);
   const auto confine = options_.sandbox ? options_.sandbox->confine : std::nullopt;
-  auto exit = co_await async_launch(name, std::move(spec), confine);
+  auto exit = co_await async_launch(name, std::move(spec), confine, std::nullopt, command == "plan");
   if (!exit) co_return std::unexpected(exit.error());
   if (exit->cancelled) co_return std::unexpected(with_diagnostics(errc::kCancelled, name + " was cancelled"));
   if (exit->timed_out)
@@ -147,7 +155,7 @@ asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
 
 asio::awaitable<Result<ProcessExit>> TofuCli::async_launch(
     const std::string& name, ProcessSpec spec, const std::optional<SandboxOptions::Confine>& confine,
-    std::optional<std::filesystem::path> also_read_only) {
+    std::optional<std::filesystem::path> also_read_only, bool describes_plan) {
   spec.kill_grace = options_.kill_grace;
   spec.limits = options_.limits;
   spec.cgroup_procs = options_.cgroup_procs;
@@ -164,7 +172,14 @@ asio::awaitable<Result<ProcessExit>> TofuCli::async_launch(
   // Per stream: redacted on the bytes, then cut into lines for the diagnostics, the sandbox's
   // complaint and the log.
   OutputLogFilter filtered(log_);
-  redaction::RedactedLines out(options_.secrets, kMaxLine, [&](std::string_view line) { filtered(line); });
+  // A plan's own description of itself stays out of the log (runner/tofu/plan_log_filter.hpp).
+  PlanLogFilter plan_text([&](std::string_view line) { filtered(line); });
+  redaction::RedactedLines out(options_.secrets, kMaxLine, [&](std::string_view line) {
+    if (describes_plan)
+      plan_text(line);
+    else
+      filtered(line);
+  });
   redaction::RedactedLines err(options_.secrets, kMaxLine, [&](std::string_view line) {
     note_stderr_line(line);
     filtered(line);
@@ -172,13 +187,48 @@ asio::awaitable<Result<ProcessExit>> TofuCli::async_launch(
   OutputSink sink = [&](OutputStream stream, std::string_view bytes) {
     (stream == OutputStream::err ? err : out).feed(bytes);
   };
-  auto exit = co_await launcher_.async_run(std::move(spec), std::move(sink), cancel_);
+  std::optional<std::string> over;  // the workspace passed its budget: why
+  auto done = std::make_shared<bool>(false);
+  auto run = [&]() -> asio::awaitable<Result<ProcessExit>> {
+    auto ended = co_await launcher_.async_run(std::move(spec), std::move(sink), cancel_);
+    *done = true;
+    if (watch_timer_) watch_timer_->cancel();
+    co_return ended;
+  };
+  using namespace asio::experimental::awaitable_operators;
+  auto exit = co_await (run() && async_watch_workspace(done, over));
   out.finish();
   err.finish();
   if (!exit) co_return std::unexpected(exit.error().with_context(name));
+  if (over) co_return fail(errc::kLimitExceeded, name + " was stopped: " + *over);
   if (!sandbox_error_.empty() && exit->exit_code != 0)
     co_return fail(errc::kSandboxFailed, name + " could not start in the sandbox: " + sandbox_error_);
   co_return exit;
+}
+
+asio::awaitable<void> TofuCli::async_watch_workspace(std::shared_ptr<bool> done,
+                                                      std::optional<std::string>& over) {
+  if (!options_.workspace_budget || !options_.blocking) co_return;
+  const DiskBudget budget = *options_.workspace_budget;
+  watch_timer_.emplace(co_await asio::this_coro::executor);
+  while (!*done) {
+    watch_timer_->expires_after(kWorkspaceCheck);
+    co_await watch_timer_->async_wait(asio::as_tuple(asio::use_awaitable));
+    if (*done) break;
+    const auto usage = co_await async_offload(options_.blocking->get_executor(), [&] {
+      return measure_disk_usage(budget.dir, kMaxWorkspaceEntries);
+    });
+    if (*done) break;
+    if (usage.bytes <= budget.max_bytes && usage.entries <= kMaxWorkspaceEntries) continue;
+    over = usage.entries > kMaxWorkspaceEntries
+               ? "the workspace holds more than " + std::to_string(kMaxWorkspaceEntries) + " files"
+               : "the workspace holds " + std::to_string(usage.bytes >> 20) +
+                     " MiB, past its limit (limits.workspaceMiB: " + std::to_string(budget.max_bytes >> 20) +
+                     " MiB)";
+    cancel_.request();
+    break;
+  }
+  watch_timer_.reset();
 }
 
 asio::awaitable<Result<HookExit>> TofuCli::async_hook(const std::filesystem::path& program,

@@ -6,6 +6,8 @@
 // Failures name the command and end with tofu's last diagnostic lines. A cancel request or the
 // Run's deadline interrupts the running command (cancelled / timed_out).
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include <chrono>
 #include <deque>
@@ -19,6 +21,7 @@
 #include "common/error.hpp"
 #include "protocol/variables.hpp"
 #include "runner/tofu/cancel_signal.hpp"
+#include "runner/tofu/disk_budget.hpp"
 #include "redaction/log_sink.hpp"
 #include "runner/tofu/process_launcher.hpp"
 #include "runner/state/run_credentials.hpp"
@@ -45,8 +48,12 @@ struct TofuOptions {
   std::optional<std::filesystem::path> supervisor;
   std::optional<std::filesystem::path> lock_file;
   std::uint64_t max_show_json = 64u << 20;  // `show -json` larger → limit_exceeded
-  // Every command joins this cgroup (runner/tofu/pids_cgroup.hpp) before it executes.
-  std::optional<std::filesystem::path> cgroup_procs;
+  // Every command joins this cgroup (runner/tofu/run_cgroups.hpp) before it executes.
+  std::vector<std::filesystem::path> cgroup_procs;
+  // While each command runs, the workspace's size is measured on `blocking` every
+  // kWorkspaceCheck; past the budget the command is interrupted and fails limit_exceeded.
+  std::optional<DiskBudget> workspace_budget;
+  boost::asio::thread_pool* blocking = nullptr;
   // Every command's output is redacted with it on the bytes, before it is cut into lines (see
   // redaction/redacted_lines.hpp); diagnostic lines kept for failure messages are redacted again,
   // patterns included, before they are shortened. Must outlive the TofuCli.
@@ -120,12 +127,16 @@ class TofuCli {
   boost::asio::awaitable<Result<ProcessExit>> async_launch(
       const std::string& name, ProcessSpec spec,
       const std::optional<SandboxOptions::Confine>& confine,
-      std::optional<std::filesystem::path> also_read_only = std::nullopt);
+      std::optional<std::filesystem::path> also_read_only = std::nullopt, bool describes_plan = false);
   boost::asio::awaitable<Result<std::string>> async_capture(std::string_view command,
                                                             std::vector<std::string> args,
                                                             std::size_t max_bytes);
   Error failure(std::string_view code, std::string_view command, int exit_code) const;
   Error with_diagnostics(std::string_view code, std::string message) const;
+  // Measures the workspace every kWorkspaceCheck until *done; past the budget it names the
+  // limit in *over and interrupts the running command (the Run's cancel).
+  boost::asio::awaitable<void> async_watch_workspace(std::shared_ptr<bool> done,
+                                                     std::optional<std::string>& over);
   void remember_diagnostic(std::string_view line);
   // Keeps an (already redacted) stderr line as a diagnostic and notices bubblewrap's complaint.
   void note_stderr_line(std::string_view line);
@@ -142,6 +153,7 @@ class TofuCli {
   std::optional<protocol::Variables> variables_;
   std::deque<std::string> diagnostics_;  // last stderr lines of the current command
   std::string sandbox_error_;             // bubblewrap's own complaint, if it made one
+  std::optional<boost::asio::steady_timer> watch_timer_;  // async_watch_workspace's
 };
 
 }  // namespace takosumi::runner

@@ -219,6 +219,42 @@ TEST(SandboxLimits, TmpIsSizeCappedAndDevIsReadOnly) {
     EXPECT_NE(logs.find(blocked), std::string::npos) << blocked << "\n" << logs;
 }
 
+// Memory and workspace limits hold by default; here lowered so a probe passes them quickly. Each
+// Run that goes past one fails limit_exceeded naming the limit, and the agent goes on.
+TEST(SandboxLimits, ARunPastItsMemoryOrWorkspaceLimitFailsNamingItAndTheAgentGoesOn) {
+  Stack stack(with_sandbox("", "limits:\n  memoryMiB: 512\n  workspaceMiB: 64\n"));
+  const auto capsule = [&](const std::string& name, const std::string& main_tf) {
+    TestGitRepo repo(stack.root() / name);
+    repo.commit({{"main.tf", main_tf}});
+    return stack.create_capsule_from(json::object{
+        {"name", name},
+        {"source", json::object{{"gitUrl", repo.url()}, {"ref", "main"}, {"modulePath", ""}}},
+        {"outputAllowlist", json::object{}},
+        {"policy", json::object{{"allowProvisioners", true}}}});
+  };
+  const auto run = [&](const std::string& name, const std::string& script) {
+    return plan_and_apply(stack, capsule(name, provisioner_module(script)));
+  };
+  const auto hog = run("hog", "python3 -c 'x = bytearray(2 << 30); x[::4096] = b\"x\" * len(x[::4096])'");
+  EXPECT_EQ(str(hog, "status"), "failed") << json::serialize(hog);
+  EXPECT_EQ(failure_code(hog), "limit_exceeded") << json::serialize(hog);
+  EXPECT_NE(str(hog.at("failure").as_object(), "message").find("limits.memoryMiB: 512"), std::string::npos)
+      << json::serialize(hog);
+  const auto many = run("many", "for i in $(seq 40); do head -c 4194304 /dev/zero > ./fill-$i; done; "
+                                "echo FILLED; sleep 120");
+  EXPECT_EQ(failure_code(many), "limit_exceeded") << json::serialize(many);
+  EXPECT_NE(str(many.at("failure").as_object(), "message").find("past its limit (limits.workspaceMiB: 64 MiB)"),
+            std::string::npos)
+      << json::serialize(many);
+  const auto one = run("one", "head -c 209715200 /dev/zero > ./one-big-file");
+  EXPECT_EQ(failure_code(one), "limit_exceeded") << json::serialize(one) << run_logs(stack, one);
+  EXPECT_NE(str(one.at("failure").as_object(), "message").find("limits.workspaceMiB: 64"), std::string::npos)
+      << json::serialize(one);
+  // The agent is fine: the next Run goes through.
+  const auto ok = plan_and_apply(stack, capsule("fine", "resource \"terraform_data\" \"x\" {\n  input = \"ok\"\n}\n"));
+  EXPECT_EQ(str(ok, "status"), "succeeded") << json::serialize(ok) << stack.agent_logs();
+}
+
 TEST(SandboxLimits, AForkBombStopsAtTheRunsProcessLimit) {
   Stack stack(with_sandbox("", "limits:\n  maxProcesses: 200\n"));
   // dash gives up at the first failed fork ("Cannot fork") instead of retrying like bash.
@@ -257,6 +293,75 @@ TEST(PlanIntegrity, TheSandboxCannotChangeThePlanTofuAppliesOrTheCliConfig) {
   EXPECT_EQ(str(applied, "planDigest"), str(plan, "planDigest")) << json::serialize(applied);
 }
 
+// The attack of issue 33: during `tofu plan` a module's program turns the plan file into a FIFO;
+// tofu's write blocks while the program makes a second plan (evil = true), puts it where the
+// plan file was and drains tofu's bytes. tofu printed the benign plan; the file left is the evil
+// one. What the log shows is rendered from the frozen file, so the reviewer reads what the apply
+// runs, and tofu's own description of the benign plan is not shown at all.
+TEST(PlanIntegrity, TheLogShowsThePlanThatIsSealedEvenWhenTheFileIsSwappedUnderTofu) {
+  Stack stack;
+  const std::string module = R"(
+variable "evil" {
+  type    = bool
+  default = false
+}
+variable "tofu" { type = string }
+variable "out" { type = string }
+resource "local_file" "f" {
+  filename = "${var.out}/f.txt"
+  content  = var.evil ? "EVIL" : "benign"
+}
+data "local_command" "swap" {
+  count     = var.evil ? 0 : 1
+  command   = "/bin/sh"
+  arguments = ["-c", file("${path.module}/swap.sh"), "swap", var.tofu]
+}
+)";
+  const std::string swap = R"(ws=$(cd .. && pwd)
+(
+  exec </dev/null >/dev/null 2>&1
+  rm -f "$ws/run.tfplan" && mkfifo "$ws/run.tfplan" || exit 1
+  "$1" plan -lock=false -input=false -var=evil=true -out="$ws/evil.tfplan" || exit 1
+  exec 3<"$ws/run.tfplan"
+  mv "$ws/evil.tfplan" "$ws/run.tfplan"
+  cat <&3 >/dev/null
+) &
+echo started
+)";
+  // More than a pipe holds (64 KiB, compressed in the plan's zip): tofu's write must block.
+  std::string padding;
+  std::uint32_t x = 88172645u;
+  for (int line = 0; line < 4000; ++line) {
+    padding += "# ";
+    for (int i = 0; i < 8; ++i) {
+      x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+      char hex[9];
+      std::snprintf(hex, sizeof hex, "%08x", x);
+      padding += hex;
+    }
+    padding += "\n";
+  }
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", module}, {"swap.sh", swap}, {"padding.tf", padding}});
+  const auto capsule = probe_capsule(
+      stack, repo,
+      json::object{{"tofu", TAKOSUMI_TEST_TOFU}, {"out", stack.real_world().string()}},
+      json::object{{"allowExternalData", true}, {"allowProvisioners", false}});
+  const auto plan = stack.plan(capsule);
+  ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << run_logs(stack, plan);
+  const auto logs = run_logs(stack, plan);
+  EXPECT_NE(logs.find("the plan as sealed (plan digest sha256:" + str(plan, "planDigest")),
+            std::string::npos)
+      << logs;
+  EXPECT_NE(logs.find(R"(+ content = \"EVIL\")"), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("benign"), std::string::npos) << "tofu's description of the plan it did not seal\n" << logs;
+  const auto applied = stack.apply(str(plan, "id"));
+  ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied);
+  std::ifstream written(stack.real_world() / "f.txt");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(written)), {}), "EVIL")
+      << "the apply ran the plan the log showed";
+}
+
 TEST(ExecAllowlist, CheckConfigReportsTheLandlockAbiAndTheProcessLimit) {
   Stack stack;
   const fs::path bin = TAKOSUMI_TEST_BINARY_DIR;
@@ -270,6 +375,8 @@ TEST(ExecAllowlist, CheckConfigReportsTheLandlockAbiAndTheProcessLimit) {
   EXPECT_NE(text.find("exec allowlist: Landlock ABI "), std::string::npos) << text;
   EXPECT_NE(text.find("process limit: 512 tasks per Run"), std::string::npos) << text;
   EXPECT_NE(text.find("private /tmp: 512 MiB"), std::string::npos) << text;
+  EXPECT_NE(text.find("memory limit: 2048 MiB per Run"), std::string::npos) << text;
+  EXPECT_NE(text.find("workspace limit: 4096 MiB per Run"), std::string::npos) << text;
 }
 
 }  // namespace
