@@ -307,7 +307,7 @@ void add_admin(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>
         if (!ws) return ws.error();
         body->as_object()["workspaceId"] = *ws;
       }
-      return show_object(c, c.api.post("/api/v1/connections", *body), {"id", "name", "provider", "status"});
+      return show_object(c, c.api.post("/api/v1/connections", *body), {"id", "name", "kind", "provider", "status"});
     };
   });
   auto* list = conn->add_subcommand("list", "list a Workspace's Connections (never their values)");
@@ -317,8 +317,9 @@ void add_admin(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>
       auto ws = workspace_of(c, o->workspace);
       if (!ws) return ws.error();
       return show_list(c, "/api/v1/connections?workspaceId=" + *ws, "connections",
-                       {"ID", "NAME", "PROVIDER", "STATUS"}, [](const json::object& k) {
-                         return std::vector{field(k, "id"), field(k, "name"), field(k, "provider"), field(k, "status")};
+                       {"ID", "NAME", "KIND", "PROVIDER", "STATUS"}, [](const json::object& k) {
+                         return std::vector{field(k, "id"), field(k, "name"), field(k, "kind"),
+                                            field(k, "provider"), field(k, "status")};
                        });
     };
   });

@@ -104,7 +104,7 @@ json::object run(const Options& o) {
     auto made = api[0].post(
         "/api/v1/workspaces/" + workspace + "/capsules",
         json::object{{"name", "c" + std::to_string(c)},
-                     {"source", json::object{{"gitUrl", "file:///bench"},
+                     {"source", json::object{{"gitUrl", "https://git.example.com/bench.git"},
                                              {"ref", std::string(40, 'b')}}}});
     if (made.status != 201u) throw std::runtime_error("capsule: " + made.body);
     capsules.push_back(json::value_to<std::string>(made.json.at("id")));

@@ -33,13 +33,12 @@ HttpClient::HttpClient(std::string host, unsigned short port, std::string bearer
 HttpClient::~HttpClient() = default;
 HttpClient::HttpClient(HttpClient&&) noexcept = default;
 
+HttpClient::HttpClient(std::string url, std::string bearer, net::TlsClientFiles tls, Copy)
+    : url_(std::move(url)), bearer_(std::move(bearer)), tls_(std::move(tls)),
+      transport_(make_transport(url_, tls_)) {}
+
 HttpClient HttpClient::with_token(std::string bearer) const {
-  HttpClient copy(0, "");
-  copy.url_ = url_;
-  copy.bearer_ = std::move(bearer);
-  copy.tls_ = tls_;
-  copy.transport_ = make_transport(url_, tls_);
-  return copy;
+  return HttpClient(url_, std::move(bearer), tls_, Copy{});
 }
 
 JsonResponse HttpClient::request(const std::string& method, const std::string& target,

@@ -46,6 +46,8 @@ class HttpClient {
   HttpClient with_token(std::string bearer) const;
 
  private:
+  struct Copy {};
+  HttpClient(std::string url, std::string bearer, net::TlsClientFiles tls, Copy);
   std::string url_;
   std::string bearer_;
   net::TlsClientFiles tls_;
