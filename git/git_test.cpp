@@ -17,6 +17,7 @@
 #include "git/source_cache.hpp"
 #include "protocol/failure_codes.hpp"
 #include "tests/support/git_https_server.hpp"
+#include "tests/support/git_ssh_server.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
 
@@ -296,6 +297,39 @@ TEST_F(SourceCacheTest, CachesMadeBeforeWorkspaceKeysAreRemoved) {
   EXPECT_FALSE(fs::exists(dir_ / "cache/0123456789abcdef.git"));
   EXPECT_FALSE(fs::exists(dir_ / "cache/0123456789abcdef.git.lock"));
   EXPECT_TRUE(fs::exists(dir_ / "cache/fedcba9876543210/0123456789abcdef.git"));
+}
+
+// Over SSH, with OpenSSH's own sshd: the Connection's key authenticates, and the server must
+// present a host key SSH_KNOWN_HOSTS lists (no trust on first use).
+class SshSourceTest : public SourceCacheTest {
+ protected:
+  protocol::GitCredential key(const std::string& known_hosts) const {
+    protocol::GitCredential c;
+    c.connection_id = "conn_ssh";
+    c.username = "git";
+    c.private_key = SecretBytes::from_string(sshd_.client_private_key());
+    c.known_hosts = known_hosts;
+    return c;
+  }
+  Result<Commit> fetch(const std::string& commit, const std::optional<protocol::GitCredential>& credential) {
+    auto cache = SourceCache::open(dir_ / "cache", "ws_a", sshd_.url(repo_.path()));
+    if (!cache) return std::unexpected(cache.error());
+    return cache->fetch_commit(commit, credential, settings());
+  }
+  takosumi::testing::GitSshServer sshd_{dir_ / "sshd"};
+};
+
+TEST_F(SshSourceTest, TheKeyAuthenticatesAndOnlyAListedHostKeyIsAccepted) {
+  const auto id = repo_.commit({{"main.tf", "# over ssh"}});
+  auto fetched = fetch(id, key(sshd_.known_hosts_line()));
+  ASSERT_TRUE(fetched) << fetched.error().to_string();
+  auto impostor = fetch(id, key(sshd_.wrong_known_hosts_line()));
+  ASSERT_FALSE(impostor);
+  EXPECT_NE(impostor.error().message.find("host key is not among SSH_KNOWN_HOSTS"), std::string::npos)
+      << impostor.error().to_string();
+  auto anonymous = fetch(id, std::nullopt);
+  ASSERT_FALSE(anonymous);
+  EXPECT_EQ(anonymous.error().code, errc::kSourceFetchFailed) << anonymous.error().to_string();
 }
 
 }  // namespace

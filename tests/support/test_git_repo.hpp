@@ -31,6 +31,7 @@ class TestGitRepo {
   // Creates refs/tags/<name> as an annotated tag object on commit_id.
   void annotated_tag(std::string_view name, const std::string& commit_id);
   std::string url() const { return "file://" + dir_.string(); }
+  const std::filesystem::path& path() const { return dir_; }
 
  private:
   git_oid write_tree(const std::map<std::string, std::string>& files);
