@@ -227,6 +227,11 @@ asio::awaitable<void> RunSession::async_run(const protocol::JobManifest& verifie
   }
   auto ex = co_await asio::this_coro::executor;
   auto inputs = co_await async_prepare(*manifest);
+  // The lease may have ended during the downloads; then no tofu runs for a Run that is no longer
+  // this agent's (the heartbeat had no executor to cancel yet).
+  if (inputs && lease_lost_)
+    inputs = fail(errc::kLeaseLost, "the control plane gave the Run to another agent while its "
+                                    "inputs were downloaded; nothing ran");
   if (!inputs) {
     spdlog::error("run {}: {}", job_.run_id, inputs.error().to_string());
     (void)remove_tree(inbox_);

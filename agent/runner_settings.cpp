@@ -12,13 +12,14 @@ runner::RunnerSettings make_runner_settings(const config::AgentConfig& config,
   if (!config.provider_pins.empty()) settings.verified_mirror_store = config.state_dir / "verified-mirror";
   settings.work_root = config.work_dir;
   settings.source.git_cache = config.state_dir / "git-cache";
-  settings.source.file_roots = config.source.file_roots;
   // A Run's source is never one of the agent's own directories, whatever a root holds.
-  settings.source.private_dirs = {config.state_dir, config.work_dir};
+  settings.source.rules = protocol::SourceRules{config.source.file_roots, {config.state_dir, config.work_dir},
+                                                config.source.allow_loopback_hosts, "source"};
   settings.source.fetch.helper = "/proc/self/exe";
   settings.source.fetch.timeout = config.source.fetch_timeout;
   settings.source.fetch.max_bytes = config.source.max_fetch_mib << 20;
   settings.source.fetch.ca_file = config.source.ca_file;
+  settings.source.max_bytes = config.limits.workspace_mib << 20;
   if (!config.supervisor_disabled) settings.supervisor = config.supervisor;
   settings.kill_grace = config.interrupt_grace;
   settings.tofu_timeout = config.tofu_timeout;

@@ -139,6 +139,7 @@ TEST_F(AgentConfigTest, SandboxIsOnByDefaultAndPoolPolicyDefersToCapsules) {
   EXPECT_EQ(c->limits.workspace_mib, 4096u);
   EXPECT_EQ(c->source.fetch_timeout, std::chrono::seconds(300));
   EXPECT_TRUE(c->source.file_roots.empty()) << "local repositories are off by default";
+  EXPECT_FALSE(c->source.allow_loopback_hosts) << "sources never reach this machine by default";
   EXPECT_EQ(c->limits.max_state_bytes, 256u << 20);
   EXPECT_TRUE(c->sandbox.exec_control_required);
   EXPECT_EQ(c->sandbox.exec_allow, (std::vector<std::filesystem::path>{"/bin/sh", "/usr/bin"}));
@@ -152,7 +153,7 @@ TEST_F(AgentConfigTest, ExecControlPortsAndSandboxLimits) {
                 "sandbox:\n  execControl: best-effort\n  execAllow: [/usr/bin/python3]\n"
                 "  tcpConnectPorts: [443, 8443]\n  confine: bin/takosumi-confine\n"
                 "limits:\n  tmpMiB: 64\n  maxProcesses: 0\n  memoryMiB: 0\n  workspaceMiB: 100\n"
-                "source:\n  fileRoots: [repos, /srv/git]\n  fetchTimeoutSeconds: 60\n");
+                "source:\n  fileRoots: [repos, /srv/git]\n  fetchTimeoutSeconds: 60\n  allowLoopbackHosts: true\n");
   ASSERT_TRUE(c) << c.error().message;
   EXPECT_FALSE(c->sandbox.exec_control_required);
   EXPECT_EQ(c->sandbox.exec_allow, std::vector<std::filesystem::path>{"/usr/bin/python3"});
@@ -164,6 +165,7 @@ TEST_F(AgentConfigTest, ExecControlPortsAndSandboxLimits) {
   EXPECT_EQ(c->limits.workspace_mib, 100u);
   EXPECT_EQ(c->source.file_roots, (std::vector<std::filesystem::path>{dir_ / "repos", "/srv/git"}));
   EXPECT_EQ(c->source.fetch_timeout, std::chrono::seconds(60));
+  EXPECT_TRUE(c->source.allow_loopback_hosts);
   auto none = load(std::string(kValid) + "sandbox:\n  tcpConnectPorts: []\n  execAllow: []\n");
   ASSERT_TRUE(none) << none.error().message;
   ASSERT_TRUE(none->sandbox.tcp_connect_ports);

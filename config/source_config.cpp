@@ -8,12 +8,15 @@ namespace takosumi::config {
 Status load_source(const YAML::Node& root, const std::filesystem::path& base, SourceConfig& out) {
   const YAML::Node node = root["source"];
   if (!node || node.IsNull()) return {};
-  TAKOSUMI_TRY(yaml_known_keys(node, {"fileRoots", "fetchTimeoutSeconds", "maxFetchMiB", "caFile"}, "source"));
+  TAKOSUMI_TRY(yaml_known_keys(
+      node, {"fileRoots", "fetchTimeoutSeconds", "maxFetchMiB", "caFile", "allowLoopbackHosts"}, "source"));
   auto roots = yaml_strings(node, "fileRoots", "source");
   auto timeout = yaml_int(node, "fetchTimeoutSeconds", "source", 300, 1, 86400);
   auto max = yaml_int(node, "maxFetchMiB", "source", 1024, 1, 1 << 20);
   auto ca = yaml_string(node, "caFile", "source", "");
-  if (const Error* e = first_error(roots, timeout, max, ca)) return std::unexpected(*e);
+  auto loopback = yaml_bool(node, "allowLoopbackHosts", "source", false);
+  if (const Error* e = first_error(roots, timeout, max, ca, loopback)) return std::unexpected(*e);
+  out.allow_loopback_hosts = *loopback;
   for (const auto& r : *roots) {
     const std::filesystem::path path = config_path(base, r);
     if (path == "/")

@@ -18,6 +18,8 @@ struct SourceConfig {
   std::chrono::seconds fetch_timeout{300};  // one fetch, also bounded by the Run's own limit
   std::uint64_t max_fetch_mib = 1024;       // received pack data beyond this fails the fetch
   std::filesystem::path ca_file;            // https: CAs to trust besides the system's
+  // Sources on loopback, link-local or multicast addresses (a Git server on this machine).
+  bool allow_loopback_hosts = false;
 };
 
 // Relative paths are taken from `base` (the configuration file's directory). config_invalid

@@ -3,7 +3,10 @@
 #include <fcntl.h>
 #include <linux/landlock.h>
 #include <sys/prctl.h>
+#include <dirent.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -58,6 +61,46 @@ std::expected<void, std::string> allow_execute(int ruleset, const std::string& p
   return {};
 }
 
+// Opening a file for writing is allowed beneath every top-level directory except the kernel's
+// own interfaces: /proc/<pid>/mem writes through page protections (FOLL_FORCE), which would turn
+// write-xor-execute into nothing, and /proc and /sys hold no file a Run needs to write. Mount
+// options still decide what is writable at all; this only takes the kernel interfaces away.
+bool kernel_interface(const char* path) {
+  struct statfs fs {};
+  if (::statfs(path, &fs) != 0) return false;
+  const auto type = static_cast<unsigned long>(fs.f_type);
+  return type == PROC_SUPER_MAGIC || type == SYSFS_MAGIC || type == CGROUP_SUPER_MAGIC ||
+         type == CGROUP2_SUPER_MAGIC || type == DEBUGFS_MAGIC || type == SECURITYFS_MAGIC ||
+         type == BPF_FS_MAGIC || type == TRACEFS_MAGIC;
+}
+
+std::expected<void, std::string> allow_writes_outside_kernel_interfaces(int ruleset) {
+  DIR* root = ::opendir("/");
+  if (root == nullptr) return std::unexpected(with_errno("opendir /"));
+  std::expected<void, std::string> result;
+  while (const dirent* entry = ::readdir(root)) {
+    const std::string name = entry->d_name;
+    if (name == "." || name == "..") continue;
+    const std::string path = "/" + name;
+    struct stat st {};
+    // Only real directories: a symbolic link at the top names a directory listed on its own, or
+    // somewhere beneath one.
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || kernel_interface(path.c_str()))
+      continue;
+    const UniqueFd fd(::open(path.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid()) continue;
+    struct landlock_path_beneath_attr rule {};
+    rule.allowed_access = LANDLOCK_ACCESS_FS_WRITE_FILE;
+    rule.parent_fd = fd.get();
+    if (::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0) {
+      result = std::unexpected(with_errno("allow writing beneath " + path));
+      break;
+    }
+  }
+  ::closedir(root);
+  return result;
+}
+
 std::expected<void, std::string> allow_connect(int ruleset, std::uint16_t port) {
   NetPortAttr rule{kNetConnectTcp, port};
   if (::syscall(SYS_landlock_add_rule, ruleset, kRuleNetPort, &rule, 0) != 0)
@@ -67,7 +110,7 @@ std::expected<void, std::string> allow_connect(int ruleset, std::uint16_t port) 
 
 RulesetAttr ruleset_for(const LandlockRules& rules, int abi) {
   RulesetAttr attr;
-  attr.handled_access_fs = LANDLOCK_ACCESS_FS_EXECUTE;
+  attr.handled_access_fs = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE;
   if (abi >= 4) {
     attr.handled_access_net = kNetBindTcp;
     if (rules.tcp_connect_ports) attr.handled_access_net |= kNetConnectTcp;
@@ -92,7 +135,7 @@ LandlockSupport probe_landlock() {
 
 std::string describe_landlock(int abi, bool tcp_ports_restricted) {
   if (abi <= 0) return "none";
-  std::string out = "execute allowlist";
+  std::string out = "execute allowlist, no writes to /proc or /sys";
   if (abi >= 4) out += tcp_ports_restricted ? ", TCP bind refused, TCP connect by port" : ", TCP bind refused";
   if (abi >= 6) out += ", signals and abstract Unix sockets scoped to the sandbox";
   return out;
@@ -106,6 +149,7 @@ std::expected<void, std::string> restrict_with_landlock(const LandlockRules& rul
   if (!ruleset.valid()) return std::unexpected(with_errno("landlock_create_ruleset"));
   for (const auto& path : rules.executable)
     if (auto added = allow_execute(ruleset.get(), path); !added) return added;
+  if (auto added = allow_writes_outside_kernel_interfaces(ruleset.get()); !added) return added;
   if (abi >= 4 && rules.tcp_connect_ports)
     for (const auto port : *rules.tcp_connect_ports)
       if (auto added = allow_connect(ruleset.get(), port); !added) return added;

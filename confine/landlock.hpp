@@ -31,7 +31,9 @@ struct LandlockRules {
 std::string describe_landlock(int abi, bool tcp_ports_restricted);
 
 // Builds the ruleset for abi (≥ 1, from probe_landlock) and restricts the calling thread and
-// everything it executes from now on (PR_SET_NO_NEW_PRIVS is set first). Irreversible. At ABI ≥ 6
+// everything it executes from now on (PR_SET_NO_NEW_PRIVS is set first). Irreversible. Files
+// beneath the kernel's interfaces (/proc, /sys and their kind) can no longer be opened for
+// writing: /proc/self/mem would otherwise write code past page protections. At ABI ≥ 6
 // also scopes signals and abstract Unix sockets to the sandbox. The error names the failed step.
 std::expected<void, std::string> restrict_with_landlock(const LandlockRules& rules, int abi);
 

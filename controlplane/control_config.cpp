@@ -153,7 +153,8 @@ Status load_sources(const YAML::Node& root, const std::filesystem::path& base, C
   if (!node || node.IsNull()) return {};
   TAKOSUMI_TRY(config::yaml_known_keys(node, {"fileRoots", "resolveTimeoutSeconds",
                                               "maxConcurrentResolutions", "maxResolutionsPerWorkspace",
-                                              "fetchTimeoutSeconds", "maxFetchMiB", "caFile"},
+                                              "fetchTimeoutSeconds", "maxFetchMiB", "caFile",
+                                              "allowLoopbackHosts"},
                                        "sources"));
   auto roots = config::yaml_strings(node, "fileRoots", "sources");
   auto timeout = config::yaml_int(node, "resolveTimeoutSeconds", "sources", 30, 1, 3600);
@@ -162,7 +163,10 @@ Status load_sources(const YAML::Node& root, const std::filesystem::path& base, C
   auto fetch = config::yaml_int(node, "fetchTimeoutSeconds", "sources", 300, 1, 86400);
   auto max = config::yaml_int(node, "maxFetchMiB", "sources", 1024, 1, 1 << 20);
   auto ca = config::yaml_string(node, "caFile", "sources", "");
-  if (const Error* e = first_error(roots, timeout, threads, per, fetch, max, ca)) return std::unexpected(*e);
+  auto loopback = config::yaml_bool(node, "allowLoopbackHosts", "sources", false);
+  if (const Error* e = first_error(roots, timeout, threads, per, fetch, max, ca, loopback))
+    return std::unexpected(*e);
+  cfg.sources.allow_loopback_hosts = *loopback;
   for (const auto& r : *roots) {
     const auto path = resolve(base, r).lexically_normal();
     if (path == "/")

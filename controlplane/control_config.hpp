@@ -72,6 +72,7 @@ struct ControlConfig {
     std::int64_t fetch_timeout_seconds = 300;
     std::uint64_t max_fetch_mib = 1024;
     std::filesystem::path ca_file;
+    bool allow_loopback_hosts = false;  // a Git server on this machine (tests, single hosts)
   } sources;
 };
 

@@ -76,8 +76,7 @@ RefResolverSettings resolver_settings(const ControlConfig& c) {
   s.threads = c.sources.max_concurrent;
   s.per_workspace = c.sources.per_workspace;
   s.ca_file = c.sources.ca_file;
-  s.file_roots = c.sources.file_roots;
-  s.private_dirs = {c.data_dir};
+  s.rules = protocol::SourceRules{c.sources.file_roots, {c.data_dir}, c.sources.allow_loopback_hosts, "sources"};
   s.git_cache = c.data_dir / "git-cache";
   s.fetch_timeout = std::chrono::seconds(c.sources.fetch_timeout_seconds);
   s.max_fetch_bytes = c.sources.max_fetch_mib << 20;

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <thread>
 
@@ -51,6 +52,7 @@ class Listener {
         for (;;) {
           const int c = ::accept(fd_, nullptr, nullptr);
           if (c < 0) return;
+          ++accepted_;
           (void)!::write(c, answer.data(), answer.size());
           ::close(c);
         }
@@ -62,8 +64,10 @@ class Listener {
     if (thread_.joinable()) thread_.join();
   }
   int port() const { return port_; }
+  int accepted() const { return accepted_.load(); }
 
  private:
+  std::atomic<int> accepted_{0};
   int fd_ = -1;
   int port_ = 0;
   std::thread thread_;
@@ -75,9 +79,10 @@ int closed_port() {
   return l.port();
 }
 
+// The servers of these tests listen on loopback, which sources may reach only when allowed.
 Result<HelperOutcome> list(const std::string& url, std::chrono::milliseconds within = 20s,
-                           const std::function<bool()>& cancelled = {}) {
-  return run_git_helper(kHelper, RemoteRequest{RemoteOp::list_refs, url, {}, {}, 0, std::nullopt},
+                           const std::function<bool()>& cancelled = {}, bool allow_internal = true) {
+  return run_git_helper(kHelper, RemoteRequest{RemoteOp::list_refs, url, {}, {}, 0, std::nullopt, allow_internal},
                         std::chrono::steady_clock::now() + within, cancelled);
 }
 
@@ -133,6 +138,33 @@ TEST(GitHelper, AClosedPortAndAWebServerThatIsNoGitServerReadAlike) {
   }
 }
 
+// Checked where libgit2 dials, over https (beneath TLS) and ssh (beneath libssh2) alike: the
+// address a name resolves to decides, so no spelling of a URL, DNS answer or redirect reaches the
+// machine itself. The server is never contacted.
+TEST(GitHelper, AnInternalAddressIsRefusedWhereItIsDialled) {
+  Listener web("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+  for (const std::string& url : {"https://127.0.0.1:" + std::to_string(web.port()) + "/repo.git",
+                                "https://localhost:" + std::to_string(web.port()) + "/repo.git",
+                                "ssh://git@127.0.0.1:" + std::to_string(web.port()) + "/repo.git"}) {
+    auto outcome = list(url, 20s, {}, false);
+    ASSERT_TRUE(outcome) << outcome.error().to_string();
+    ASSERT_TRUE(outcome->result.failure) << url;
+    EXPECT_EQ(*outcome->result.failure, RemoteFailure::denied) << url << ": " << outcome->result.detail;
+    auto status = remote_status(*outcome, RemoteContext{"list refs", 5s, "sources.resolveTimeoutSeconds",
+                                                        "sources.maxFetchMiB", "sources.allowLoopbackHosts"});
+    ASSERT_FALSE(status);
+    EXPECT_EQ(status.error().code, errc::kSourceDenied);
+    EXPECT_NE(status.error().message.find("(sources.allowLoopbackHosts allows it)"), std::string::npos)
+        << status.error().message;
+  }
+  EXPECT_EQ(web.accepted(), 0) << "a refused address was connected to";
+  // Control: the same server, allowed, is reached.
+  auto allowed = list("https://127.0.0.1:" + std::to_string(web.port()) + "/repo.git");
+  ASSERT_TRUE(allowed) << allowed.error().to_string();
+  EXPECT_NE(allowed->result.failure, RemoteFailure::denied);
+  EXPECT_GT(web.accepted(), 0);
+}
+
 TEST(GitHelper, ABrokenHelperIsUnavailableNotAHang) {
   TempDir dir;
   auto outcome = run_git_helper("/bin/false", RemoteRequest{}, std::chrono::steady_clock::now() + 20s);
@@ -178,6 +210,7 @@ TEST(KnownHosts, AKeyMatchesOnlyForItsHostAndPort) {
                             " ssh-ed25519 " + b64 + "\n"
                             "@revoked evil.example.com ssh-ed25519 " + b64 + "\n";
   EXPECT_TRUE(known_host_key(hosts, "git.example.com", 22, key));
+  EXPECT_TRUE(known_host_key(hosts, "Git.Example.COM", 22, key)) << "host names match in any case";
   EXPECT_TRUE(known_host_key(hosts, "10.0.0.1", 22, key));
   EXPECT_TRUE(known_host_key(hosts, "git.example.com", 2222, key));
   EXPECT_TRUE(known_host_key(hosts, "hidden.example.com", 22, key));
@@ -193,6 +226,7 @@ class SourceCacheTest : public ::testing::Test {
     FetchSettings s;
     s.helper = kHelper;
     s.timeout = 60s;
+    s.allow_internal_hosts = true;  // the servers listen on loopback
     return s;
   }
   TempDir dir_;
@@ -287,6 +321,26 @@ TEST_F(HttpsSourceTest, AFetchLargerThanTheLimitIsRefused) {
   ASSERT_FALSE(commit);
   EXPECT_NE(commit.error().message.find("larger than source.maxFetchMiB allows"), std::string::npos)
       << commit.error().to_string();
+}
+
+// A helper killed at its deadline leaves a half-received pack and ref locks; the next open of the
+// cache (under its lock) removes them, so they neither fill the disk nor fail later fetches.
+TEST_F(SourceCacheTest, WhatAKilledFetchLeftBehindIsRemovedWhenTheCacheIsOpened) {
+  const fs::path repo = cache_repository_path(dir_ / "cache", "ws_a", repo_.url());
+  { ASSERT_TRUE(SourceCache::open(dir_ / "cache", "ws_a", repo_.url())); }
+  std::ofstream(repo / "objects/pack/pack_git2_1a2b3c") << std::string(4096, 'x');
+  fs::create_directories(repo / "refs/heads");
+  std::ofstream(repo / "refs/heads/main.lock") << "";
+  std::ofstream(repo / "packed-refs.lock") << "";
+  std::ofstream(repo / "FETCH_HEAD.lock") << "";
+  std::ofstream(repo / "objects/pack/pack-1a2b3c.idx.lock") << "";
+  auto cache = SourceCache::open(dir_ / "cache", "ws_a", repo_.url());
+  ASSERT_TRUE(cache) << cache.error().to_string();
+  for (const char* left : {"objects/pack/pack_git2_1a2b3c", "refs/heads/main.lock", "packed-refs.lock",
+                           "FETCH_HEAD.lock", "objects/pack/pack-1a2b3c.idx.lock"})
+    EXPECT_FALSE(fs::exists(repo / left)) << left;
+  const auto id = repo_.commit({{"main.tf", "# after"}});
+  EXPECT_TRUE(cache->fetch_commit(id, std::nullopt, settings()));
 }
 
 TEST_F(SourceCacheTest, CachesMadeBeforeWorkspaceKeysAreRemoved) {

@@ -35,6 +35,11 @@ Status remote_status(const HelperOutcome& outcome, const RemoteContext& c) {
     case RemoteFailure::helper:
       why = "the Git helper failed (see the log)";
       break;
+    case RemoteFailure::denied:
+      // What a resolver would tell anyone: nothing about this host.
+      return fail(errc::kSourceDenied,
+                  what + ": the host resolves to a loopback, link-local or multicast address, which "
+                         "sources may not reach (" + std::string(c.internal_setting) + " allows it)");
   }
   return fail(errc::kSourceFetchFailed, what + ": " + why);
 }

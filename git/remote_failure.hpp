@@ -16,9 +16,11 @@ struct RemoteContext {
   std::chrono::seconds timeout;      // the deadline the caller gave
   std::string_view timeout_setting;  // "sources.resolveTimeoutSeconds"
   std::string_view size_setting;     // "source.maxFetchMiB"
+  std::string_view internal_setting = "source.allowLoopbackHosts";
 };
 
-// source_fetch_failed, or cancelled when the caller's cancel ended it; Status{} when the helper
+// source_fetch_failed; source_denied when the host resolved to an address sources may not reach
+// (git/guarded_socket.hpp); cancelled when the caller's cancel ended it; Status{} when the helper
 // succeeded.
 Status remote_status(const HelperOutcome& outcome, const RemoteContext& context);
 

@@ -10,7 +10,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "common/error_codes.hpp"
 #include "common/unique_fd.hpp"
@@ -49,8 +52,27 @@ Result<Pipe> make_request_channel() {
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
+// The helper's whole environment. HOME: libgit2 1.5.1 fails an ssh connection without it (it reads
+// $HOME/.ssh/known_hosts first); one that does not exist leaves every host-key decision to the
+// request's SSH_KNOWN_HOSTS. A sanitizer build also hands on the sanitizers' own settings, so the
+// helper reports (and suppresses) what the tests that started it asked for: without them, a leak
+// in a third-party library or LeakSanitizer under strace ends the helper with status 1. Leak
+// stacks are unwound slowly: libgit2 has no frame pointers, and a suppression (scripts/lsan.supp)
+// can then name the libgit2 function that leaks rather than the whole library.
+std::vector<std::string> helper_environment() {
+  std::vector<std::string> env{"HOME=/nonexistent"};
+#if defined(__SANITIZE_ADDRESS__)
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  env.push_back(std::string("ASAN_OPTIONS=") + (asan ? std::string(asan) + ":" : "") +
+                "fast_unwind_on_malloc=0");
+  for (const char* name : {"LSAN_OPTIONS", "UBSAN_OPTIONS"})
+    if (const char* value = std::getenv(name)) env.push_back(std::string(name) + "=" + value);
+#endif
+  return env;
+}
+
 // The helper in a process group of its own, with stdin and stdout on the pipes, stderr on
-// /dev/null, no other descriptor and nothing of this process's environment.
+// /dev/null, no other descriptor and nothing else of this process's environment.
 Result<pid_t> spawn(const fs::path& program, int in, int out) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -71,12 +93,12 @@ Result<pid_t> spawn(const fs::path& program, int in, int out) {
   std::string path = program.string();
   std::string command(kHelperCommand);
   char* argv[] = {path.data(), command.data(), nullptr};
-  // libgit2 1.5.1 fails an ssh connection without HOME (it reads $HOME/.ssh/known_hosts first);
-  // one that does not exist leaves every host-key decision to the request's SSH_KNOWN_HOSTS.
-  std::string home = "HOME=/nonexistent";
-  char* envp[] = {home.data(), nullptr};
+  std::vector<std::string> env = helper_environment();
+  std::vector<char*> envp;
+  for (std::string& entry : env) envp.push_back(entry.data());
+  envp.push_back(nullptr);
   pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, path.c_str(), &actions, &attr, argv, envp);
+  const int rc = ::posix_spawn(&pid, path.c_str(), &actions, &attr, argv, envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return unavailable("start " + path + ": " + std::strerror(rc));

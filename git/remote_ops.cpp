@@ -14,6 +14,7 @@
 
 #include "common/encoding.hpp"
 #include "git/git_handles.hpp"
+#include "git/guarded_socket.hpp"
 #include "git/libgit2_error.hpp"
 
 namespace takosumi::git {
@@ -58,7 +59,8 @@ int credential(git_credential** out, const char* /*url*/, const char* username_f
                unsigned int allowed, void* payload) {
   auto* cb = static_cast<Callbacks*>(payload);
   const auto& c = cb->request->credential;
-  // One offer only: a refused credential is not sent again and again.
+  // At most two calls: an SSH server asks for the user name first, then the key; past that the
+  // credential was refused and is not offered again and again.
   if (!c || ++cb->credential_calls > 2) {
     git_error_set_str(GIT_ERROR_NET, "authentication required or refused");
     return GIT_EAUTH;
@@ -140,7 +142,9 @@ RemoteResult failed(int rc, const Callbacks& cb, bool local) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
     return s;
   }();
-  if (cb.too_large)
+  if (refused_internal_address())
+    r.failure = RemoteFailure::denied;
+  else if (cb.too_large)
     r.failure = RemoteFailure::too_large;
   else if (cb.host_key_refused)
     r.failure = RemoteFailure::host_key;
@@ -157,6 +161,7 @@ RemoteResult failed(int rc, const Callbacks& cb, bool local) {
 
 void configure(const RemoteRequest& request) {
   ensure_libgit2();
+  guard_sockets(request.allow_internal_hosts);
   // No git configuration of the host's applies (insteadOf, proxies, sslVerify = false, …).
   for (const auto level : {GIT_CONFIG_LEVEL_SYSTEM, GIT_CONFIG_LEVEL_XDG, GIT_CONFIG_LEVEL_GLOBAL,
                            GIT_CONFIG_LEVEL_PROGRAMDATA})
@@ -262,7 +267,9 @@ bool name_matches(std::string_view patterns, std::string_view name) {
   while (!patterns.empty()) {
     const auto comma = patterns.find(',');
     const auto p = patterns.substr(0, comma);
-    if (p == name || hashed_name_matches(p, name)) return true;
+    std::string plain(p);
+    std::ranges::transform(plain, plain.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (plain == name || hashed_name_matches(p, name)) return true;
     patterns.remove_prefix(comma == std::string_view::npos ? patterns.size() : comma + 1);
   }
   return false;
@@ -271,8 +278,10 @@ bool name_matches(std::string_view patterns, std::string_view name) {
 }  // namespace
 
 bool known_host_key(std::string_view known_hosts, std::string_view host, int port, std::string_view key) {
-  const std::string name = port == 22 || port == 0 ? std::string(host)
-                                                   : "[" + std::string(host) + "]:" + std::to_string(port);
+  // Host names match case-insensitively, as OpenSSH's (which lowercases before hashing, too).
+  std::string lower(host);
+  std::ranges::transform(lower, lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string name = port == 22 || port == 0 ? lower : "[" + lower + "]:" + std::to_string(port);
   std::istringstream lines{std::string(known_hosts)};
   for (std::string line; std::getline(lines, line);) {
     auto w = words(line);

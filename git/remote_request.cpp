@@ -13,13 +13,14 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::array<std::pair<RemoteFailure, std::string_view>, 6> kFailures{{
+constexpr std::array<std::pair<RemoteFailure, std::string_view>, 7> kFailures{{
     {RemoteFailure::auth, "auth"},
     {RemoteFailure::host_key, "host_key"},
     {RemoteFailure::unreachable, "unreachable"},
     {RemoteFailure::too_large, "too_large"},
     {RemoteFailure::local, "local"},
     {RemoteFailure::helper, "helper"},
+    {RemoteFailure::denied, "denied"},
 }};
 
 std::optional<RemoteFailure> failure_from_string(std::string_view s) {
@@ -70,7 +71,8 @@ SecretBytes serialize_remote_request(const RemoteRequest& r) {
                  {"url", r.url},
                  {"repository", r.repository.string()},
                  {"caFile", r.ca_file.string()},
-                 {"maxBytes", r.max_bytes}};
+                 {"maxBytes", r.max_bytes},
+                 {"allowInternalHosts", r.allow_internal_hosts}};
   if (r.credential) {
     json::object c{{"connectionId", r.credential->connection_id}, {"username", r.credential->username}};
     if (!r.credential->token.empty()) c["token"] = r.credential->token.reveal_as_string();
@@ -94,13 +96,17 @@ Result<RemoteRequest> parse_remote_request(std::string_view text) {
   auto parsed = parse_object(text, kMaxRemoteRequestBytes);
   if (!parsed) return std::unexpected(parsed.error());
   json::object& o = *parsed;
-  TAKOSUMI_TRY(check_known_fields(o, {"op", "url", "repository", "caFile", "maxBytes", "credential"}));
+  TAKOSUMI_TRY(check_known_fields(
+      o, {"op", "url", "repository", "caFile", "maxBytes", "allowInternalHosts", "credential"}));
   RemoteRequest r;
   auto op = get_string(o, "op", 16);
   auto url = get_string(o, "url", 4096);
   auto repo = get_string(o, "repository", 4096);
   auto ca = get_string(o, "caFile", 4096);
   auto max = get_int(o, "maxBytes");
+  auto internal = get_bool_or(o, "allowInternalHosts", false);
+  if (!internal) return std::unexpected(internal.error());
+  r.allow_internal_hosts = *internal;
   if (!op) return std::unexpected(op.error());
   if (!url) return std::unexpected(url.error());
   if (!repo) return std::unexpected(repo.error());

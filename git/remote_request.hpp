@@ -24,11 +24,14 @@ struct RemoteRequest {
   std::filesystem::path ca_file;     // https: trust these CAs besides the system's; empty: system's
   std::uint64_t max_bytes = 1ull << 30;  // fetch: received pack data beyond this aborts it
   std::optional<protocol::GitCredential> credential;
+  // Connections to loopback, link-local and multicast addresses are refused unless this is set
+  // (git/guarded_socket.hpp; sources.allowLoopbackHosts, source.allowLoopbackHosts).
+  bool allow_internal_hosts = false;
 };
 
 // Why a remote operation failed, in classes that reveal nothing the asking tenant may not know
 // (git/remote_failure.hpp words them).
-enum class RemoteFailure { auth, host_key, unreachable, too_large, local, helper };
+enum class RemoteFailure { auth, host_key, unreachable, too_large, local, helper, denied };
 
 struct RemoteResult {
   std::map<std::string, std::string> refs;  // list_refs: ref name → 40-hex object id

@@ -110,6 +110,27 @@ void remove_unkeyed_caches(const fs::path& git_cache) {
   }
 }
 
+namespace {
+
+// What a helper killed at its deadline leaves behind: a half-received pack
+// (objects/pack/pack_git2_*, as large as the fetch got before it stopped) and lock files
+// (refs, packed-refs, FETCH_HEAD, HEAD, a pack's index) that would fail every later fetch with
+// GIT_ELOCKED. Only called with the cache's lock held, so no helper is writing.
+void remove_leftovers(const fs::path& repository) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(repository / "objects/pack", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("pack_git2_") || name.ends_with(".lock")) fs::remove(entry.path(), ec);
+  }
+  for (const char* lock : {"packed-refs.lock", "FETCH_HEAD.lock", "HEAD.lock", "config.lock"})
+    fs::remove(repository / lock, ec);
+  for (auto it = fs::recursive_directory_iterator(repository / "refs", ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->path().extension() == ".lock") fs::remove(it->path(), ec);
+}
+
+}  // namespace
+
 Result<SourceCache> SourceCache::open(const fs::path& git_cache, std::string_view workspace_id,
                                       const std::string& url) {
   ensure_libgit2();
@@ -117,6 +138,7 @@ Result<SourceCache> SourceCache::open(const fs::path& git_cache, std::string_vie
   TAKOSUMI_TRY(ensure_directory(path.parent_path()));
   auto lock = FileLock::acquire(fs::path(path.string() + ".lock"));
   if (!lock) return fail(errc::kSourceFetchFailed, lock.error().message);
+  remove_leftovers(path);
   auto repo = open_or_init(path);
   if (!repo) return std::unexpected(repo.error());
   return SourceCache(url, path, std::move(*lock), std::move(*repo));
@@ -128,11 +150,13 @@ Result<Commit> SourceCache::fetch_commit(std::string_view commit,
   auto oid = object_id(commit);
   if (!oid) return std::unexpected(oid.error());
   RemoteRequest request{RemoteOp::fetch, url_, path_, settings.ca_file, settings.max_bytes,
-                        credential ? std::optional(credential->clone()) : std::nullopt};
+                        credential ? std::optional(credential->clone()) : std::nullopt,
+                        settings.allow_internal_hosts};
   auto outcome = run_git_helper(settings.helper, request,
                                 std::chrono::steady_clock::now() + settings.timeout, settings.cancelled);
   if (!outcome) return std::unexpected(Error{std::string(errc::kSourceFetchFailed), outcome.error().message});
-  const RemoteContext context{"fetch", settings.timeout, settings.timeout_setting, settings.size_setting};
+  const RemoteContext context{"fetch", settings.timeout, settings.timeout_setting, settings.size_setting,
+                              settings.internal_setting};
   TAKOSUMI_TRY(remote_status(*outcome, context));
   // The helper wrote packs and refs from its own process: read the repository afresh.
   repo_.reset();

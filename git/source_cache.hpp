@@ -27,6 +27,9 @@ struct FetchSettings {
   std::string_view timeout_setting = "source.fetchTimeoutSeconds";
   std::string_view size_setting = "source.maxFetchMiB";
   std::function<bool()> cancelled;  // polled while the helper runs
+  // From the program's protocol::SourceRules: what the helper may connect to.
+  bool allow_internal_hosts = false;
+  std::string_view internal_setting = "source.allowLoopbackHosts";
 };
 
 std::filesystem::path cache_repository_path(const std::filesystem::path& git_cache,

@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "protocol/failure_codes.hpp"
+#include "protocol/host_address.hpp"
 
 namespace takosumi::protocol {
 namespace {
@@ -191,25 +192,29 @@ Result<fs::path> check_file_source(const SourceUrl& url, const std::vector<fs::p
   return real;
 }
 
-Result<SourceUrl> check_source_url(std::string_view url, const std::vector<fs::path>& file_roots,
-                                   const std::vector<fs::path>& private_dirs,
-                                   std::string_view roots_setting) {
+Result<SourceUrl> check_source_url(std::string_view url, const SourceRules& rules) {
   auto parsed = parse_source_url(url);
   if (!parsed) return parsed;
-  if (auto ok = check_file_source(*parsed, file_roots, private_dirs, roots_setting); !ok)
+  const std::string section(rules.section);
+  if (auto ok = check_file_source(*parsed, rules.file_roots, rules.private_dirs, section + ".fileRoots"); !ok)
     return std::unexpected(ok.error());
+  if (parsed->scheme != SourceScheme::file && !rules.allow_internal_hosts && names_internal_host(parsed->host))
+    return denied("source.gitUrl names " + parsed->host +
+                  ", a loopback, link-local or multicast address: sources reach other hosts only (" +
+                  section + ".allowLoopbackHosts allows it, for a Git server on this machine)");
   return parsed;
 }
 
 std::string display_source_url(std::string_view url) {
   const auto scheme = url.find("://");
   if (scheme == std::string_view::npos) {
-    // user:password@host:path keeps the user only.
-    const auto at = url.find('@');
+    // user:password@host:path keeps the user only. The password may hold "@" too: the host
+    // follows the last "@" before the path's first "/".
+    const auto first_at = url.find('@');
     const auto colon = url.find(':');
-    if (at != std::string_view::npos && colon < at)
-      return std::string(url.substr(0, colon)) + std::string(url.substr(at));
-    return std::string(url);
+    if (first_at == std::string_view::npos || colon > first_at) return std::string(url);
+    const auto at = url.substr(0, url.find('/')).rfind('@');
+    return std::string(url.substr(0, colon)) + std::string(url.substr(at));
   }
   const auto start = scheme + 3;
   const auto end = std::min(url.find('/', start), url.size());

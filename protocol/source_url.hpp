@@ -39,11 +39,20 @@ Result<std::filesystem::path> check_file_source(const SourceUrl& url,
                                                 const std::vector<std::filesystem::path>& private_dirs,
                                                 std::string_view roots_setting);
 
-// parse_source_url, then check_file_source for a file URL.
-Result<SourceUrl> check_source_url(std::string_view url,
-                                   const std::vector<std::filesystem::path>& file_roots,
-                                   const std::vector<std::filesystem::path>& private_dirs,
-                                   std::string_view roots_setting);
+// What one program accepts as a source, from its configuration.
+struct SourceRules {
+  std::vector<std::filesystem::path> file_roots;    // <section>.fileRoots
+  std::vector<std::filesystem::path> private_dirs;  // the program's own data
+  // <section>.allowLoopbackHosts: hosts on loopback, link-local or multicast addresses
+  // (protocol/host_address.hpp) may be named and reached. Off by default.
+  bool allow_internal_hosts = false;
+  std::string_view section = "source";  // "sources" for the control plane: names the settings
+};
+
+// parse_source_url, then check_file_source for a file URL, then for a remote one that its host
+// is not named as an internal address ("localhost", "127.0.0.1", "[::1]", "169.254.169.254") —
+// the Git helper checks the addresses names resolve to when it connects.
+Result<SourceUrl> check_source_url(std::string_view url, const SourceRules& rules);
 
 // The URL as it may be shown: any userinfo of an http(s) URL and any password of another removed
 // (records made before credentials were refused).

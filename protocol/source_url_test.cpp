@@ -71,7 +71,7 @@ TEST(SourceUrl, AFileRepositoryMustLieUnderARootAndOutsideTheProgramsOwnData) {
   fs::create_symlink(dir / "elsewhere/private", dir / "repos/escape");
   const std::vector<fs::path> roots{dir / "repos"}, own{dir / "state"};
   const auto check = [&](const fs::path& p, const std::vector<fs::path>& r) {
-    return check_source_url("file://" + p.string(), r, own, "sources.fileRoots");
+    return check_source_url("file://" + p.string(), SourceRules{r, own, false, "sources"});
   };
   EXPECT_TRUE(check(dir / "repos/app", roots));
   // Refused alike whether the path exists or not: nothing is learnt about the host's files.
@@ -91,6 +91,33 @@ TEST(SourceUrl, AFileRepositoryMustLieUnderARootAndOutsideTheProgramsOwnData) {
   EXPECT_FALSE(check(dir.path(), {dir.path()})) << "a repository path above the program's data holds it";
 }
 
+// The control plane and the agent connect from where they stand: a URL naming the machine itself
+// or a metadata service is refused, in every spelling a resolver accepts, unless the operator
+// allows loopback hosts (a Git server on this machine).
+TEST(SourceUrl, AHostOnLoopbackOrLinkLocalAddressesIsRefusedUnlessAllowed) {
+  const SourceRules strict{{}, {}, false, "sources"};
+  for (const char* url : {"https://localhost/repo.git", "https://LOCALHOST./repo.git",
+                          "https://git.localhost/repo.git", "https://127.0.0.1:8443/repo.git",
+                          "https://127.1/repo.git", "https://2130706433/repo.git",
+                          "https://0x7f000001/repo.git", "https://0.0.0.0/repo.git",
+                          "https://[::1]/repo.git", "https://[::ffff:127.0.0.1]/repo.git",
+                          "https://[fe80::1]/repo.git", "https://169.254.169.254/latest/meta-data",
+                          "https://[fd00:ec2::254]/repo.git", "ssh://git@127.0.0.1/repo.git",
+                          "git@localhost:repo.git", "https://224.0.0.1/repo.git"}) {
+    auto checked = check_source_url(url, strict);
+    ASSERT_FALSE(checked) << url;
+    EXPECT_EQ(checked.error().code, errc::kSourceDenied) << url;
+    EXPECT_NE(checked.error().message.find("sources.allowLoopbackHosts"), std::string::npos)
+        << checked.error().message;
+    EXPECT_TRUE(check_source_url(url, SourceRules{{}, {}, true, "sources"})) << url;
+  }
+  // Private ranges are where organisations keep their Git servers.
+  for (const char* url : {"https://10.0.0.5/repo.git", "https://192.168.1.2/repo.git",
+                          "https://[fd12::1]/repo.git", "https://git.example.com/repo.git",
+                          "https://localhost.example.com/repo.git"})
+    EXPECT_TRUE(check_source_url(url, strict)) << url;
+}
+
 TEST(SourceUrl, ShownWithoutCredentials) {
   EXPECT_EQ(display_source_url("https://user:pass@host/repo.git"), "https://host/repo.git");
   EXPECT_EQ(display_source_url("https://tok@host/repo.git"), "https://host/repo.git");
@@ -98,6 +125,9 @@ TEST(SourceUrl, ShownWithoutCredentials) {
   EXPECT_EQ(display_source_url("git:pw@host:repo.git"), "git@host:repo.git");
   EXPECT_EQ(display_source_url("https://host/a@b"), "https://host/a@b");
   EXPECT_EQ(display_source_url("git@host:repo.git"), "git@host:repo.git");
+  // A password may hold "@" itself: nothing of it shows.
+  EXPECT_EQ(display_source_url("git:p@ss@host:org/repo.git"), "git@host:org/repo.git");
+  EXPECT_EQ(display_source_url("git@host:org/repo@v1"), "git@host:org/repo@v1");
 }
 
 }  // namespace

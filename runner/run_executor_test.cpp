@@ -52,7 +52,7 @@ class RunExecutorTest : public ::testing::Test {
   RunnerSettings settings() const {
     RunnerSettings s{TAKOSUMI_TEST_TOFU, TAKOSUMI_TEST_PROVIDER_MIRROR, tmp_.path() / "work"};
     s.source.git_cache = tmp_.path() / "cache";
-    s.source.file_roots = {tmp_.path()};
+    s.source.rules.file_roots = {tmp_.path()};
     s.source.fetch.helper = TAKOSUMI_TEST_GITHELPER;
     s.tofu_timeout = 300s;
     s.kill_grace = 10s;

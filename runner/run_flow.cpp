@@ -514,6 +514,9 @@ void RunFlow::log_sealed_plan(const std::vector<std::string>& lines) const {
   for (const auto& line : lines) log_(line);
   log_("Plan: " + std::to_string(s.add) + " to add, " + std::to_string(s.change) + " to change, " +
        std::to_string(s.replace) + " to replace, " + std::to_string(s.destroy) + " to destroy.");
+  // Only the agent writes a line starting "takosumi" (runner/tofu/process_voice.hpp): what lies
+  // between these two is the frozen plan, and nothing else.
+  notice("end of the plan as sealed");
 }
 
 asio::awaitable<Status> RunFlow::async_seal_plan() {
@@ -578,10 +581,12 @@ asio::awaitable<Status> RunFlow::async_drift_check() {
   }
   if (!drift) co_return std::unexpected(drift.error());
   report_.has_changes = drift->status == "drift";
-  for (const auto& r : drift->resources) notice("drift: " + r.address + " (" + r.action + ")");
+  for (const auto& r : drift->resources)
+    notice(one_line("drift: " + r.address + " (" + r.action + ")"));
   if (log_ && !drift_text.empty()) {
     notice("what changed outside OpenTofu, from the refresh-only plan:");
     for (const auto& line : drift_text) log_(line);
+    notice("end of what changed outside OpenTofu");
   }
   report_.drift = std::move(*drift);
   co_return Status{};

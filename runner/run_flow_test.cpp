@@ -142,7 +142,7 @@ class RunFlowTest : public ::testing::Test {
   RunnerSettings settings_ = [this] {
     RunnerSettings s{"/nonexistent/tofu", tmp_.path() / "mirror", tmp_.path() / "work"};
     s.source.git_cache = tmp_.path() / "cache";
-    s.source.file_roots = {tmp_.path()};
+    s.source.rules.file_roots = {tmp_.path()};
     s.source.fetch.helper = TAKOSUMI_TEST_GITHELPER;
     s.tofu_timeout = 300s;
     s.kill_grace = 10s;

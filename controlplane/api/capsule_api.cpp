@@ -25,6 +25,8 @@ void CapsuleApi::register_routes(Router& r, const PublicRouteAccess& a) {
         [this](auto& req, auto& p) { return set_agent_requirements(req, p[0]); });
   r.add("PUT", "/api/v1/capsules/{}/opentofu-version", a.json_body(owner),
         [this](auto& req, auto& p) { return set_opentofu_version(req, p[0]); });
+  r.add("PUT", "/api/v1/capsules/{}/source-connection", a.json_body(owner),
+        [this](auto& req, auto& p) { return set_source_connection(req, p[0]); });
   r.add("GET", "/api/v1/capsules/{}/outputs", a.none(viewer), [this](auto&, auto& p) { return outputs(p[0]); });
   r.add("PUT", "/api/v1/capsules/{}/connections", a.json_body(owner),
         [this](auto& req, auto& p) { return set_capsule_connections(req, p[0]); });
@@ -100,6 +102,31 @@ HttpResponse CapsuleApi::set_capsule_policy(const HttpRequest& req, const std::s
     TAKOSUMI_TRY(d_.catalog.set_policy(capsule_id, *policy));
     TAKOSUMI_TRY(d_.audit.record(
         capsule_event(actor(req), "capsule.policy_set", *capsule, protocol::to_json(*policy))));
+    return d_.catalog.get_capsule(capsule_id);
+  });
+  if (!updated) return error_response(updated.error());
+  return capsule_response(d_, 200, *updated);
+}
+
+HttpResponse CapsuleApi::set_source_connection(const HttpRequest& req, const std::string& capsule_id) {
+  auto body = parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  if (auto known = check_known_fields(*body, {"connection"}); !known) return error_response(known.error());
+  const auto* field = body->if_contains("connection");
+  if (field == nullptr || !(field->is_string() || field->is_null()))
+    return error_response(Error{std::string(errc::kInvalidArgument),
+                                "field \"connection\" is required: the id of a Connection of kind git "
+                                "of the Capsule's Workspace, or null for none"});
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  CapsuleSource source = capsule->source;
+  source.connection_id = field->is_string() ? std::optional(std::string(field->get_string())) : std::nullopt;
+  // The same checks as at creation: of kind git, of this Workspace, and the URL still allowed.
+  if (auto ok = check_capsule_source(d_, capsule->workspace_id, source); !ok) return error_response(ok.error());
+  auto updated = in_transaction(d_.db, [&]() -> Result<Capsule> {
+    TAKOSUMI_TRY(d_.catalog.set_source_connection(capsule_id, source.connection_id));
+    TAKOSUMI_TRY(d_.audit.record(capsule_event(actor(req), "capsule.source_connection_set", *capsule,
+                                               {{"sourceConnection", optional_value(source.connection_id)}})));
     return d_.catalog.get_capsule(capsule_id);
   });
   if (!updated) return error_response(updated.error());

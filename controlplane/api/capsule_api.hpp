@@ -31,6 +31,9 @@ class CapsuleApi : public PublicResource {
   HttpResponse set_agent_requirements(const HttpRequest& req, const std::string& capsule_id);
   // PUT /capsules/{id}/opentofu-version {"opentofuVersion": "<constraint>" | null}.
   HttpResponse set_opentofu_version(const HttpRequest& req, const std::string& capsule_id);
+  // PUT /capsules/{id}/source-connection {"connection": "<id>" | null}: the Connection of kind
+  // git its source is fetched with, of its own Workspace (a restored Capsule sets it again).
+  HttpResponse set_source_connection(const HttpRequest& req, const std::string& capsule_id);
   // invalid_argument, the same whether the pool does not exist or the Workspace may not use it.
   Status check_pool(const std::string& pool, std::string_view workspace_id);
   boost::asio::awaitable<HttpResponse> async_plan(std::string actor, const std::string& capsule_id);

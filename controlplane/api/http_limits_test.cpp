@@ -95,7 +95,7 @@ TEST_F(HttpApiTest, OversizedHeadersAre431WithTheErrorJson) {
 // first: a proxy in front that reads one and this server that read the other would disagree on
 // who is calling.
 TEST_F(HttpApiTest, ARequestWithTwoAuthorizationHeadersIsRefused) {
-  for (const std::string second : {std::string("Bearer tkn_") + std::string(64, '0'), std::string("Bearer ") + kApiToken}) {
+  for (const std::string& second : {std::string("Bearer tkn_") + std::string(64, '0'), std::string("Bearer ") + kApiToken}) {
     asio::io_context io;
     tcp::socket socket = raw::connect(io, port_);
     raw::write_some_bytes(socket, head("GET /api/v1/workspaces",

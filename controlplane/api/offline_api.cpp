@@ -280,14 +280,8 @@ asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, s
   auto credential = source_credential(d_, *capsule);
   if (!credential) co_return error_response(credential.error());
   const fs::path pack_file = temp / "source.pack";
-  auto tree = co_await d_.git.async_pack(capsule->workspace_id, capsule->source.git_url,
-                                         run->source_commit, std::move(*credential), pack_file);
-  auto packed = [&]() -> Result<std::pair<std::string, std::string>> {
-    if (!tree) return std::unexpected(tree.error());
-    auto sha = crypto::sha256_file_hex(pack_file);
-    if (!sha) return std::unexpected(sha.error());
-    return std::pair{std::move(*tree), std::move(*sha)};
-  }();
+  auto packed = co_await d_.git.async_pack(capsule->workspace_id, capsule->source.git_url,
+                                           run->source_commit, std::move(*credential), pack_file);
   if (!packed) {
     // The full error names this host's paths: it goes to the log, the caller gets its code.
     spdlog::error("export run {}: {}", run_id, packed.error().to_string());
@@ -296,7 +290,7 @@ asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, s
                                        " could not be packed (" + packed.error().code +
                                        "; the control plane's log has the details)"});
   }
-  const OfflineSource offline{packed->first, packed->second,
+  const OfflineSource offline{packed->tree, packed->sha256,
                               d_.clock.now_unix() + request->valid_for};
   const Agent& addressee = *agent;
   auto job = d_.queue.claim_for_export(run_id, addressee, request->valid_for,

@@ -185,11 +185,14 @@ HttpResponse OutputShareApi::move_share(const HttpRequest& req, const std::strin
                                         StoreMove move) {
   auto share = share_for(req, id, Role::owner, sides);
   if (!share) return error_response(share.error());
+  // An offer to an unknown id is revoked by its giver alone: no activity is kept for that id.
+  auto receiver = d_.catalog.get_workspace(share->to_workspace_id);
+  if (!receiver && receiver.error().code != errc::kNotFound) return error_response(receiver.error());
   auto moved = in_transaction(d_.db, [&]() -> Result<OutputShare> {
     if (share->status == to) return *share;  // moving twice changes nothing
     auto done = (d_.shares.*move)(id, actor(req));
     if (!done) return done;
-    TAKOSUMI_TRY(audit_both(req, action, *done));
+    TAKOSUMI_TRY(audit_both(req, action, *done, receiver.has_value()));
     return done;
   });
   if (!moved) return error_response(moved.error());

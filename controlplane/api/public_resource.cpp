@@ -91,10 +91,7 @@ HttpResponse create_run(const PublicApiDeps& d, std::string_view actor,
 
 Status check_capsule_source(const PublicApiDeps& d, std::string_view workspace_id,
                             const CapsuleSource& source) {
-  const auto& rules = d.git.settings();
-  if (auto url = protocol::check_source_url(source.git_url, rules.file_roots, rules.private_dirs,
-                                            "sources.fileRoots");
-      !url)
+  if (auto url = protocol::check_source_url(source.git_url, d.git.settings().rules); !url)
     return std::unexpected(url.error());
   if (!source.connection_id) return {};
   const std::string& id = *source.connection_id;

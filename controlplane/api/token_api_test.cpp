@@ -264,6 +264,12 @@ TEST_F(TokenApiTest, ShareOffersAnswerAlikeForUnknownAndUnreadableWorkspacesAndA
   auto flood = offer(unknown);
   EXPECT_EQ(flood.status, 409u) << flood.body;
   EXPECT_NE(flood.body.find("waiting for approval"), std::string::npos) << flood.body;
+  // Its giver can take the offer to the unknown id back, and that makes room for a new one.
+  auto revoked = with(owner_a.secret, http::verb::post,
+                      "/api/v1/output-shares/" + to_unknown.str("id") + "/revoke");
+  ASSERT_EQ(revoked.status, 200u) << revoked.body;
+  EXPECT_EQ(revoked.str("status"), "revoked");
+  EXPECT_EQ(offer(unknown).status, 201u);
 }
 
 }  // namespace

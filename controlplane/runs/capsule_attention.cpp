@@ -128,18 +128,35 @@ Result<std::vector<Attention>> load_capsule_attention(const Stores& stores, cons
   if (capsule.restore_pending) {
     // What the backup named and could not hold: names only, as it recorded them.
     std::string names;
-    if (auto pending = parse_object(*capsule.restore_pending, 1 << 20))
+    bool connections = false;
+    std::optional<std::string> source_connection;
+    if (auto pending = parse_object(*capsule.restore_pending, 1 << 20)) {
       for (const char* key : {"connections", "sensitiveVariableNames"})
-        if (const auto* list = pending->if_contains(key); list && list->is_array())
+        if (const auto* list = pending->if_contains(key); list && list->is_array()) {
+          connections = true;
           for (const auto& n : list->get_array())
             if (n.is_string())
               names += (names.empty() ? "" : ", ") + std::string(n.get_string());
-    out.push_back(Attention{
-        .code = std::string(attention_code::kConnectionsMissing),
-        .message = "restored from a backup, which holds no secret: create this Capsule's "
-                   "Connections again and assign them (PUT /api/v1/capsules/" + capsule.id +
-                   "/connections, [] when it needs none), and set its sensitive variables again" +
-                   (names.empty() ? std::string() : " (it had: " + names + ")")});
+        }
+      if (const auto* s = pending->if_contains("sourceConnection"); s && s->is_string())
+        source_connection = std::string(s->get_string());
+    } else {
+      connections = true;
+    }
+    if (connections)
+      out.push_back(Attention{
+          .code = std::string(attention_code::kConnectionsMissing),
+          .message = "restored from a backup, which holds no secret: create this Capsule's "
+                     "Connections again and assign them (PUT /api/v1/capsules/" + capsule.id +
+                     "/connections, [] when it needs none), and set its sensitive variables again" +
+                     (names.empty() ? std::string() : " (it had: " + names + ")")});
+    if (source_connection)
+      out.push_back(Attention{
+          .code = std::string(attention_code::kConnectionsMissing),
+          .message = "restored from a backup, which holds no secret: its source was fetched with "
+                     "the Connection of kind git \"" + *source_connection + "\"; create it again "
+                     "and name it (PUT /api/v1/capsules/" + capsule.id +
+                     "/source-connection {\"connection\": \"<id>\"}, null for a public repository)"});
   }
   if (capsule.state_pending)
     out.push_back(Attention{

@@ -6,6 +6,7 @@
 
 #include "common/error_codes.hpp"
 #include "common/offload.hpp"
+#include "crypto/sha256.hpp"
 #include "git/remote_failure.hpp"
 #include "git/remote_helper.hpp"
 #include "git/source_cache.hpp"
@@ -55,6 +56,25 @@ void GitRefResolver::give_back(const std::string& workspace_id) {
     in_flight_.erase(it);
 }
 
+// Given back when the coroutine's frame goes, whether the work finished, failed or the frame was
+// destroyed unfinished (an io_context stopping): a Workspace never loses a place for good.
+class GitRefResolver::Slot {
+ public:
+  Slot(GitRefResolver& owner, std::string workspace_id)
+      : owner_(owner), workspace_id_(std::move(workspace_id)), held_(owner_.take_slot(workspace_id_)) {}
+  ~Slot() {
+    if (held_) owner_.give_back(workspace_id_);
+  }
+  Slot(const Slot&) = delete;
+  Slot& operator=(const Slot&) = delete;
+  bool held() const { return held_; }
+
+ private:
+  GitRefResolver& owner_;
+  std::string workspace_id_;
+  bool held_;
+};
+
 boost::asio::awaitable<Result<std::string>> GitRefResolver::async_resolve(
     std::string workspace_id, std::string url, std::string ref,
     std::optional<protocol::GitCredential> credential) {
@@ -62,29 +82,34 @@ boost::asio::awaitable<Result<std::string>> GitRefResolver::async_resolve(
     std::ranges::transform(ref, ref.begin(), [](unsigned char c) { return std::tolower(c); });
     co_return ref;
   }
-  if (!take_slot(workspace_id)) co_return std::unexpected(busy(settings_.per_workspace));
+  const Slot slot(*this, workspace_id);
+  if (!slot.held()) co_return std::unexpected(busy(settings_.per_workspace));
   // A named lambda: g++ 12 mishandles non-trivial temporaries inside a co_await expression.
   auto work = [this, &url, &ref, &credential] { return resolve(url, ref, credential); };
   auto resolved = co_await async_offload(pool_.get_executor(), std::move(work));
-  give_back(workspace_id);
   co_return resolved;
 }
 
-boost::asio::awaitable<Result<std::string>> GitRefResolver::async_pack(
+boost::asio::awaitable<Result<GitRefResolver::PackedSource>> GitRefResolver::async_pack(
     std::string workspace_id, std::string url, std::string commit,
     std::optional<protocol::GitCredential> credential, std::filesystem::path pack_out) {
-  if (!take_slot(workspace_id)) co_return std::unexpected(busy(settings_.per_workspace));
-  auto work = [&]() -> Result<std::string> {
-    if (auto allowed = protocol::check_source_url(url, settings_.file_roots, settings_.private_dirs,
-                                                  "sources.fileRoots");
-        !allowed)
+  const Slot slot(*this, workspace_id);
+  if (!slot.held()) co_return std::unexpected(busy(settings_.per_workspace));
+  // Digesting a pack of up to sources.maxFetchMiB is work for these threads too, never the io one.
+  auto work = [&]() -> Result<PackedSource> {
+    if (auto allowed = protocol::check_source_url(url, settings_.rules); !allowed)
       return std::unexpected(allowed.error());
-    git::FetchSettings fetch{settings_.helper, settings_.fetch_timeout, settings_.max_fetch_bytes,
-                             settings_.ca_file, "sources.fetchTimeoutSeconds", "sources.maxFetchMiB", {}};
-    return git::pack_source(settings_.git_cache, workspace_id, url, commit, credential, fetch, pack_out);
+    git::FetchSettings fetch{settings_.helper,    settings_.fetch_timeout,      settings_.max_fetch_bytes,
+                             settings_.ca_file,   "sources.fetchTimeoutSeconds", "sources.maxFetchMiB",
+                             {},                  settings_.rules.allow_internal_hosts,
+                             "sources.allowLoopbackHosts"};
+    auto tree = git::pack_source(settings_.git_cache, workspace_id, url, commit, credential, fetch, pack_out);
+    if (!tree) return std::unexpected(tree.error());
+    auto sha = crypto::sha256_file_hex(pack_out);
+    if (!sha) return std::unexpected(sha.error());
+    return PackedSource{std::move(*tree), std::move(*sha)};
   };
   auto packed = co_await async_offload(pool_.get_executor(), std::move(work));
-  give_back(workspace_id);
   co_return packed;
 }
 
@@ -92,12 +117,11 @@ Result<std::string> GitRefResolver::resolve(const std::string& url, const std::s
                                             const std::optional<protocol::GitCredential>& credential) const {
   const std::string context =
       "resolve ref \"" + ref + "\" of " + protocol::display_source_url(url);
-  if (auto allowed = protocol::check_source_url(url, settings_.file_roots, settings_.private_dirs,
-                                                "sources.fileRoots");
-      !allowed)
+  if (auto allowed = protocol::check_source_url(url, settings_.rules); !allowed)
     return std::unexpected(allowed.error().with_context(context));
   git::RemoteRequest request{git::RemoteOp::list_refs, url, {}, settings_.ca_file, 0,
-                             credential ? std::optional(credential->clone()) : std::nullopt};
+                             credential ? std::optional(credential->clone()) : std::nullopt,
+                             settings_.rules.allow_internal_hosts};
   auto outcome = git::run_git_helper(settings_.helper, request,
                                      std::chrono::steady_clock::now() + settings_.timeout);
   if (!outcome) {
@@ -109,7 +133,8 @@ Result<std::string> GitRefResolver::resolve(const std::string& url, const std::s
     spdlog::info("{}: {} ({})", context, git::to_string(*outcome->result.failure), outcome->result.detail);
   TAKOSUMI_TRY(git::remote_status(*outcome, git::RemoteContext{context, settings_.timeout,
                                                                "sources.resolveTimeoutSeconds",
-                                                               "sources.maxFetchMiB"}));
+                                                               "sources.maxFetchMiB",
+                                                               "sources.allowLoopbackHosts"}));
   for (const auto& name : candidates(ref))
     if (auto it = outcome->result.refs.find(name); it != outcome->result.refs.end()) return it->second;
   return fail(errc::kInvalidArgument,

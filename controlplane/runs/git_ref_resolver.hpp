@@ -23,6 +23,7 @@
 
 #include "common/error.hpp"
 #include "protocol/git_credential.hpp"
+#include "protocol/source_url.hpp"
 
 namespace takosumi::controlplane {
 
@@ -32,8 +33,8 @@ struct RefResolverSettings {
   std::size_t threads = 8;                          // sources.maxConcurrentResolutions
   std::size_t per_workspace = 2;                    // sources.maxResolutionsPerWorkspace
   std::filesystem::path ca_file;                    // sources.caFile
-  std::vector<std::filesystem::path> file_roots;    // sources.fileRoots
-  std::vector<std::filesystem::path> private_dirs;  // the control plane's dataDir
+  // sources.fileRoots, sources.allowLoopbackHosts; private_dirs: the control plane's dataDir.
+  protocol::SourceRules rules{{}, {}, false, "sources"};
   // Offline Run bundles: the source fetched into <git_cache> and packed.
   std::filesystem::path git_cache;                  // <dataDir>/git-cache
   std::chrono::seconds fetch_timeout{300};          // sources.fetchTimeoutSeconds
@@ -54,16 +55,21 @@ class GitRefResolver {
       std::string workspace_id, std::string url, std::string ref,
       std::optional<protocol::GitCredential> credential);
 
-  // An offline Run bundle's source (git/source_cache.hpp pack_source) into pack_out, on the same
-  // threads under the same per-Workspace limit; returns the commit's tree id. Errors as the
-  // fetch's (source_denied, source_fetch_failed, source_commit_missing), too_many_requests.
-  boost::asio::awaitable<Result<std::string>> async_pack(
+  struct PackedSource {
+    std::string tree;    // the commit's tree id
+    std::string sha256;  // of the pack file, hex
+  };
+  // An offline Run bundle's source (git/source_cache.hpp pack_source) into pack_out, and its
+  // digest, on the same threads under the same per-Workspace limit. Errors as the fetch's
+  // (source_denied, source_fetch_failed, source_commit_missing), too_many_requests.
+  boost::asio::awaitable<Result<PackedSource>> async_pack(
       std::string workspace_id, std::string url, std::string commit,
       std::optional<protocol::GitCredential> credential, std::filesystem::path pack_out);
 
  private:
   Result<std::string> resolve(const std::string& url, const std::string& ref,
                               const std::optional<protocol::GitCredential>& credential) const;
+  class Slot;  // one of a Workspace's in-flight places, given back however the work ends
   bool take_slot(const std::string& workspace_id);
   void give_back(const std::string& workspace_id);
 

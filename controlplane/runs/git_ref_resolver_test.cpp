@@ -41,6 +41,7 @@ class SilentListener {
   }
   ~SilentListener() { ::close(fd_); }
   std::string url() const { return "https://127.0.0.1:" + std::to_string(port_) + "/repo.git"; }
+  int port() const { return port_; }
 
  private:
   int fd_ = -1;
@@ -62,8 +63,9 @@ class GitRefResolverTest : public ::testing::Test {
   static RefResolverSettings settings(const TempDir& dir) {
     RefResolverSettings s;
     s.helper = TAKOSUMI_TEST_GITHELPER;
-    s.file_roots = {dir.path()};
-    s.private_dirs = {dir.path() / "data"};
+    s.rules.file_roots = {dir.path()};
+    s.rules.private_dirs = {dir.path() / "data"};
+    s.rules.allow_internal_hosts = true;  // the test servers listen on loopback
     s.timeout = 2s;
     return s;
   }
@@ -124,6 +126,22 @@ TEST_F(GitRefResolverTest, OnlyAllowedSourcesAreRead) {
   auto nothing = resolve("file:///nonexistent", "main");
   EXPECT_EQ(etc.error().message.substr(etc.error().message.find(" is not under")),
             nothing.error().message.substr(nothing.error().message.find(" is not under")));
+}
+
+// By default a gitUrl cannot make the control plane connect to the machine itself or a metadata
+// service: named literally it is refused by the URL check, and nothing reaches the listener.
+TEST_F(GitRefResolverTest, ALoopbackHostIsRefusedUnlessTheOperatorAllowsIt) {
+  SilentListener silent;
+  auto defaults = settings(dir_);
+  defaults.rules.allow_internal_hosts = false;
+  GitRefResolver strict(defaults);
+  for (const char* host : {"127.0.0.1", "localhost", "[::1]"}) {
+    const std::string url = std::string("https://") + host + ":" + std::to_string(silent.port()) + "/repo.git";
+    auto r = testing::run_to_end(io_, strict.async_resolve("ws_a", url, "main", std::nullopt));
+    ASSERT_FALSE(r) << url;
+    EXPECT_EQ(r.error().code, errc::kSourceDenied) << r.error().to_string();
+    EXPECT_NE(r.error().message.find("sources.allowLoopbackHosts"), std::string::npos) << r.error().message;
+  }
 }
 
 TEST_F(GitRefResolverTest, UnreachableRepositoryIsAFetchFailure) {

@@ -1,6 +1,7 @@
 #include "controlplane/store/catalog_store.hpp"
 
 #include "common/error_codes.hpp"
+#include "common/json_fields.hpp"
 #include "controlplane/store/agent_pool_store.hpp"
 #include "controlplane/store/stored_names.hpp"
 #include "crypto/random_ids.hpp"
@@ -153,9 +154,32 @@ Status CatalogStore::set_connections(std::string_view capsule_id,
   return in_transaction(db_, [&]() -> Status {
     TAKOSUMI_TRY(db_.run("DELETE FROM capsule_connections WHERE capsule_id = ?", capsule_id));
     // A restored Capsule's Connections are recreated: what the restore asked for is done.
-    TAKOSUMI_TRY(db_.run("UPDATE capsules SET restore_pending = NULL WHERE id = ?", capsule_id));
+    TAKOSUMI_TRY(settle_restore_pending(capsule_id, {"connections", "sensitiveVariableNames"}));
     return insert_connections(capsule_id, ids);
   });
+}
+
+Status CatalogStore::set_source_connection(std::string_view capsule_id,
+                                           const std::optional<std::string>& connection_id) {
+  TAKOSUMI_TRY(get_capsule(capsule_id));
+  return in_transaction(db_, [&]() -> Status {
+    TAKOSUMI_TRY(db_.run("UPDATE capsules SET git_connection_id = ? WHERE id = ?", connection_id, capsule_id));
+    return settle_restore_pending(capsule_id, {"sourceConnection"});
+  });
+}
+
+Status CatalogStore::settle_restore_pending(std::string_view capsule_id,
+                                            std::initializer_list<std::string_view> done) {
+  auto capsule = get_capsule(capsule_id);
+  if (!capsule) return std::unexpected(capsule.error());
+  if (!capsule->restore_pending) return {};
+  auto pending = parse_object(*capsule->restore_pending, 1 << 20);
+  // A record this program cannot read names nothing it could still wait for.
+  if (pending)
+    for (const auto key : done) pending->erase(key);
+  const std::optional<std::string> left =
+      pending && !pending->empty() ? std::optional(takosumi::serialize(*pending)) : std::nullopt;
+  return db_.run("UPDATE capsules SET restore_pending = ? WHERE id = ?", left, capsule_id);
 }
 
 Status CatalogStore::set_sensitive_variables(std::string_view capsule_id,

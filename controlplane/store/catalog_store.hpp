@@ -45,9 +45,12 @@ class CatalogStore {
   Result<std::vector<Capsule>> list_capsules(std::string_view workspace_id);
   // Marks the Capsule destroyed at `at` (a destroy's apply succeeded) or not (nullopt).
   Status set_destroyed(std::string_view capsule_id, std::optional<std::int64_t> at);
-  // Replaces the Capsule's Connection assignment (and ends a restored Capsule's
-  // connections_missing).
+  // Replaces the Capsule's Connection assignment (and ends a restored Capsule's wait for its
+  // Connections and sensitive variables; its source's Connection is set on its own).
   Status set_connections(std::string_view capsule_id, const std::vector<std::string>& ids);
+  // Sets the Connection of kind git its source is fetched with (nullopt: none; the caller
+  // checked it), and ends a restored Capsule's wait for it.
+  Status set_source_connection(std::string_view capsule_id, const std::optional<std::string>& connection_id);
   // Replaces the Capsule's sensitive variables (names and sealed values together).
   Status set_sensitive_variables(std::string_view capsule_id, const std::vector<std::string>& names,
                                  const std::optional<std::string>& sealed);
@@ -66,6 +69,8 @@ class CatalogStore {
   Status insert_capsule(const Capsule& capsule, const std::optional<std::string>& sealed);
   Result<Capsule> with_connections(Result<Capsule> capsule);
   Status insert_connections(std::string_view capsule_id, const std::vector<std::string>& ids);
+  // Removes `done` from a restored Capsule's restore_pending; NULL once nothing is left.
+  Status settle_restore_pending(std::string_view capsule_id, std::initializer_list<std::string_view> done);
 
   Database& db_;
   const Clock& clock_;

@@ -56,8 +56,9 @@ struct Capsule {
   std::vector<std::string> sensitive_variable_names;  // sorted; the values stay sealed at rest
   protocol::RunPolicy policy;  // handed to the agent in every manifest of the Capsule's Runs
   // Set on a Capsule restored from a backup: the names of what its source had and a backup never
-  // holds (JSON {"connections": [...], "sensitiveVariableNames": [...]}), to be set again.
-  // Cleared when its Connections are assigned.
+  // holds (JSON {"connections": [...], "sensitiveVariableNames": [...], "sourceConnection": name}),
+  // to be set again. Each key goes when what it names is set (PUT …/connections takes the first
+  // two, PUT …/source-connection the last); NULL when none is left.
   std::optional<std::string> restore_pending;
   // Set on a restored Capsule whose backup recorded StateVersions: no Run until its state is
   // imported (a plan against empty state would recreate what exists) or an owner waives it.

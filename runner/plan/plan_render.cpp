@@ -60,7 +60,7 @@ class Lines {
   explicit Lines(std::size_t max) : max_(max) {}
   void add(std::string line) {
     if (out_.size() < max_)
-      out_.push_back(std::move(line));
+      out_.push_back(one_line(std::move(line)));
     else
       ++left_out_;
   }
@@ -110,6 +110,23 @@ const json::array* array_field(const json::object& plan, std::string_view key) {
 
 }  // namespace
 
+std::string one_line(std::string_view line) {
+  std::string out;
+  out.reserve(line.size());
+  for (const char ch : line) {
+    const auto byte = static_cast<unsigned char>(ch);
+    if (byte >= 0x20 && byte != 0x7f) {
+      out.push_back(ch);
+      continue;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    out += "\\u00";
+    out.push_back(kHex[byte >> 4]);
+    out.push_back(kHex[byte & 0xf]);
+  }
+  return out;
+}
+
 std::vector<std::string> render_plan(const json::object& plan, const std::set<std::string>& mapped_outputs,
                                      const PlanRenderLimits& limits) {
   Lines lines(limits.max_lines);
@@ -136,16 +153,21 @@ std::vector<std::string> render_plan(const json::object& plan, const std::set<st
         ++unmapped;
         continue;
       }
-      const auto attrs = attribute_changes(change, 1);
-      if (attrs.empty()) {
-        lines.add("  " + symbol + " " + name);
-        continue;
+      // Every leaf that changes, by its path beneath the Output: a mapped object Output is
+      // reviewed as closely as a resource.
+      bool truncated = false;
+      const auto attrs = attribute_changes(change, limits.max_attributes_per_resource, &truncated);
+      if (attrs.empty()) lines.add("  " + symbol + " " + name);
+      for (const auto& c : attrs) {
+        const std::string value = c.kind == AttributeChange::Kind::added     ? c.after
+                                  : c.kind == AttributeChange::Kind::removed ? c.before
+                                                                             : c.before + " -> " + c.after;
+        const std::string path = c.path.empty() ? std::string()
+                                 : c.path.front() == '[' ? c.path
+                                                         : "." + c.path;
+        lines.add("  " + symbol + " " + name + path + " = " + value);
       }
-      const auto& c = attrs.front();
-      const std::string value = c.kind == AttributeChange::Kind::added     ? c.after
-                                : c.kind == AttributeChange::Kind::removed ? c.before
-                                                                           : c.before + " -> " + c.after;
-      lines.add("  " + symbol + " " + name + " = " + value);
+      if (truncated) lines.add("      … more of " + name + " not shown");
     }
     if (unmapped > 0)
       lines.add("  (" + std::to_string(unmapped) + " more Output" + (unmapped == 1 ? "" : "s") +

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace takosumi::runner {
@@ -29,6 +30,12 @@ struct PlanRenderLimits {
 std::vector<std::string> render_plan(const boost::json::object& plan,
                                      const std::set<std::string>& mapped_outputs,
                                      const PlanRenderLimits& limits = {});
+
+// Values and paths arrive JSON-escaped, but an address carries its for_each key as the module
+// wrote it: a control character (a newline above all) would let one line of the plan print what
+// looks like several, or steer the reader's terminal. Each becomes a visible \u escape; every
+// rendered line passes through this.
+std::string one_line(std::string_view line);
 
 // The resource_drift of a refresh-only plan: what changed outside OpenTofu.
 std::vector<std::string> render_drift(const boost::json::object& plan,

@@ -60,9 +60,10 @@ TEST(AttributeChanges, AValueCanNeverStartALineOfItsOwn) {
                                        json::serialize(change) + "}]}"),
                                  {});
   // Whatever the value holds, it stays inside its attribute's line.
-  for (const auto& l : lines)
-    if (l.find("Plan: 0") != std::string::npos || l.find("will be created") != std::string::npos)
-      EXPECT_TRUE(l.starts_with("      + content = ") || l == "  # local_file.f will be created") << l;
+  for (const auto& l : lines) {
+    if (l.find("Plan: 0") == std::string::npos && l.find("will be created") == std::string::npos) continue;
+    EXPECT_TRUE(l.starts_with("      + content = ") || l == "  # local_file.f will be created") << l;
+  }
   const auto text = joined(lines);
   EXPECT_NE(text.find(R"(+ content = "benign\n  # local_file.f will be created\nPlan: 0 to add")"),
             std::string::npos)
@@ -90,6 +91,31 @@ TEST(PlanRender, ReplacementsDeletesAndForcingAttributesAreNamed) {
   EXPECT_NE(text.find("  (1 more Output the Capsule does not map change; not shown)"), std::string::npos) << text;
   EXPECT_EQ(text.find("secret_token"), std::string::npos) << text;
   EXPECT_EQ(text.find("t0ken-value"), std::string::npos) << text;
+}
+
+// A mapped Output holding an object is reviewed leaf by leaf, its sensitive leaves marked.
+TEST(PlanRender, AMappedObjectOutputShowsEveryLeafThatChanges) {
+  const auto plan = parse(R"({"output_changes":{"endpoint":{"actions":["update"],
+    "before":{"host":"a.example","port":80,"tags":["x"]},
+    "after":{"host":"b.example","port":80,"tags":["x","y"]},
+    "after_sensitive":false,"before_sensitive":false}}})");
+  const auto text = joined(render_plan(plan, {"endpoint"}));
+  EXPECT_NE(text.find("  ~ endpoint.host = \"a.example\" -> \"b.example\"\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  ~ endpoint.tags[1] = \"y\"\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("port"), std::string::npos) << text;
+}
+
+// A for_each key is the module's to choose: one resource's line cannot become several.
+TEST(PlanRender, AnAddressCannotBreakItsLine) {
+  const auto plan = parse(R"({"resource_changes":[{"address":"t.r[\"a\ntakosumi: end\u001b[2J\"]",
+    "change":{"actions":["create"],"before":null,"after":{"a":1}}}]})");
+  const auto lines = render_plan(plan, {});
+  for (const auto& line : lines) {
+    EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+    EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
+  }
+  EXPECT_NE(joined(lines).find("  # t.r[\"a\\u000atakosumi: end\\u001b[2J\"] will be created"), std::string::npos)
+      << joined(lines);
 }
 
 TEST(PlanRender, ALongPlanIsCutWithACount) {

@@ -48,9 +48,38 @@ bool safe_link_target(std::string_view dir_in_tree, std::string_view target) {
 struct TreeWriter {
   git_repository* repo;
   fs::path dest;
+  std::uint64_t max_bytes = 0;  // 0: no limit
+  std::uint64_t max_entries = 0;
   std::optional<Error> error;
+  std::uint64_t bytes = 0;
+  std::uint64_t entries = 0;
+
+  // Before an object is read: its size from the object database's header.
+  Status admit(const git_tree_entry* entry, const fs::path& path) {
+    if (max_entries > 0 && ++entries > max_entries)
+      return fail(errc::kLimitExceeded, "the commit's tree has more than " + std::to_string(max_entries) +
+                                            " entries");
+    git_odb* odb = nullptr;
+    if (git_repository_odb(&odb, repo) != 0)
+      return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "open object database"));
+    git::Odb owner(odb);
+    size_t size = 0;
+    git_object_t type = GIT_OBJECT_INVALID;
+    if (git_odb_read_header(&size, &type, odb, git_tree_entry_id(entry)) != 0)
+      return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "read " + path.string()));
+    if (size > kMaxCheckoutFileBytes)
+      return fail(errc::kLimitExceeded, path.lexically_relative(dest).string() + " is " +
+                                            std::to_string(size >> 20) + " MiB: a checkout takes no file "
+                                            "past " + std::to_string(kMaxCheckoutFileBytes >> 20) + " MiB");
+    bytes += size;
+    if (max_bytes > 0 && bytes > max_bytes)
+      return fail(errc::kLimitExceeded, "the commit's files take more than the workspace's limit "
+                                        "(limits.workspaceMiB: " + std::to_string(max_bytes >> 20) + " MiB)");
+    return {};
+  }
 
   Status write_blob(const git_tree_entry* entry, const fs::path& path, unsigned mode) {
+    TAKOSUMI_TRY(admit(entry, path));
     git_blob* raw = nullptr;
     if (git_blob_lookup(&raw, repo, git_tree_entry_id(entry)) != 0)
       return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "read " + path.string()));
@@ -65,6 +94,7 @@ struct TreeWriter {
   }
 
   Status write_link(const git_tree_entry* entry, std::string_view root, const fs::path& path) {
+    TAKOSUMI_TRY(admit(entry, path));
     git_blob* raw = nullptr;
     if (git_blob_lookup(&raw, repo, git_tree_entry_id(entry)) != 0)
       return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "read " + path.string()));
@@ -88,6 +118,9 @@ struct TreeWriter {
     const fs::path path = dest / root / name;
     switch (git_tree_entry_filemode(entry)) {
       case GIT_FILEMODE_TREE:
+        if (max_entries > 0 && ++entries > max_entries)
+          return fail(errc::kLimitExceeded, "the commit's tree has more than " +
+                                                std::to_string(max_entries) + " entries");
         if (::mkdir(path.c_str(), 0755) != 0) return std::unexpected(errno_error("mkdir", path, errno));
         return {};
       case GIT_FILEMODE_BLOB:
@@ -110,13 +143,14 @@ struct TreeWriter {
   }
 };
 
-Status write_tree(git_repository* repo, git_commit* commit, const fs::path& dest) {
+Status write_tree(git_repository* repo, git_commit* commit, const fs::path& dest,
+                  const SourceAccess& access) {
   git_tree* raw = nullptr;
   if (git_commit_tree(&raw, commit) != 0)
     return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "read commit tree"));
   Tree tree(raw);
   if (::mkdir(dest.c_str(), 0700) != 0) return std::unexpected(errno_error("mkdir", dest, errno));
-  TreeWriter writer{repo, dest, std::nullopt};
+  TreeWriter writer{repo, dest, access.max_bytes, access.max_entries, std::nullopt};
   if (git_tree_walk(tree.get(), GIT_TREEWALK_PRE, &TreeWriter::visit, &writer) != 0) {
     if (writer.error) return std::unexpected(*writer.error);
     return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "walk tree"));
@@ -159,10 +193,12 @@ Result<Commit> locate_commit(git::SourceCache& cache, const SourceRequest& reque
 
 Result<CheckedOutSource> checkout_locked(git::SourceCache& cache, const SourceRequest& request,
                                          const fs::path& dest, const fs::path& module,
-                                         const git::FetchSettings& fetch) {
+                                         const SourceAccess& access) {
+  git::FetchSettings fetch = access.fetch;
+  fetch.allow_internal_hosts = access.rules.allow_internal_hosts;
   auto commit = locate_commit(cache, request, fetch);
   if (!commit) return std::unexpected(commit.error());
-  TAKOSUMI_TRY(write_tree(cache.repository(), commit->get(), dest));
+  TAKOSUMI_TRY(write_tree(cache.repository(), commit->get(), dest, access));
   const auto& source = request.source;
   CheckedOutSource out{dest, (dest / module).lexically_normal(), source.commit};
   std::error_code ec;
@@ -204,8 +240,7 @@ Result<CheckedOutSource> checkout_source(const SourceAccess& access, const Sourc
   // This agent's own rules, whatever the control plane signed: an offline bundle's pack is
   // fetched from nowhere, so only its URL's form matters there.
   if (auto url = request.pack ? protocol::parse_source_url(source.url)
-                              : protocol::check_source_url(source.url, access.file_roots,
-                                                           access.private_dirs, "source.fileRoots");
+                              : protocol::check_source_url(source.url, access.rules);
       !url)
     return std::unexpected(url.error().with_context(context));
   auto module = safe_module_path(source.module_path);
@@ -213,7 +248,7 @@ Result<CheckedOutSource> checkout_source(const SourceAccess& access, const Sourc
   if (auto ids = check_ids(source); !ids) return std::unexpected(ids.error().with_context(context));
   auto cache = git::SourceCache::open(access.git_cache, request.workspace_id, source.url);
   if (!cache) return std::unexpected(cache.error().with_context(context));
-  return with_context(checkout_locked(*cache, request, dest, *module, access.fetch), context);
+  return with_context(checkout_locked(*cache, request, dest, *module, access), context);
 }
 
 boost::asio::awaitable<Result<CheckedOutSource>> async_checkout_source(

@@ -17,6 +17,7 @@
 #include "git/source_cache.hpp"
 #include "protocol/git_credential.hpp"
 #include "protocol/job_manifest.hpp"
+#include "protocol/source_url.hpp"
 
 namespace takosumi::runner {
 
@@ -29,10 +30,18 @@ struct CheckedOutSource {
 // Where a Run's source may come from and how it is fetched.
 struct SourceAccess {
   std::filesystem::path git_cache;
-  std::vector<std::filesystem::path> file_roots;    // source.fileRoots: file:// only beneath these
-  std::vector<std::filesystem::path> private_dirs;  // never a source: the agent's own directories
+  // source.fileRoots, source.allowLoopbackHosts; private_dirs: the agent's own directories.
+  protocol::SourceRules rules;
   git::FetchSettings fetch;
+  // What a checkout may write (limits.workspaceMiB; 0: no limit) and how many entries: checked
+  // from each object's header before it is read, so a small pack that names one huge blob many
+  // times never reaches the disk or the agent's memory.
+  std::uint64_t max_bytes = 0;
+  std::uint64_t max_entries = 250'000;
 };
+
+// No single file of a checkout is read into the agent's memory past this.
+inline constexpr std::uint64_t kMaxCheckoutFileBytes = 512ull << 20;
 
 // What one checkout takes.
 struct SourceRequest {
@@ -43,6 +52,8 @@ struct SourceRequest {
 };
 
 // Blocking. dest must not exist yet. Errors: source_denied (the URL is not allowed here),
+// limit_exceeded (the commit's tree is larger than access.max_bytes or max_entries, or holds a
+// file past kMaxCheckoutFileBytes),
 // manifest_invalid (commit id or modulePath malformed, modulePath absent from the commit),
 // source_fetch_failed (cache or fetch failure, unsafe tree entry), source_commit_missing (commit
 // not in the repository even after a fetch), cancelled (access.fetch.cancelled said so).

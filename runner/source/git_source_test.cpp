@@ -38,8 +38,8 @@ class GitSourceTest : public ::testing::Test {
   SourceAccess access(const fs::path& cache) const {
     SourceAccess a;
     a.git_cache = cache;
-    a.file_roots = {tmp_.path()};
-    a.private_dirs = {tmp_.path() / "state"};
+    a.rules.file_roots = {tmp_.path()};
+    a.rules.private_dirs = {tmp_.path() / "state"};
     a.fetch.helper = TAKOSUMI_TEST_GITHELPER;
     return a;
   }
@@ -148,7 +148,7 @@ TEST_F(GitSourceTest, ASourceThisAgentDoesNotAllowIsRefusedBeforeAnythingIsFetch
     EXPECT_EQ(denied.error().message.find("user:token"), std::string::npos) << denied.error().message;
   }
   auto outside = access(tmp_.path() / "cache");
-  outside.file_roots = {tmp_.path() / "elsewhere"};
+  outside.rules.file_roots = {tmp_.path() / "elsewhere"};
   auto r = checkout_source(outside, SourceRequest{std::string(kWorkspace), spec(id), std::nullopt, std::nullopt},
                            tmp_.path() / "outside");
   ASSERT_FALSE(r);
@@ -263,6 +263,32 @@ TEST_F(GitSourceTest, APackThatIsNotTheManifestsSourceIsRefused) {
             "manifest_invalid");
   EXPECT_EQ(checkout_at(tmp_.path() / "c10", flipped, tmp_.path() / "s10").error().code,
             "manifest_invalid");
+}
+
+// A small pack can name one big file many times: the checkout counts every file from its object's
+// header before reading it, so the tree's size is refused, not written.
+TEST_F(GitSourceTest, ATreeLargerThanTheWorkspaceLimitIsRefusedBeforeItIsWritten) {
+  std::map<std::string, std::string> files;
+  const std::string big(1 << 20, 'z');  // compresses to almost nothing
+  for (int i = 0; i < 40; ++i) files["copy-" + std::to_string(i)] = big;
+  const auto id = repo_.commit(files);
+  auto a = access(tmp_.path() / "cache");
+  a.max_bytes = 16ull << 20;
+  auto r = checkout_source(a, SourceRequest{std::string(kWorkspace), spec(id), std::nullopt, std::nullopt},
+                           tmp_.path() / "big");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, "limit_exceeded") << r.error().to_string();
+  EXPECT_NE(r.error().message.find("limits.workspaceMiB: 16 MiB"), std::string::npos) << r.error().message;
+  std::uintmax_t written = 0;
+  for (const auto& e : fs::recursive_directory_iterator(tmp_.path() / "big"))
+    if (e.is_regular_file()) written += e.file_size();
+  EXPECT_LE(written, 16u << 20);
+  auto many = access(tmp_.path() / "cache");
+  many.max_entries = 10;
+  auto r2 = checkout_source(many, SourceRequest{std::string(kWorkspace), spec(id), std::nullopt, std::nullopt},
+                            tmp_.path() / "many");
+  ASSERT_FALSE(r2);
+  EXPECT_NE(r2.error().message.find("more than 10 entries"), std::string::npos) << r2.error().message;
 }
 
 }  // namespace

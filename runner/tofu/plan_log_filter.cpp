@@ -30,22 +30,12 @@ bool is_diagnostic(std::string_view line) {
 
 void PlanLogFilter::operator()(std::string_view line) {
   if (!next_) return;
-  switch (state_) {
-    case State::before:
-      if (!starts_description(line)) break;
-      state_ = State::withheld;
-      next_(kPlanWithheldNotice);
-      return;
-    case State::withheld:
-      if (line.starts_with("Saved the plan to:")) {
-        state_ = State::after;
-        break;
-      }
-      if (is_diagnostic(line)) break;
-      return;
-    case State::after:
-      break;
+  if (!withholding_ && starts_description(line)) {
+    withholding_ = true;
+    next_(kPlanWithheldNotice);
+    return;
   }
+  if (withholding_ && !is_diagnostic(line)) return;
   next_(line);
 }
 

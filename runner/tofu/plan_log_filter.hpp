@@ -2,11 +2,14 @@
 // Withholds tofu plan's own description of the plan from the Run's log: from the first line that
 // starts it ("OpenTofu used the selected providers…", "OpenTofu will perform the following
 // actions:", "Note: Objects have changed outside of OpenTofu", "Changes to Outputs:", "No
-// changes.", "Plan: …", a "  # <address> …" header) to "Saved the plan to:". tofu prints it before
-// the plan file is known to be the one sealed — a module can replace that file while tofu writes
-// it — so the log shows instead what the agent renders from the frozen plan
-// (runner/plan/plan_render.hpp). Progress before it and diagnostics ("╷ │ ╵" boxes) pass. One
-// filter per `tofu plan`, on its stdout only.
+// changes.", "Plan: …", a "  # <address> …" header) to the end of the command. tofu prints it
+// before the plan file is known to be the one sealed — a module can replace that file while tofu
+// writes it — so the log shows instead what the agent renders from the frozen plan
+// (runner/plan/plan_render.hpp). Nothing comes back after it starts, not even tofu's "Saved the
+// plan to:": any process of the Run can write to tofu's stdout, and a line it chose must not
+// reopen the log in the middle of a description it wrote. Progress before it and diagnostics
+// ("╷ │ ╵" boxes, "Warning:", "Error:") pass. One filter per `tofu plan`, on its stdout and stderr
+// both.
 #include <string_view>
 
 #include "redaction/log_sink.hpp"
@@ -24,7 +27,7 @@ class PlanLogFilter {
 
  private:
   redaction::LogSink next_;
-  enum class State { before, withheld, after } state_ = State::before;
+  bool withholding_ = false;
 };
 
 }  // namespace takosumi::runner

@@ -165,11 +165,12 @@ Status set_memory(const fs::path& dir, std::uint64_t bytes, int version) {
   const fs::path max = dir / (version == 2 ? "memory.max" : "memory.limit_in_bytes");
   if (!write_text(max, value))
     return fail(errc::kSandboxFailed, "limits.memoryMiB: cannot set " + max.string());
-  // No swapping around the limit, and on v2 the whole Run goes at once when it is reached.
+  // No swapping around the limit. Not memory.oom.group: the kernel kills the process that grew
+  // (a provider, most often), and tofu lives on to write what an apply already changed into the
+  // state; killing the whole Run at once would lose it.
   std::error_code ec;
   if (version == 2) {
     if (fs::exists(dir / "memory.swap.max", ec)) (void)write_text(dir / "memory.swap.max", "0");
-    (void)write_text(dir / "memory.oom.group", "1");
   } else if (fs::exists(dir / "memory.memsw.limit_in_bytes", ec)) {
     (void)write_text(dir / "memory.memsw.limit_in_bytes", value);
   }

@@ -13,6 +13,7 @@
 #include "common/error_codes.hpp"
 #include "protocol/failure_codes.hpp"
 #include "runner/policy/installed_providers.hpp"
+#include "runner/tofu/disk_budget.hpp"
 #include "runner/tofu/run_cgroups.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -131,6 +132,53 @@ TEST(RunCgroups, ARunsCgroupCapsItsMemoryAndCountsTheKill) {
     EXPECT_GT(cgroup->oom_kills(), 0u);
   }
   cgroups->remove_when_idle();
+}
+
+// The workspace watcher's measure: allocated blocks, links not followed, and it fails closed on
+// what it cannot measure (nesting deeper than it walks).
+TEST(DiskBudget, UsageCountsBlocksNotLinksAndRefusesWhatItCannotMeasure) {
+  TempDir dir;
+  std::ofstream(dir / "data", std::ios::binary) << std::string(1 << 20, 'x');
+  fs::create_directory_symlink("/usr", dir / "link-to-usr");
+  auto usage = measure_disk_usage(dir.path(), 1000);
+  EXPECT_GE(usage.bytes, 1u << 20);
+  EXPECT_LT(usage.bytes, 2u << 20) << "the link's target was counted";
+  EXPECT_FALSE(over_budget(usage, 4u << 20, 1000));
+  EXPECT_TRUE(over_budget(usage, 512u << 10, 1000));
+  fs::path deep = dir / "deep";
+  for (int i = 0; i < kMaxWorkspaceDepth + 2; ++i) deep /= "d";
+  fs::create_directories(deep);
+  auto nested = measure_disk_usage(dir.path(), 1000);
+  EXPECT_TRUE(nested.too_deep);
+  EXPECT_TRUE(over_budget(nested, 4u << 20, 1000));
+  auto many = measure_disk_usage(dir.path(), 10);
+  EXPECT_TRUE(over_budget(many, 4u << 20, 10));
+}
+
+// A Run can make a directory it may list but not search (chmod 0400 after filling it): its files
+// cannot be measured, so the workspace is over budget rather than counted without them. Measured
+// as the agent runs, without root's right to search anything (as nobody when the test is root).
+TEST(DiskBudget, ADirectoryThatCanBeListedButNotSearchedIsNoPartLeftOut) {
+  TempDir dir;
+  fs::permissions(dir.path(), fs::perms::all);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (::geteuid() == 0 && (::setgid(65534) != 0 || ::setuid(65534) != 0)) ::_exit(3);
+    const fs::path hidden = dir / "hidden";
+    std::error_code ec;
+    fs::create_directory(hidden, ec);
+    std::ofstream(hidden / "big", std::ios::binary) << std::string(1 << 20, 'x');
+    fs::permissions(hidden, fs::perms::owner_read, ec);
+    if (ec) ::_exit(4);
+    const auto usage = measure_disk_usage(dir.path(), 1000);
+    fs::permissions(hidden, fs::perms::owner_all, ec);
+    ::_exit(usage.unreadable && over_budget(usage, 4u << 20, 1000) ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: measured without the hidden file; 3, 4: set-up failed";
 }
 
 }  // namespace

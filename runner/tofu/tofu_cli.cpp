@@ -16,6 +16,7 @@
 #include "runner/policy/module_files.hpp"
 #include "runner/tofu/output_log_filter.hpp"
 #include "runner/tofu/plan_log_filter.hpp"
+#include "runner/tofu/process_voice.hpp"
 #include "redaction/redacted_lines.hpp"
 #include "redaction/redaction.hpp"
 
@@ -170,19 +171,25 @@ asio::awaitable<Result<ProcessExit>> TofuCli::async_launch(
   if (options_.supervisor)
     spec.supervisor = SupervisorSpec{*options_.supervisor, options_.lock_file};
   // Per stream: redacted on the bytes, then cut into lines for the diagnostics, the sandbox's
-  // complaint and the log.
+  // complaint and the log, where no line of theirs can pass for the agent's.
   OutputLogFilter filtered(log_);
   // A plan's own description of itself stays out of the log (runner/tofu/plan_log_filter.hpp).
   PlanLogFilter plan_text([&](std::string_view line) { filtered(line); });
   redaction::RedactedLines out(options_.secrets, kMaxLine, [&](std::string_view line) {
+    const std::string quoted = in_process_voice(line);
     if (describes_plan)
-      plan_text(line);
+      plan_text(quoted);
     else
-      filtered(line);
+      filtered(quoted);
   });
+  // stderr too: any process of the Run can write to tofu's, a description of a plan among it.
   redaction::RedactedLines err(options_.secrets, kMaxLine, [&](std::string_view line) {
     note_stderr_line(line);
-    filtered(line);
+    const std::string quoted = in_process_voice(line);
+    if (describes_plan)
+      plan_text(quoted);
+    else
+      filtered(quoted);
   });
   OutputSink sink = [&](OutputStream stream, std::string_view bytes) {
     (stream == OutputStream::err ? err : out).feed(bytes);
@@ -219,12 +226,16 @@ asio::awaitable<void> TofuCli::async_watch_workspace(std::shared_ptr<bool> done,
       return measure_disk_usage(budget.dir, kMaxWorkspaceEntries);
     });
     if (*done) break;
-    if (usage.bytes <= budget.max_bytes && usage.entries <= kMaxWorkspaceEntries) continue;
-    over = usage.entries > kMaxWorkspaceEntries
-               ? "the workspace holds more than " + std::to_string(kMaxWorkspaceEntries) + " files"
-               : "the workspace holds " + std::to_string(usage.bytes >> 20) +
-                     " MiB, past its limit (limits.workspaceMiB: " + std::to_string(budget.max_bytes >> 20) +
-                     " MiB)";
+    if (!over_budget(usage, budget.max_bytes, kMaxWorkspaceEntries)) continue;
+    const std::string limit = " (limits.workspaceMiB: " + std::to_string(budget.max_bytes >> 20) + " MiB)";
+    if (usage.unreadable)
+      over = "the workspace holds a directory the agent cannot read, so its size cannot be held to its limit" + limit;
+    else if (usage.too_deep)
+      over = "the workspace nests directories deeper than " + std::to_string(kMaxWorkspaceDepth) + limit;
+    else if (usage.entries > kMaxWorkspaceEntries)
+      over = "the workspace holds more than " + std::to_string(kMaxWorkspaceEntries) + " files" + limit;
+    else
+      over = "the workspace holds " + std::to_string(usage.bytes >> 20) + " MiB, past its limit" + limit;
     cancel_.request();
     break;
   }

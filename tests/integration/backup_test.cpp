@@ -45,6 +45,11 @@ json::object connection(const std::string& workspace_id) {
           {"values", json::object{{"DEMO_API_TOKEN", kConnectionValue}}}};
 }
 
+json::object git_connection(const std::string& workspace_id) {
+  return {{"workspaceId", workspace_id}, {"name", "deploy-key"}, {"kind", "git"},
+          {"values", json::object{{"TOKEN", kConnectionValue}}}};
+}
+
 TEST(BackupTest, AWorkspaceMovesToAnotherControlPlaneWithoutItsSecrets) {
   Stack source;
   TestGitRepo repo(source.root() / "repo");
@@ -55,10 +60,15 @@ TEST(BackupTest, AWorkspaceMovesToAnotherControlPlaneWithoutItsSecrets) {
   const std::string ws = str(shop.json.as_object(), "id");
   auto conn = source.api().post("/api/v1/connections", connection(ws));
   ASSERT_EQ(conn.status, 201u) << conn.body;
+  // The source's Connection of kind git (a local repository takes no credential; it travels all
+  // the same) is a secret a backup cannot hold either.
+  auto deploy = source.api().post("/api/v1/connections", git_connection(ws));
+  ASSERT_EQ(deploy.status, 201u) << deploy.body;
   auto created = source.api().post(
       "/api/v1/workspaces/" + ws + "/capsules",
       json::object{{"name", "app"},
-                   {"source", json::object{{"gitUrl", repo.url()}, {"ref", "main"}, {"modulePath", ""}}},
+                   {"source", json::object{{"gitUrl", repo.url()}, {"ref", "main"}, {"modulePath", ""},
+                                           {"connection", str(deploy.json.as_object(), "id")}}},
                    {"variables", json::object{{"greeting", "hello"}, {"replicas", 3}}},
                    {"sensitiveVariables", json::object{{"db_password", kSensitiveValue}}},
                    {"connections", json::array{str(conn.json.as_object(), "id").c_str()}},
@@ -205,6 +215,27 @@ TEST(BackupTest, AWorkspaceMovesToAnotherControlPlaneWithoutItsSecrets) {
                              json::object{{"connections",
                                            json::array{str(again.json.as_object(), "id").c_str()}}})
                 .status, 200u);
+  // The source's Connection is named on its own, and asked for until it is.
+  auto source_missing = target.capsule(capsule);
+  const auto& asks = source_missing.at("attention").as_array();
+  ASSERT_EQ(asks.size(), 2u) << json::serialize(source_missing);
+  EXPECT_EQ(str(asks[0].as_object(), "code"), "connections_missing");
+  EXPECT_NE(str(asks[0].as_object(), "message").find("\"deploy-key\""), std::string::npos)
+      << json::serialize(source_missing);
+  EXPECT_NE(str(asks[0].as_object(), "message").find("/source-connection"), std::string::npos)
+      << json::serialize(source_missing);
+  auto deploy_again = target.api().post("/api/v1/connections", git_connection(ws));
+  ASSERT_EQ(deploy_again.status, 201u) << deploy_again.body;
+  // Not a Connection of kind provider, and not another Workspace's.
+  EXPECT_EQ(target.api()
+                .put("/api/v1/capsules/" + capsule + "/source-connection",
+                     json::object{{"connection", str(again.json.as_object(), "id")}})
+                .status,
+            400u);
+  auto set = target.api().put("/api/v1/capsules/" + capsule + "/source-connection",
+                              json::object{{"connection", str(deploy_again.json.as_object(), "id")}});
+  ASSERT_EQ(set.status, 200u) << set.body;
+  EXPECT_EQ(set.json.at("source").at("connection"), str(deploy_again.json.as_object(), "id").c_str()) << set.body;
   // Its state has not arrived: no Run may start from empty state and recreate what exists.
   auto still = target.capsule(capsule);
   ASSERT_EQ(still.at("attention").as_array().size(), 1u) << json::serialize(still);

@@ -98,7 +98,8 @@ TEST(ExecAllowlist, AModuleCannotRunABinaryItShipsOrWrites) {
 // With provisioners and /bin/sh allowed, code the module brings still cannot run: not a committed
 // ELF, nor a copy local_file wrote, nor copies in /tmp or /dev/shm, directly or through the
 // dynamic loader (which only maps the file), nor code written to a memfd and run through its
-// descriptor or its /proc path. Every writable mount is noexec and memfds do not exist.
+// descriptor or its /proc path, nor code written past page protections through /proc/self/mem.
+// Every writable mount is noexec, memfds do not exist and /proc opens for reading only.
 TEST(ExecAllowlist, CodeFromAWritablePlaceOrFromMemoryNeverRuns) {
   Stack stack;
   std::ifstream touch("/usr/bin/touch", std::ios::binary);
@@ -130,7 +131,8 @@ TEST(ExecAllowlist, CodeFromAWritablePlaceOrFromMemoryNeverRuns) {
                        tries("SHIPPED", "./tool") + tries("PROVIDER-WRITTEN", "./written-by-local-file") +
                        "cp /usr/bin/touch /tmp/copy && chmod +x /tmp/copy\n" + tries("TMP", "/tmp/copy") +
                        "cp /usr/bin/touch /dev/shm/copy && chmod +x /dev/shm/copy\n" +
-                       tries("SHM", "/dev/shm/copy") + memfd;
+                       tries("SHM", "/dev/shm/copy") + memfd +
+                       attempt("PROCMEM", "exec 3<>/proc/self/mem");
   const std::string written =
       "resource \"local_file\" \"copy\" {\n"
       "  filename        = \"${path.module}/written-by-local-file\"\n"
@@ -155,6 +157,8 @@ TEST(ExecAllowlist, CodeFromAWritablePlaceOrFromMemoryNeverRuns) {
       EXPECT_FALSE(fs::exists(world / (label + way))) << label + way;
     }
   EXPECT_NE(logs.find("MEMFD-BLOCKED"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("PROCMEM-BLOCKED"), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("PROCMEM-RAN"), std::string::npos) << logs;
   EXPECT_FALSE(fs::exists(world / "MEMFD"));
 }
 
@@ -360,6 +364,52 @@ echo started
   std::ifstream written(stack.real_world() / "f.txt");
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(written)), {}), "EVIL")
       << "the apply ran the plan the log showed";
+}
+
+// Any process of a Run can write to tofu's stdout through /proc. A program run during the plan
+// writes a forged sealed plan there, complete with the agent's voice and its end line; in the
+// log each such line is quoted, and the only unquoted "takosumi" lines are the agent's own.
+TEST(PlanIntegrity, NoProcessOfTheRunCanWriteALineInTheAgentsVoice) {
+  Stack stack;
+  const std::string module = R"(
+resource "local_file" "f" {
+  filename = "${path.module}/f.txt"
+  content  = "benign"
+}
+data "local_command" "forge" {
+  command   = "/bin/sh"
+  arguments = ["-c", file("${path.module}/forge.sh")]
+}
+)";
+  // Assembled at run time: tofu's own output may echo the script.
+  const std::string forge = R"sh(for p in /proc/[0-9]*; do
+  [ "$(cat "$p/comm" 2>/dev/null)" = tofu ] || continue
+  v=takosumi
+  printf '%s: the plan as sealed (plan digest sha256:%s), which an apply of this Run runs:
+      + content = "EVIL"
+%s: end of the plan as sealed
+' "$v" 0000 "$v" > "$p/fd/1"
+done
+echo forged
+)sh";
+  TestGitRepo repo(stack.root() / "repo");
+  repo.commit({{"main.tf", module}, {"forge.sh", forge}});
+  const auto capsule = probe_capsule(stack, repo, json::object{},
+                                     json::object{{"allowExternalData", true}, {"allowProvisioners", false}});
+  const auto plan = stack.plan(capsule);
+  ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << run_logs(stack, plan);
+  const auto logs = str(json::parse(run_logs(stack, plan)).as_object(), "text");
+  // The forgery reached the log, quoted.
+  EXPECT_NE(logs.find("\n> takosumi: the plan as sealed (plan digest sha256:0000)"), std::string::npos) << logs;
+  EXPECT_NE(logs.find("\n> takosumi: end of the plan as sealed\n"), std::string::npos) << logs;
+  EXPECT_EQ(logs.find("\ntakosumi: the plan as sealed (plan digest sha256:0000)"), std::string::npos) << logs;
+  // The agent's own, once each.
+  const std::string sealed = "\ntakosumi: the plan as sealed (plan digest sha256:" + str(plan, "planDigest");
+  EXPECT_NE(logs.find(sealed), std::string::npos) << logs;
+  const auto end = logs.find("\ntakosumi: end of the plan as sealed\n");
+  ASSERT_NE(end, std::string::npos) << logs;
+  EXPECT_EQ(logs.find("\ntakosumi: end of the plan as sealed\n", end + 1), std::string::npos) << logs;
+  EXPECT_GT(end, logs.find(sealed)) << logs;
 }
 
 TEST(ExecAllowlist, CheckConfigReportsTheLandlockAbiAndTheProcessLimit) {

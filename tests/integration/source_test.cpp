@@ -21,11 +21,13 @@ constexpr const char* kToken = "tok-a-9f2e61c4d7b38a05";
 constexpr const char* kModule =
     "resource \"terraform_data\" \"secret_plan\" {\n  input = \"workspace-a-private-value\"\n}\n";
 
-// Default source settings (no file roots anywhere), with the test Git server's CA trusted.
-StackOptions default_sources(const fs::path& ca) {
+// Default source settings (no file roots anywhere), with the test Git server's CA trusted and,
+// since it listens on loopback, loopback hosts allowed where `loopback` says.
+StackOptions default_sources(const fs::path& ca, bool control_loopback = true, bool agent_loopback = true) {
+  const auto loopback = [](bool allowed) { return allowed ? "  allowLoopbackHosts: true\n" : ""; };
   StackOptions o;
-  o.extra_control_yaml = "sources:\n  fileRoots: []\n  caFile: " + ca.string() + "\n";
-  o.extra_agent_yaml = "source:\n  fileRoots: []\n  caFile: " + ca.string() + "\n";
+  o.extra_control_yaml = "sources:\n  fileRoots: []\n  caFile: " + ca.string() + "\n" + loopback(control_loopback);
+  o.extra_agent_yaml = "source:\n  fileRoots: []\n  caFile: " + ca.string() + "\n" + loopback(agent_loopback);
   return o;
 }
 
@@ -150,6 +152,37 @@ TEST_F(SourceTest, AWorkspaceCannotPlanAnotherWorkspacesRepository) {
   auto plan = owner_b.post("/api/v1/capsules/" + str(guess.json.as_object(), "id") + "/plan", json::object{});
   EXPECT_EQ(plan.status, 502u) << plan.body;
   EXPECT_EQ(plan.body.find("workspace-a-private-value"), std::string::npos) << plan.body;
+}
+
+// The agent keeps its own rule whatever the control plane allows: here the control plane may
+// reach the loopback Git server (it resolves the ref), the agent may not (source.allowLoopbackHosts
+// is off), so the Run fails source_denied naming the agent's setting and nothing is checked out.
+TEST(SourceRules, TheAgentRefusesALoopbackHostItsOwnConfigurationDoesNotAllow) {
+  TempDir root;
+  fs::create_directories(root / "repos");
+  TestCa ca("git-ca");
+  ca.write_cert(root / "git-ca.pem");
+  GitHttpsServer server(ca, root / "repos", kToken);
+  TestGitRepo repo(root / "repos/a.git");
+  repo.commit({{"main.tf", kModule}});
+  Stack stack(default_sources(root / "git-ca.pem", true, false));
+  auto conn = stack.api().post("/api/v1/connections",
+                               json::object{{"workspaceId", stack.workspace_id()}, {"name", "deploy"}, {"kind", "git"},
+                                            {"values", json::object{{"TOKEN", kToken}}}});
+  ASSERT_EQ(conn.status, 201u) << conn.body;
+  auto capsule = stack.api().post(
+      "/api/v1/workspaces/" + stack.workspace_id() + "/capsules",
+      json::object{{"name", "app"},
+                   {"source", json::object{{"gitUrl", server.url("a.git")}, {"ref", "main"}, {"modulePath", ""},
+                                           {"connection", str(conn.json.as_object(), "id")}}},
+                   {"outputAllowlist", json::object{}}});
+  ASSERT_EQ(capsule.status, 201u) << capsule.body;
+  const auto plan = stack.plan(str(capsule.json.as_object(), "id"));
+  EXPECT_EQ(str(plan, "status"), "failed") << json::serialize(plan);
+  ASSERT_TRUE(plan.contains("failure") && plan.at("failure").is_object()) << json::serialize(plan);
+  EXPECT_EQ(str(plan.at("failure").as_object(), "code"), "source_denied") << json::serialize(plan);
+  EXPECT_NE(str(plan.at("failure").as_object(), "message").find("source.allowLoopbackHosts"), std::string::npos)
+      << json::serialize(plan);
 }
 
 }  // namespace
