@@ -8,6 +8,8 @@ namespace takosumi::errc {
 // Generic / edge
 inline constexpr std::string_view kInvalidArgument = "invalid_argument";
 inline constexpr std::string_view kNotFound = "not_found";
+// The path is known, the method is not one it takes (HTTP 405, with Allow).
+inline constexpr std::string_view kMethodNotAllowed = "method_not_allowed";
 inline constexpr std::string_view kConflict = "conflict";
 inline constexpr std::string_view kUnauthorized = "unauthorized";
 inline constexpr std::string_view kForbidden = "forbidden";

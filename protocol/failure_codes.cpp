@@ -16,7 +16,7 @@ bool is_run_failure_code(std::string_view code) {
       errc::kCancelled,              errc::kTimedOut,              errc::kLeaseLost,
       errc::kInterrupted,            errc::kSandboxFailed,         errc::kLimitExceeded,
       errc::kWorkspaceFailed,        errc::kArtifactTransferFailed, errc::kResultTooLarge, errc::kOutputRefused,
-      errc::kProviderPolicyDenied,   errc::kProvisionerDenied,     errc::kExternalDataDenied,
+      errc::kProviderPolicyDenied,   errc::kProvisionerDenied,     errc::kExternalDataDenied,    errc::kExecDenied,
       errc::kEncryptionConfigDenied, errc::kBackendConfigDenied,   errc::kHookFailed,
       errc::kProviderChecksumMismatch, errc::kSourceTreeMismatch, errc::kOpentofuVersionUnavailable,
       errc::kConnectionRevoked,

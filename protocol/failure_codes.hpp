@@ -62,6 +62,9 @@ inline constexpr std::string_view kSourceTreeMismatch = "source_tree_mismatch";
 inline constexpr std::string_view kOpentofuVersionUnavailable = "opentofu_version_unavailable";
 inline constexpr std::string_view kProvisionerDenied = "provisioner_denied";
 inline constexpr std::string_view kExternalDataDenied = "external_data_denied";
+// The exec allowlist stopped a program a module started (a script of the checkout, a program
+// sandbox.execAllow does not name); the message names it and says what can be done.
+inline constexpr std::string_view kExecDenied = "exec_denied";
 // A module's own `terraform { encryption }` block: refused whatever the policy.
 inline constexpr std::string_view kEncryptionConfigDenied = "encryption_config_denied";
 // A module override file with a backend or cloud block, which would replace the agent's local

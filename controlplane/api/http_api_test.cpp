@@ -27,6 +27,13 @@ TEST_F(HttpApiTest, ErrorsAreJsonWithCodeAndMessage) {
   auto route = api(http::verb::get, "/api/v1/nothing-here");
   EXPECT_EQ(route.status, 404u);
   EXPECT_EQ(route.obj().at("error").at("code"), "not_found");
+  // A known path with a method it does not take: 405, with what it takes, before authentication.
+  auto method = send(http::verb::delete_, "/api/v1/workspaces", {}, {});
+  EXPECT_EQ(method.status, 405u) << method.body;
+  EXPECT_EQ(method.obj().at("error").at("code"), "method_not_allowed");
+  EXPECT_EQ(method.allow, "GET, POST");
+  EXPECT_NE(method.obj().at("error").at("message").as_string().find("it takes GET, POST"),
+            std::string::npos) << method.body;
   auto bad = api(http::verb::post, "/api/v1/workspaces", json::object{{"name", "Not Valid"}});
   EXPECT_EQ(bad.status, 400u);
   EXPECT_EQ(bad.obj().at("error").at("code"), "invalid_argument");

@@ -549,6 +549,7 @@ asio::awaitable<bool> HttpServer::Impl::write(Session<Stream>& s, const Exchange
     res.body().open(ex.response.body_file.c_str(), beast::file_mode::scan, ec);
     if (!ec) {
       res.set(http::field::content_type, ex.response.content_type);
+      for (const auto& [name, value] : ex.response.headers) res.set(name, value);
       res.keep_alive(ex.keep_alive);
       res.prepare_payload();
       std::tie(ec, std::ignore) = co_await http::async_write(s.stream, res, use_tuple);
@@ -561,6 +562,7 @@ asio::awaitable<bool> HttpServer::Impl::write(Session<Stream>& s, const Exchange
   }
   http::response<http::string_body> res{status, 11};
   res.set(http::field::content_type, ex.response.content_type);
+  for (const auto& [name, value] : ex.response.headers) res.set(name, value);
   res.keep_alive(ex.keep_alive);
   res.body() = ex.response.body;
   res.prepare_payload();

@@ -65,6 +65,7 @@ int http_status_for(std::string_view code) {
       code == errc::kAgentCertificateMismatch)
     return 403;
   if (code == errc::kNotFound) return 404;
+  if (code == errc::kMethodNotAllowed) return 405;
   if (code == errc::kConflict || code == errc::kLeaseLost ||
       code == errc::kDataLossNotAccepted || code == errc::kNoStateVersion ||
       code == errc::kConnectionRevoked || code == errc::kConnectionExpired ||

@@ -63,6 +63,8 @@ struct HttpResponse {
   // was written, or the client had gone before the write): what the answer handed out (a claimed
   // job) can be taken back. A response that was written may still be lost with its connection.
   std::function<void()> on_undelivered;
+  // Further header fields (Allow on a 405).
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 // Splits target into path and query; invalid_argument on a malformed target.

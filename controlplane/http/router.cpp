@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <exception>
 
 #include "common/error_codes.hpp"
@@ -81,15 +82,38 @@ Result<const Router::Route*> Router::match(const HttpRequest& req, RouteParams& 
     params = std::move(found);
     return &route;
   }
-  const std::string what = path_known ? "method " + req.method + " is not supported for "
-                                      : "no such endpoint: " + req.method + " ";
-  return fail(errc::kNotFound, what + req.path);
+  if (!path_known) return fail(errc::kNotFound, "no such endpoint: " + req.method + " " + req.path);
+  return fail(errc::kMethodNotAllowed, "method " + req.method + " is not supported for " +
+                                           req.path + "; it takes " + allowed_methods(req.path));
+}
+
+std::string Router::allowed_methods(const std::string& path) const {
+  const auto segments = split_path(path);
+  std::vector<std::string> methods;
+  for (const auto& route : routes_) {
+    if (route.segments.size() != segments.size()) continue;
+    bool ok = true;
+    for (std::size_t i = 0; ok && i < segments.size(); ++i)
+      ok = route.segments[i] == "{}" || route.segments[i] == segments[i];
+    if (ok && std::ranges::find(methods, route.method) == methods.end())
+      methods.push_back(route.method);
+  }
+  std::ranges::sort(methods);
+  std::string out;
+  for (const auto& m : methods) out += (out.empty() ? "" : ", ") + m;
+  return out;
+}
+
+HttpResponse Router::refusal(const HttpRequest& req, const Error& error) const {
+  HttpResponse res = error_response(error);
+  if (error.code == errc::kMethodNotAllowed) res.headers.emplace_back("Allow", allowed_methods(req.path));
+  return res;
 }
 
 Admission Router::admit(const HttpRequest& head) const {
   RouteParams params;
   auto route = match(head, params);
-  if (!route) return Admission{error_response(route.error()), {}};
+  if (!route) return Admission{refusal(head, route.error()), {}};
   auto caller = (*route)->access.authenticate(head, params);
   if (!caller) return Admission{error_response(caller.error()), {}};
   switch ((*route)->access.body) {
@@ -106,7 +130,7 @@ Admission Router::admit(const HttpRequest& head) const {
 boost::asio::awaitable<HttpResponse> Router::async_dispatch(const HttpRequest& req) const {
   RouteParams params;
   auto route = match(req, params);
-  if (!route) co_return error_response(route.error());
+  if (!route) co_return refusal(req, route.error());
   if ((*route)->access.body == RouteBody::none)
     if (auto empty = check_no_fields(req.body); !empty) co_return error_response(empty.error());
   try {

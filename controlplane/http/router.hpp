@@ -2,8 +2,8 @@
 // Maps (method, path pattern) to handlers. Patterns are literal segments and "{}" placeholders,
 // e.g. "/api/v1/runs/{}/apply"; placeholders arrive in order as RouteParams.
 // Every route declares its RouteAccess: who may call it, checked by admit() on the request head
-// before any body byte is read, and what body it takes. No match is a 404 JSON error, refused at
-// admission too. A route without a body accepts only an empty body or {} (a field in it is
+// before any body byte is read, and what body it takes. An unknown path is a 404 JSON error, a
+// method the path does not take a 405 with Allow, both refused at admission too. A route without a body accepts only an empty body or {} (a field in it is
 // invalid_argument). A handler that throws is a bug: it is logged and answered with 500 internal.
 #include <functional>
 #include <string>
@@ -64,8 +64,13 @@ class Router {
     RouteAccess access;
     std::variant<SyncRouteHandler, AsyncRouteHandler> handler;
   };
-  // The route for req, or the 404 to answer.
+  // The route for req, or what to answer: not_found (404) for an unknown path,
+  // method_not_allowed (405) for a method the path does not take.
   Result<const Route*> match(const HttpRequest& req, RouteParams& params) const;
+  // The methods routes take at path, sorted, comma-separated (the Allow header).
+  std::string allowed_methods(const std::string& path) const;
+  // The answer for a match failure: a 405 carries Allow.
+  HttpResponse refusal(const HttpRequest& req, const Error& error) const;
 
   std::size_t max_file_bytes_;
   std::vector<Route> routes_;

@@ -39,6 +39,7 @@ struct Reply {
   unsigned status = 0;
   std::string body;
   json::value json;
+  std::string allow;  // the Allow header
   const json::object& obj() const { return json.as_object(); }
   std::string str(std::string_view key) const { return json::value_to<std::string>(obj().at(key)); }
 };
@@ -49,7 +50,8 @@ inline Reply read_reply(asio::ip::tcp::socket& socket, beast::flat_buffer& buffe
   http::response_parser<http::string_body> parser;
   parser.body_limit(64 << 20);
   http::read(socket, buffer, parser);
-  Reply r{parser.get().result_int(), parser.get().body(), nullptr};
+  Reply r{parser.get().result_int(), parser.get().body(), nullptr,
+          std::string(parser.get()[http::field::allow])};
   boost::system::error_code ec;
   r.json = json::parse(r.body, ec);
   return r;

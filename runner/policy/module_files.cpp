@@ -129,15 +129,17 @@ void ModuleTree::visit_entry(const Visit& at, const std::string& name,
   if (type == fs::file_type::symlink) return visit_link(at, name, ancestors, files, subdirs);
   if (type == fs::file_type::directory) {
     // The working directory's .terraform holds tofu's own files (providers link into the
-    // mirror); only the modules init downloaded are configuration.
-    if (at.dir.empty() && name == ".terraform") {
-      if (post_init_) subdirs.push_back({".terraform/modules", at.phys / name / "modules", 1});
+    // mirror); only the modules init downloaded are configuration, listed under the working
+    // directory's own name. Reached through an ancestor's tree, it is not walked again.
+    if (at.phys / name == working_phys_ / ".terraform") {
+      if (at.dir.empty() && post_init_)
+        subdirs.push_back({".terraform/modules", at.phys / name / "modules", 1});
       return;
     }
     subdirs.push_back({rel, at.phys / name, at.depth + 1});
     return;
   }
-  add_file(rel, name, type == fs::file_type::regular, files);
+  add_file(rel, at.phys / name, type == fs::file_type::regular, files);
 }
 
 // OpenTofu follows links wherever they lead; the scan follows them only inside the checkout and
@@ -155,11 +157,20 @@ void ModuleTree::visit_link(const Visit& at, const std::string& name,
     subdirs.push_back({rel, *target, at.depth + 1});
     return;
   }
-  add_file(rel, name, type == fs::file_type::regular, files);
+  add_file(rel, name, *target, type == fs::file_type::regular, files);
 }
 
-void ModuleTree::add_file(const std::string& rel, const std::string& name, bool regular,
+void ModuleTree::add_file(const std::string& rel, const fs::path& phys, bool regular,
                           ModuleDirFiles& files) {
+  add_file(rel, phys.filename().string(), phys, regular, files);
+}
+
+// The agent's override file is the agent's wherever the tree reaches it: through the working
+// directory itself, or as "../../examples/x/takosumi_override.tofu" when a module there calls its
+// ancestor (the layout of most published modules' examples). Known by its physical place.
+void ModuleTree::add_file(const std::string& rel, const std::string& name, const fs::path& phys,
+                          bool regular, ModuleDirFiles& files) {
+  if (phys == working_phys_ / kAgentOverrideFile) return;
   if (!is_config_file_name(name) || is_hidden(name)) return;
   if (!regular) return incomplete(rel + ": not a regular file");
   if (++files_ > kMaxModuleFiles) {

@@ -21,8 +21,9 @@ inline constexpr std::size_t kMaxModuleEntries = 100000;
 inline constexpr int kMaxModuleDirDepth = 64;
 
 // The agent's own override file in the working directory (forcing the local backend). A .tofu
-// file, because OpenTofu ignores a .tf file when a .tofu file of the same name exists. The scan
-// does not read it there: it is the agent's, rewritten before every command.
+// file, because OpenTofu ignores a .tf file when a .tofu file of the same name exists. The tree
+// never lists it, under whatever name it is reached (ModuleTree::add_file): it is the agent's,
+// rewritten before every command.
 inline constexpr std::string_view kAgentOverrideFile = "takosumi_override.tofu";
 
 // One directory of configuration files, named as OpenTofu names it: relative to the working
@@ -77,7 +78,12 @@ class ModuleTree {
   void visit_link(const Visit& at, const std::string& name,
                   const std::vector<std::filesystem::path>& ancestors, ModuleDirFiles& files,
                   std::vector<Visit>& subdirs);
-  void add_file(const std::string& rel, const std::string& name, bool regular, ModuleDirFiles& files);
+  // rel: as OpenTofu names the file; phys: where it is, relative to the checkout; name: its
+  // name in its directory (a link's own name, not its target's).
+  void add_file(const std::string& rel, const std::filesystem::path& phys, bool regular,
+                ModuleDirFiles& files);
+  void add_file(const std::string& rel, const std::string& name, const std::filesystem::path& phys,
+                bool regular, ModuleDirFiles& files);
   void incomplete(std::string reason);
 
   std::filesystem::path checkout_;

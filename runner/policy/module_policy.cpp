@@ -88,7 +88,6 @@ std::vector<LocalModuleCall> scan_directory(const ModuleTree& tree, const Module
                                             std::size_t& bytes_left, ModuleScan& scan) {
   ModuleFacts facts({dir.dir, tree.post_init()}, scan);
   for (const auto& name : dir.names) {
-    if (dir.dir.empty() && name == kAgentOverrideFile) continue;
     const std::string file = dir.dir.empty() ? name : dir.dir + "/" + name;
     scan.files.push_back(file);
     // Through the working directory, as OpenTofu opens it; every link on the way was resolved

@@ -16,6 +16,7 @@
 #include "runner/policy/module_files.hpp"
 #include "runner/tofu/output_log_filter.hpp"
 #include "runner/tofu/plan_log_filter.hpp"
+#include "runner/tofu/exec_denial.hpp"
 #include "runner/tofu/process_voice.hpp"
 #include "redaction/redacted_lines.hpp"
 #include "redaction/redaction.hpp"
@@ -112,8 +113,20 @@ void TofuCli::note_stderr_line(std::string_view line) {
 }
 
 Error TofuCli::failure(std::string_view code, std::string_view command, int exit_code) const {
-  return with_diagnostics(code, "tofu " + std::string(command) + " failed (exit " +
-                                    std::to_string(exit_code) + ")");
+  std::string message =
+      "tofu " + std::string(command) + " failed (exit " + std::to_string(exit_code) + ")";
+  // A program the exec allowlist stopped: the shell's bare "permission denied" says nothing of
+  // why; the Run's failure does, with its own code.
+  // tofu wraps its diagnostics, so a line is read with the one before it as well.
+  if (options_.sandbox && options_.sandbox->confine)
+    for (std::size_t i = 0; i < diagnostics_.size(); ++i) {
+      auto program = denied_program(diagnostics_[i]);
+      if (!program && i > 0) program = denied_program(diagnostics_[i - 1] + " " + diagnostics_[i]);
+      if (program)
+        return with_diagnostics(errc::kExecDenied,
+                                message + ": " + exec_denial_message(*program) + ". tofu said");
+    }
+  return with_diagnostics(code, std::move(message));
 }
 
 Error TofuCli::with_diagnostics(std::string_view code, std::string message) const {

@@ -62,10 +62,46 @@ TEST(ExecAllowlist, WithProvisionersAllowedButNoShellInExecAllowALocalExecFails)
   repo.commit({{"main.tf", provisioner_module("touch " + marker.string())}});
   const auto applied = plan_and_apply(stack, probe_capsule(stack, repo));
   EXPECT_EQ(str(applied, "status"), "failed") << json::serialize(applied);
-  EXPECT_EQ(failure_code(applied), "apply_failed") << json::serialize(applied);
+  EXPECT_EQ(failure_code(applied), "exec_denied") << json::serialize(applied);
+  const auto message = str(applied.at("failure").as_object(), "message");
+  EXPECT_NE(message.find("refused to start /bin/sh"), std::string::npos) << message;
   EXPECT_NE(run_logs(stack, applied).find("permission denied"), std::string::npos)
       << run_logs(stack, applied);
   EXPECT_FALSE(fs::exists(marker)) << "the provisioner's shell ran";
+}
+
+// A module that ships a script and runs it (`local-exec` of "./run.sh", as published modules do):
+// the Run's failure says the exec allowlist stopped it and what to do; run through the allowed
+// interpreter, the same script works.
+TEST(ExecAllowlist, AShippedScriptIsRefusedInWordsAndRunsThroughAnInterpreter) {
+  Stack stack;
+  const fs::path marker = stack.real_world() / "script.marker";
+  const auto module = [&](const std::string& interpreter) {
+    return "resource \"terraform_data\" \"s\" {\n  provisioner \"local-exec\" {\n"
+           "    command = \"./run.sh\"\n" + interpreter + "  }\n}\n";
+  };
+  const std::string script = "#!/bin/sh\ntouch " + marker.string() + "\n";
+  const auto capsule = [&](TestGitRepo& repo, const std::string& name) {
+    return stack.create_capsule_from(json::object{
+        {"name", name},
+        {"source", json::object{{"gitUrl", repo.url()}, {"ref", "main"}}},
+        {"policy", json::object{{"allowProvisioners", true}}}});
+  };
+  TestGitRepo direct(stack.root() / "direct");
+  direct.commit({{"main.tf", module("")}, {"run.sh*", script}});
+  const auto refused = plan_and_apply(stack, capsule(direct, "direct"));
+  EXPECT_EQ(failure_code(refused), "exec_denied") << json::serialize(refused);
+  const auto message = str(refused.at("failure").as_object(), "message");
+  for (const char* words : {"refused to start ./run.sh", "files of the checkout", "interpreter",
+                            "sandbox.execAllow"})
+    EXPECT_NE(message.find(words), std::string::npos) << words << ": " << message;
+  EXPECT_FALSE(fs::exists(marker));
+
+  TestGitRepo interpreted(stack.root() / "interpreted");
+  interpreted.commit({{"main.tf", module("    interpreter = [\"/bin/sh\"]\n")}, {"run.sh*", script}});
+  const auto applied = plan_and_apply(stack, capsule(interpreted, "interpreted"));
+  EXPECT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied) << run_logs(stack, applied);
+  EXPECT_TRUE(fs::exists(marker));
 }
 
 TEST(ExecAllowlist, AModuleCannotRunABinaryItShipsOrWrites) {

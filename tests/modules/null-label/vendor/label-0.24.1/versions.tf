@@ -1,0 +1,3 @@
+terraform {
+  required_version = ">= 0.13.0"
+}
