@@ -48,6 +48,11 @@ std::expected<boost::json::value, ApiError> ApiClient::put(const std::string& ta
   return call("PUT", target, boost::json::serialize(body));
 }
 
+std::expected<boost::json::value, ApiError> ApiClient::patch(const std::string& target,
+                                                             const boost::json::value& body) const {
+  return call("PATCH", target, boost::json::serialize(body));
+}
+
 std::expected<boost::json::value, ApiError> ApiClient::call(const std::string& method,
                                                             const std::string& target,
                                                             const std::string& body) const {

@@ -46,6 +46,8 @@ class ApiClient {
                                                    const boost::json::value& body) const;
   std::expected<boost::json::value, ApiError> put(const std::string& target,
                                                   const boost::json::value& body) const;
+  std::expected<boost::json::value, ApiError> patch(const std::string& target,
+                                                    const boost::json::value& body) const;
   // POST with a JSON body whose 2xx answer is a file (an offline Run bundle), written to `to`.
   std::expected<void, ApiError> post_for_file(const std::string& target,
                                               const boost::json::value& body,

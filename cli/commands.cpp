@@ -18,6 +18,7 @@ namespace json = boost::json;
 // Every option a subcommand binds, kept alive for the handlers by a shared_ptr.
 struct Options {
   std::string name, id, file, workspace, agent, out, pool;
+  std::string git_url, ref, module_path;  // capsule update
   std::int64_t valid_for = 0;
   bool accept_data_loss = false;
   bool no_wait = false;
@@ -134,7 +135,7 @@ void add_workspace(CLI::App& app, std::shared_ptr<Options> o, std::optional<Hand
 }
 
 void add_capsule(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>& chosen) {
-  auto* cap = app.add_subcommand("capsule", "Capsules: create, list, show")->require_subcommand(1);
+  auto* cap = app.add_subcommand("capsule", "Capsules: create, list, show, update")->require_subcommand(1);
   auto* create = cap->add_subcommand("create", "create a Capsule from a YAML or JSON file");
   create->add_option("-f,--file", o->file, "the Capsule (the API's request body; - for stdin)")
       ->required();
@@ -163,12 +164,42 @@ void add_capsule(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handle
                        });
     };
   });
+  auto* update = cap->add_subcommand(
+      "update", "change a Capsule's name, source, variables or outputAllowlist (a new spec revision; "
+                "queued and running Runs keep theirs)");
+  update->add_option("capsule", o->id, "its id")->required();
+  update->add_option("-f,--file", o->file,
+                     "the change (the API's PATCH body: name, source, variables, outputAllowlist; - for stdin)");
+  update->add_option("--name", o->name, "its new name");
+  update->add_option("--git-url", o->git_url, "its source's new repository");
+  update->add_option("--ref", o->ref, "its source's new branch, tag or commit");
+  update->add_option("--module-path", o->module_path, "its source's new module directory");
+  update->callback([&chosen, o] {
+    chosen = [o](const Context& c) -> Exit {
+      json::object body;
+      if (!o->file.empty()) {
+        auto read = read_yaml_as_json(o->file);
+        if (!read) return failed(read.error());
+        if (!read->is_object()) return failed(Error{std::string(errc::kInvalidArgument), o->file + ": must be a mapping"});
+        body = std::move(read->as_object());
+      }
+      if (!o->name.empty()) body["name"] = o->name;
+      json::object source;
+      if (const auto* given = body.if_contains("source"); given && given->is_object()) source = given->as_object();
+      if (!o->git_url.empty()) source["gitUrl"] = o->git_url;
+      if (!o->ref.empty()) source["ref"] = o->ref;
+      if (!o->module_path.empty()) source["modulePath"] = o->module_path;
+      if (!source.empty()) body["source"] = std::move(source);
+      return show_object(c, c.api.patch("/api/v1/capsules/" + path_id(o->id), body),
+                         {"id", "name", "specRevision", "source"});
+    };
+  });
   auto* show = cap->add_subcommand("show", "show one Capsule");
   show->add_option("capsule", o->id, "its id")->required();
   show->callback([&chosen, o] {
     chosen = [o](const Context& c) {
       auto r = c.api.get("/api/v1/capsules/" + path_id(o->id));
-      return show_object(c, r, {"id", "name", "workspaceId", "source", "needsAttention",
+      return show_object(c, r, {"id", "name", "workspaceId", "source", "specRevision", "needsAttention",
                                 "attention", "variables", "outputAllowlist", "connections"});
     };
   });

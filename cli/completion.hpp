@@ -26,8 +26,9 @@ _takosumi() {
     "") COMPREPLY=($(compgen -W "$commands $globals" -- "$cur")) ;;
     workspace) [ -z "$sub" ] && COMPREPLY=($(compgen -W "list create" -- "$cur")) ;;
     capsule) case "$sub" in
-        "") COMPREPLY=($(compgen -W "create list show" -- "$cur")) ;;
+        "") COMPREPLY=($(compgen -W "create list show update" -- "$cur")) ;;
         create) COMPREPLY=($(compgen -W "--file --workspace $globals" -- "$cur")) ;;
+        update) COMPREPLY=($(compgen -W "--file --name --git-url --ref --module-path $globals" -- "$cur")) ;;
         list) COMPREPLY=($(compgen -W "--workspace $globals" -- "$cur")) ;;
       esac ;;
     connection) case "$sub" in

@@ -55,6 +55,7 @@ json::object to_json(const Capsule& c) {
           {"agentPool", c.agent_pool},
           {"agentLabels", string_array(c.agent_labels)},
           {"opentofuVersion", optional_value(c.opentofu_version)},
+          {"specRevision", c.spec_revision},
           {"createdAt", c.created_at},
           {"destroyed", c.destroyed_at.has_value()},
           {"destroyedAt", optional_value(c.destroyed_at)}};
@@ -119,6 +120,7 @@ json::object to_json(const Run& r) {
   o["status"] = r.status;
   o["attempt"] = r.attempt;
   o["sourceCommit"] = r.source_commit;
+  o["specRevision"] = r.spec_revision;
   o["plannedBy"] = optional_value(r.planned_by);
   if (r.failure_code)
     o["failure"] = json::object{{"code", *r.failure_code},

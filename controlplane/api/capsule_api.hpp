@@ -1,5 +1,5 @@
 #pragma once
-// The public API's Capsules: create, list, read, policy, agent pool, OpenTofu version, plan,
+// The public API's Capsules: create, list, read, change (spec revisions), policy, agent pool, OpenTofu version, plan,
 // Outputs, and the Capsule's secrets (its Connection assignment and sensitive variables,
 // capsule_secrets_api.cpp). Every answer carries what needs a person (capsule_attention.hpp). A
 // plan resolves the Capsule's ref on the blocking-work pool.
@@ -25,6 +25,11 @@ class CapsuleApi : public PublicResource {
   HttpResponse create_capsule(const HttpRequest& req, const std::string& workspace_id);
   HttpResponse list_capsules(const std::string& workspace_id);
   HttpResponse get_capsule(const std::string& id);
+  // PATCH /capsules/{id} {"name", "source", "outputAllowlist", "variables"} (any of them): the
+  // Capsule's next spec revision (capsule_change_api.cpp).
+  HttpResponse change_capsule(const HttpRequest& req, const std::string& capsule_id);
+  // GET /capsules/{id}/revisions: each spec revision, oldest first.
+  HttpResponse list_revisions(const std::string& capsule_id);
   HttpResponse set_capsule_policy(const HttpRequest& req, const std::string& capsule_id);
   // PUT /capsules/{id}/agent-requirements {"agentPool", "agentLabels"} (docs/operations.md
   // "Agent pools").

@@ -280,7 +280,10 @@ asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, s
   auto credential = source_credential(d_, *capsule);
   if (!credential) co_return error_response(credential.error());
   const fs::path pack_file = temp / "source.pack";
-  auto packed = co_await d_.git.async_pack(capsule->workspace_id, capsule->source.git_url,
+  // From the repository of the Run's spec revision, which its manifest names.
+  auto revision = d_.catalog.get_revision(capsule->id, run->spec_revision);
+  if (!revision) co_return error_response(revision.error());
+  auto packed = co_await d_.git.async_pack(capsule->workspace_id, revision->source.git_url,
                                            run->source_commit, std::move(*credential), pack_file);
   if (!packed) {
     // The full error names this host's paths: it goes to the log, the caller gets its code.

@@ -185,6 +185,54 @@ Result<CapsuleRequest> parse_capsule_request(const json::object& body) {
   return req;
 }
 
+Result<CapsuleChange> parse_capsule_change(const json::object& body, const Capsule& current) {
+  // What is changed elsewhere is named, so a client is not left guessing why it was refused.
+  static constexpr std::pair<std::string_view, std::string_view> kElsewhere[] = {
+      {"policy", "PUT /api/v1/capsules/{id}/policy"},
+      {"connections", "PUT /api/v1/capsules/{id}/connections"},
+      {"sensitiveVariables", "PUT /api/v1/capsules/{id}/sensitive-variables"},
+      {"agentPool", "PUT /api/v1/capsules/{id}/agent-requirements"},
+      {"agentLabels", "PUT /api/v1/capsules/{id}/agent-requirements"},
+      {"opentofuVersion", "PUT /api/v1/capsules/{id}/opentofu-version"}};
+  for (const auto& [field, where] : kElsewhere)
+    if (body.contains(field))
+      return invalid("field \"" + std::string(field) + "\" is not changed here: use " + std::string(where));
+  TAKOSUMI_TRY(check_known_fields(body, {"name", "source", "outputAllowlist", "variables"}));
+  if (body.empty())
+    return invalid("nothing to change: give one or more of name, source, outputAllowlist, variables");
+  CapsuleChange change;
+  if (body.contains("name")) {
+    auto name = parse_name(body);
+    if (!name) return std::unexpected(name.error());
+    change.name = std::move(*name);
+  }
+  if (const auto* given = body.if_contains("source")) {
+    if (!given->is_object()) return invalid("field \"source\" must be an object");
+    // Fields left out keep their current values; the result is checked as a whole, as at creation.
+    json::object source{{"gitUrl", current.source.git_url},
+                        {"ref", current.source.ref},
+                        {"modulePath", current.source.module_path}};
+    if (current.source.connection_id) source["connection"] = *current.source.connection_id;
+    for (const auto& [key, value] : given->get_object()) source[key] = value;
+    if (const auto* connection = source.if_contains("connection"); connection && connection->is_null())
+      source.erase("connection");
+    auto parsed = parse_source(json::object{{"source", std::move(source)}});
+    if (!parsed) return std::unexpected(parsed.error());
+    change.source = std::move(*parsed);
+  }
+  if (body.contains("outputAllowlist")) {
+    OutputAllowlist allowlist;
+    TAKOSUMI_TRY(read_optional_object(body, "outputAllowlist", allowlist_from_json, allowlist));
+    change.output_allowlist = std::move(allowlist);
+  }
+  if (body.contains("variables")) {
+    protocol::Variables variables;
+    TAKOSUMI_TRY(read_optional_object(body, "variables", protocol::variables_from_json, variables));
+    change.variables = std::move(variables);
+  }
+  return change;
+}
+
 Result<AgentRequirements> parse_agent_requirements(const json::object& body) {
   AgentRequirements out;
   if (const auto* pool = body.if_contains("agentPool"); pool && !pool->is_null()) {

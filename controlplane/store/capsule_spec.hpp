@@ -40,7 +40,20 @@ struct CapsuleRequest {
   std::optional<std::string> opentofu_version;  // a valid constraint; nullopt: none
 };
 
+// A change of a Capsule (PATCH /api/v1/capsules/{id}): what the body names, each validated as at
+// creation; nullopt: kept.
+struct CapsuleChange {
+  std::optional<std::string> name;
+  std::optional<CapsuleSource> source;  // whole, the current fields the body left out filled in
+  std::optional<OutputAllowlist> output_allowlist;
+  std::optional<protocol::Variables> variables;
+  bool empty() const { return !name && !source && !output_allowlist && !variables; }
+};
+
 Result<std::string> parse_workspace_request(const json::object& body);
+// {"name", "source": {"gitUrl", "ref", "modulePath", "connection"} (any of them), "outputAllowlist",
+// "variables"}: at least one; anything else is refused, naming where it is changed instead.
+Result<CapsuleChange> parse_capsule_change(const json::object& body, const Capsule& current);
 Result<CapsuleRequest> parse_capsule_request(const json::object& body);
 // A Capsule's "policy" object (also the body of PUT /capsules/{id}/policy). Unknown fields are
 // refused, so a misspelt deny list is not silently dropped; errors name "policy.<field>".

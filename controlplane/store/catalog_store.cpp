@@ -18,7 +18,7 @@ Workspace workspace_from_row(const Statement& s) {
 constexpr std::string_view kCapsuleColumns =
     "id, workspace_id, name, git_url, ref, module_path, output_allowlist, variables, created_at,"
     " destroyed_at, sensitive_variable_names, policy, restore_pending, state_pending, agent_pool,"
-    " agent_labels, opentofu_version, git_connection_id";
+    " agent_labels, opentofu_version, git_connection_id, spec_revision";
 
 Result<Capsule> capsule_from_row(const Statement& s) {
   Capsule c;
@@ -26,7 +26,7 @@ Result<Capsule> capsule_from_row(const Statement& s) {
   ColumnReader(s) >> c.id >> c.workspace_id >> c.name >> c.source.git_url >> c.source.ref >>
       c.source.module_path >> allow_text >> vars_text >> c.created_at >> c.destroyed_at >>
       sensitive_text >> policy_text >> c.restore_pending >> c.state_pending >> c.agent_pool >>
-      labels_text >> c.opentofu_version >> c.source.connection_id;
+      labels_text >> c.opentofu_version >> c.source.connection_id >> c.spec_revision;
   c.agent_labels = agent_labels_from_text(labels_text);
   auto allow = parse_object(allow_text, 1 << 20);
   auto vars = parse_object(vars_text, 1 << 20);
@@ -46,6 +46,53 @@ Result<Capsule> capsule_from_row(const Statement& s) {
   c.variables = std::move(*variables);
   c.policy = std::move(*run_policy);
   return c;
+}
+
+// A revision's spec as capsule_revisions keeps it: what Runs made from it run.
+std::string revision_spec_text(const Capsule& c) {
+  return takosumi::serialize(json::object{
+      {"name", c.name},
+      {"source", json::object{{"gitUrl", c.source.git_url},
+                              {"ref", c.source.ref},
+                              {"modulePath", c.source.module_path}}},
+      {"outputAllowlist", protocol::to_json(c.output_allowlist)},
+      {"variables", protocol::to_json(c.variables)}});
+}
+
+Result<CapsuleRevision> revision_from_row(const Statement& s) {
+  CapsuleRevision r;
+  std::string spec_text;
+  ColumnReader(s) >> r.capsule_id >> r.revision >> spec_text >> r.created_at;
+  const std::string what = "capsule " + r.capsule_id + " revision " + std::to_string(r.revision);
+  auto spec = parse_object(spec_text, 4 << 20);
+  if (!spec) return fail(errc::kInternal, what + ": stored JSON is corrupt");
+  const auto* source = spec->if_contains("source");
+  const auto* name = spec->if_contains("name");
+  if (!source || !source->is_object() || !name || !name->is_string())
+    return fail(errc::kInternal, what + ": stored JSON is corrupt");
+  r.name = std::string(name->get_string());
+  const auto& src = source->get_object();
+  for (auto [key, field] : {std::pair{"gitUrl", &r.source.git_url}, std::pair{"ref", &r.source.ref},
+                            std::pair{"modulePath", &r.source.module_path}}) {
+    const auto* v = src.if_contains(key);
+    if (!v || !v->is_string()) return fail(errc::kInternal, what + ": stored JSON is corrupt");
+    *field = std::string(v->get_string());
+  }
+  auto allow = get_optional_object(*spec, "outputAllowlist");
+  auto vars = get_optional_object(*spec, "variables");
+  if (!allow || !vars || !*allow || !*vars) return fail(errc::kInternal, what + ": stored JSON is corrupt");
+  auto allowlist = allowlist_from_json(**allow);
+  auto variables = protocol::variables_from_json(**vars);
+  if (!allowlist) return std::unexpected(allowlist.error().with_context(what));
+  if (!variables) return std::unexpected(variables.error().with_context(what));
+  r.output_allowlist = std::move(*allowlist);
+  r.variables = std::move(*variables);
+  return r;
+}
+
+CapsuleRevision current_revision(const Capsule& c) {
+  return CapsuleRevision{c.id, c.spec_revision, c.name, c.source, c.output_allowlist, c.variables,
+                         c.created_at};
 }
 
 }  // namespace
@@ -115,7 +162,75 @@ Status CatalogStore::insert_capsule(const Capsule& c, const std::optional<std::s
       names_to_text(c.sensitive_variable_names), sealed,
       takosumi::serialize(protocol::to_json(c.policy)), c.restore_pending, c.state_pending,
       c.agent_pool, agent_labels_text(c.agent_labels), c.opentofu_version, c.source.connection_id));
+  TAKOSUMI_TRY(record_revision(c));  // revision 1: a new Capsule, or one a backup restores
   return write_agent_labels(c.id, c.agent_labels);
+}
+
+Status CatalogStore::record_revision(const Capsule& c) {
+  return db_.run(
+      "INSERT INTO capsule_revisions (capsule_id, revision, spec, created_at) VALUES (?, ?, ?, ?)"
+      " ON CONFLICT (capsule_id, revision) DO NOTHING",
+      c.id, c.spec_revision, revision_spec_text(c), clock_.now_unix());
+}
+
+Result<Capsule> CatalogStore::change_capsule(const Capsule& current, const CapsuleChange& change) {
+  Capsule next = current;
+  if (change.name) next.name = *change.name;
+  if (change.source) next.source = *change.source;
+  if (change.output_allowlist) next.output_allowlist = *change.output_allowlist;
+  if (change.variables) next.variables = *change.variables;
+  next.spec_revision = current.spec_revision + 1;
+  return in_transaction(db_, [&]() -> Result<Capsule> {
+    auto stored = get_capsule(current.id);
+    if (!stored) return std::unexpected(stored.error());
+    if (stored->spec_revision != current.spec_revision)
+      return fail(errc::kConflict, "capsule " + current.id + " changed while this change was checked "
+                                   "(now at revision " + std::to_string(stored->spec_revision) +
+                                   "); read it again and repeat the change");
+    // A Capsule from before revisions were kept records the revision its Runs so far ran.
+    TAKOSUMI_TRY(record_revision(current));
+    auto st = db_.run(
+        "UPDATE capsules SET name = ?, git_url = ?, ref = ?, module_path = ?, git_connection_id = ?,"
+        " output_allowlist = ?, variables = ?, spec_revision = ? WHERE id = ?",
+        next.name, next.source.git_url, next.source.ref, next.source.module_path,
+        next.source.connection_id, takosumi::serialize(protocol::to_json(next.output_allowlist)),
+        takosumi::serialize(protocol::to_json(next.variables)), next.spec_revision, next.id);
+    if (!st && st.error().code == errc::kConflict)
+      return fail(errc::kConflict, "capsule \"" + next.name + "\" already exists in this workspace");
+    if (!st) return std::unexpected(st.error());
+    TAKOSUMI_TRY(record_revision(next));
+    // A restored Capsule's source Connection given here ends its wait for it too.
+    if (next.source.connection_id && next.source.connection_id != current.source.connection_id)
+      TAKOSUMI_TRY(settle_restore_pending(next.id, {"sourceConnection"}));
+    return get_capsule(next.id);
+  });
+}
+
+Result<CapsuleRevision> CatalogStore::get_revision(std::string_view capsule_id, std::int64_t revision) {
+  auto capsule = get_capsule(capsule_id);
+  if (!capsule) return std::unexpected(capsule.error());
+  auto found = collect(db_.query("SELECT capsule_id, revision, spec, created_at FROM capsule_revisions"
+                                 " WHERE capsule_id = ? AND revision = ?",
+                                 capsule_id, revision),
+                       revision_from_row);
+  if (!found) return std::unexpected(found.error());
+  if (!found->empty()) return std::move(found->front());
+  if (revision == capsule->spec_revision) return current_revision(*capsule);
+  return fail(errc::kNotFound, "capsule " + std::string(capsule_id) + " has no revision " +
+                                   std::to_string(revision));
+}
+
+Result<std::vector<CapsuleRevision>> CatalogStore::list_revisions(std::string_view capsule_id) {
+  auto capsule = get_capsule(capsule_id);
+  if (!capsule) return std::unexpected(capsule.error());
+  auto found = collect(db_.query("SELECT capsule_id, revision, spec, created_at FROM capsule_revisions"
+                                 " WHERE capsule_id = ? ORDER BY revision",
+                                 capsule_id),
+                       revision_from_row);
+  if (!found) return std::unexpected(found.error());
+  if (found->empty() || found->back().revision != capsule->spec_revision)
+    found->push_back(current_revision(*capsule));
+  return found;
 }
 
 // The labels as claims match them (run_claims.cpp), beside the JSON the Capsule is shown with.

@@ -63,10 +63,21 @@ class CatalogStore {
                               const std::optional<std::string>& constraint);
   // The pool exists (the caller checked). Queued Runs follow: a claim reads the Capsule's.
   Status set_agent_requirements(std::string_view capsule_id, const AgentRequirements& requirements);
+  // Changes what `change` names (validated by the caller) as the Capsule's next spec revision,
+  // kept with the one before it. conflict when the name is taken in the Workspace, or when the
+  // Capsule changed since `current` was read. Runs made before keep running their own revision.
+  Result<Capsule> change_capsule(const Capsule& current, const CapsuleChange& change);
+  // What revision `revision` of the Capsule fixed. A Capsule from before revisions were kept
+  // (schema 17) has no record of its revision 1 until its first change: its current spec is it.
+  Result<CapsuleRevision> get_revision(std::string_view capsule_id, std::int64_t revision);
+  // Every kept revision, the current one included, oldest first.
+  Result<std::vector<CapsuleRevision>> list_revisions(std::string_view capsule_id);
 
  private:
   Status write_agent_labels(std::string_view capsule_id, const std::vector<std::string>& labels);
   Status insert_capsule(const Capsule& capsule, const std::optional<std::string>& sealed);
+  // Records the Capsule's current spec as its revision, unless it is recorded already.
+  Status record_revision(const Capsule& capsule);
   Result<Capsule> with_connections(Result<Capsule> capsule);
   Status insert_connections(std::string_view capsule_id, const std::vector<std::string>& ids);
   // Removes `done` from a restored Capsule's restore_pending; NULL once nothing is left.

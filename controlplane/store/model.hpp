@@ -70,6 +70,21 @@ struct Capsule {
   // The OpenTofu versions its Runs may use, a constraint as a module's required_version states
   // one (protocol/version_constraint.hpp); handed to the agent in every manifest. nullopt: any.
   std::optional<std::string> opentofu_version;
+  // Its spec revision: 1 when made, one more with each change of its name, source, variables or
+  // outputAllowlist (PATCH /api/v1/capsules/{id}). A Run is made from one revision and runs it.
+  std::int64_t spec_revision = 1;
+};
+
+// What one spec revision of a Capsule fixed, as kept in capsule_revisions: what a Run made from it
+// runs (its source, variables and Output mapping), whatever the Capsule became since.
+struct CapsuleRevision {
+  std::string capsule_id;
+  std::int64_t revision = 1;
+  std::string name;
+  CapsuleSource source;  // the Connection of kind git is the Capsule's current one, not kept here
+  OutputAllowlist output_allowlist;
+  protocol::Variables variables;
+  std::int64_t created_at = 0;
 };
 
 namespace connection_status {
@@ -115,6 +130,8 @@ struct Run {
   std::string status;
   std::int64_t attempt = 0;
   std::string source_commit;
+  // The Capsule's spec revision the Run was made from (an apply: its plan's), and runs.
+  std::int64_t spec_revision = 1;
   std::optional<std::string> planned_by;
   std::optional<std::string> plan_digest;
   std::optional<std::string> plan_artifact_sha256;

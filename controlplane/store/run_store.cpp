@@ -18,7 +18,7 @@ const std::string_view kRunSelect =
     " r.lease_token_sha256, r.lease_expires_at, r.prior_state_version_id, r.prior_generation,"
     " r.completed_attempt, r.created_at, r.started_at, r.finished_at,"
     " r.restores_state_version_id, r.data_loss, r.data_loss_accepted, r.drift, r.refused_outputs,"
-    " r.apply_started_attempt, r.dependency_inputs, r.tofu_build FROM runs r"
+    " r.apply_started_attempt, r.dependency_inputs, r.tofu_build, r.spec_revision FROM runs r"
     " JOIN capsules c ON c.id = r.capsule_id";
 
 Run run_from_row(const Statement& s) {
@@ -33,7 +33,7 @@ Run run_from_row(const Statement& s) {
       r.prior_generation >> r.completed_attempt >> r.created_at >> r.started_at >>
       r.finished_at >> r.restores_state_version_id >> r.data_loss_json >>
       r.data_loss_accepted >> r.drift_json >> r.refused_outputs_json >> r.apply_started_attempt >>
-      r.dependency_inputs_json >> r.tofu_build;
+      r.dependency_inputs_json >> r.tofu_build >> r.spec_revision;
   r.type = protocol::run_type_from_string(type).value_or(protocol::RunType::plan);
   return r;
 }
@@ -42,14 +42,21 @@ Result<Run> RunStore::insert(Run run) {
   run.id = crypto::new_id("run");
   run.status = std::string(run_status::kQueued);
   run.created_at = clock_.now_unix();
+  // Made from the Capsule's spec revision of this moment, in the same statement; an apply runs
+  // its plan's revision, whatever the Capsule became since the plan.
   TAKOSUMI_TRY(db_.run(
       "INSERT INTO runs (id, capsule_id, type, status, source_commit, planned_by, plan_digest,"
       " plan_artifact_sha256, prior_state_version_id, prior_generation, restores_state_version_id,"
-      " data_loss, data_loss_accepted, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      " data_loss, data_loss_accepted, created_at, spec_revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
+      " ?, ?, ?, ?, ?, COALESCE((SELECT p.spec_revision FROM runs p WHERE p.id = ?),"
+      " (SELECT c.spec_revision FROM capsules c WHERE c.id = ?)))",
       run.id, run.capsule_id, protocol::to_string(run.type), run.status, run.source_commit,
       run.planned_by, run.plan_digest, run.plan_artifact_sha256, run.prior_state_version_id,
       run.prior_generation, run.restores_state_version_id, run.data_loss_json,
-      run.data_loss_accepted, run.created_at));
+      run.data_loss_accepted, run.created_at, run.planned_by, run.capsule_id));
+  auto revision = db_.single_integer("SELECT spec_revision FROM runs WHERE id = ?", run.id);
+  if (!revision) return std::unexpected(revision.error());
+  run.spec_revision = *revision;
   return run;
 }
 

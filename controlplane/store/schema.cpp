@@ -12,7 +12,7 @@ namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 16;
+constexpr std::int64_t kSchemaVersion = 17;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -569,6 +569,20 @@ Status to_v16(Database& db) {
   return {};
 }
 
+// v16 → v17: Capsules change (PATCH /api/v1/capsules/{id}). Each change is a new spec revision
+// of the Capsule, kept (its name, source and Outputs' and variables' values as of then); a Run
+// records the revision it was made from, and its manifest is built from that revision, not from
+// what the Capsule is when the Run is claimed. A Capsule from before has revision 1 and no row:
+// its revision 1 is what it is until its first change, which records it.
+Status to_v17(Database& db) {
+  TAKOSUMI_TRY(ddl(db, "CREATE TABLE IF NOT EXISTS capsule_revisions ("
+                       " capsule_id TEXT NOT NULL REFERENCES capsules(id), revision INTEGER NOT NULL,"
+                       " spec TEXT NOT NULL, created_at INTEGER NOT NULL,"
+                       " PRIMARY KEY (capsule_id, revision));"));
+  TAKOSUMI_TRY(add_column_if_missing(db, "capsules", "spec_revision", "INTEGER NOT NULL DEFAULT 1"));
+  return add_column_if_missing(db, "runs", "spec_revision", "INTEGER NOT NULL DEFAULT 1");
+}
+
 // One step of the schema, from version `to - 1` to `to`.
 struct Migration {
   std::int64_t to;
@@ -581,7 +595,8 @@ struct Migration {
 constexpr Migration kMigrations[] = {{2, to_v2, true}, {3, to_v3}, {4, to_v4}, {5, to_v5},
                                      {6, to_v6},       {7, to_v7}, {8, to_v8}, {9, to_v9},
                                      {10, to_v10},     {11, to_v11}, {12, to_v12}, {13, to_v13},
-                                     {14, to_v14},     {15, to_v15}, {16, to_v16, true}};
+                                     {14, to_v14},     {15, to_v15}, {16, to_v16, true},
+                                     {17, to_v17}};
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 // Runs one migration in one transaction that also sets user_version: a database is at one
@@ -638,7 +653,8 @@ Status create_current_tables(Database& db) {
   TAKOSUMI_TRY(to_v13(db));
   TAKOSUMI_TRY(to_v14(db));
   TAKOSUMI_TRY(to_v15(db));
-  return to_v16(db);
+  TAKOSUMI_TRY(to_v16(db));
+  return to_v17(db);
 }
 
 // PostgreSQL keeps the version in a table of its own (it has no user_version). Its first version

@@ -11,8 +11,8 @@ namespace {
 
 // In an order every reference points backwards in: a row's referent is copied before it. runs
 // and state_versions refer to each other; a Run's restores_state_version_id is set afterwards.
-constexpr std::array<std::string_view, 24> kCopied{
-    "workspaces",     "capsules",        "capsule_agent_labels", "agent_pools",
+constexpr std::array<std::string_view, 25> kCopied{
+    "workspaces",     "capsules",        "capsule_revisions",    "capsule_agent_labels", "agent_pools",
     "agent_pool_workspaces", "agents",   "connections",          "capsule_connections",
     "api_tokens",     "api_token_roles", "pool_tokens",          "runs",
     "state_versions", "capsule_outputs", "artifacts",            "run_logs",

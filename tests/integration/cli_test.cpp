@@ -110,6 +110,18 @@ output "size" { value = var.size }
   EXPECT_NE(listed.out.find("NAME"), std::string::npos) << listed.out;
   auto shown = cli({"capsule", "show", capsule, "-o", "json"});
   EXPECT_EQ(id_of(shown), capsule) << shown.out;
+  // update: flags and a file of variables together make one new spec revision.
+  const auto change = write("change.yaml", "variables:\n  size: 3\n  enabled: true\n");
+  auto updated = cli({"capsule", "update", capsule, "--ref", "main", "-f", change, "-o", "json"});
+  ASSERT_EQ(updated.code, 0) << updated.out;
+  EXPECT_EQ(updated.json.at("specRevision"), 1) << "the same values again are no change";
+  auto renamed = cli({"capsule", "update", capsule, "--name", "web-two", "-o", "json"});
+  ASSERT_EQ(renamed.code, 0) << renamed.out;
+  EXPECT_EQ(renamed.json.at("specRevision"), 2) << renamed.out;
+  EXPECT_EQ(renamed.json.at("name"), "web-two") << renamed.out;
+  auto refused = cli({"capsule", "update", capsule, "--module-path", "../x"});
+  EXPECT_NE(refused.code, 0);
+  EXPECT_NE(refused.out.find("modulePath"), std::string::npos) << refused.out;
 
   // plan: waits, exit 2 for changes; the JSON is the finished Run.
   auto plan = cli({"plan", capsule, "-o", "json"});

@@ -184,7 +184,12 @@ TEST(AgentSignals, AThirdStopSignalEndsTheAgentAtOnceAndTheNextStartSettlesItsRu
   TestGitRepo repo(stack.root() / "repo");
   repo.commit({{"main.tf", gate.module()}});
   const auto run_id = post_plan(stack, stack.create_capsule(repo.url(), {}, {}));
-  ASSERT_TRUE(eventually([&] { return run_status(stack, run_id) == "running"; }, 60s));
+  // Held by the agent: claimed (the control plane says running) is not yet taken in hand (the
+  // agent logs the Run once its manifest is verified and the Run journaled).
+  ASSERT_TRUE(eventually([&] {
+    return run_status(stack, run_id) == "running" &&
+           stack.agent_log(0).find("run " + run_id + ": plan of capsule") != std::string::npos;
+  }, 60s)) << stack.agent_log(0);
   stack.signal_agent(0, SIGTERM);
   stack.signal_agent(0, SIGINT);
   stack.signal_agent(0, SIGQUIT);

@@ -155,6 +155,28 @@ TEST_F(StateHistoryTest, RotatedKeysKeepEveryStateVersionOpenAndAgentsFollowTheN
   EXPECT_EQ(str(checked, "status"), "succeeded") << json::serialize(checked);
 }
 
+// A Capsule moved to another branch (PATCH source.ref) plans and applies from there on top of the
+// state it has: its StateVersions go on, none is lost or started again.
+TEST_F(StateHistoryTest, ACapsuleMovedToAnotherBranchKeepsItsStateVersions) {
+  plan_and_apply(stack_.plan(capsule_));
+  EXPECT_EQ(data(), "v1");
+  const std::string next = repo_.commit({{"main.tf", versioned_module("v2")}}, "refs/heads/next");
+  auto moved = stack_.api().patch("/api/v1/capsules/" + capsule_,
+                                  json::object{{"source", json::object{{"ref", "next"}}}});
+  ASSERT_EQ(moved.status, 200u) << moved.body;
+  EXPECT_EQ(moved.json.at("specRevision"), 2);
+  const auto plan = stack_.plan(capsule_);
+  EXPECT_EQ(str(plan, "sourceCommit"), next);
+  EXPECT_EQ(plan.at("specRevision"), 2);
+  plan_and_apply(plan);
+  EXPECT_EQ(data(), "v2");
+  const auto history = versions();
+  ASSERT_EQ(history.size(), 2u);
+  EXPECT_TRUE(history.contains(1) && history.contains(2));
+  auto outputs = stack_.api().get("/api/v1/capsules/" + capsule_ + "/outputs");
+  EXPECT_EQ(outputs.json.at("outputs").at("version"), "v2") << outputs.body;
+}
+
 TEST_F(StateHistoryTest, RollbackToACommitThatNoLongerExistsFailsAndAddsNothing) {
   plan_and_apply(stack_.plan(capsule_));
   commits_.push_back(repo_.commit({{"main.tf", versioned_module("v2")}}));

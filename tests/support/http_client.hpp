@@ -42,6 +42,9 @@ class HttpClient {
   JsonResponse put(const std::string& target, const boost::json::value& body) const {
     return request("PUT", target, boost::json::serialize(body));
   }
+  JsonResponse patch(const std::string& target, const boost::json::value& body) const {
+    return request("PATCH", target, boost::json::serialize(body));
+  }
   // The same server and TLS files with another bearer token.
   HttpClient with_token(std::string bearer) const;
 

@@ -1,0 +1,126 @@
+// PATCH /api/v1/capsules/{id} and GET /api/v1/capsules/{id}/revisions: a Capsule changes as a new
+// spec revision; Runs already made keep running theirs (RunStore::insert records it, the manifest
+// is built from it).
+#include <algorithm>
+#include <set>
+
+#include "common/error_codes.hpp"
+#include "common/strict_json.hpp"
+#include "controlplane/api/api_json.hpp"
+#include "controlplane/api/capsule_api.hpp"
+#include "controlplane/store/capsule_spec.hpp"
+
+namespace takosumi::controlplane {
+namespace {
+
+namespace json = boost::json;
+
+// The names of the variables a change adds, removes or gives another value: for the audit record,
+// which never holds values.
+json::array changed_variable_names(const protocol::Variables& before, const protocol::Variables& after) {
+  std::set<std::string> names;
+  for (const auto& [name, value] : before)
+    if (auto it = after.find(name); it == after.end() || it->second != value) names.insert(name);
+  for (const auto& [name, value] : after)
+    if (!before.contains(name)) names.insert(name);
+  return json::array(names.begin(), names.end());
+}
+
+// What differs, by field ("name", "source.ref", "outputAllowlist", "variables", …).
+json::array changed_fields(const Capsule& before, const Capsule& after) {
+  json::array fields;
+  if (before.name != after.name) fields.emplace_back("name");
+  if (before.source.git_url != after.source.git_url) fields.emplace_back("source.gitUrl");
+  if (before.source.ref != after.source.ref) fields.emplace_back("source.ref");
+  if (before.source.module_path != after.source.module_path) fields.emplace_back("source.modulePath");
+  if (before.source.connection_id != after.source.connection_id) fields.emplace_back("source.connection");
+  if (protocol::to_json(before.output_allowlist) != protocol::to_json(after.output_allowlist))
+    fields.emplace_back("outputAllowlist");
+  if (protocol::to_json(before.variables) != protocol::to_json(after.variables)) fields.emplace_back("variables");
+  return fields;
+}
+
+json::object to_json(const CapsuleRevision& r) {
+  return {{"revision", r.revision},
+          {"name", r.name},
+          {"source", json::object{{"gitUrl", protocol::display_source_url(r.source.git_url)},
+                                  {"ref", r.source.ref},
+                                  {"modulePath", r.source.module_path}}},
+          {"outputAllowlist", protocol::to_json(r.output_allowlist)},
+          {"variables", protocol::to_json(r.variables)},
+          {"createdAt", r.created_at}};
+}
+
+}  // namespace
+
+HttpResponse CapsuleApi::change_capsule(const HttpRequest& req, const std::string& capsule_id) {
+  auto body = parse_object(req.body, kMaxJsonBody);
+  if (!body) return error_response(body.error());
+  auto capsule = d_.catalog.get_capsule(capsule_id);
+  if (!capsule) return error_response(capsule.error());
+  auto change = parse_capsule_change(*body, *capsule);
+  if (!change) return error_response(change.error());
+  // The checks of creation: a source the Workspace may use, and one source per variable.
+  if (change->source)
+    if (auto ok = check_capsule_source(d_, capsule->workspace_id, *change->source); !ok)
+      return error_response(ok.error());
+  if (change->variables) {
+    for (const auto& [name, unused] : *change->variables)
+      if (std::ranges::find(capsule->sensitive_variable_names, name) != capsule->sensitive_variable_names.end())
+        return error_response(Error{std::string(errc::kInvalidArgument),
+                                    "variables." + name + " is a sensitive variable of this Capsule; a "
+                                    "variable has one source (PUT …/sensitive-variables changes it)"});
+    auto dependencies = d_.dependencies.as_consumer(capsule_id);
+    if (!dependencies) return error_response(dependencies.error());
+    for (const auto& dependency : *dependencies)
+      for (const auto& [name, unused] : *change->variables)
+        if (dependency.outputs.contains(name))
+          return error_response(Error{std::string(errc::kInvalidArgument),
+                                      "variables." + name + " is set by dependency " + dependency.id +
+                                          " (from capsule " + dependency.producer_capsule_id +
+                                          "); a variable has one source"});
+  }
+  // An Output other Capsules read through a Dependency stays published: removing it from the
+  // mapping would fail their plans later; the Dependency goes first.
+  if (change->output_allowlist) {
+    auto consumers = d_.dependencies.as_producer(capsule_id);
+    if (!consumers) return error_response(consumers.error());
+    for (const auto& dependency : *consumers)
+      for (const auto& [variable, mapping] : dependency.outputs)
+        if (!change->output_allowlist->contains(mapping.from))
+          return error_response(Error{std::string(errc::kConflict),
+                                      "outputAllowlist: Output \"" + mapping.from + "\" is read by dependency " +
+                                          dependency.id + " (capsule " + dependency.consumer_capsule_id +
+                                          ", variable " + variable + "); delete the Dependency first"});
+  }
+  Capsule next = *capsule;
+  if (change->name) next.name = *change->name;
+  if (change->source) next.source = *change->source;
+  if (change->output_allowlist) next.output_allowlist = *change->output_allowlist;
+  if (change->variables) next.variables = *change->variables;
+  json::array fields = changed_fields(*capsule, next);
+  if (fields.empty()) return capsule_response(d_, 200, *capsule);  // nothing differs: no revision
+  auto updated = in_transaction(d_.db, [&]() -> Result<Capsule> {
+    auto changed = d_.catalog.change_capsule(*capsule, *change);
+    if (!changed) return changed;
+    json::object detail{{"specRevision", changed->spec_revision},
+                        {"previousRevision", capsule->spec_revision},
+                        {"fields", std::move(fields)}};
+    if (change->variables)
+      detail["variableNames"] = changed_variable_names(capsule->variables, changed->variables);
+    TAKOSUMI_TRY(d_.audit.record(capsule_event(actor(req), "capsule.updated", *changed, std::move(detail))));
+    return changed;
+  });
+  if (!updated) return error_response(updated.error());
+  return capsule_response(d_, 200, *updated);
+}
+
+HttpResponse CapsuleApi::list_revisions(const std::string& capsule_id) {
+  auto revisions = d_.catalog.list_revisions(capsule_id);
+  if (!revisions) return error_response(revisions.error());
+  json::array out;
+  for (const auto& r : *revisions) out.push_back(to_json(r));
+  return json_response(200, json::object{{"revisions", std::move(out)}});
+}
+
+}  // namespace takosumi::controlplane
