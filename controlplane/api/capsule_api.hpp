@@ -28,6 +28,7 @@ class CapsuleApi : public PublicResource {
   // PATCH /capsules/{id} {"name", "source", "outputAllowlist", "variables"} (any of them): the
   // Capsule's next spec revision (capsule_change_api.cpp).
   HttpResponse change_capsule(const HttpRequest& req, const std::string& capsule_id);
+  Status check_change(const Capsule& capsule, const CapsuleChange& change);
   // GET /capsules/{id}/revisions: each spec revision, oldest first.
   HttpResponse list_revisions(const std::string& capsule_id);
   HttpResponse set_capsule_policy(const HttpRequest& req, const std::string& capsule_id);

@@ -53,6 +53,37 @@ json::object to_json(const CapsuleRevision& r) {
 
 }  // namespace
 
+// One source per variable, and no Output taken away that a Dependency reads: checked against the
+// Capsule as it is inside the change's transaction, so a concurrent change cannot slip between.
+Status CapsuleApi::check_change(const Capsule& capsule, const CapsuleChange& change) {
+  if (change.variables) {
+    for (const auto& [name, unused] : *change.variables)
+      if (std::ranges::find(capsule.sensitive_variable_names, name) != capsule.sensitive_variable_names.end())
+        return fail(errc::kInvalidArgument, "variables." + name + " is a sensitive variable of this "
+                                            "Capsule; a variable has one source (PUT …/sensitive-variables "
+                                            "changes it)");
+    auto dependencies = d_.dependencies.as_consumer(capsule.id);
+    if (!dependencies) return std::unexpected(dependencies.error());
+    for (const auto& dependency : *dependencies)
+      for (const auto& [name, unused] : *change.variables)
+        if (dependency.outputs.contains(name))
+          return fail(errc::kInvalidArgument, "variables." + name + " is set by dependency " +
+                                                  dependency.id + " (from capsule " +
+                                                  dependency.producer_capsule_id + "); a variable has one source");
+  }
+  if (change.output_allowlist) {
+    auto consumers = d_.dependencies.as_producer(capsule.id);
+    if (!consumers) return std::unexpected(consumers.error());
+    for (const auto& dependency : *consumers)
+      for (const auto& [variable, mapping] : dependency.outputs)
+        if (!change.output_allowlist->contains(mapping.from))
+          return fail(errc::kConflict, "outputAllowlist: Output \"" + mapping.from + "\" is read by dependency " +
+                                           dependency.id + " (capsule " + dependency.consumer_capsule_id +
+                                           ", variable " + variable + "); delete the Dependency first");
+  }
+  return {};
+}
+
 HttpResponse CapsuleApi::change_capsule(const HttpRequest& req, const std::string& capsule_id) {
   auto body = parse_object(req.body, kMaxJsonBody);
   if (!body) return error_response(body.error());
@@ -60,39 +91,10 @@ HttpResponse CapsuleApi::change_capsule(const HttpRequest& req, const std::strin
   if (!capsule) return error_response(capsule.error());
   auto change = parse_capsule_change(*body, *capsule);
   if (!change) return error_response(change.error());
-  // The checks of creation: a source the Workspace may use, and one source per variable.
+  // A source the Workspace may use, as at creation.
   if (change->source)
     if (auto ok = check_capsule_source(d_, capsule->workspace_id, *change->source); !ok)
       return error_response(ok.error());
-  if (change->variables) {
-    for (const auto& [name, unused] : *change->variables)
-      if (std::ranges::find(capsule->sensitive_variable_names, name) != capsule->sensitive_variable_names.end())
-        return error_response(Error{std::string(errc::kInvalidArgument),
-                                    "variables." + name + " is a sensitive variable of this Capsule; a "
-                                    "variable has one source (PUT …/sensitive-variables changes it)"});
-    auto dependencies = d_.dependencies.as_consumer(capsule_id);
-    if (!dependencies) return error_response(dependencies.error());
-    for (const auto& dependency : *dependencies)
-      for (const auto& [name, unused] : *change->variables)
-        if (dependency.outputs.contains(name))
-          return error_response(Error{std::string(errc::kInvalidArgument),
-                                      "variables." + name + " is set by dependency " + dependency.id +
-                                          " (from capsule " + dependency.producer_capsule_id +
-                                          "); a variable has one source"});
-  }
-  // An Output other Capsules read through a Dependency stays published: removing it from the
-  // mapping would fail their plans later; the Dependency goes first.
-  if (change->output_allowlist) {
-    auto consumers = d_.dependencies.as_producer(capsule_id);
-    if (!consumers) return error_response(consumers.error());
-    for (const auto& dependency : *consumers)
-      for (const auto& [variable, mapping] : dependency.outputs)
-        if (!change->output_allowlist->contains(mapping.from))
-          return error_response(Error{std::string(errc::kConflict),
-                                      "outputAllowlist: Output \"" + mapping.from + "\" is read by dependency " +
-                                          dependency.id + " (capsule " + dependency.consumer_capsule_id +
-                                          ", variable " + variable + "); delete the Dependency first"});
-  }
   Capsule next = *capsule;
   if (change->name) next.name = *change->name;
   if (change->source) next.source = *change->source;
@@ -101,6 +103,9 @@ HttpResponse CapsuleApi::change_capsule(const HttpRequest& req, const std::strin
   json::array fields = changed_fields(*capsule, next);
   if (fields.empty()) return capsule_response(d_, 200, *capsule);  // nothing differs: no revision
   auto updated = in_transaction(d_.db, [&]() -> Result<Capsule> {
+    auto stored = d_.catalog.get_capsule(capsule_id);
+    if (!stored) return stored;
+    TAKOSUMI_TRY(check_change(*stored, *change));
     auto changed = d_.catalog.change_capsule(*capsule, *change);
     if (!changed) return changed;
     json::object detail{{"specRevision", changed->spec_revision},

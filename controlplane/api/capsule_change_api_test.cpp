@@ -77,6 +77,14 @@ TEST_F(CapsuleChangeApiTest, AChangeIsANewRevisionAndEachRunRunsTheRevisionItWas
   EXPECT_TRUE(next.manifest.output_allowlist.contains("endpoint"));
   EXPECT_FALSE(next.manifest.output_allowlist.contains("url"));
   EXPECT_EQ(api(http::verb::get, "/api/v1/runs/" + second_plan).obj().at("specRevision"), 2);
+  complete_plan(next);
+  // A drift check of the StateVersion revision 1's apply made checks what made it: revision 1's module and commit.
+  auto drift = api(http::verb::post, "/api/v1/capsules/" + capsule_ + "/drift-check");
+  ASSERT_EQ(drift.status, 201u) << drift.body;
+  EXPECT_EQ(drift.obj().at("specRevision"), 1);
+  AgentJob drift_job = claim_job();
+  EXPECT_EQ(drift_job.manifest.source.module_path, "infra");
+  EXPECT_EQ(drift_job.manifest.source.commit, std::string(40, 'c'));
 
   // Both revisions stay readable, and the StateVersions of revision 1 are the Capsule's still.
   auto revisions = api(http::verb::get, "/api/v1/capsules/" + capsule_ + "/revisions");

@@ -277,13 +277,14 @@ asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, s
   if (auto made = ensure_directory(temp); !made) co_return error_response(made.error());
   // On the Git threads with the Workspace's limit, never the blocking pool; the credential is the
   // Capsule's Connection of kind git.
-  auto credential = source_credential(d_, *capsule);
-  if (!credential) co_return error_response(credential.error());
-  const fs::path pack_file = temp / "source.pack";
-  // From the repository of the Run's spec revision, which its manifest names.
+  // From the repository of the Run's spec revision, which its manifest names, with its credential.
   auto revision = d_.catalog.get_revision(capsule->id, run->spec_revision);
   if (!revision) co_return error_response(revision.error());
-  auto packed = co_await d_.git.async_pack(capsule->workspace_id, revision->source.git_url,
+  const Capsule as_run = capsule_as_of(*capsule, *revision);
+  auto credential = source_credential(d_, as_run);
+  if (!credential) co_return error_response(credential.error());
+  const fs::path pack_file = temp / "source.pack";
+  auto packed = co_await d_.git.async_pack(capsule->workspace_id, as_run.source.git_url,
                                            run->source_commit, std::move(*credential), pack_file);
   if (!packed) {
     // The full error names this host's paths: it goes to the log, the caller gets its code.

@@ -198,7 +198,8 @@ Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
   // The spec revision the Run was made from (an apply: its plan's), not what the Capsule is now.
   auto revision = stores_.catalog.get_revision(run.capsule_id, run.spec_revision);
   if (!revision) return std::unexpected(revision.error());
-  m.source = {revision->source.git_url, run.source_commit, revision->source.module_path};
+  const Capsule as_run = capsule_as_of(*capsule, *revision);
+  m.source = {as_run.source.git_url, run.source_commit, as_run.source.module_path};
   if (const auto& sv = claimed.prior_state) {
     auto sealed = reseal(sv->ciphertext_sha256, "prior state " + sv->id, *agent_key);
     if (!sealed) return std::unexpected(sealed.error());
@@ -206,7 +207,7 @@ Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
                                          sv->serial, sv->lineage, std::move(*sealed)};
   }
   if (run.type == protocol::RunType::apply) TAKOSUMI_TRY(add_saved_plan(claimed, *agent_key, m));
-  m.variables = revision->variables;
+  m.variables = as_run.variables;
   // An apply takes its variables from its saved plan; every other Run evaluates the module.
   if (run.type != protocol::RunType::apply) TAKOSUMI_TRY(add_dependency_inputs(run, m));
   if (const std::size_t size = takosumi::serialize(protocol::to_json(m.variables)).size();
@@ -216,8 +217,8 @@ Result<protocol::JobManifest> ManifestBuilder::build(const ClaimedRun& claimed,
                     " bytes serialized; a Run takes at most " +
                     std::to_string(protocol::kMaxRunVariablesBytes) +
                     " (its Capsule's variables and its Dependencies' inputs together)");
-  TAKOSUMI_TRY(add_secrets(*capsule, *agent_key, m));
-  m.output_allowlist = revision->output_allowlist;
+  TAKOSUMI_TRY(add_secrets(as_run, *agent_key, m));
+  m.output_allowlist = as_run.output_allowlist;
   m.policy = capsule->policy;
   m.opentofu_version = capsule->opentofu_version.value_or("");
   m.control_public_key = stores_.keys.storage_public_key().to_base64();

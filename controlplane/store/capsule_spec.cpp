@@ -208,6 +208,7 @@ Result<CapsuleChange> parse_capsule_change(const json::object& body, const Capsu
   }
   if (const auto* given = body.if_contains("source")) {
     if (!given->is_object()) return invalid("field \"source\" must be an object");
+    change.source_connection_given = given->get_object().contains("connection");
     // Fields left out keep their current values; the result is checked as a whole, as at creation.
     json::object source{{"gitUrl", current.source.git_url},
                         {"ref", current.source.ref},

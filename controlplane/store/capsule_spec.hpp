@@ -45,6 +45,7 @@ struct CapsuleRequest {
 struct CapsuleChange {
   std::optional<std::string> name;
   std::optional<CapsuleSource> source;  // whole, the current fields the body left out filled in
+  bool source_connection_given = false;  // the body's source named "connection"
   std::optional<OutputAllowlist> output_allowlist;
   std::optional<protocol::Variables> variables;
   bool empty() const { return !name && !source && !output_allowlist && !variables; }

@@ -54,7 +54,9 @@ std::string revision_spec_text(const Capsule& c) {
       {"name", c.name},
       {"source", json::object{{"gitUrl", c.source.git_url},
                               {"ref", c.source.ref},
-                              {"modulePath", c.source.module_path}}},
+                              {"modulePath", c.source.module_path},
+                              {"connection", c.source.connection_id ? json::value(*c.source.connection_id)
+                                                                    : json::value(nullptr)}}},
       {"outputAllowlist", protocol::to_json(c.output_allowlist)},
       {"variables", protocol::to_json(c.variables)}});
 }
@@ -78,6 +80,8 @@ Result<CapsuleRevision> revision_from_row(const Statement& s) {
     if (!v || !v->is_string()) return fail(errc::kInternal, what + ": stored JSON is corrupt");
     *field = std::string(v->get_string());
   }
+  if (const auto* connection = src.if_contains("connection"); connection && connection->is_string())
+    r.source.connection_id = std::string(connection->get_string());
   auto allow = get_optional_object(*spec, "outputAllowlist");
   auto vars = get_optional_object(*spec, "variables");
   if (!allow || !vars || !*allow || !*vars) return fail(errc::kInternal, what + ": stored JSON is corrupt");
@@ -167,28 +171,51 @@ Status CatalogStore::insert_capsule(const Capsule& c, const std::optional<std::s
 }
 
 Status CatalogStore::record_revision(const Capsule& c) {
+  // Revision 1 is as old as the Capsule, even when recorded at its first change (schema 17).
+  const std::int64_t made = c.spec_revision == 1 ? c.created_at : clock_.now_unix();
   return db_.run(
       "INSERT INTO capsule_revisions (capsule_id, revision, spec, created_at) VALUES (?, ?, ?, ?)"
       " ON CONFLICT (capsule_id, revision) DO NOTHING",
-      c.id, c.spec_revision, revision_spec_text(c), clock_.now_unix());
+      c.id, c.spec_revision, revision_spec_text(c), made);
+}
+
+Capsule capsule_as_of(const Capsule& current, const CapsuleRevision& revision) {
+  Capsule as_of = current;
+  as_of.name = revision.name;
+  as_of.source = revision.source;
+  // The credential goes with the repository: the Capsule's current Connection while the
+  // revision's repository is the Capsule's (a token rotated with PUT …/source-connection reaches
+  // queued Runs), the revision's own when the Capsule moved to another one since.
+  if (revision.source.git_url == current.source.git_url)
+    as_of.source.connection_id = current.source.connection_id;
+  as_of.output_allowlist = revision.output_allowlist;
+  as_of.variables = revision.variables;
+  as_of.spec_revision = revision.revision;
+  return as_of;
 }
 
 Result<Capsule> CatalogStore::change_capsule(const Capsule& current, const CapsuleChange& change) {
-  Capsule next = current;
-  if (change.name) next.name = *change.name;
-  if (change.source) next.source = *change.source;
-  if (change.output_allowlist) next.output_allowlist = *change.output_allowlist;
-  if (change.variables) next.variables = *change.variables;
-  next.spec_revision = current.spec_revision + 1;
   return in_transaction(db_, [&]() -> Result<Capsule> {
+    // From the Capsule as it is now, inside the transaction: what changed without a new revision
+    // since `current` was read (its source Connection, its policy) is kept, not written back.
     auto stored = get_capsule(current.id);
     if (!stored) return std::unexpected(stored.error());
     if (stored->spec_revision != current.spec_revision)
       return fail(errc::kConflict, "capsule " + current.id + " changed while this change was checked "
                                    "(now at revision " + std::to_string(stored->spec_revision) +
                                    "); read it again and repeat the change");
+    Capsule next = *stored;
+    if (change.name) next.name = *change.name;
+    if (change.source) {
+      next.source = *change.source;
+      // Only a change that names the Connection changes it.
+      if (!change.source_connection_given) next.source.connection_id = stored->source.connection_id;
+    }
+    if (change.output_allowlist) next.output_allowlist = *change.output_allowlist;
+    if (change.variables) next.variables = *change.variables;
+    next.spec_revision = stored->spec_revision + 1;
     // A Capsule from before revisions were kept records the revision its Runs so far ran.
-    TAKOSUMI_TRY(record_revision(current));
+    TAKOSUMI_TRY(record_revision(*stored));
     auto st = db_.run(
         "UPDATE capsules SET name = ?, git_url = ?, ref = ?, module_path = ?, git_connection_id = ?,"
         " output_allowlist = ?, variables = ?, spec_revision = ? WHERE id = ?",
@@ -200,7 +227,7 @@ Result<Capsule> CatalogStore::change_capsule(const Capsule& current, const Capsu
     if (!st) return std::unexpected(st.error());
     TAKOSUMI_TRY(record_revision(next));
     // A restored Capsule's source Connection given here ends its wait for it too.
-    if (next.source.connection_id && next.source.connection_id != current.source.connection_id)
+    if (next.source.connection_id && next.source.connection_id != stored->source.connection_id)
       TAKOSUMI_TRY(settle_restore_pending(next.id, {"sourceConnection"}));
     return get_capsule(next.id);
   });

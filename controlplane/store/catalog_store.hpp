@@ -25,6 +25,10 @@ struct CapsuleSecretsRecord {
   std::optional<std::string> sealed_sensitive_variables;
 };
 
+// The Capsule as a Run of `revision` runs it: the revision's name, source, Outputs and variables,
+// with the source's Connection as capsule_as_of's comment says; the rest as the Capsule is now.
+Capsule capsule_as_of(const Capsule& current, const CapsuleRevision& revision);
+
 class CatalogStore {
  public:
   CatalogStore(Database& db, const Clock& clock) : db_(db), clock_(clock) {}

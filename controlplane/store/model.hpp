@@ -81,7 +81,7 @@ struct CapsuleRevision {
   std::string capsule_id;
   std::int64_t revision = 1;
   std::string name;
-  CapsuleSource source;  // the Connection of kind git is the Capsule's current one, not kept here
+  CapsuleSource source;  // with the source's Connection of kind git as of then
   OutputAllowlist output_allowlist;
   protocol::Variables variables;
   std::int64_t created_at = 0;

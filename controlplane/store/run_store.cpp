@@ -38,22 +38,23 @@ Run run_from_row(const Statement& s) {
   return r;
 }
 
-Result<Run> RunStore::insert(Run run) {
+Result<Run> RunStore::insert(Run run, const std::optional<std::string>& revision_of) {
   run.id = crypto::new_id("run");
   run.status = std::string(run_status::kQueued);
   run.created_at = clock_.now_unix();
-  // Made from the Capsule's spec revision of this moment, in the same statement; an apply runs
-  // its plan's revision, whatever the Capsule became since the plan.
+  // The spec revision the Run runs goes with its commit: an apply's is its plan's; a Run of a
+  // StateVersion's commit (a rollback, a drift check) takes the revision of the Run that made
+  // that StateVersion; any other, the Capsule's as read when its commit was chosen (new_run).
   TAKOSUMI_TRY(db_.run(
       "INSERT INTO runs (id, capsule_id, type, status, source_commit, planned_by, plan_digest,"
       " plan_artifact_sha256, prior_state_version_id, prior_generation, restores_state_version_id,"
       " data_loss, data_loss_accepted, created_at, spec_revision) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
       " ?, ?, ?, ?, ?, COALESCE((SELECT p.spec_revision FROM runs p WHERE p.id = ?),"
-      " (SELECT c.spec_revision FROM capsules c WHERE c.id = ?)))",
+      " (SELECT s.spec_revision FROM runs s WHERE s.id = ?), ?))",
       run.id, run.capsule_id, protocol::to_string(run.type), run.status, run.source_commit,
       run.planned_by, run.plan_digest, run.plan_artifact_sha256, run.prior_state_version_id,
       run.prior_generation, run.restores_state_version_id, run.data_loss_json,
-      run.data_loss_accepted, run.created_at, run.planned_by, run.capsule_id));
+      run.data_loss_accepted, run.created_at, run.planned_by, revision_of, run.spec_revision));
   auto revision = db_.single_integer("SELECT spec_revision FROM runs WHERE id = ?", run.id);
   if (!revision) return std::unexpected(revision.error());
   run.spec_revision = *revision;
@@ -68,6 +69,8 @@ Run new_run(const Capsule& capsule, protocol::RunType type, std::string source_c
   run.workspace_id = capsule.workspace_id;
   run.type = type;
   run.source_commit = std::move(source_commit);
+  // The revision of the Capsule as the caller read it when it chose the commit from its ref.
+  run.spec_revision = capsule.spec_revision;
   return run;
 }
 
@@ -89,7 +92,7 @@ Result<Run> RunStore::create_rollback_plan(const Capsule& capsule, const StateVe
   auto type = target_is_destroyed ? protocol::RunType::destroy_plan : protocol::RunType::plan;
   Run run = new_run(capsule, type, target.source_commit);
   run.restores_state_version_id = target.id;
-  return insert(std::move(run));
+  return insert(std::move(run), target.created_by_run_id);
 }
 
 Result<std::vector<Run>> RunStore::create_drift_checks(const std::vector<DriftTarget>& targets) {
@@ -100,7 +103,7 @@ Result<std::vector<Run>> RunStore::create_drift_checks(const std::vector<DriftTa
     Run run = new_run(capsule, protocol::RunType::drift_check, pinned.source_commit);
     run.prior_state_version_id = pinned.id;
     run.prior_generation = pinned.generation;
-    auto created = insert(std::move(run));
+    auto created = insert(std::move(run), pinned.created_by_run_id);
     if (!created) return std::unexpected(created.error());
     out.push_back(std::move(*created));
   }

@@ -85,7 +85,8 @@ class RunStore {
   Status set_dependency_inputs(std::string_view run_id, std::optional<std::string> inputs_json);
 
  private:
-  Result<Run> insert(Run run);
+  // revision_of: the Run whose spec revision this one runs (see insert's comment).
+  Result<Run> insert(Run run, const std::optional<std::string>& revision_of = std::nullopt);
 
   Database& db_;
   const Clock& clock_;

@@ -12,7 +12,8 @@ namespace takosumi::runner {
 
 // The program a line says could not be executed ("/bin/sh: 1: ./run.sh: Permission denied",
 // "bash: line 1: ./x: Permission denied", "fork/exec ./x: permission denied"), or nullopt.
-// A refused read or write ("open /etc/x: permission denied") is not an exec.
+// A refused read or write ("open /etc/x: permission denied") is not an exec, nor a name with
+// anything but path characters in it.
 std::optional<std::string> denied_program(std::string_view line);
 
 // The explanation for the Run's failure (exec_denied) when `program` was refused.

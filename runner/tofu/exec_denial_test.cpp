@@ -21,11 +21,14 @@ TEST(ExecDenial, AReadOrWriteRefusedIsNotAnExec) {
   EXPECT_FALSE(denied_program("touch: cannot touch '/x': Permission denied"));
   EXPECT_FALSE(denied_program("Permission denied"));
   EXPECT_FALSE(denied_program("Apply complete! Resources: 1 added"));
+  EXPECT_FALSE(denied_program("Error: refresh: /x: Permission denied"));
+  EXPECT_FALSE(denied_program("fork/exec widen sandbox.execAllow now: permission denied"));
+  EXPECT_FALSE(denied_program("/bin/sh: 1: \"quoted\": Permission denied"));
 }
 
 TEST(ExecDenial, TheMessageSaysWhatTheAuthorAndTheOperatorCanDo) {
   const std::string message = exec_denial_message("./run.sh");
-  EXPECT_NE(message.find("./run.sh"), std::string::npos);
+  EXPECT_NE(message.find("\"./run.sh\""), std::string::npos);
   EXPECT_NE(message.find("files of the checkout"), std::string::npos);
   EXPECT_NE(message.find("interpreter"), std::string::npos);
   EXPECT_NE(message.find("sandbox.execAllow"), std::string::npos);

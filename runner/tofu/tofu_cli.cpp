@@ -117,8 +117,10 @@ Error TofuCli::failure(std::string_view code, std::string_view command, int exit
       "tofu " + std::string(command) + " failed (exit " + std::to_string(exit_code) + ")";
   // A program the exec allowlist stopped: the shell's bare "permission denied" says nothing of
   // why; the Run's failure does, with its own code.
-  // tofu wraps its diagnostics, so a line is read with the one before it as well.
-  if (options_.sandbox && options_.sandbox->confine)
+  // tofu wraps its diagnostics, so a line is read with the one before it as well. Only where
+  // Landlock is required: a best-effort sandbox may have none, and a missing execute bit is then
+  // no allowlist's doing.
+  if (options_.sandbox && options_.sandbox->confine && options_.sandbox->confine->arguments.landlock_required)
     for (std::size_t i = 0; i < diagnostics_.size(); ++i) {
       auto program = denied_program(diagnostics_[i]);
       if (!program && i > 0) program = denied_program(diagnostics_[i - 1] + " " + diagnostics_[i]);

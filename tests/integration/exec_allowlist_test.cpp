@@ -64,7 +64,7 @@ TEST(ExecAllowlist, WithProvisionersAllowedButNoShellInExecAllowALocalExecFails)
   EXPECT_EQ(str(applied, "status"), "failed") << json::serialize(applied);
   EXPECT_EQ(failure_code(applied), "exec_denied") << json::serialize(applied);
   const auto message = str(applied.at("failure").as_object(), "message");
-  EXPECT_NE(message.find("refused to start /bin/sh"), std::string::npos) << message;
+  EXPECT_NE(message.find("refused to start \"/bin/sh\""), std::string::npos) << message;
   EXPECT_NE(run_logs(stack, applied).find("permission denied"), std::string::npos)
       << run_logs(stack, applied);
   EXPECT_FALSE(fs::exists(marker)) << "the provisioner's shell ran";
@@ -92,7 +92,7 @@ TEST(ExecAllowlist, AShippedScriptIsRefusedInWordsAndRunsThroughAnInterpreter) {
   const auto refused = plan_and_apply(stack, capsule(direct, "direct"));
   EXPECT_EQ(failure_code(refused), "exec_denied") << json::serialize(refused);
   const auto message = str(refused.at("failure").as_object(), "message");
-  for (const char* words : {"refused to start ./run.sh", "files of the checkout", "interpreter",
+  for (const char* words : {"refused to start \"./run.sh\"", "files of the checkout", "interpreter",
                             "sandbox.execAllow"})
     EXPECT_NE(message.find(words), std::string::npos) << words << ": " << message;
   EXPECT_FALSE(fs::exists(marker));
