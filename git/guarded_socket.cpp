@@ -69,7 +69,7 @@ int connect_guarded(git_stream* stream) {
   if (s->fd >= 0) return 0;
   if (refused) {
     g_refused = true;
-    git_error_set(GIT_ERROR_NET, "%s resolves to a loopback, link-local or multicast address", s->host);
+    git_error_set(GIT_ERROR_NET, "%s resolves to %s", s->host, protocol::kInternalAddressWords.data());
   } else {
     git_error_set(GIT_ERROR_NET, "failed to connect to %s: %s", s->host, std::strerror(last_errno));
   }

@@ -1,6 +1,7 @@
 #include "git/remote_failure.hpp"
 
 #include "protocol/failure_codes.hpp"
+#include "protocol/host_address.hpp"
 
 namespace takosumi::git {
 
@@ -38,8 +39,8 @@ Status remote_status(const HelperOutcome& outcome, const RemoteContext& c) {
     case RemoteFailure::denied:
       // What a resolver would tell anyone: nothing about this host.
       return fail(errc::kSourceDenied,
-                  what + ": the host resolves to a loopback, link-local or multicast address, which "
-                         "sources may not reach (" + std::string(c.internal_setting) + " allows it)");
+                  what + ": the host resolves to " + std::string(protocol::kInternalAddressWords) +
+                      ", which sources may not reach (" + std::string(c.internal_setting) + " allows it)");
   }
   return fail(errc::kSourceFetchFailed, what + ": " + why);
 }

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/ascii.hpp"
 #include "common/encoding.hpp"
 #include "git/git_handles.hpp"
 #include "git/guarded_socket.hpp"
@@ -137,11 +138,7 @@ RemoteResult failed(int rc, const Callbacks& cb, bool local) {
   const git_error* e = git_error_last();
   RemoteResult r;
   r.detail = e && e->message ? e->message : "unknown error";
-  const std::string lower = [&] {
-    std::string s = r.detail;
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char ch) { return std::tolower(ch); });
-    return s;
-  }();
+  const std::string lower = ascii_lower(r.detail);
   if (refused_internal_address())
     r.failure = RemoteFailure::denied;
   else if (cb.too_large)
@@ -267,9 +264,7 @@ bool name_matches(std::string_view patterns, std::string_view name) {
   while (!patterns.empty()) {
     const auto comma = patterns.find(',');
     const auto p = patterns.substr(0, comma);
-    std::string plain(p);
-    std::ranges::transform(plain, plain.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (plain == name || hashed_name_matches(p, name)) return true;
+    if (ascii_lower(p) == name || hashed_name_matches(p, name)) return true;
     patterns.remove_prefix(comma == std::string_view::npos ? patterns.size() : comma + 1);
   }
   return false;
@@ -279,8 +274,7 @@ bool name_matches(std::string_view patterns, std::string_view name) {
 
 bool known_host_key(std::string_view known_hosts, std::string_view host, int port, std::string_view key) {
   // Host names match case-insensitively, as OpenSSH's (which lowercases before hashing, too).
-  std::string lower(host);
-  std::ranges::transform(lower, lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string lower = ascii_lower(host);
   const std::string name = port == 22 || port == 0 ? lower : "[" + lower + "]:" + std::to_string(port);
   std::istringstream lines{std::string(known_hosts)};
   for (std::string line; std::getline(lines, line);) {

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <string>
 
+#include "common/ascii.hpp"
+
 namespace takosumi::protocol {
 namespace {
 
@@ -47,12 +49,6 @@ bool internal_v6(const in6_addr& a) {
          IN6_IS_ADDR_MULTICAST(&a) || std::memcmp(b, kAwsMetadata, 16) == 0;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::ranges::transform(out, out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
 }  // namespace
 
 bool is_internal_address(const sockaddr* address) {
@@ -65,7 +61,7 @@ bool is_internal_address(const sockaddr* address) {
 
 bool names_internal_host(std::string_view host) {
   if (host.starts_with('[') && host.ends_with(']')) host = host.substr(1, host.size() - 2);
-  std::string name = lower(host);
+  std::string name = ascii_lower(host);
   if (name.ends_with('.')) name.pop_back();
   if (name == "localhost" || name.ends_with(".localhost")) return true;
   // inet_aton, as resolvers do: "127.1", "0x7f000001" and "2130706433" are loopback too.

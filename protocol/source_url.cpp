@@ -199,8 +199,8 @@ Result<SourceUrl> check_source_url(std::string_view url, const SourceRules& rule
   if (auto ok = check_file_source(*parsed, rules.file_roots, rules.private_dirs, section + ".fileRoots"); !ok)
     return std::unexpected(ok.error());
   if (parsed->scheme != SourceScheme::file && !rules.allow_internal_hosts && names_internal_host(parsed->host))
-    return denied("source.gitUrl names " + parsed->host +
-                  ", a loopback, link-local or multicast address: sources reach other hosts only (" +
+    return denied("source.gitUrl names " + parsed->host + ", " + std::string(kInternalAddressWords) +
+                  ": sources reach other hosts only (" +
                   section + ".allowLoopbackHosts allows it, for a Git server on this machine)");
   return parsed;
 }

@@ -95,12 +95,7 @@ HttpResponse CapsuleApi::change_capsule(const HttpRequest& req, const std::strin
   if (change->source)
     if (auto ok = check_capsule_source(d_, capsule->workspace_id, *change->source); !ok)
       return error_response(ok.error());
-  Capsule next = *capsule;
-  if (change->name) next.name = *change->name;
-  if (change->source) next.source = *change->source;
-  if (change->output_allowlist) next.output_allowlist = *change->output_allowlist;
-  if (change->variables) next.variables = *change->variables;
-  json::array fields = changed_fields(*capsule, next);
+  json::array fields = changed_fields(*capsule, with_change(*capsule, *change));
   if (fields.empty()) return capsule_response(d_, 200, *capsule);  // nothing differs: no revision
   auto updated = in_transaction(d_.db, [&]() -> Result<Capsule> {
     auto stored = d_.catalog.get_capsule(capsule_id);

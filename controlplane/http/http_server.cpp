@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "common/ascii.hpp"
 #include "common/error_codes.hpp"
 #include "controlplane/http/connection_slots.hpp"
 #include "crypto/random_ids.hpp"
@@ -46,11 +47,6 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 using HeadParser = http::request_parser<http::empty_body>;
 
-std::string lowercase(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 void log_stray_exception(std::exception_ptr e, const char* what) {
   if (!e) return;
@@ -178,7 +174,7 @@ Result<HttpRequest> head_of(const HeadParser& parser) {
   req.method = std::string(parser.get().method_string());
   req.target = std::string(parser.get().target());
   for (const auto& field : parser.get()) {
-    std::string name = lowercase(field.name_string());
+    std::string name = ascii_lower(field.name_string());
     const bool single = std::find(kSingleHeaders.begin(), kSingleHeaders.end(), name) != kSingleHeaders.end();
     if (single && req.headers.contains(name))
       return fail(errc::kInvalidArgument, "the request carries the " + std::string(field.name_string()) +

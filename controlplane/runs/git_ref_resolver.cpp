@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/ascii.hpp"
 #include "common/error_codes.hpp"
 #include "common/offload.hpp"
 #include "crypto/sha256.hpp"
@@ -79,8 +80,7 @@ boost::asio::awaitable<Result<std::string>> GitRefResolver::async_resolve(
     std::string workspace_id, std::string url, std::string ref,
     std::optional<protocol::GitCredential> credential) {
   if (is_commit_id(ref)) {
-    std::ranges::transform(ref, ref.begin(), [](unsigned char c) { return std::tolower(c); });
-    co_return ref;
+    co_return ascii_lower(ref);
   }
   const Slot slot(*this, workspace_id);
   if (!slot.held()) co_return std::unexpected(busy(settings_.per_workspace));

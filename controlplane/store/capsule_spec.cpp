@@ -185,6 +185,18 @@ Result<CapsuleRequest> parse_capsule_request(const json::object& body) {
   return req;
 }
 
+Capsule with_change(const Capsule& from, const CapsuleChange& change) {
+  Capsule next = from;
+  if (change.name) next.name = *change.name;
+  if (change.source) {
+    next.source = *change.source;
+    if (!change.source_connection_given) next.source.connection_id = from.source.connection_id;
+  }
+  if (change.output_allowlist) next.output_allowlist = *change.output_allowlist;
+  if (change.variables) next.variables = *change.variables;
+  return next;
+}
+
 Result<CapsuleChange> parse_capsule_change(const json::object& body, const Capsule& current) {
   // What is changed elsewhere is named, so a client is not left guessing why it was refused.
   static constexpr std::pair<std::string_view, std::string_view> kElsewhere[] = {

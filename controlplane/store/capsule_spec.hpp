@@ -51,6 +51,9 @@ struct CapsuleChange {
   bool empty() const { return !name && !source && !output_allowlist && !variables; }
 };
 
+// `from` with `change` made: the source whole, its Connection kept unless the change names it.
+Capsule with_change(const Capsule& from, const CapsuleChange& change);
+
 Result<std::string> parse_workspace_request(const json::object& body);
 // {"name", "source": {"gitUrl", "ref", "modulePath", "connection"} (any of them), "outputAllowlist",
 // "variables"}: at least one; anything else is refused, naming where it is changed instead.

@@ -204,15 +204,7 @@ Result<Capsule> CatalogStore::change_capsule(const Capsule& current, const Capsu
       return fail(errc::kConflict, "capsule " + current.id + " changed while this change was checked "
                                    "(now at revision " + std::to_string(stored->spec_revision) +
                                    "); read it again and repeat the change");
-    Capsule next = *stored;
-    if (change.name) next.name = *change.name;
-    if (change.source) {
-      next.source = *change.source;
-      // Only a change that names the Connection changes it.
-      if (!change.source_connection_given) next.source.connection_id = stored->source.connection_id;
-    }
-    if (change.output_allowlist) next.output_allowlist = *change.output_allowlist;
-    if (change.variables) next.variables = *change.variables;
+    Capsule next = with_change(*stored, change);
     next.spec_revision = stored->spec_revision + 1;
     // A Capsule from before revisions were kept records the revision its Runs so far ran.
     TAKOSUMI_TRY(record_revision(*stored));

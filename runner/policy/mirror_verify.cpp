@@ -4,6 +4,7 @@
 #include <cctype>
 #include <system_error>
 
+#include "common/ascii.hpp"
 #include "common/file_io.hpp"
 #include "protocol/failure_codes.hpp"
 #include "runner/policy/package_hash.hpp"
@@ -13,11 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
 
 // A mirror's directory level holds hosts, namespaces, providers, versions or platforms: tens, not
 // tens of thousands. Past this the mirror is refused rather than walked at every Run.
@@ -126,7 +122,7 @@ Result<MirrorListing> list_mirror(const fs::path& mirror) {
       if (!types) return std::unexpected(types.error());
       for (const auto& type : *types) {
         const std::string type_name = type.filename().string();
-        const std::string address = lower(host.filename().string() + "/" +
+        const std::string address = ascii_lower(host.filename().string() + "/" +
                                           ns.filename().string() + "/" + type_name);
         TAKOSUMI_TRY(list_provider(type, address, type_name, out));
       }

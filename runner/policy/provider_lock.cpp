@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/ascii.hpp"
 #include "common/file_io.hpp"
 
 namespace takosumi::runner {
@@ -29,10 +30,7 @@ std::set<std::string> locked_providers(std::string_view text) {
     line.remove_prefix(kHead.size());
     const auto close = line.find('"');
     if (close == std::string_view::npos) continue;
-    std::string address(line.substr(0, close));
-    std::transform(address.begin(), address.end(), address.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    out.insert(std::move(address));
+    out.insert(ascii_lower(line.substr(0, close)));
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #include "runner/policy/provider_pins.hpp"
 
+#include "common/ascii.hpp"
 #include "common/file_io.hpp"
 
 #include <algorithm>
@@ -56,9 +57,7 @@ class PinReader {
     if (!name) return std::unexpected(name.error());
     auto address = string_of(*name);
     if (!address) return std::unexpected(address.error());
-    pin.address = std::move(*address);
-    std::transform(pin.address.begin(), pin.address.end(), pin.address.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    pin.address = ascii_lower(*address);
     auto open = next_significant();
     if (!open) return std::unexpected(open.error());
     if (open->kind != HclTokenKind::open_brace) return bad(*open, "expected {");

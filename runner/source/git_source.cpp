@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "common/ascii.hpp"
 #include "common/error_codes.hpp"
 #include "common/fd_io.hpp"
 #include "common/file_io.hpp"
@@ -32,9 +33,7 @@ using git::libgit2_error;
 bool safe_entry_name(std::string_view name) {
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos)
     return false;
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower != ".git";
+  return ascii_lower(name) != ".git";
 }
 
 // A symlink stays inside the checkout when its target is relative and, resolved lexically from
@@ -47,6 +46,7 @@ bool safe_link_target(std::string_view dir_in_tree, std::string_view target) {
 
 struct TreeWriter {
   git_repository* repo;
+  git_odb* odb;  // the repository's, for object sizes
   fs::path dest;
   std::uint64_t max_bytes = 0;  // 0: no limit
   std::uint64_t max_entries = 0;
@@ -54,15 +54,16 @@ struct TreeWriter {
   std::uint64_t bytes = 0;
   std::uint64_t entries = 0;
 
-  // Before an object is read: its size from the object database's header.
-  Status admit(const git_tree_entry* entry, const fs::path& path) {
+  Status count_entry() {
     if (max_entries > 0 && ++entries > max_entries)
       return fail(errc::kLimitExceeded, "the commit's tree has more than " + std::to_string(max_entries) +
                                             " entries");
-    git_odb* odb = nullptr;
-    if (git_repository_odb(&odb, repo) != 0)
-      return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "open object database"));
-    git::Odb owner(odb);
+    return {};
+  }
+
+  // Before an object is read: its size from the object database's header.
+  Status admit(const git_tree_entry* entry, const fs::path& path) {
+    TAKOSUMI_TRY(count_entry());
     size_t size = 0;
     git_object_t type = GIT_OBJECT_INVALID;
     if (git_odb_read_header(&size, &type, odb, git_tree_entry_id(entry)) != 0)
@@ -118,9 +119,7 @@ struct TreeWriter {
     const fs::path path = dest / root / name;
     switch (git_tree_entry_filemode(entry)) {
       case GIT_FILEMODE_TREE:
-        if (max_entries > 0 && ++entries > max_entries)
-          return fail(errc::kLimitExceeded, "the commit's tree has more than " +
-                                                std::to_string(max_entries) + " entries");
+        TAKOSUMI_TRY(count_entry());
         if (::mkdir(path.c_str(), 0755) != 0) return std::unexpected(errno_error("mkdir", path, errno));
         return {};
       case GIT_FILEMODE_BLOB:
@@ -150,7 +149,11 @@ Status write_tree(git_repository* repo, git_commit* commit, const fs::path& dest
     return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "read commit tree"));
   Tree tree(raw);
   if (::mkdir(dest.c_str(), 0700) != 0) return std::unexpected(errno_error("mkdir", dest, errno));
-  TreeWriter writer{repo, dest, access.max_bytes, access.max_entries, std::nullopt};
+  git_odb* odb = nullptr;
+  if (git_repository_odb(&odb, repo) != 0)
+    return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "open object database"));
+  git::Odb owner(odb);
+  TreeWriter writer{repo, odb, dest, access.max_bytes, access.max_entries, std::nullopt};
   if (git_tree_walk(tree.get(), GIT_TREEWALK_PRE, &TreeWriter::visit, &writer) != 0) {
     if (writer.error) return std::unexpected(*writer.error);
     return std::unexpected(libgit2_error(errc::kSourceFetchFailed, "walk tree"));

@@ -1,7 +1,8 @@
 #include "runner/tofu/process_voice.hpp"
 
 #include <algorithm>
-#include <cctype>
+
+#include "common/ascii.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -31,14 +32,6 @@ std::size_t invisible_prefix(std::string_view s) {
   return 0;
 }
 
-bool starts_with_agent_name(std::string_view s) {
-  constexpr std::string_view kName = "takosumi";
-  if (s.size() < kName.size()) return false;
-  for (std::size_t i = 0; i < kName.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[i])) != kName[i]) return false;
-  return true;
-}
-
 }  // namespace
 
 std::string in_process_voice(std::string_view line) {
@@ -46,7 +39,7 @@ std::string in_process_voice(std::string_view line) {
   // too ("> > takosumi" stays recognisably quoted).
   std::string_view rest = line;
   while (const std::size_t skip = invisible_prefix(rest)) rest.remove_prefix(skip);
-  if (!starts_with_agent_name(rest)) return std::string(line);
+  if (!starts_with_ignoring_case(rest, "takosumi")) return std::string(line);
   return "> " + std::string(line);
 }
 
