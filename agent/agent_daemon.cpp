@@ -6,6 +6,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <spdlog/spdlog.h>
 
+#include "common/clock.hpp"
 #include "agent/retry.hpp"
 #include "agent/run_session.hpp"
 #include "agent/runner_settings.hpp"
@@ -292,7 +293,7 @@ asio::awaitable<void> AgentDaemon::async_presence_loop() {
     auto beat = co_await client_.async_agent_heartbeat(active_);
     if (beat) reachable(true);
     if (beat && beat->rotated) {
-      spdlog::info("agent credential rotated (valid until {})", beat->expires_at);
+      spdlog::info("agent credential rotated (valid until {})", utc_timestamp(beat->expires_at));
       if (auto kept = credentials_.store(client_.agent_token()); !kept)
         spdlog::warn("cannot keep the rotated agent credential: {}", kept.error().to_string());
     }

@@ -90,14 +90,15 @@ asio::awaitable<Status> BundleChannel::async_upload(std::string run_id, std::str
                                                     std::string lease, fs::path from,
                                                     std::string sha256) {
   TAKOSUMI_CO_TRY(check(run_id, lease));
-  if (kind != "state" && kind != "plan")
-    co_return fail(errc::kInvalidArgument, "artifact kind \"" + kind + "\" must be state or plan");
+  if (kind != "state" && kind != "plan" && kind != "plan_view")
+    co_return fail(errc::kInvalidArgument,
+                   "artifact kind \"" + kind + "\" must be state, plan or plan_view");
   auto digest = crypto::sha256_file_hex(from);
   if (!digest) co_return std::unexpected(digest.error());
   if (*digest != sha256)
     co_return fail(errc::kInvalidArgument, "the " + kind + " artifact is not of sha256 " + sha256);
   TAKOSUMI_CO_TRY(ensure_directory(out_));
-  co_return copy_durably(from, out_ / protocol::envelope_member(kind));
+  co_return copy_durably(from, out_ / protocol::artifact_member(kind));
 }
 
 asio::awaitable<Status> BundleChannel::async_append_log(std::string run_id, std::string lease,
@@ -142,8 +143,8 @@ Result<std::vector<std::pair<std::string, fs::path>>> BundleChannel::result_file
   TAKOSUMI_TRY(write_file_atomic(out_ / "log.txt", log));
   std::vector<std::pair<std::string, fs::path>> files{{"report.json", out_ / "report.json"},
                                                       {"log.txt", out_ / "log.txt"}};
-  for (const char* kind : {"state", "plan"}) {
-    const auto member = protocol::envelope_member(kind);
+  for (const char* kind : {"state", "plan", "plan_view"}) {
+    const auto member = protocol::artifact_member(kind);
     if (fs::exists(out_ / member, ec)) files.emplace_back(member, out_ / member);
   }
   return files;

@@ -52,7 +52,8 @@ asio::awaitable<Status> async_deliver(RunChannel& client, std::string run_id, De
   // as the bytes arrive): the files are not read again for them.
   const std::string state_sha = d.report.new_state ? d.report.new_state->artifact_sha256 : "";
   for (const auto& [file, kind, sha] : {std::tuple{d.plan, "plan", d.report.plan_artifact_sha256},
-                                        std::tuple{d.state, "state", state_sha}}) {
+                                        std::tuple{d.state, "state", state_sha},
+                                        std::tuple{d.plan_view, "plan_view", d.report.plan_view_sha256}}) {
     if (!file) continue;
     const std::string k = kind;
     auto uploaded = co_await async_retry(

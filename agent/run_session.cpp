@@ -265,6 +265,7 @@ asio::awaitable<void> RunSession::async_run(const protocol::JobManifest& verifie
   delivery.report = std::move(outcome->report);
   delivery.plan = outcome->plan_envelope;
   delivery.state = outcome->state_envelope;
+  delivery.plan_view = outcome->plan_view;
   const auto tail = logs.pending();
   delivery.log_seq = tail.seq;
   delivery.log_tail = tail.text;

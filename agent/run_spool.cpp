@@ -43,12 +43,14 @@ Status RunSpool::save(std::string_view run_id, std::int64_t attempt, const Deliv
   const fs::path where = dir(run_id, attempt);
   TAKOSUMI_TRY(check_in_dir(d.plan, where));
   TAKOSUMI_TRY(check_in_dir(d.state, where));
+  TAKOSUMI_TRY(check_in_dir(d.plan_view, where));
   TAKOSUMI_TRY(ensure_directory(where, 0700));
   json::object o{{"report", protocol::to_json(d.report)},
                  {"logSeq", d.log_seq},
                  {"logTail", d.log_tail}};
   if (d.plan) o["plan"] = d.plan->filename().string();
   if (d.state) o["state"] = d.state->filename().string();
+  if (d.plan_view) o["planView"] = d.plan_view->filename().string();
   return write_file_atomic(where / kDeliveryFile, takosumi::serialize(o), 0600);
 }
 
@@ -69,14 +71,17 @@ Result<std::optional<Delivery>> RunSpool::load(std::string_view run_id, std::int
   d.report = std::move(*report);
   auto plan = artifact(*o, "plan", where);
   auto state = artifact(*o, "state", where);
+  auto view = artifact(*o, "planView", where);
   auto seq = get_int(*o, "logSeq");
   auto tail = get_string(*o, "logTail", kMaxDeliveryBytes);
   if (!plan) return std::unexpected(plan.error());
   if (!state) return std::unexpected(state.error());
+  if (!view) return std::unexpected(view.error());
   if (!seq) return std::unexpected(seq.error());
   if (!tail) return std::unexpected(tail.error());
   d.plan = std::move(*plan);
   d.state = std::move(*state);
+  d.plan_view = std::move(*view);
   d.log_seq = *seq;
   d.log_tail = std::move(*tail);
   return std::optional<Delivery>(std::move(d));

@@ -21,6 +21,7 @@ struct Delivery {
   protocol::RunReport report;  // lease token and attempt set
   std::optional<std::filesystem::path> plan;   // sealed artifacts, uploaded before the report
   std::optional<std::filesystem::path> state;
+  std::optional<std::filesystem::path> plan_view;  // redacted JSON, uploaded before the report
   std::int64_t log_seq = 0;  // the sequence number the undelivered log text continues at
   std::string log_tail;      // redacted
 };

@@ -103,7 +103,7 @@ Exit run_created(const Context& c, const std::expected<json::value, ApiError>& c
   auto run = watch_run(c.api, id, c.out, o.follow);
   if (!run) return failed(run.error());
   if (c.out.json()) c.out.print_json(*run);
-  return report_run(*run, c.out);
+  return report_run(c.api, *run, c.out);
 }
 
 std::vector<std::string> run_row(const json::object& r) {
@@ -238,6 +238,62 @@ void add_runs(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>&
                          {"id", "status", "cancelRequested"});
     };
   });
+  auto* one = app.add_subcommand("run", "one Run: its details, its plan view")->require_subcommand(1);
+  auto* show = one->add_subcommand("show", "show a Run and, for a plan or an apply, the plan as tofu prints it");
+  show->add_option("run", o->id, "the Run's id")->required();
+  show->callback([&chosen, o] {
+    chosen = [o](const Context& c) -> Exit {
+      const std::string id = path_id(o->id);
+      auto r = c.api.get("/api/v1/runs/" + id);
+      if (!r) return failed(r.error());
+      if (c.out.json()) {
+        c.out.print_json(*r);
+        return Exit::ok;
+      }
+      const auto& run = r->as_object();
+      for (const char* k : {"id", "type", "status", "capsuleId", "specRevision", "sourceCommit",
+                            "plannedBy", "planDigest", "stateVersionId", "agentId"})
+        if (run.contains(k) && !run.at(k).is_null())
+          std::cout << k << ": " << printable(text_of(run.at(k))) << "\n";
+      for (const char* k : {"createdAt", "startedAt", "finishedAt"})
+        if (run.contains(k)) std::cout << k << ": " << time_text(run.at(k)) << "\n";
+      if (const auto* f = run.if_contains("failure"); f && f->is_object())
+        std::cout << "failure: " << c.out.red(field(f->as_object(), "code")) << ": "
+                  << printable(field(f->as_object(), "message")) << "\n";
+      const std::string type = field(run, "type");
+      if (type == "drift_check" || !(field(run, "hasChanges") == "true" || type == "apply"))
+        return Exit::ok;
+      std::cout << "\n";
+      auto printed = print_plan_view(c.api, id, c.out);
+      if (!printed) {
+        // Not there yet (409) or never: the details above stand.
+        print_error(printed.error().error);
+        return Exit::ok;
+      }
+      if (!*printed) std::cout << "(no plan view for this Run: its log holds the plan as sealed)\n";
+      return Exit::ok;
+    };
+  });
+  auto* view = one->add_subcommand("plan", "print a plan Run's (or an apply's) plan view; -o json as the API answers");
+  view->add_option("run", o->id, "the Run's id")->required();
+  view->callback([&chosen, o] {
+    chosen = [o](const Context& c) -> Exit {
+      const std::string id = path_id(o->id);
+      if (c.out.json()) {
+        auto r = c.api.get("/api/v1/runs/" + id + "/plan");
+        if (!r) return failed(r.error());
+        c.out.print_json(*r);
+        return Exit::ok;
+      }
+      auto printed = print_plan_view(c.api, id, c.out);
+      if (!printed) return failed(printed.error());
+      if (!*printed) {
+        print_error(Error{std::string(errc::kNotFound), "run " + id + " has no plan view"});
+        return Exit::refused;
+      }
+      return Exit::ok;
+    };
+  });
   auto* runs = app.add_subcommand("runs", "list a Capsule's Runs, newest first");
   runs->add_option("capsule", o->id, "the Capsule's id")->required();
   runs->add_option("--limit", o->limit, "how many")->check(CLI::Range(1, 100));
@@ -267,7 +323,7 @@ void add_runs(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>&
       auto run = watch_run(c.api, id, c.out, true);
       if (!run) return failed(run.error());
       if (c.out.json()) c.out.print_json(*run);
-      return report_run(*run, c.out);
+      return report_run(c.api, *run, c.out);
     };
   });
   auto* rollback = app.add_subcommand("rollback", "plan a return to an earlier StateVersion");

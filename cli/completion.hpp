@@ -8,7 +8,7 @@ _takosumi() {
   local cur prev words cword
   _init_completion 2>/dev/null || { cur="${COMP_WORDS[COMP_CWORD]}"; prev="${COMP_WORDS[COMP_CWORD-1]}"; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
   local globals="--url --token-file --ca-file --client-cert --client-key --config --allow-insecure-http --output -o --help --version"
-  local commands="workspace capsule plan apply cancel runs logs rollback drift state-versions outputs connection agents activity completion"
+  local commands="workspace capsule plan apply cancel run runs logs rollback drift state-versions outputs connection agents activity completion"
   case "$prev" in
     --token-file|--ca-file|--client-cert|--client-key|--config|-f|--file)
       compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -36,6 +36,7 @@ _takosumi() {
         create) COMPREPLY=($(compgen -W "--file --workspace $globals" -- "$cur")) ;;
         list) COMPREPLY=($(compgen -W "--workspace $globals" -- "$cur")) ;;
       esac ;;
+    run) [ -z "$sub" ] && COMPREPLY=($(compgen -W "show plan" -- "$cur")) ;;
     agents) [ -z "$sub" ] && COMPREPLY=($(compgen -W "revoke" -- "$cur")) ;;
     plan|rollback|drift) COMPREPLY=($(compgen -W "--no-wait --follow $globals" -- "$cur")) ;;
     apply) COMPREPLY=($(compgen -W "--accept-data-loss --no-wait --follow $globals" -- "$cur")) ;;

@@ -83,6 +83,8 @@ std::string field(const boost::json::object& o, std::string_view key) {
 }
 
 std::string time_text(const boost::json::value& v) {
+  // The API answers RFC 3339 (UTC); seconds are what a control plane from before that gave.
+  if (v.is_string()) return printable(v.get_string());
   if (!v.is_int64()) return "-";
   const std::time_t t = static_cast<std::time_t>(v.as_int64());
   std::tm tm{};

@@ -17,6 +17,7 @@ class Output {
   Output(bool json, bool terminal, bool color) : json_(json), terminal_(terminal), color_(color) {}
   bool json() const { return json_; }
   bool terminal() const { return terminal_; }
+  bool colour() const { return color_; }
 
   void print_json(const boost::json::value& v) const;
   // Columns padded to their widest cell.
@@ -49,7 +50,8 @@ void print_error(const Error& e);
 // A JSON field as display text: strings bare, null as "-", anything else serialized.
 std::string text_of(const boost::json::value& v);
 std::string field(const boost::json::object& o, std::string_view key);
-// A unix time as "2026-12-03 14:05:09Z", or "-".
+// A time as the API gives it ("2026-12-03T14:05:09Z"; unix seconds from an older control plane
+// as "2026-12-03 14:05:09Z"), or "-".
 std::string time_text(const boost::json::value& v);
 
 }  // namespace takosumi::cli

@@ -4,6 +4,9 @@
 #include <iostream>
 #include <thread>
 
+#include "common/error_codes.hpp"
+#include "protocol/plan_view_text.hpp"
+
 namespace takosumi::cli {
 namespace {
 
@@ -99,7 +102,25 @@ std::expected<json::object, ApiError> watch_run(const ApiClient& api, const std:
   }
 }
 
-Exit report_run(const json::object& run, const Output& out) {
+std::expected<bool, ApiError> print_plan_view(const ApiClient& api, const std::string& run_id,
+                                              const Output& out) {
+  auto got = api.get("/api/v1/runs/" + run_id + "/plan");
+  if (!got) {
+    if (got.error().status == 404) return false;
+    return std::unexpected(got.error());
+  }
+  if (!got->is_object())
+    return std::unexpected(ApiError{Error{std::string(errc::kInvalidArgument),
+                                          "the plan view is not a JSON object"}, 200});
+  auto view = protocol::plan_view_from_json(got->as_object());
+  if (!view) return std::unexpected(ApiError{view.error(), 200});
+  // Every piece of the view passes one_line in plan_view_lines; colour is added after.
+  for (const auto& line : protocol::plan_view_lines(*view, {.colour = out.colour()}))
+    std::cout << line << "\n";
+  return true;
+}
+
+Exit report_run(const ApiClient& api, const json::object& run, const Output& out) {
   const std::string status = field(run, "status");
   const std::string type = field(run, "type");
   const bool changes = run.contains("hasChanges") && run.at("hasChanges").is_bool() &&
@@ -119,10 +140,17 @@ Exit report_run(const json::object& run, const Output& out) {
                 << " to change, " << field(c, "replace") << " to replace, "
                 << field(c, "destroy") << " to destroy\n";
     }
-    if (const auto* rc = run.if_contains("resourceChanges"); rc && rc->is_array())
+    bool viewed = false;
+    if (plan_type && changes && status == "succeeded") {
+      std::cout << "\n";
+      auto printed = print_plan_view(api, field(run, "id"), out);
+      if (!printed) print_error(printed.error().error);
+      viewed = printed && *printed;
+    }
+    if (const auto* rc = run.if_contains("resourceChanges"); !viewed && rc && rc->is_array())
       for (const auto& v : rc->as_array())
         if (v.is_object())
-          std::cout << "    " << field(v.as_object(), "address") << " "
+          std::cout << "    " << printable(field(v.as_object(), "address")) << " "
                     << field(v.as_object(), "actions") << "\n";
     if (const auto* loss = run.if_contains("dataLoss"); loss && loss->is_array())
       for (const auto& v : loss->as_array()) {

@@ -18,8 +18,14 @@ std::expected<boost::json::object, ApiError> watch_run(const ApiClient& api,
                                                        const Output& out, bool follow);
 
 // Prints the Run's outcome (text mode) and returns what it means: ok, changes (a plan or drift
-// check with changes), run_failed or run_cancelled.
-Exit report_run(const boost::json::object& run, const Output& out);
+// check with changes), run_failed or run_cancelled. A plan's changes are printed from its plan
+// view (GET /api/v1/runs/{id}/plan) as tofu prints a plan, else listed by address.
+Exit report_run(const ApiClient& api, const boost::json::object& run, const Output& out);
+
+// The plan view of a plan Run (or of an apply's plan) as tofu prints a plan; false when the
+// control plane has none for it (the caller says what it has instead).
+std::expected<bool, ApiError> print_plan_view(const ApiClient& api, const std::string& run_id,
+                                              const Output& out);
 
 // The Run's log once, from the chunk after `after` (attempt, seq); returns the last printed.
 struct LogPosition {

@@ -2,7 +2,9 @@
 // Wall-clock seam: the agent compares manifest and lease expiries with it, so tests can move time (tests/support/fake_clock.hpp).
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace takosumi {
 
@@ -32,7 +34,11 @@ class SystemClock final : public Clock {
   bool is_wall_clock() const override { return true; }
 };
 
-// RFC 3339 in UTC to the second ("2026-12-03T17:04:05Z"), for logs and status lines.
+// RFC 3339 in UTC to the second ("2026-12-03T17:04:05Z"): every time in a public API answer, a
+// message and a log line (docs/protocol.md "Conventions").
 std::string utc_timestamp(std::int64_t unix_seconds);
+// Reads RFC 3339 ("2026-12-03T17:04:05Z", a fraction of a second is dropped, an offset such as
+// "+09:00" applied); nullopt for anything else.
+std::optional<std::int64_t> parse_utc_timestamp(std::string_view text);
 
 }  // namespace takosumi

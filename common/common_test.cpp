@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "common/clock.hpp"
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
@@ -83,6 +84,19 @@ TEST_F(FileIoTest, ReadRefusesOversizedFileAndNamesMissingOne) {
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, errc::kNotFound);
   EXPECT_NE(missing.error().message.find("nope"), std::string::npos);
+}
+
+TEST(Clock, Rfc3339IsWrittenInUtcAndReadWithFractionsAndOffsets) {
+  EXPECT_EQ(utc_timestamp(0), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(utc_timestamp(1796648645), "2026-12-07T13:04:05Z");
+  EXPECT_EQ(parse_utc_timestamp("2026-12-07T13:04:05Z"), 1796648645);
+  EXPECT_EQ(parse_utc_timestamp("2026-12-07T13:04:05.999Z"), 1796648645);
+  EXPECT_EQ(parse_utc_timestamp("2026-12-07T22:04:05+09:00"), 1796648645);
+  EXPECT_EQ(parse_utc_timestamp("2026-12-07T08:04:05-05:00"), 1796648645);
+  for (const char* bad : {"", "2026-12-07", "2026-12-07 13:04:05Z", "2026-12-07T13:04:05",
+                          "2026-02-31T00:00:00Z", "2026-13-01T00:00:00Z", "2026-12-07T13:04:05Zx",
+                          "2026-12-07T13:04:05.Z", "2026-12-07T25:04:05Z", "1796648645"})
+    EXPECT_FALSE(parse_utc_timestamp(bad)) << bad;
 }
 
 TEST(Error, ContextIsPrefixedAndCodeKept) {

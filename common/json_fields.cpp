@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "common/clock.hpp"
 #include "common/error_codes.hpp"
 #include "common/strict_json.hpp"
 
@@ -82,6 +83,28 @@ Result<std::optional<std::int64_t>> get_optional_int(const json::object& o,
   if (v.is_uint64() && v.get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
     return std::optional<std::int64_t>(static_cast<std::int64_t>(v.get_uint64()));
   return fail(errc::kInvalidArgument, field_name(key) + " must be an integer");
+}
+
+Result<std::optional<std::int64_t>> get_optional_time(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end() || it->value().is_null()) return std::optional<std::int64_t>{};
+  if (const auto* text = it->value().if_string()) {
+    if (auto t = parse_utc_timestamp(*text)) return std::optional<std::int64_t>(*t);
+    return fail(errc::kInvalidArgument,
+                field_name(key) + " must be an RFC 3339 time such as \"2026-12-03T17:04:05Z\"");
+  }
+  auto seconds = get_optional_int(o, key);
+  if (!seconds)
+    return fail(errc::kInvalidArgument, field_name(key) +
+                                            " must be an RFC 3339 time such as \"2026-12-03T17:04:05Z\"");
+  return seconds;
+}
+
+Result<std::int64_t> get_time(const json::object& o, std::string_view key) {
+  auto r = get_optional_time(o, key);
+  if (!r) return std::unexpected(r.error());
+  if (!*r) return fail(errc::kInvalidArgument, field_name(key) + " is required");
+  return **r;
 }
 
 Result<std::int64_t> get_int(const json::object& o, std::string_view key) {

@@ -37,6 +37,10 @@ Result<std::optional<std::string>> get_optional_string(const json::object& o,
                                                        std::size_t max_len = 4096);
 Result<std::int64_t> get_int(const json::object& o, std::string_view key);
 Result<std::optional<std::int64_t>> get_optional_int(const json::object& o, std::string_view key);
+// A time: RFC 3339 text as every answer gives it ("2026-12-03T17:04:05Z", common/clock.hpp), or
+// seconds since the epoch as documents written before that hold. Returns seconds since the epoch.
+Result<std::optional<std::int64_t>> get_optional_time(const json::object& o, std::string_view key);
+Result<std::int64_t> get_time(const json::object& o, std::string_view key);
 Result<bool> get_bool_or(const json::object& o, std::string_view key, bool fallback);
 Result<const json::object*> get_object(const json::object& o, std::string_view key);
 // Missing key → nullptr; present but not an object → error.

@@ -30,6 +30,11 @@ std::string envelope_member(std::string_view artifact_kind) {
   return std::string(artifact_kind) + ".env";
 }
 
+std::string artifact_member(std::string_view artifact_kind) {
+  if (artifact_kind == "plan_view") return std::string(kPlanViewMember);
+  return envelope_member(artifact_kind);
+}
+
 const std::vector<std::string>& run_bundle_members() {
   static const std::vector<std::string> names{std::string(kSourceMember), "prior_state.env",
                                               "plan.env"};
@@ -37,7 +42,8 @@ const std::vector<std::string>& run_bundle_members() {
 }
 
 const std::vector<std::string>& run_result_members() {
-  static const std::vector<std::string> names{"report.json", "log.txt", "state.env", "plan.env"};
+  static const std::vector<std::string> names{"report.json", "log.txt", "state.env", "plan.env",
+                                              std::string(kPlanViewMember)};
   return names;
 }
 

@@ -28,6 +28,10 @@ inline constexpr std::string_view kRunResultFormat = "takosumi-run-result";
 // log.txt, state.env, plan.env.
 inline constexpr std::string_view kSourceMember = "source.pack";
 std::string envelope_member(std::string_view artifact_kind);  // "prior_state" → "prior_state.env"
+// A result's member for an uploaded artifact: the envelopes as envelope_member, the plan view
+// (redacted JSON, protocol/plan_view.hpp) as kPlanViewMember.
+inline constexpr std::string_view kPlanViewMember = "plan_view.json";
+std::string artifact_member(std::string_view artifact_kind);
 const std::vector<std::string>& run_bundle_members();
 const std::vector<std::string>& run_result_members();
 

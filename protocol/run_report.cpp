@@ -143,7 +143,7 @@ Result<RunReport> parse(const json::object& o) {
   TAKOSUMI_TRY(check_known_fields(
       o, {"leaseToken", "attempt", "status", "failure", "hasChanges", "changeSummary",
           "resourceChanges", "dataLoss", "drift", "planDigest", "planArtifactSha256",
-          "providerLockSha256", "sourceCommit", "tofuVersion", "tofuBuild", "newState", "outputs",
+          "planViewSha256", "providerLockSha256", "sourceCommit", "tofuVersion", "tofuBuild", "newState", "outputs",
           "refusedOutputs", "envNames", "phaseMillis"}));
   RunReport r;
   auto lease = get_string(o, "leaseToken", 256);
@@ -204,6 +204,7 @@ Result<RunReport> parse(const json::object& o) {
   };
   TAKOSUMI_TRY(opt("planDigest", r.plan_digest, 64));
   TAKOSUMI_TRY(opt("planArtifactSha256", r.plan_artifact_sha256, 64));
+  TAKOSUMI_TRY(opt("planViewSha256", r.plan_view_sha256, 64));
   TAKOSUMI_TRY(opt("providerLockSha256", r.provider_lock_sha256, 64));
   TAKOSUMI_TRY(opt("sourceCommit", r.source_commit, 64));
   TAKOSUMI_TRY(opt("tofuVersion", r.tofu_version, 64));
@@ -295,6 +296,7 @@ json::object to_json(const RunReport& r) {
   }
   if (!r.plan_digest.empty()) o["planDigest"] = r.plan_digest;
   if (!r.plan_artifact_sha256.empty()) o["planArtifactSha256"] = r.plan_artifact_sha256;
+  if (!r.plan_view_sha256.empty()) o["planViewSha256"] = r.plan_view_sha256;
   if (r.new_state)
     o["newState"] = json::object{{"artifactSha256", r.new_state->artifact_sha256},
                                  {"plaintextSha256", r.new_state->plaintext_sha256},

@@ -84,6 +84,7 @@ struct RunReport {
   std::optional<DriftReport> drift;  // drift_check runs only
   std::string plan_digest;           // plan runs: sha256 of the plaintext saved plan
   std::string plan_artifact_sha256;  // plan runs: sha256 of the uploaded ciphertext
+  std::string plan_view_sha256;      // plan runs: sha256 of the uploaded plan view (plan_view.hpp)
   std::optional<NewStateDescriptor> new_state;
   json::object outputs;  // public name → value; allowlisted and non-sensitive only
   std::vector<RefusedOutput> refused_outputs;

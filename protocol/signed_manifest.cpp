@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/clock.hpp"
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "crypto/signature.hpp"
@@ -65,7 +66,7 @@ Result<JobManifest> ManifestVerifier::verify(const SignedManifest& signed_manife
   if (now >= manifest->expires_at)
     return fail(errc::kManifestExpired,
                 "manifest for run " + manifest->run_id + " expired at " +
-                    std::to_string(manifest->expires_at) + " (now " + std::to_string(now) +
+                    utc_timestamp(manifest->expires_at) + " (now " + utc_timestamp(now) +
                     "); check the agent's clock if this repeats");
   if (manifest->agent_id != agent_id_)
     return fail(errc::kManifestWrongAgent, "manifest for run " + manifest->run_id +

@@ -23,7 +23,8 @@
 #include "runner/policy/installed_providers.hpp"
 #include "runner/policy/module_policy.hpp"
 #include "runner/plan/plan_analysis.hpp"
-#include "runner/plan/plan_render.hpp"
+#include "runner/plan/plan_view_build.hpp"
+#include "protocol/plan_view_text.hpp"
 #include "runner/policy/provider_lock.hpp"
 #include "runner/state/run_artifacts.hpp"
 #include "redaction/sensitive_values.hpp"
@@ -48,6 +49,10 @@ std::vector<std::string> planned_sensitive_outputs(
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+// Lines of a plan or drift shown in the Run's log; the plan view (GET /api/v1/runs/{id}/plan)
+// holds every change.
+constexpr std::size_t kMaxPlanLogLines = 5000;
 
 // The OpenTofu outputs the Capsule maps: only their values may be shown.
 std::set<std::string> mapped_output_names(const std::map<std::string, protocol::OutputMapping>& allowlist) {
@@ -470,14 +475,14 @@ asio::awaitable<Status> RunFlow::async_plan() {
   TAKOSUMI_CO_TRY(co_await async_freeze(workspace_->plan_file(), workspace_->frozen_plan()));
   Result<PlanAnalysis> analysis;
   std::vector<std::string> sensitive;
-  std::vector<std::string> sealed_text;  // what the reviewer reads: the frozen plan, rendered
+  protocol::PlanView view;  // what the reviewer reads: the frozen plan, redacted
   {
     PhaseTimer timer(report_.phase_millis, "show");
     auto doc = co_await async_show(workspace_->frozen_plan());
     if (!doc) co_return std::unexpected(doc.error());
     analysis = co_await async_offload(blocking_.get_executor(), [&] {
       sensitive = planned_sensitive_outputs(*doc, manifest_.output_allowlist);
-      sealed_text = render_plan(*doc, mapped_output_names(manifest_.output_allowlist));
+      view = build_plan_view(*doc, mapped_output_names(manifest_.output_allowlist), &secrets_);
       auto analysed = analyze_plan(*doc);
       // Only a plan with changes is sealed, and only a sealed plan carries its values.
       if (analysed && (analysed->has_changes || *changed))
@@ -496,14 +501,32 @@ asio::awaitable<Status> RunFlow::async_plan() {
   report_.summary = analysis->summary;
   report_.has_changes = analysis->has_changes || *changed;
   if (report_.has_changes) TAKOSUMI_CO_TRY(co_await async_seal_plan());
-  log_sealed_plan(sealed_text);
+  view.run_id = manifest_.run_id;
+  view.plan_digest = report_.plan_digest;
+  view.summary = report_.summary;
+  TAKOSUMI_CO_TRY(co_await async_keep_plan_view(view));
+  log_sealed_plan(view);
+  co_return Status{};
+}
+
+// The plan view, for GET /api/v1/runs/{id}/plan: a file of the outbox, uploaded with the sealed
+// plan. Its digest travels in the report.
+asio::awaitable<Status> RunFlow::async_keep_plan_view(const protocol::PlanView& view) {
+  const auto file = inputs_.outbox / "plan_view.json";
+  auto kept = co_await async_offload(blocking_.get_executor(), [&]() -> Result<std::string> {
+    const std::string body = boost::json::serialize(protocol::to_json(view));
+    TAKOSUMI_TRY(write_file_atomic(file, body));
+    return crypto::sha256_hex(body);
+  });
+  if (!kept) co_return std::unexpected(kept.error().with_context("plan view"));
+  outcome_.plan_view = file;
+  report_.plan_view_sha256 = *kept;
   co_return Status{};
 }
 
 // The sealed plan's own text, after everything tofu printed: the plan an apply of this Run runs.
-void RunFlow::log_sealed_plan(const std::vector<std::string>& lines) const {
+void RunFlow::log_sealed_plan(const protocol::PlanView& view) const {
   if (!log_) return;
-  const auto& s = report_.summary;
   if (!report_.has_changes) {
     notice("the plan as sealed: no changes; nothing to apply");
     return;
@@ -511,9 +534,8 @@ void RunFlow::log_sealed_plan(const std::vector<std::string>& lines) const {
   notice("the plan as sealed (plan digest sha256:" + report_.plan_digest +
          "), which an apply of this Run runs:");
   log_("");
-  for (const auto& line : lines) log_(line);
-  log_("Plan: " + std::to_string(s.add) + " to add, " + std::to_string(s.change) + " to change, " +
-       std::to_string(s.replace) + " to replace, " + std::to_string(s.destroy) + " to destroy.");
+  for (const auto& line : protocol::plan_view_lines(view, {.max_lines = kMaxPlanLogLines}))
+    log_(line);
   // Only the agent writes a line starting "takosumi" (runner/tofu/process_voice.hpp): what lies
   // between these two is the frozen plan, and nothing else.
   notice("end of the plan as sealed");
@@ -568,21 +590,22 @@ asio::awaitable<Status> RunFlow::async_drift_check() {
   const auto frozen = workspace_->agent_dir() / "drift.tfplan";
   TAKOSUMI_CO_TRY(co_await async_freeze(workspace_->drift_plan_file(), frozen));
   Result<protocol::DriftReport> drift;
-  std::vector<std::string> drift_text;
+  std::vector<std::string> drift_text;  // redacted
   {
     PhaseTimer timer(report_.phase_millis, "show");
     auto doc = co_await async_show(frozen);
     if (!doc) co_return std::unexpected(doc.error());
     // Exit code 2 also comes from output changes alone: only resource_drift decides.
     drift = co_await async_offload(blocking_.get_executor(), [&] {
-      drift_text = render_drift(*doc);
+      drift_text = protocol::plan_view_lines(build_drift_view(*doc, &secrets_),
+                                             {.max_lines = kMaxPlanLogLines, .drift = true});
       return analyze_drift(*doc);
     });
   }
   if (!drift) co_return std::unexpected(drift.error());
   report_.has_changes = drift->status == "drift";
   for (const auto& r : drift->resources)
-    notice(one_line("drift: " + r.address + " (" + r.action + ")"));
+    notice(protocol::one_line("drift: " + r.address + " (" + r.action + ")"));
   if (log_ && !drift_text.empty()) {
     notice("what changed outside OpenTofu, from the refresh-only plan:");
     for (const auto& line : drift_text) log_(line);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string_view>
 
+#include "protocol/plan_view.hpp"
 #include "runner/state/run_credentials.hpp"
 #include "redaction/log_sink.hpp"
 #include "runner/policy/provider_pins.hpp"
@@ -75,6 +76,7 @@ class RunFlow {
   boost::asio::awaitable<Status> async_freeze(const std::filesystem::path& written,
                                               const std::filesystem::path& frozen);
   boost::asio::awaitable<Status> async_seal_plan();
+  boost::asio::awaitable<Status> async_keep_plan_view(const protocol::PlanView& view);
   boost::asio::awaitable<Status> async_tofu_apply();
   boost::asio::awaitable<void> async_keep_newest_state(const Error& why);
   boost::asio::awaitable<Status> async_seal_new_state();
@@ -86,7 +88,7 @@ class RunFlow {
   void remember_bundle_secrets();
   void remember(std::string_view what, std::string_view value);
   void notice(std::string_view line) const;
-  void log_sealed_plan(const std::vector<std::string>& lines) const;
+  void log_sealed_plan(const protocol::PlanView& view) const;
   Status named_limit(const Status& result) const;
 
   boost::asio::thread_pool& blocking_;

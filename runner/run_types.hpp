@@ -114,6 +114,7 @@ struct RunOutcome {
   // empty for the caller.
   protocol::RunReport report;
   std::optional<std::filesystem::path> plan_envelope;   // upload as "plan"
+  std::optional<std::filesystem::path> plan_view;       // upload as "plan_view" (redacted JSON)
   std::optional<std::filesystem::path> state_envelope;  // upload as "state"; may be present on
                                                         // failure (a failed apply that changed state)
   std::int64_t checkpoints = 0;  // encrypted state checkpoints taken while the apply ran

@@ -42,16 +42,16 @@ boost::json::object agent_json(const AgentRecord& a, std::int64_t now) {
           {"version", a.version},
           {"labels", std::move(labels)},
           {"slots", boost::json::object{{"busy", a.busy_slots}, {"total", a.capacity}}},
-          {"lastHeartbeatAt", a.last_seen_at},
+          {"lastHeartbeatAt", time_value(a.last_seen_at)},
           {"certificateIdentity", a.certificate_identity.empty()
                                       ? boost::json::value(nullptr)
                                       : boost::json::value(a.certificate_identity)},
           {"poolTokenId", a.pool_token_id},
           {"pool", a.pool},
           {"state", state},
-          {"createdAt", a.created_at},
-          {"revokedAt", optional_value(a.revoked_at)},
-          {"credentialExpiresAt", optional_value(a.token_expires_at)}};
+          {"createdAt", time_value(a.created_at)},
+          {"revokedAt", time_value(a.revoked_at)},
+          {"credentialExpiresAt", time_value(a.token_expires_at)}};
 }
 
 }  // namespace

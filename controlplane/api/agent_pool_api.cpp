@@ -21,7 +21,7 @@ Result<json::object> pool_json(AgentPoolStore& pools, const AgentPool& p) {
                       {"workspaces", json::array(p.workspaces.begin(), p.workspaces.end())},
                       {"offline", p.offline},
                       {"createdBy", p.created_by},
-                      {"createdAt", p.created_at},
+                      {"createdAt", time_value(p.created_at)},
                       {"queuedRuns", load->queued},
                       {"agents", load->agents},
                       {"connectedAgents", load->connected_agents},

@@ -2,6 +2,7 @@
 
 #include <boost/json/parse.hpp>
 
+#include "common/clock.hpp"
 #include "controlplane/store/capsule_spec.hpp"
 #include "protocol/source_url.hpp"
 
@@ -34,8 +35,15 @@ json::value optional_value(const std::optional<std::int64_t>& v) {
   return json::value(*v);
 }
 
+json::value time_value(std::int64_t unix_seconds) { return json::value(utc_timestamp(unix_seconds)); }
+
+json::value time_value(const std::optional<std::int64_t>& unix_seconds) {
+  if (!unix_seconds) return nullptr;
+  return time_value(*unix_seconds);
+}
+
 json::object to_json(const Workspace& ws) {
-  return {{"id", ws.id}, {"name", ws.name}, {"createdAt", ws.created_at}};
+  return {{"id", ws.id}, {"name", ws.name}, {"createdAt", time_value(ws.created_at)}};
 }
 
 json::object to_json(const Capsule& c) {
@@ -56,9 +64,9 @@ json::object to_json(const Capsule& c) {
           {"agentLabels", string_array(c.agent_labels)},
           {"opentofuVersion", optional_value(c.opentofu_version)},
           {"specRevision", c.spec_revision},
-          {"createdAt", c.created_at},
+          {"createdAt", time_value(c.created_at)},
           {"destroyed", c.destroyed_at.has_value()},
-          {"destroyedAt", optional_value(c.destroyed_at)}};
+          {"destroyedAt", time_value(c.destroyed_at)}};
 }
 
 json::object to_json(const Dependency& d) {
@@ -68,7 +76,7 @@ json::object to_json(const Dependency& d) {
                       {"producerCapsuleId", d.producer_capsule_id},
                       {"outputs", protocol::to_json(d.outputs)},
                       {"outputShareId", optional_value(d.output_share_id)},
-                      {"createdAt", d.created_at}};
+                      {"createdAt", time_value(d.created_at)}};
 }
 
 json::object to_json(const OutputShare& s) {
@@ -79,11 +87,11 @@ json::object to_json(const OutputShare& s) {
                       {"outputs", json::array(s.outputs.begin(), s.outputs.end())},
                       {"status", s.status},
                       {"createdBy", s.created_by},
-                      {"createdAt", s.created_at},
+                      {"createdAt", time_value(s.created_at)},
                       {"approvedBy", optional_value(s.approved_by)},
-                      {"approvedAt", optional_value(s.approved_at)},
+                      {"approvedAt", time_value(s.approved_at)},
                       {"revokedBy", optional_value(s.revoked_by)},
-                      {"revokedAt", optional_value(s.revoked_at)}};
+                      {"revokedAt", time_value(s.revoked_at)}};
 }
 
 json::object to_json(const Connection& c, std::int64_t now) {
@@ -94,15 +102,15 @@ json::object to_json(const Connection& c, std::int64_t now) {
   }
   o["names"] = string_array(c.credential_names);
   o["status"] = std::string(c.status(now));
-  o["createdAt"] = c.created_at;
-  o["expiresAt"] = optional_value(c.expires_at);
-  o["revokedAt"] = optional_value(c.revoked_at);
+  o["createdAt"] = time_value(c.created_at);
+  o["expiresAt"] = time_value(c.expires_at);
+  o["revokedAt"] = time_value(c.revoked_at);
   return o;
 }
 
 json::object to_json(const AuditEvent& e) {
   return {{"id", e.id},
-          {"at", e.at},
+          {"at", time_value(e.at)},
           {"actor", e.actor},
           {"action", e.action},
           {"capsuleId", optional_value(e.capsule_id)},
@@ -146,9 +154,9 @@ json::object to_json(const Run& r) {
   o["providerLockSha256"] = optional_value(r.provider_lock_sha256);
   o["envNames"] = stored_json(r.env_names_json, json::array{});
   o["phaseMillis"] = stored_json(r.phase_millis_json, json::object{});
-  o["createdAt"] = r.created_at;
-  o["startedAt"] = optional_value(r.started_at);
-  o["finishedAt"] = optional_value(r.finished_at);
+  o["createdAt"] = time_value(r.created_at);
+  o["startedAt"] = time_value(r.started_at);
+  o["finishedAt"] = time_value(r.finished_at);
   return o;
 }
 
@@ -162,7 +170,7 @@ json::object to_json(const StateVersion& sv) {
           {"lineage", sv.lineage},
           {"plaintextSha256", sv.plaintext_sha256},
           {"ciphertextSha256", sv.ciphertext_sha256},
-          {"createdAt", sv.created_at},
+          {"createdAt", time_value(sv.created_at)},
           {"restoredFrom", optional_value(sv.restored_from)},
           {"partial", sv.partial}};
 }

@@ -16,6 +16,10 @@ namespace takosumi::controlplane {
 // The value, or null.
 boost::json::value optional_value(const std::optional<std::string>& s);
 boost::json::value optional_value(const std::optional<std::int64_t>& v);
+// A time as every public answer gives it: RFC 3339 in UTC ("2026-12-03T17:04:05Z"), null when
+// absent. The store keeps seconds since the epoch.
+boost::json::value time_value(std::int64_t unix_seconds);
+boost::json::value time_value(const std::optional<std::int64_t>& unix_seconds);
 // Ids and names as a JSON array of strings.
 boost::json::array string_array(const std::vector<std::string>& items);
 

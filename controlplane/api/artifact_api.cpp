@@ -13,8 +13,8 @@ Error error(std::string_view code, std::string message) {
   return Error{std::string(code), std::move(message)};
 }
 
-// Plans (plan, destroy_plan) upload their saved plan, applies the new state; a drift_check is
-// read-only and uploads nothing.
+// Plans (plan, destroy_plan) upload their saved plan and its plan view, applies the new state; a
+// drift_check is read-only and uploads nothing.
 Status check_upload_allowed(const Run& run, std::string_view kind) {
   using protocol::RunType;
   if (run.type == RunType::drift_check)
@@ -64,9 +64,9 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_upload(const HttpRequest& r
                                                             const std::string& kind) {
   auto agent = authenticate(req);
   if (!agent) co_return error_response(agent.error());
-  if (kind != "state" && kind != "plan")
+  if (kind != "state" && kind != "plan" && kind != "plan_view")
     co_return error_response(error(errc::kInvalidArgument,
-                                   "artifact kind \"" + kind + "\" must be state or plan"));
+                                   "artifact kind \"" + kind + "\" must be state, plan or plan_view"));
   auto run = d_.queue.check_upload_lease(run_id, *agent, req.header("x-takosumi-lease").value_or(""));
   if (!run && run.error().code == errc::kLeaseLost)
     d_.queue.record_fenced(run_id, *agent, std::nullopt, "upload");  // an upload carries no attempt
@@ -80,7 +80,8 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_upload(const HttpRequest& r
   const BlobStore& blobs = d_.blobs;
   // A named lambda: g++ 12 mishandles non-trivial temporaries inside a co_await expression.
   auto check = [&keys, &blobs, temp = req.body_file, received = req.body_sha256, claimed, kind,
-                capsule = run->capsule_id] {
+                capsule = run->capsule_id, run_id] {
+    if (kind == "plan_view") return check_and_store_plan_view(temp, received, claimed, run_id, blobs);
     return check_and_store_upload(temp, received, claimed, kind, capsule, keys, blobs);
   };
   auto stored = co_await async_offload(d_.pool, std::move(check));

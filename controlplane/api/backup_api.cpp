@@ -17,7 +17,7 @@ namespace json = boost::json;
 json::object to_json(const Backup& b) {
   return json::object{{"id", b.id},         {"workspaceId", b.workspace_id},
                       {"origin", b.origin}, {"createdBy", b.created_by},
-                      {"createdAt", b.created_at}, {"sha256", b.sha256},
+                      {"createdAt", time_value(b.created_at)}, {"sha256", b.sha256},
                       {"size", b.size}};
 }
 

@@ -48,7 +48,7 @@ json::object to_json(const CapsuleRevision& r) {
                                   {"modulePath", r.source.module_path}}},
           {"outputAllowlist", protocol::to_json(r.output_allowlist)},
           {"variables", protocol::to_json(r.variables)},
-          {"createdAt", r.created_at}};
+          {"createdAt", time_value(r.created_at)}};
 }
 
 }  // namespace

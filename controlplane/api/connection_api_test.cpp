@@ -1,6 +1,7 @@
 // Connections and a Capsule's secrets over the real HTTP API, with the test playing the agent:
 // values are write-only (no answer, error or file of the control plane ever holds one), the
 // assignment rules, the sealed "secrets" of a manifest, and revoked or expired Connections.
+#include "common/clock.hpp"
 #include "controlplane/testing/http_api_fixture.hpp"
 #include "protocol/secret_bundle.hpp"
 
@@ -111,7 +112,7 @@ TEST_F(ConnectionApiTest, CreateListGetAndRevoke) {
   auto revoked = call(http::verb::post, "/api/v1/connections/" + id + "/revoke");
   ASSERT_EQ(revoked.status, 200u) << revoked.body;
   EXPECT_EQ(revoked.str("status"), "revoked");
-  EXPECT_TRUE(revoked.obj().at("revokedAt").is_int64());
+  EXPECT_EQ(revoked.obj().at("revokedAt"), json::value(utc_timestamp(clock_.now_unix())));
   clock_.advance(5);
   auto twice = call(http::verb::post, "/api/v1/connections/" + id + "/revoke");
   EXPECT_EQ(twice.status, 200u);
@@ -304,10 +305,19 @@ TEST_F(ConnectionApiTest, RevokedConnectionRefusesNewRunsAndFailsQueuedOnes) {
 
 TEST_F(ConnectionApiTest, ExpiredConnectionRefusesRunsLikeARevokedOne) {
   auto body = connection_body("aws-temp", kAws, {{"AWS_ACCESS_KEY_ID", kAwsKeyId}});
-  body["expiresAt"] = clock_.now_unix() + 100;
+  // A time is given and answered as RFC 3339; seconds since the epoch are still read.
+  body["expiresAt"] = utc_timestamp(clock_.now_unix() + 100);
   auto conn = post_connection(body);
   ASSERT_EQ(conn.status, 201u) << conn.body;
-  EXPECT_EQ(conn.obj().at("expiresAt"), clock_.now_unix() + 100);
+  EXPECT_EQ(conn.obj().at("expiresAt"), json::value(utc_timestamp(clock_.now_unix() + 100)));
+  auto by_seconds = connection_body("aws-temp-2", kAws, {{"AWS_ACCESS_KEY_ID", kAwsKeyId}});
+  by_seconds["expiresAt"] = clock_.now_unix() + 100;
+  EXPECT_EQ(post_connection(by_seconds).obj().at("expiresAt"), json::value(utc_timestamp(clock_.now_unix() + 100)));
+  auto garbled = connection_body("aws-temp-3", kAws, {{"AWS_ACCESS_KEY_ID", kAwsKeyId}});
+  garbled["expiresAt"] = "tomorrow";
+  auto unreadable = post_connection(garbled);
+  EXPECT_EQ(unreadable.status, 400u) << unreadable.body;
+  EXPECT_NE(unreadable.body.find("RFC 3339"), std::string::npos) << unreadable.body;
   auto created = post_capsule({{"connections", json::array{conn.str("id").c_str()}}});
   ASSERT_EQ(created.status, 201u);
   auto queued = plan(created.str("id"));

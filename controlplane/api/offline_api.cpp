@@ -1,4 +1,5 @@
 #include "controlplane/api/offline_api.hpp"
+#include "controlplane/api/api_json.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -337,7 +338,7 @@ asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, s
     return d_.audit.record(run_event(actor(req), "run.exported", job->claimed.run,
                                      {{"agentId", addressee.id},
                                       {"attempt", job->claimed.run.attempt},
-                                      {"expiresAt", offline.expires_at},
+                                      {"expiresAt", time_value(offline.expires_at)},
                                       {"bundleSha256", *written}}));
   });
   if (!recorded) co_return undo(recorded.error());
@@ -425,9 +426,9 @@ asio::awaitable<HttpResponse> OfflineApi::async_import(const HttpRequest& req, s
     co_return error_response(Error{why.code, why.message + "; the result is kept (blob " + sha +
                                                  ") and the Capsule needs an operator"});
   };
-  // Each sealed artifact as its upload would be checked and stored.
-  for (const char* kind : {"state", "plan"}) {
-    const std::string member = protocol::envelope_member(kind);
+  // Each uploaded artifact (the sealed ones and the plan view) as its upload would be checked and stored.
+  for (const char* kind : {"state", "plan", "plan_view"}) {
+    const std::string member = protocol::artifact_member(kind);
     if (!has(member)) continue;
     auto leased = d_.queue.check_upload_lease(run_id, *agent, index->lease_token);
     if (!leased && leased.error().code == errc::kLeaseLost) co_return co_await keep(leased.error());
@@ -437,7 +438,8 @@ asio::awaitable<HttpResponse> OfflineApi::async_import(const HttpRequest& req, s
     const Keyring& keys = d_.keys;
     const BlobStore& blobs = d_.blobs;
     auto check = [&keys, &blobs, file = temp / member, sha, kind = std::string(kind),
-                  capsule = run->capsule_id] {
+                  capsule = run->capsule_id, run_id] {
+      if (kind == "plan_view") return check_and_store_plan_view(file, sha, sha, run_id, blobs);
       return check_and_store_upload(file, sha, sha, kind, capsule, keys, blobs);
     };
     auto stored = co_await async_offload(d_.pool, std::move(check));

@@ -16,8 +16,8 @@ json::object pool_token_json(const PoolToken& t) {
           {"name", t.name},
           {"pool", t.pool},
           {"createdBy", t.created_by},
-          {"createdAt", t.created_at},
-          {"revokedAt", optional_value(t.revoked_at)}};
+          {"createdAt", time_value(t.created_at)},
+          {"revokedAt", time_value(t.revoked_at)}};
 }
 
 struct PoolTokenRequest {

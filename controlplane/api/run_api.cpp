@@ -34,6 +34,7 @@ void RunApi::register_routes(Router& r, const PublicRouteAccess& a) {
   r.add("POST", "/api/v1/runs/{}/cancel", a.none(operator_),
         [this](auto& req, auto& p) { return cancel(req, p[0]); });
   r.add("GET", "/api/v1/runs/{}/logs", a.none(viewer), [this](auto&, auto& p) { return logs(p[0]); });
+  r.add("GET", "/api/v1/runs/{}/plan", a.none(viewer), [this](auto&, auto& p) { return plan_view(p[0]); });
 }
 
 HttpResponse RunApi::list_runs(const HttpRequest& req, const std::string& capsule_id) {
@@ -93,6 +94,35 @@ HttpResponse RunApi::cancel(const HttpRequest& req, const std::string& run_id) {
   });
   if (!run) return error_response(run.error());
   return json_response(200, to_json(*run));
+}
+
+// The plan view of a plan Run, or of the plan an apply runs, as its agent uploaded it (redacted on
+// the agent, its shape checked at upload).
+HttpResponse RunApi::plan_view(const std::string& run_id) {
+  auto run = d_.runs.get_run(run_id);
+  if (!run) return error_response(run.error());
+  if (run->type == protocol::RunType::drift_check)
+    return error_response(Error{std::string(errc::kNotFound),
+                                "run " + run_id + " is a drift_check: it plans nothing; what drifted "
+                                "is in its drift report (GET /api/v1/runs/" + run_id + ")"});
+  if (run->type == protocol::RunType::apply) {
+    if (!run->planned_by)
+      return error_response(Error{std::string(errc::kNotFound), "apply run " + run_id + " names no plan"});
+    run = d_.runs.get_run(*run->planned_by);
+    if (!run) return error_response(run.error());
+  }
+  if (!run->plan_view_sha256) {
+    if (!run->finished())
+      return error_response(Error{std::string(errc::kConflict),
+                                  "run " + run->id + " is " + run->status +
+                                      ": its plan view comes with its report"});
+    return error_response(Error{std::string(errc::kNotFound),
+                                "run " + run->id + " has no plan view (an agent from before plan "
+                                "views brings none): its log holds the plan as sealed"});
+  }
+  auto path = d_.blobs.path_for(*run->plan_view_sha256);
+  if (!path) return error_response(path.error());
+  return HttpResponse{200, "application/json", {}, *path};
 }
 
 HttpResponse RunApi::logs(const std::string& run_id) {

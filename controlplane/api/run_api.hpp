@@ -1,6 +1,7 @@
 #pragma once
-// The public API's Runs: a Capsule's Runs, one Run, its logs, cancel, and apply (a plan Run is
-// applied once runs/apply_admission.hpp admits it; the request may accept its data-loss marks).
+// The public API's Runs: a Capsule's Runs, one Run, its logs, its plan view, cancel, and apply (a
+// plan Run is applied once runs/apply_admission.hpp admits it; the request may accept its data-loss
+// marks).
 #include <string>
 
 #include "controlplane/api/public_resource.hpp"
@@ -19,6 +20,7 @@ class RunApi : public PublicResource {
   HttpResponse apply(const HttpRequest& req, const std::string& plan_run_id);
   HttpResponse cancel(const HttpRequest& req, const std::string& run_id);
   HttpResponse logs(const std::string& run_id);
+  HttpResponse plan_view(const std::string& run_id);
 };
 
 }  // namespace takosumi::controlplane

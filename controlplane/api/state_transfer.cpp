@@ -46,8 +46,8 @@ json::object run_record(const Run& r) {
                       {"status", r.status},
                       {"sourceCommit", r.source_commit},
                       {"plannedBy", optional_value(r.planned_by)},
-                      {"createdAt", r.created_at},
-                      {"finishedAt", optional_value(r.finished_at)}};
+                      {"createdAt", time_value(r.created_at)},
+                      {"finishedAt", time_value(r.finished_at)}};
 }
 
 Result<Run> run_from_record(const json::value& v, const std::string& capsule_id) {
@@ -58,8 +58,9 @@ Result<Run> run_from_record(const json::value& v, const std::string& capsule_id)
   auto status = get_string(*r, "status", 32);
   auto commit = get_string(*r, "sourceCommit", 128);
   auto planned_by = get_optional_string(*r, "plannedBy", 128);
-  auto created = get_int(*r, "createdAt");
-  if (const Error* e = first_error(id, type, status, commit, planned_by, created))
+  auto created = get_time(*r, "createdAt");
+  auto finished = get_optional_time(*r, "finishedAt");
+  if (const Error* e = first_error(id, type, status, commit, planned_by, created, finished))
     return invalid("lists a Run that does not read: " + e->message);
   auto run_type = protocol::run_type_from_string(*type);
   if (!run_type || (*status != run_status::kSucceeded && *status != run_status::kFailed &&
@@ -68,8 +69,7 @@ Result<Run> run_from_record(const json::value& v, const std::string& capsule_id)
   Run run{.id = *id, .capsule_id = capsule_id, .type = *run_type, .status = *status,
           .source_commit = *commit, .planned_by = *planned_by};
   run.created_at = *created;
-  if (const auto* f = r->if_contains("finishedAt"); f && f->is_int64())
-    run.finished_at = f->as_int64();
+  run.finished_at = *finished;
   return run;
 }
 
@@ -83,7 +83,7 @@ Result<StateVersion> version_from_json(const json::object& o) {
   auto serial = get_int(o, "serial");
   auto lineage = get_string(o, "lineage", 128);
   auto plain = get_string(o, "plaintextSha256", 64);
-  auto created = get_int(o, "createdAt");
+  auto created = get_time(o, "createdAt");
   auto restored_from = get_optional_string(o, "restoredFrom", 128);
   auto partial = get_bool_or(o, "partial", false);
   if (const Error* e = first_error(id, capsule, generation, run, commit, serial, lineage, plain,
@@ -145,7 +145,7 @@ Result<std::string> state_transfer_payload(const Stores& stores, const Workspace
                                {"outputs", outputs->outputs}});
   }
   return takosumi::serialize(json::object{{"workspaceId", ws.id},
-                                          {"createdAt", now},
+                                          {"createdAt", time_value(now)},
                                           {"destinationStoragePublicKey", to.to_base64()},
                                           {"capsules", std::move(out)}});
 }

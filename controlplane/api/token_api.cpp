@@ -21,10 +21,10 @@ json::object to_json(const ApiToken& t) {
                       {"name", t.name},
                       {"roles", std::move(roles)},
                       {"createdBy", t.created_by},
-                      {"createdAt", t.created_at},
-                      {"expiresAt", optional_value(t.expires_at)},
-                      {"revokedAt", optional_value(t.revoked_at)},
-                      {"lastUsedAt", optional_value(t.last_used_at)}};
+                      {"createdAt", time_value(t.created_at)},
+                      {"expiresAt", time_value(t.expires_at)},
+                      {"revokedAt", time_value(t.revoked_at)},
+                      {"lastUsedAt", time_value(t.last_used_at)}};
 }
 
 // {"name", "roles": {workspaceId: "viewer" | "operator" | "owner"}, "expiresInSeconds"?}

@@ -2,6 +2,7 @@
 // per Workspace (viewer reads, operator runs, owner changes), refusals that name the missing
 // role and look the same whether the object exists elsewhere or not at all, actions audited by
 // token id, and revoked or expired tokens refused.
+#include "common/clock.hpp"
 #include "common/file_io.hpp"
 #include "controlplane/api/output_share_api.hpp"
 #include "controlplane/testing/http_api_fixture.hpp"
@@ -53,7 +54,7 @@ TEST_F(TokenApiTest, TheSecretIsShownOnceAndKeptOnlyAsItsHash) {
   const std::string secret = created.str("secret");
   EXPECT_TRUE(secret.starts_with("tkn_")) << secret;
   EXPECT_EQ(created.obj().at("roles"), (json::object{{team_a_, "operator"}}));
-  EXPECT_EQ(created.obj().at("expiresAt").as_int64(), clock_.now_unix() + 3600);
+  EXPECT_EQ(created.obj().at("expiresAt"), json::value(utc_timestamp(clock_.now_unix() + 3600)));
 
   auto listed = api(http::verb::get, "/api/v1/tokens");
   ASSERT_EQ(listed.status, 200u) << listed.body;

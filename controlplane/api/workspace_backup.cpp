@@ -34,8 +34,9 @@ Result<Capsule> capsule_from_backup(const json::value& v, const Workspace& ws,
   if (!v.is_object()) return invalid("lists a Capsule that is not an object");
   const auto& o = v.get_object();
   auto id = get_string(o, "id", 128);
-  auto created_at = get_int(o, "createdAt");
-  if (const Error* e = first_error(id, created_at)) return invalid("Capsule: " + e->message);
+  auto created_at = get_time(o, "createdAt");
+  auto destroyed_at = get_optional_time(o, "destroyedAt");
+  if (const Error* e = first_error(id, created_at, destroyed_at)) return invalid("Capsule: " + e->message);
   if (!is_plausible_id(*id)) return invalid("Capsule id \"" + *id + "\" is not an id");
   // The configuration through the same checks as a new Capsule's.
   json::object request;
@@ -50,8 +51,7 @@ Result<Capsule> capsule_from_backup(const json::value& v, const Workspace& ws,
             .created_at = *created_at, .policy = parsed->policy,
             .agent_pool = parsed->agents.pool, .agent_labels = parsed->agents.labels,
             .opentofu_version = parsed->opentofu_version};
-  if (const auto* destroyed = o.if_contains("destroyedAt"); destroyed && destroyed->is_int64())
-    c.destroyed_at = destroyed->as_int64();
+  c.destroyed_at = *destroyed_at;
   json::array connections, sensitive;
   if (const auto* ids = o.if_contains("connections"); ids && ids->is_array())
     for (const auto& cid : ids->get_array())
@@ -103,7 +103,7 @@ Result<std::string> backup_payload(const Stores& stores, const Workspace& ws, st
   // Metadata only: names, provider, mode, status. The values are not readable here at all.
   for (const auto& c : *connections) connection_list.push_back(to_json(c, now));
   return takosumi::serialize(json::object{
-      {"createdAt", now},
+      {"createdAt", time_value(now)},
       {"source", json::object{{"keyId", stores.keys.key_id()}}},
       {"workspace", to_json(ws)},
       {"capsules", std::move(capsule_list)},
@@ -120,7 +120,7 @@ Result<RestoreOutcome> restore_payload(const Stores& stores, const json::object&
   const auto& ws_json = ws_value->get_object();
   auto ws_id = get_string(ws_json, "id", 128);
   auto ws_name = get_string(ws_json, "name", 256);
-  auto ws_created = get_int(ws_json, "createdAt");
+  auto ws_created = get_time(ws_json, "createdAt");
   if (const Error* e = first_error(ws_id, ws_name, ws_created))
     return invalid("workspace: " + e->message);
   if (!is_plausible_id(*ws_id) || !is_valid_name(*ws_name))
@@ -241,7 +241,7 @@ Result<boost::json::object> restore_workspace(const Stores& stores, const std::s
   return json::object{
       {"workspace", json::object{{"id", outcome.workspace.id},
                                  {"name", outcome.workspace.name},
-                                 {"createdAt", outcome.workspace.created_at}}},
+                                 {"createdAt", time_value(outcome.workspace.created_at)}}},
       {"capsuleIds", string_array(outcome.capsule_ids)},
       {"dependencyIds", string_array(outcome.dependency_ids)},
       {"backupId", backup.id},

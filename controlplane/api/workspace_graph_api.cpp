@@ -204,7 +204,7 @@ HttpResponse WorkspaceGraphApi::workspace_plan_response(int status, const Worksp
   return json_response(status, json::object{{"id", plan.id},
                                             {"workspaceId", plan.workspace_id},
                                             {"createdBy", plan.created_by},
-                                            {"createdAt", plan.created_at},
+                                            {"createdAt", time_value(plan.created_at)},
                                             {"status", plan_status(*progress)},
                                             {"steps", std::move(steps)}});
 }

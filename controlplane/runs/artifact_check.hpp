@@ -27,4 +27,12 @@ Result<StoredArtifact> check_and_store_upload(const std::filesystem::path& temp,
                                               std::string_view kind, std::string_view capsule_id,
                                               const Keyring& keys, const BlobStore& blobs);
 
+// The same for a plan view (protocol/plan_view.hpp), which is redacted JSON, not an envelope: at
+// most kMaxPlanViewBytes, well-formed, and of this Run. Errors: invalid_argument,
+// payload_too_large.
+Result<StoredArtifact> check_and_store_plan_view(const std::filesystem::path& temp,
+                                                 std::string_view received_sha256,
+                                                 std::string_view claimed_sha256,
+                                                 std::string_view run_id, const BlobStore& blobs);
+
 }  // namespace takosumi::controlplane

@@ -126,25 +126,31 @@ Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
   if (run.type != protocol::RunType::apply) data_loss = takosumi::serialize(j.at("dataLoss"));
   std::optional<std::string> drift;
   if (read_only && report.drift) drift = takosumi::serialize(j.at("drift"));
-  std::optional<std::string> plan_digest, plan_artifact;
+  std::optional<std::string> plan_digest, plan_artifact, plan_view;
   if (!read_only) {
     plan_digest = non_empty(report.plan_digest);
     plan_artifact = non_empty(report.plan_artifact_sha256);
   }
+  // A plan view only if it was uploaded for this Run (an offline result carries none); one that
+  // was not is left out, never refused: the plan stands without it.
+  if (run.type == protocol::RunType::plan || run.type == protocol::RunType::destroy_plan)
+    plan_view = non_empty(report.plan_view_sha256);
   return db_.run(
       "UPDATE runs SET status = ?, completed_attempt = ?, finished_at = ?, failure_code = ?,"
       " failure_message = ?, has_changes = ?, change_summary = ?, resource_changes = ?,"
       " plan_digest = COALESCE(plan_digest, ?), plan_artifact_sha256 ="
       " COALESCE(plan_artifact_sha256, ?), state_version_id = ?, tofu_version = ?,"
       " tofu_build = ?, provider_lock_sha256 = ?, env_names = ?, phase_millis = ?, data_loss = ?,"
-      " drift = ?, refused_outputs = ?, lease_expires_at = NULL WHERE id = ?",
+      " drift = ?, refused_outputs = ?, lease_expires_at = NULL,"
+      " plan_view_sha256 = (SELECT sha256 FROM plan_views WHERE run_id = ? AND sha256 = ?)"
+      " WHERE id = ?",
       final_status(report), run.attempt, clock_.now_unix(), non_empty(report.failure_code),
       non_empty(without_nul(report.failure_message)), report.has_changes,
       takosumi::serialize(j.at("changeSummary")), takosumi::serialize(j.at("resourceChanges")),
       plan_digest, plan_artifact, sv_id, non_empty(without_nul(report.tofu_version)),
       non_empty(without_nul(report.tofu_build)), non_empty(report.provider_lock_sha256),
       takosumi::serialize(j.at("envNames")), takosumi::serialize(j.at("phaseMillis")), data_loss,
-      drift, takosumi::serialize(j.at("refusedOutputs")), run.id);
+      drift, takosumi::serialize(j.at("refusedOutputs")), run.id, plan_view, run.id);
 }
 
 // The report of a stranded apply that was cancelled while its agent was away: the Run stays

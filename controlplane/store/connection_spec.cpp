@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/clock.hpp"
 #include "common/error_codes.hpp"
 #include "common/strict_json.hpp"
 #include "controlplane/store/capsule_spec.hpp"
@@ -150,11 +151,11 @@ Result<ConnectionRequest> take_connection_request(json::object& body, std::int64
   req.values = std::move(**values);
   if (git) TAKOSUMI_TRY(protocol::validate_git_values(req.values));
   TAKOSUMI_TRY(parse_identity(body, req));
-  auto expires = get_optional_int(body, "expiresAt");
+  auto expires = get_optional_time(body, "expiresAt");
   if (!expires) return std::unexpected(expires.error());
   if (*expires && **expires <= now)
-    return invalid("expiresAt " + std::to_string(**expires) +
-                   " is not in the future (now is " + std::to_string(now) + ")");
+    return invalid("expiresAt " + utc_timestamp(**expires) + " is not in the future (now is " +
+                   utc_timestamp(now) + ")");
   req.expires_at = *expires;
   return req;
 }
@@ -200,7 +201,7 @@ std::optional<Error> connection_unusable(const Connection& c, std::int64_t now) 
                  who + " was revoked at " + std::to_string(c.revoked_at.value_or(0))};
   if (status == connection_status::kExpired)
     return Error{std::string(errc::kConnectionExpired),
-                 who + " expired at " + std::to_string(c.expires_at.value_or(0))};
+                 who + " expired at " + utc_timestamp(c.expires_at.value_or(0))};
   return std::nullopt;
 }
 

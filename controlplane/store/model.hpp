@@ -135,6 +135,8 @@ struct Run {
   std::optional<std::string> planned_by;
   std::optional<std::string> plan_digest;
   std::optional<std::string> plan_artifact_sha256;
+  // The plan view its report named (plan Runs; GET /api/v1/runs/{id}/plan).
+  std::optional<std::string> plan_view_sha256;
   bool has_changes = false;
   std::optional<std::string> change_summary_json;
   // Empty unless loaded on purpose (RunStore::resource_changes): up to 16 MiB per plan.

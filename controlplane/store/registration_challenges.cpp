@@ -1,5 +1,6 @@
 #include "controlplane/store/registration_challenges.hpp"
 
+#include "common/clock.hpp"
 #include "common/error_codes.hpp"
 #include "crypto/random_ids.hpp"
 #include "crypto/sha256.hpp"
@@ -45,7 +46,7 @@ Status RegistrationChallenges::redeem(std::string_view challenge,
                 "registration challenge is unknown or was already used" + fetch_again());
   if (clock_.now_unix() >= (*taken)->expires_at)
     return fail(errc::kRegistrationChallengeInvalid,
-                "registration challenge expired at " + std::to_string((*taken)->expires_at) +
+                "registration challenge expired at " + utc_timestamp((*taken)->expires_at) +
                     fetch_again());
   if ((*taken)->pool_token_sha256 != pool_token_sha256)
     return fail(errc::kRegistrationChallengeInvalid,

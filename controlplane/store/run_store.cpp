@@ -18,7 +18,7 @@ const std::string_view kRunSelect =
     " r.lease_token_sha256, r.lease_expires_at, r.prior_state_version_id, r.prior_generation,"
     " r.completed_attempt, r.created_at, r.started_at, r.finished_at,"
     " r.restores_state_version_id, r.data_loss, r.data_loss_accepted, r.drift, r.refused_outputs,"
-    " r.apply_started_attempt, r.dependency_inputs, r.tofu_build, r.spec_revision FROM runs r"
+    " r.apply_started_attempt, r.dependency_inputs, r.tofu_build, r.spec_revision, r.plan_view_sha256 FROM runs r"
     " JOIN capsules c ON c.id = r.capsule_id";
 
 Run run_from_row(const Statement& s) {
@@ -33,7 +33,7 @@ Run run_from_row(const Statement& s) {
       r.prior_generation >> r.completed_attempt >> r.created_at >> r.started_at >>
       r.finished_at >> r.restores_state_version_id >> r.data_loss_json >>
       r.data_loss_accepted >> r.drift_json >> r.refused_outputs_json >> r.apply_started_attempt >>
-      r.dependency_inputs_json >> r.tofu_build >> r.spec_revision;
+      r.dependency_inputs_json >> r.tofu_build >> r.spec_revision >> r.plan_view_sha256;
   r.type = protocol::run_type_from_string(type).value_or(protocol::RunType::plan);
   return r;
 }
@@ -260,10 +260,16 @@ Result<Run> RunStore::cancel(std::string_view id) {
 
 Result<bool> RunStore::record_artifact(std::string_view run_id, std::string_view kind,
                                        std::string_view sha256, std::int64_t size) {
-  TAKOSUMI_TRY(db_.run(
-      "INSERT INTO artifacts (run_id, kind, sha256, size, created_at)"
-      " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-      run_id, kind, sha256, size, clock_.now_unix()));
+  // A plan view is redacted JSON, not an envelope: it has a table of its own (schema v18).
+  if (kind == "plan_view")
+    TAKOSUMI_TRY(db_.run("INSERT INTO plan_views (run_id, sha256, size, created_at)"
+                         " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                         run_id, sha256, size, clock_.now_unix()));
+  else
+    TAKOSUMI_TRY(db_.run(
+        "INSERT INTO artifacts (run_id, kind, sha256, size, created_at)"
+        " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        run_id, kind, sha256, size, clock_.now_unix()));
   return db_.changes() > 0;
 }
 

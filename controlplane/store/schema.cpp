@@ -12,7 +12,7 @@ namespace {
 
 // PRAGMA user_version of the schema this file creates. Version 0 with tables present is the first
 // release (version 1), which had no user_version; create_schema migrates it.
-constexpr std::int64_t kSchemaVersion = 17;
+constexpr std::int64_t kSchemaVersion = 18;
 
 // The columns of `runs`. New columns go at the end: the v1 → v2 copy relies on v1's columns being
 // a prefix.
@@ -583,6 +583,17 @@ Status to_v17(Database& db) {
   return add_column_if_missing(db, "runs", "spec_revision", "INTEGER NOT NULL DEFAULT 1");
 }
 
+// v17 → v18: a plan Run's plan view (GET /api/v1/runs/{id}/plan): the redacted JSON the agent
+// made from the frozen plan, a blob like the plan envelope. plan_views lists what each Run's
+// agents uploaded; runs.plan_view_sha256 is the one its report named.
+Status to_v18(Database& db) {
+  TAKOSUMI_TRY(ddl(db, "CREATE TABLE IF NOT EXISTS plan_views ("
+                       " run_id TEXT NOT NULL REFERENCES runs(id), sha256 TEXT NOT NULL,"
+                       " size INTEGER NOT NULL, created_at INTEGER NOT NULL,"
+                       " PRIMARY KEY (run_id, sha256));"));
+  return add_column_if_missing(db, "runs", "plan_view_sha256", "TEXT");
+}
+
 // One step of the schema, from version `to - 1` to `to`.
 struct Migration {
   std::int64_t to;
@@ -596,7 +607,7 @@ constexpr Migration kMigrations[] = {{2, to_v2, true}, {3, to_v3}, {4, to_v4}, {
                                      {6, to_v6},       {7, to_v7}, {8, to_v8}, {9, to_v9},
                                      {10, to_v10},     {11, to_v11}, {12, to_v12}, {13, to_v13},
                                      {14, to_v14},     {15, to_v15}, {16, to_v16, true},
-                                     {17, to_v17}};
+                                     {17, to_v17},     {18, to_v18}};
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 // Runs one migration in one transaction that also sets user_version: a database is at one
@@ -654,7 +665,8 @@ Status create_current_tables(Database& db) {
   TAKOSUMI_TRY(to_v14(db));
   TAKOSUMI_TRY(to_v15(db));
   TAKOSUMI_TRY(to_v16(db));
-  return to_v17(db);
+  TAKOSUMI_TRY(to_v17(db));
+  return to_v18(db);
 }
 
 // PostgreSQL keeps the version in a table of its own (it has no user_version). Its first version

@@ -24,7 +24,7 @@ namespace {
 
 using takosumi::testing::TempDir;
 
-constexpr std::int64_t kCurrentVersion = 17;
+constexpr std::int64_t kCurrentVersion = 18;
 
 // The frozen schema of an earlier release, testdata/schema_v<N>.sql, verbatim as that release
 // created it: migrations are tested against the real thing and not against today's DDL.

@@ -11,13 +11,13 @@ namespace {
 
 // In an order every reference points backwards in: a row's referent is copied before it. runs
 // and state_versions refer to each other; a Run's restores_state_version_id is set afterwards.
-constexpr std::array<std::string_view, 25> kCopied{
+constexpr std::array<std::string_view, 26> kCopied{
     "workspaces",     "capsules",        "capsule_revisions",    "capsule_agent_labels", "agent_pools",
     "agent_pool_workspaces", "agents",   "connections",          "capsule_connections",
     "api_tokens",     "api_token_roles", "pool_tokens",          "runs",
     "state_versions", "capsule_outputs", "artifacts",            "run_logs",
     "audit_events",   "output_shares",   "dependencies",         "workspace_plans",
-    "workspace_plan_steps", "backups", "kept_results", "run_bundles"};
+    "workspace_plan_steps", "backups", "kept_results", "run_bundles", "plan_views"};
 // Not moved: the keys binding (bind_keys records the same keys in the target) and registration
 // challenges (single-use, minutes long).
 constexpr std::array<std::string_view, 2> kNotCopied{"control_plane_keys",

@@ -13,10 +13,12 @@
 #include <string_view>
 #include <vector>
 
+#include "protocol/plan_view.hpp"  // the markers
+
 namespace takosumi::runner {
 
-inline constexpr std::string_view kSensitive = "(sensitive value)";
-inline constexpr std::string_view kUnknown = "(known after apply)";
+inline constexpr std::string_view kSensitive = protocol::kSensitiveValue;
+inline constexpr std::string_view kUnknown = protocol::kUnknownValue;
 
 struct AttributeChange {
   enum class Kind { added, removed, changed };

@@ -1,9 +1,12 @@
-#include "runner/plan/plan_render.hpp"
+#include "runner/plan/plan_view_build.hpp"
 
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
 
+#include <map>
+
+#include "protocol/plan_view_text.hpp"
 #include "runner/plan/attribute_changes.hpp"
 
 namespace takosumi::runner {
@@ -17,6 +20,20 @@ std::string joined(const std::vector<std::string>& lines) {
   std::string out;
   for (const auto& l : lines) out += l + "\n";
   return out;
+}
+
+// The plan as the Run's log shows it (no summary line: the tests name what they look for).
+std::vector<std::string> render_plan(const json::object& plan, const std::set<std::string>& mapped,
+                                     std::size_t max_lines = 5000, std::size_t max_attributes = 500,
+                                     const redaction::SecretSet* secrets = nullptr) {
+  PlanViewLimits limits;
+  limits.max_attributes_per_resource = max_attributes;
+  return protocol::plan_view_lines(build_plan_view(plan, mapped, secrets, limits),
+                                   {.max_lines = max_lines, .summary = false});
+}
+
+std::vector<std::string> render_drift(const json::object& plan) {
+  return protocol::plan_view_lines(build_drift_view(plan, nullptr), {.drift = true});
 }
 
 TEST(AttributeChanges, NestedValuesAreFlattenedToTheLeavesThatDiffer) {
@@ -87,9 +104,8 @@ TEST(PlanRender, ReplacementsDeletesAndForcingAttributesAreNamed) {
   EXPECT_NE(text.find("      - filename = \"/x\""), std::string::npos) << text;
   EXPECT_EQ(text.find("terraform_data.same"), std::string::npos) << text;
   EXPECT_NE(text.find("  ~ url = \"a\" -> \"b\""), std::string::npos) << text;
-  // An Output the Capsule does not map is counted, never named or shown.
-  EXPECT_NE(text.find("  (1 more Output the Capsule does not map change; not shown)"), std::string::npos) << text;
-  EXPECT_EQ(text.find("secret_token"), std::string::npos) << text;
+  // An Output the Capsule does not map is named, its value never shown.
+  EXPECT_NE(text.find("  + secret_token  # value not shown: not mapped by the Capsule"), std::string::npos) << text;
   EXPECT_EQ(text.find("t0ken-value"), std::string::npos) << text;
 }
 
@@ -123,7 +139,7 @@ TEST(PlanRender, ALongPlanIsCutWithACount) {
   for (int i = 0; i < 50; ++i)
     changes += std::string(i ? "," : "") + R"({"address":"t.r)" + std::to_string(i) +
                R"(","change":{"actions":["create"],"before":null,"after":{"a":1}}})";
-  const auto lines = render_plan(parse(R"({"resource_changes":[)" + changes + "]}"), {}, {10, 10});
+  const auto lines = render_plan(parse(R"({"resource_changes":[)" + changes + "]}"), {}, 10, 10);
   ASSERT_EQ(lines.size(), 11u);
   EXPECT_NE(lines.back().find("more lines not shown"), std::string::npos) << lines.back();
 }
@@ -136,6 +152,133 @@ TEST(PlanRender, DriftNamesWhatChangedOrVanishedOutsideOpenTofu) {
   EXPECT_NE(text.find("  # local_file.a has changed outside OpenTofu"), std::string::npos) << text;
   EXPECT_NE(text.find("      ~ content = \"x\" -> \"y\""), std::string::npos) << text;
   EXPECT_NE(text.find("  # local_file.b has been deleted outside OpenTofu"), std::string::npos) << text;
+}
+
+
+// Values a Run must never let out are markers in the view, whatever tofu thought of them: one
+// equal to a Run secret (a Connection value passed into a module as a plain variable), one shaped
+// like a credential; a for_each key holding a secret is redacted in the address.
+TEST(PlanView, RunSecretsAndCredentialShapesAreMarkersNotValues) {
+  redaction::SecretSet secrets;
+  ASSERT_TRUE(secrets.add("conn-value-7f3a9c"));
+  const auto plan = parse(R"({"resource_changes":[
+    {"address":"terraform_data.x[\"conn-value-7f3a9c\"]","type":"terraform_data",
+     "change":{"actions":["create"],"before":null,
+               "after":{"input":"conn-value-7f3a9c","dsn":"postgres://app:pw123456@db/app","plain":"ok"},
+               "after_unknown":{"id":true}}}]})");
+  const auto view = build_plan_view(plan, {}, &secrets);
+  ASSERT_EQ(view.resources.size(), 1u);
+  const auto& r = view.resources[0];
+  EXPECT_EQ(r.address.find("conn-value-7f3a9c"), std::string::npos) << r.address;
+  std::map<std::string, protocol::PlanAttribute> by_path;
+  for (const auto& a : r.attributes) by_path[a.path] = a;
+  EXPECT_EQ(by_path.at("input").after, std::string(protocol::kSensitiveValue));
+  EXPECT_TRUE(by_path.at("input").sensitive);
+  EXPECT_EQ(by_path.at("dsn").after, std::string(protocol::kSensitiveValue));
+  EXPECT_EQ(by_path.at("plain").after, "\"ok\"");
+  EXPECT_FALSE(by_path.at("plain").sensitive);
+  EXPECT_EQ(by_path.at("id").after, std::string(protocol::kUnknownValue));
+  EXPECT_TRUE(by_path.at("id").unknown);
+  const auto text = json::serialize(protocol::to_json(view));
+  EXPECT_EQ(text.find("conn-value-7f3a9c"), std::string::npos) << text;
+  EXPECT_EQ(text.find("pw123456"), std::string::npos) << text;
+}
+
+// Every changing Output is named; values only for one the Capsule maps that is neither sensitive
+// nor shaped like a credential. A plan whose only changes are Outputs says so by name.
+TEST(PlanView, OutputsAreNamedAndOnlyMappedPlainOnesShowValues) {
+  const auto plan = parse(R"({"output_changes":{
+    "url":{"actions":["update"],"before":"a","after":"b"},
+    "hidden":{"actions":["create"],"before":null,"after":"s3cr3t-out","after_sensitive":true},
+    "leaky":{"actions":["create"],"before":null,"after":"postgres://u:leakpw99@h/db"},
+    "unmapped":{"actions":["create"],"before":null,"after":"not-shown-value"},
+    "same":{"actions":["no-op"],"before":"x","after":"x"}}})");
+  auto view = build_plan_view(plan, {"url", "hidden", "leaky"}, nullptr);
+  ASSERT_EQ(view.outputs.size(), 4u);
+  std::map<std::string, protocol::PlanOutput> by_name;
+  for (const auto& o : view.outputs) by_name[o.name] = o;
+  EXPECT_TRUE(by_name.at("url").withheld.empty());
+  ASSERT_EQ(by_name.at("url").attributes.size(), 1u);
+  EXPECT_EQ(by_name.at("url").attributes[0].after, "\"b\"");
+  EXPECT_EQ(by_name.at("hidden").withheld, "sensitive in the module");
+  EXPECT_NE(by_name.at("leaky").withheld.find("password"), std::string::npos) << by_name.at("leaky").withheld;
+  EXPECT_TRUE(by_name.at("leaky").attributes.empty());
+  EXPECT_EQ(by_name.at("unmapped").withheld, "not mapped by the Capsule");
+  const auto text = joined(protocol::plan_view_lines(view));
+  for (const char* value : {"s3cr3t-out", "leakpw99", "not-shown-value"})
+    EXPECT_EQ(text.find(value), std::string::npos) << value << " in\n" << text;
+  EXPECT_NE(text.find("  ~ url = \"a\" -> \"b\""), std::string::npos) << text;
+  EXPECT_NE(text.find("Plan: 0 to add, 0 to change, 0 to replace, 0 to destroy."), std::string::npos) << text;
+  EXPECT_NE(text.find("Only Outputs change: url, hidden, leaky, unmapped."), std::string::npos) << text;
+}
+
+// Bounded: past its size a view counts the resources it leaves out; a long value is cut at a
+// UTF-8 boundary and says how long it was.
+TEST(PlanView, ALargePlanIsCutWithACountAndALongValueWithItsLength) {
+  std::string changes;
+  for (int i = 0; i < 100; ++i)
+    changes += std::string(i ? "," : "") + R"({"address":"t.r)" + std::to_string(i) +
+               R"(","change":{"actions":["create"],"before":null,"after":{"a":1}}})";
+  PlanViewLimits limits;
+  limits.max_bytes = 2000;
+  const auto view = build_plan_view(parse(R"({"resource_changes":[)" + changes + "]}"), {}, nullptr, limits);
+  EXPECT_GT(view.resources_omitted, 0);
+  EXPECT_EQ(static_cast<std::int64_t>(view.resources.size()) + view.resources_omitted, 100);
+  EXPECT_NE(joined(protocol::plan_view_lines(view)).find("more resources change"), std::string::npos);
+
+  limits = {};
+  limits.max_value_bytes = 10;
+  const auto cut = build_plan_view(parse(R"({"resource_changes":[{"address":"t.long",
+    "change":{"actions":["create"],"before":null,"after":{"s":"ééééééééééé"}}}]})"), {}, nullptr, limits);
+  ASSERT_EQ(cut.resources.at(0).attributes.size(), 1u);
+  const auto& after = *cut.resources[0].attributes[0].after;
+  EXPECT_TRUE(after.ends_with("… (24 bytes)")) << after;
+  EXPECT_EQ(after.substr(0, after.find("…")).size() % 2, 1u) << after;  // `"` then whole é's
+}
+
+TEST(PlanView, RoundTripsThroughJsonAndRefusesMalformedViews) {
+  const auto plan = parse(R"({"resource_changes":[{"address":"random_pet.p","type":"random_pet",
+     "action_reason":"replace_because_cannot_update",
+     "change":{"actions":["delete","create"],"before":{"length":2},"after":{"length":3},
+               "replace_paths":[["length"]]}}],
+     "output_changes":{"name":{"actions":["update"],"before":"a","after":"b"}}})");
+  auto view = build_plan_view(plan, {"name"}, nullptr);
+  view.run_id = "run_1";
+  view.summary.replace = 1;
+  const auto round = protocol::plan_view_from_json(protocol::to_json(view));
+  ASSERT_TRUE(round) << round.error().to_string();
+  EXPECT_EQ(json::serialize(protocol::to_json(*round)), json::serialize(protocol::to_json(view)));
+  EXPECT_TRUE(round->resources.at(0).attributes.at(0).forces_replacement);
+
+  auto o = protocol::to_json(view);
+  o["extra"] = 1;
+  EXPECT_FALSE(protocol::plan_view_from_json(o));
+  auto added_with_before = protocol::to_json(view);
+  auto& attr = added_with_before["resources"].as_array()[0].as_object()["attributes"].as_array()[0].as_object();
+  attr["change"] = "add";
+  const auto refused = protocol::plan_view_from_json(added_with_before);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("only after"), std::string::npos) << refused.error().message;
+}
+
+// The view travels through the control plane: whatever it holds, rendering keeps it on its line
+// and out of the terminal's control, C1 controls included; colour is the renderer's own.
+TEST(PlanView, RenderingEscapesEveryControlAndColoursOnlyTheSymbols) {
+  protocol::PlanView view;
+  view.resources.push_back(protocol::PlanResource{"t.r[\"a\u009b2J\nb\"]", "t", {"create"}, "", {}, false});
+  view.resources[0].attributes.push_back(
+      protocol::PlanAttribute{"k\x1b", protocol::PlanAttribute::Change::add, std::nullopt,
+                              "\"v\r\"", false, false, false});
+  const auto plain = protocol::plan_view_lines(view);
+  for (const auto& line : plain) {
+    EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
+    EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+    EXPECT_EQ(line.find("\u009b"), std::string::npos) << line;
+  }
+  EXPECT_NE(joined(plain).find("  + t.r[\"a\\u009b2J\\u000ab\"]"), std::string::npos) << joined(plain);
+  const auto coloured = joined(protocol::plan_view_lines(view, {.colour = true}));
+  EXPECT_NE(coloured.find("\x1b[32m+\x1b[0m t.r"), std::string::npos) << coloured;
+  EXPECT_NE(coloured.find("k\\u001b"), std::string::npos) << coloured;
 }
 
 }  // namespace

@@ -50,6 +50,10 @@ locals {
 resource "terraform_data" "attr" {
   input = sensitive("canaryattr-${var.seed}")
 }
+# The sensitive variable as a plain attribute: tofu shows it in the plan, the plan view must not.
+resource "terraform_data" "plain_copy" {
+  input = nonsensitive(var.canary_var)
+}
 resource "null_resource" "printer" {
   triggers = { generation = ")HCL" + generation + R"HCL(" }
   provisioner "local-exec" {
@@ -147,6 +151,16 @@ TEST_F(CanaryTest, NoPlantedSecretReachesAnySurface) {
   // plan → apply (generation 1): the provisioner prints every canary into the log.
   auto plan = stack_.plan(good);
   ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << stack_.agent_logs();
+  // The reviewer sees that the attribute changes, not the secret it holds.
+  auto view = stack_.api().get("/api/v1/runs/" + str(plan, "id") + "/plan");
+  ASSERT_EQ(view.status, 200u) << view.body;
+  bool marked = false;
+  for (const auto& r : view.json.at("resources").as_array())
+    if (str(r.as_object(), "address") == "terraform_data.plain_copy")
+      for (const auto& a : r.at("attributes").as_array())
+        marked |= str(a.as_object(), "path") == "input" &&
+                  str(a.as_object(), "after") == "(sensitive value)";
+  EXPECT_TRUE(marked) << view.body;
   auto applied = stack_.apply(str(plan, "id"));
   ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied) << stack_.agent_logs();
   const auto apply_log = logs_of(applied);

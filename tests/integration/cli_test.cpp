@@ -152,6 +152,16 @@ output "size" { value = var.size }
 )"}});
   auto second = cli({"plan", capsule, "-o", "json"});
   ASSERT_EQ(second.code, 2) << second.out;
+  // The plan as tofu prints it, attribute by attribute, from the plan view.
+  auto shown_run = cli({"run", "show", id_of(second)});
+  ASSERT_EQ(shown_run.code, 0) << shown_run.out;
+  EXPECT_NE(shown_run.out.find("status: succeeded"), std::string::npos) << shown_run.out;
+  EXPECT_NE(shown_run.out.find("  # terraform_data.x "), std::string::npos) << shown_run.out;
+  EXPECT_NE(shown_run.out.find(R"(input = "3-true-a" -> "3-true-b")"), std::string::npos) << shown_run.out;
+  auto view = cli({"run", "plan", id_of(second), "-o", "json"});
+  ASSERT_EQ(view.code, 0) << view.out;
+  EXPECT_EQ(str(view.json.at("resources").as_array().at(0).as_object(), "address"), "terraform_data.x")
+      << view.out;
   ASSERT_EQ(cli({"apply", id_of(second)}).code, 0);
   auto versions = cli({"state-versions", capsule, "-o", "json"});
   ASSERT_EQ(versions.code, 0);

@@ -66,7 +66,19 @@ TEST_F(PlanApplyTest, ApplyAppendsStateVersionsAndPublishesOnlyMappedNonSensitiv
     auto r = stack_.api().get(target);
     EXPECT_EQ(r.status, 200u) << target;
     EXPECT_EQ(r.body.find(password), std::string::npos) << target << " leaks the password";
-    EXPECT_EQ(r.body.find("internal_id"), std::string::npos) << target << " shows an unmapped output";
+    // The plan as sealed (in the plan's log) names an unmapped Output that changes, never its value.
+    std::string body = r.body;
+    for (std::size_t at; (at = body.find("internal_id  # value not shown: not mapped by the Capsule")) !=
+                         std::string::npos;)
+      body.erase(at, 11);
+    EXPECT_EQ(body.find("internal_id"), std::string::npos) << target << " shows an unmapped output";
+  }
+  // The plan view names every Output that changes, an unmapped one too, but never its value.
+  for (const auto& target :
+       {"/api/v1/runs/" + str(plan, "id") + "/plan", "/api/v1/runs/" + str(applied, "id") + "/plan"}) {
+    auto r = stack_.api().get(target);
+    EXPECT_EQ(r.status, 200u) << target << ": " << r.body;
+    EXPECT_EQ(r.body.find(password), std::string::npos) << target << " leaks the password";
   }
 
   // A second change appends generation 2; generation 1 is untouched.
@@ -88,6 +100,92 @@ TEST_F(PlanApplyTest, ApplyAppendsStateVersionsAndPublishesOnlyMappedNonSensitiv
   EXPECT_EQ(read_text(out_dir() / "app.conf"), "greeting=world\n");
 }
 
+const json::object* find_named(const json::value& list, std::string_view key, std::string_view name) {
+  for (const auto& v : list.as_array())
+    if (str(v.as_object(), std::string(key).c_str()) == name) return &v.as_object();
+  return nullptr;
+}
+
+// GET /api/v1/runs/{id}/plan: each resource's action and each attribute's before and after, made
+// by the agent from the sealed plan; sensitive values and unknown ones as markers; Outputs by
+// name, values only for mapped plain ones; an apply answers with the plan it runs; a plan whose
+// only changes are Outputs names them.
+TEST_F(PlanApplyTest, AReviewerReadsThePlanAttributeByAttribute) {
+  const auto capsule = make_capsule("hello");
+  auto plan = stack_.plan(capsule);
+  ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << stack_.agent_logs();
+  auto first = stack_.api().get("/api/v1/runs/" + str(plan, "id") + "/plan");
+  ASSERT_EQ(first.status, 200u) << first.body;
+  EXPECT_EQ(str(first.json.as_object(), "planDigest"), str(plan, "planDigest"));
+  const auto& resources = first.json.at("resources");
+  const auto* pw = find_named(resources, "address", "random_password.db");
+  ASSERT_TRUE(pw) << first.body;
+  EXPECT_EQ(json::serialize(pw->at("actions")), R"(["create"])");
+  const auto* id = find_named(pw->at("attributes"), "path", "id");
+  ASSERT_TRUE(id) << json::serialize(*pw);
+  EXPECT_EQ(str(*id, "after"), "(known after apply)");
+  EXPECT_TRUE(id->at("unknown").as_bool());
+  // Unknown and sensitive: sensitive wins, as in tofu's own plan.
+  const auto* result = find_named(pw->at("attributes"), "path", "result");
+  ASSERT_TRUE(result) << json::serialize(*pw);
+  EXPECT_EQ(str(*result, "after"), "(sensitive value)");
+  const auto* length = find_named(pw->at("attributes"), "path", "length");
+  ASSERT_TRUE(length);
+  EXPECT_EQ(str(*length, "after"), "32");
+  const auto* secret_file = find_named(resources, "address", "local_sensitive_file.password");
+  ASSERT_TRUE(secret_file) << first.body;
+  const auto* content = find_named(secret_file->at("attributes"), "path", "content");
+  ASSERT_TRUE(content) << json::serialize(*secret_file);
+  EXPECT_EQ(str(*content, "after"), "(sensitive value)");
+  auto applied = stack_.apply(str(plan, "id"));
+  ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied);
+  EXPECT_EQ(stack_.api().get("/api/v1/runs/" + str(applied, "id") + "/plan").body, first.body);
+
+  // A changed file is replaced, the attribute that forces it named; the mapped Output shows its
+  // values, the unmapped one its name only.
+  repo_->commit({{"main.tf", example_module("world")}});
+  auto plan2 = stack_.plan(capsule);
+  ASSERT_EQ(str(plan2, "status"), "succeeded") << json::serialize(plan2);
+  auto second = stack_.api().get("/api/v1/runs/" + str(plan2, "id") + "/plan");
+  ASSERT_EQ(second.status, 200u) << second.body;
+  const auto* config = find_named(second.json.at("resources"), "address", "local_file.config");
+  ASSERT_TRUE(config) << second.body;
+  EXPECT_EQ(json::serialize(config->at("actions")), R"(["delete","create"])");
+  const auto* changed = find_named(config->at("attributes"), "path", "content");
+  ASSERT_TRUE(changed) << json::serialize(*config);
+  EXPECT_EQ(str(*changed, "before"), R"("greeting=hello\n")");
+  EXPECT_EQ(str(*changed, "after"), R"("greeting=world\n")");
+  EXPECT_TRUE(changed->at("forcesReplacement").as_bool());
+  const auto* greeting = find_named(second.json.at("outputs"), "name", "greeting");
+  ASSERT_TRUE(greeting) << second.body;
+  EXPECT_EQ(str(greeting->at("attributes").as_array().at(0).as_object(), "after"), R"("world")");
+  const auto* internal = find_named(second.json.at("outputs"), "name", "internal_id");
+  ASSERT_TRUE(internal) << second.body;
+  EXPECT_EQ(str(*internal, "withheld"), "not mapped by the Capsule");
+  EXPECT_TRUE(internal->at("attributes").as_array().empty());
+  auto applied2 = stack_.apply(str(plan2, "id"), /*accept_data_loss=*/true);
+  ASSERT_EQ(str(applied2, "status"), "succeeded") << json::serialize(applied2);
+
+  // Only an Output changes: no resource counts, the Output is named in the view and the log.
+  repo_->commit({{"main.tf", example_module("world") + "output \"extra\" { value = \"x\" }\n"}});
+  auto plan3 = stack_.plan(capsule);
+  ASSERT_EQ(str(plan3, "status"), "succeeded") << json::serialize(plan3);
+  EXPECT_TRUE(plan3.at("hasChanges").as_bool());
+  auto third = stack_.api().get("/api/v1/runs/" + str(plan3, "id") + "/plan");
+  ASSERT_EQ(third.status, 200u) << third.body;
+  EXPECT_TRUE(third.json.at("resources").as_array().empty()) << third.body;
+  EXPECT_TRUE(find_named(third.json.at("outputs"), "name", "extra")) << third.body;
+  const auto log = stack_.api().get("/api/v1/runs/" + str(plan3, "id") + "/logs").body;
+  EXPECT_NE(log.find("Only Outputs change: extra."), std::string::npos) << log;
+
+  // A drift check plans nothing: its drift report is where drift is read.
+  auto drift = stack_.api().post("/api/v1/capsules/" + capsule + "/drift-check", json::object{});
+  ASSERT_EQ(drift.status, 201u) << drift.body;
+  auto drift_run = stack_.wait_run(str(drift.json.as_object(), "id"));
+  auto none = stack_.api().get("/api/v1/runs/" + str(drift_run, "id") + "/plan");
+  EXPECT_EQ(none.status, 404u) << none.body;
+}
+
 TEST_F(PlanApplyTest, AlteredSavedPlanFailsWithPlanDigestMismatchAndAddsNoStateVersion) {
   const auto capsule = make_capsule("hello");
   auto plan = stack_.plan(capsule);
@@ -96,10 +194,10 @@ TEST_F(PlanApplyTest, AlteredSavedPlanFailsWithPlanDigestMismatchAndAddsNoStateV
   // plane's public key can produce such an envelope, so only the digest can catch it.
   auto storage = crypto::load_box_key(stack_.data_dir() / "keys/storage.key");
   ASSERT_TRUE(storage) << storage.error().message;
-  // The saved plan is the only blob so far (no StateVersion yet).
+  // The saved plan is the only envelope so far (no StateVersion yet; the plan view is JSON).
   std::vector<std::filesystem::path> blobs;
   for (const auto& e : std::filesystem::directory_iterator(stack_.data_dir() / "blobs"))
-    if (e.is_regular_file()) blobs.push_back(e.path());
+    if (e.is_regular_file() && crypto::read_envelope_prefix(e.path())) blobs.push_back(e.path());
   ASSERT_EQ(blobs.size(), 1u);
   const auto blob = blobs[0];
   auto original = crypto::read_envelope_prefix(blob);

@@ -269,6 +269,11 @@ std::string Stack::public_surface(const std::vector<std::string>& capsules,
       const auto id = str(run.as_object(), "id");
       grab("/api/v1/runs/" + id);
       grab("/api/v1/runs/" + id + "/logs");
+      // Every plan that succeeded has a plan view; an apply answers with its plan's.
+      const auto type = str(run.as_object(), "type");
+      const bool planned = (type == "plan" || type == "destroy_plan") &&
+                           str(run.as_object(), "status") == "succeeded";
+      if (planned || type == "apply") grab("/api/v1/runs/" + id + "/plan");
     }
   }
   return all;

@@ -1,0 +1,204 @@
+#include "runner/plan/plan_view_build.hpp"
+
+#include <boost/json.hpp>
+
+#include "redaction/credential_check.hpp"
+#include "redaction/redaction.hpp"
+#include "runner/plan/attribute_changes.hpp"
+#include "runner/plan/plan_json.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+namespace json = boost::json;
+using protocol::PlanAttribute;
+
+std::string text(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+const json::array* array_field(const json::object& plan, std::string_view key) {
+  const auto* v = plan.if_contains(key);
+  return v && v->is_array() ? &v->get_array() : nullptr;
+}
+
+const json::object* change_of(const json::object& entry) {
+  const auto* v = entry.if_contains("change");
+  return v && v->is_object() ? &v->get_object() : nullptr;
+}
+
+bool marked_whole(const json::object& change, std::string_view key) {
+  const auto* v = change.if_contains(key);
+  return v && v->is_bool() && v->get_bool();
+}
+
+class Redactor {
+ public:
+  Redactor(const redaction::SecretSet* secrets, const PlanViewLimits& limits)
+      : secrets_(secrets ? *secrets : none_), limits_(limits) {}
+
+  // Names the module chose (addresses, keys): redacted as the log is.
+  std::string name(const std::string& s) const { return redaction::redact_text(secrets_, s); }
+
+  // Why a rendered value may not be shown, if it may not.
+  std::optional<std::string> withheld(const std::string& value) const {
+    if (value == kSensitive || value == kUnknown) return std::nullopt;
+    if (secrets_.contains_secret(value)) return std::string("holds a value of the Run's secrets");
+    return redaction::credential_reason(value);
+  }
+
+  std::string cut(std::string value) const {
+    if (value.size() <= limits_.max_value_bytes) return value;
+    std::size_t at = limits_.max_value_bytes;
+    while (at > 0 && (static_cast<unsigned char>(value[at]) & 0xc0) == 0x80) --at;
+    const auto size = value.size();
+    value.resize(at);
+    return value + "… (" + std::to_string(size) + " bytes)";
+  }
+
+  // An AttributeChange as the view shows it: secrets and credential shapes as kSensitiveValue.
+  PlanAttribute attribute(const AttributeChange& c, std::string* why = nullptr) const {
+    PlanAttribute a;
+    a.path = name(c.path);
+    a.change = c.kind == AttributeChange::Kind::added     ? PlanAttribute::Change::add
+               : c.kind == AttributeChange::Kind::removed ? PlanAttribute::Change::remove
+                                                          : PlanAttribute::Change::update;
+    a.sensitive = c.sensitive;
+    a.forces_replacement = c.forces_replacement;
+    const auto shown = [&](const std::string& value) {
+      if (auto reason = withheld(value)) {
+        a.sensitive = true;
+        if (why && why->empty()) *why = *reason;
+        return std::string(kSensitive);
+      }
+      return cut(value);
+    };
+    if (a.change != PlanAttribute::Change::add) a.before = shown(c.before);
+    if (a.change != PlanAttribute::Change::remove) {
+      a.after = shown(c.after);
+      a.unknown = c.after == kUnknown;
+    }
+    return a;
+  }
+
+ private:
+  static inline const redaction::SecretSet none_;
+  const redaction::SecretSet& secrets_;
+  const PlanViewLimits& limits_;
+};
+
+// The view's size so far, roughly as serialised (keys and punctuation included).
+std::size_t size_of(const protocol::PlanResource& r) {
+  std::size_t n = r.address.size() + r.type.size() + r.action_reason.size() + 96;
+  for (const auto& a : r.attributes)
+    n += a.path.size() + a.before.value_or("").size() + a.after.value_or("").size() + 80;
+  return n;
+}
+
+protocol::PlanResource resource_of(const json::object& entry, const json::object& change,
+                                   std::vector<std::string> actions, const Redactor& redactor,
+                                   const PlanViewLimits& limits) {
+  protocol::PlanResource r;
+  r.address = redactor.name(text(entry, "address"));
+  r.type = text(entry, "type");
+  r.actions = std::move(actions);
+  r.action_reason = text(entry, "action_reason");
+  for (const auto& c : attribute_changes(change, limits.max_attributes_per_resource,
+                                         &r.attributes_truncated))
+    r.attributes.push_back(redactor.attribute(c));
+  return r;
+}
+
+// Adds r while the view stays under its size; counts it as omitted after that.
+void add_bounded(protocol::PlanView& view, protocol::PlanResource r, std::size_t& size,
+                 const PlanViewLimits& limits) {
+  const std::size_t n = size_of(r);
+  if (view.resources_omitted > 0 || size + n > limits.max_bytes) {
+    ++view.resources_omitted;
+    return;
+  }
+  size += n;
+  view.resources.push_back(std::move(r));
+}
+
+protocol::PlanOutput output_of(const std::string& name, const json::object& change,
+                               std::vector<std::string> actions,
+                               const std::set<std::string>& mapped, const Redactor& redactor,
+                               const PlanViewLimits& limits) {
+  protocol::PlanOutput o;
+  o.name = redactor.name(name);
+  o.actions = std::move(actions);
+  if (!mapped.contains(name)) {
+    o.withheld = "not mapped by the Capsule";
+    return o;
+  }
+  if (marked_whole(change, "before_sensitive") || marked_whole(change, "after_sensitive")) {
+    o.withheld = std::string(protocol::kSensitiveOutputReason);
+    return o;
+  }
+  std::string why;
+  for (const auto& c : attribute_changes(change, limits.max_attributes_per_resource,
+                                         &o.attributes_truncated))
+    o.attributes.push_back(redactor.attribute(c, &why));
+  // Like publishing, which refuses the whole Output: a mapped Output that holds a credential
+  // shows none of its values.
+  if (!why.empty()) {
+    o.withheld = why;
+    o.attributes.clear();
+    o.attributes_truncated = false;
+  }
+  return o;
+}
+
+}  // namespace
+
+protocol::PlanView build_plan_view(const json::object& plan, const std::set<std::string>& mapped_outputs,
+                                   const redaction::SecretSet* secrets, const PlanViewLimits& limits) {
+  const Redactor redactor(secrets, limits);
+  protocol::PlanView view;
+  std::size_t size = 0;
+  if (const auto* changes = array_field(plan, "resource_changes"))
+    for (const auto& v : *changes) {
+      if (!v.is_object()) continue;
+      const auto* change = change_of(v.get_object());
+      if (!change) continue;
+      auto actions = plan_actions_of(*change);
+      if (!actions || changes_nothing(*actions)) continue;
+      add_bounded(view, resource_of(v.get_object(), *change, std::move(*actions), redactor, limits),
+                  size, limits);
+    }
+  const auto* outputs = plan.if_contains("output_changes");
+  if (outputs && outputs->is_object())
+    for (const auto& kv : outputs->get_object()) {
+      if (!kv.value().is_object()) continue;
+      const auto& change = kv.value().get_object();
+      auto actions = plan_actions_of(change);
+      if (!actions || changes_nothing(*actions)) continue;
+      view.outputs.push_back(output_of(std::string(kv.key()), change, std::move(*actions),
+                                       mapped_outputs, redactor, limits));
+    }
+  return view;
+}
+
+protocol::PlanView build_drift_view(const json::object& plan, const redaction::SecretSet* secrets,
+                                    const PlanViewLimits& limits) {
+  const Redactor redactor(secrets, limits);
+  protocol::PlanView view;
+  std::size_t size = 0;
+  if (const auto* drift = array_field(plan, "resource_drift"))
+    for (const auto& v : *drift) {
+      if (!v.is_object()) continue;
+      const auto* change = change_of(v.get_object());
+      if (!change) continue;
+      // Gone outside OpenTofu: the refreshed object is null.
+      const auto* after = change->if_contains("after");
+      const bool deleted = !after || after->is_null();
+      std::vector<std::string> actions{deleted ? "delete" : "update"};
+      add_bounded(view, resource_of(v.get_object(), *change, std::move(actions), redactor, limits),
+                  size, limits);
+    }
+  return view;
+}
+
+}  // namespace takosumi::runner
