@@ -12,12 +12,6 @@ constexpr std::size_t kMaxPath = 4096;
 constexpr std::size_t kMaxValueText = 8192;
 constexpr std::size_t kMaxActions = 8;
 
-json::array strings_to_json(const std::vector<std::string>& v) {
-  json::array a;
-  for (const auto& s : v) a.emplace_back(s);
-  return a;
-}
-
 Result<std::vector<std::string>> actions_from_json(const json::object& o) {
   auto list = get_optional_array(o, "actions");
   if (!list) return std::unexpected(list.error());
@@ -165,7 +159,7 @@ json::object to_json(const PlanView& v) {
   json::array resources;
   resources.reserve(v.resources.size());
   for (const auto& r : v.resources) {
-    json::object o{{"address", r.address}, {"type", r.type}, {"actions", strings_to_json(r.actions)}};
+    json::object o{{"address", r.address}, {"type", r.type}, {"actions", json::array(r.actions.begin(), r.actions.end())}};
     if (!r.action_reason.empty()) o["actionReason"] = r.action_reason;
     o["attributes"] = attributes_to_json(r.attributes);
     if (r.attributes_truncated) o["attributesTruncated"] = true;
@@ -173,7 +167,7 @@ json::object to_json(const PlanView& v) {
   }
   json::array outputs;
   for (const auto& out : v.outputs) {
-    json::object o{{"name", out.name}, {"actions", strings_to_json(out.actions)}};
+    json::object o{{"name", out.name}, {"actions", json::array(out.actions.begin(), out.actions.end())}};
     if (!out.withheld.empty()) o["withheld"] = out.withheld;
     o["attributes"] = attributes_to_json(out.attributes);
     if (out.attributes_truncated) o["attributesTruncated"] = true;

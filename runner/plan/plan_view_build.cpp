@@ -18,14 +18,16 @@ std::string text(const json::object& o, std::string_view key) {
   return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
-const json::array* array_field(const json::object& plan, std::string_view key) {
+// Each entry of plan[key] (resource_changes, resource_drift) that has a change object.
+template <class Visit>
+void for_each_change(const json::object& plan, std::string_view key, Visit visit) {
   const auto* v = plan.if_contains(key);
-  return v && v->is_array() ? &v->get_array() : nullptr;
-}
-
-const json::object* change_of(const json::object& entry) {
-  const auto* v = entry.if_contains("change");
-  return v && v->is_object() ? &v->get_object() : nullptr;
+  if (!v || !v->is_array()) return;
+  for (const auto& entry : v->get_array()) {
+    if (!entry.is_object()) continue;
+    const auto* change = entry.get_object().if_contains("change");
+    if (change && change->is_object()) visit(entry.get_object(), change->get_object());
+  }
 }
 
 bool marked_whole(const json::object& change, std::string_view key) {
@@ -158,16 +160,11 @@ protocol::PlanView build_plan_view(const json::object& plan, const std::set<std:
   const Redactor redactor(secrets, limits);
   protocol::PlanView view;
   std::size_t size = 0;
-  if (const auto* changes = array_field(plan, "resource_changes"))
-    for (const auto& v : *changes) {
-      if (!v.is_object()) continue;
-      const auto* change = change_of(v.get_object());
-      if (!change) continue;
-      auto actions = plan_actions_of(*change);
-      if (!actions || changes_nothing(*actions)) continue;
-      add_bounded(view, resource_of(v.get_object(), *change, std::move(*actions), redactor, limits),
-                  size, limits);
-    }
+  for_each_change(plan, "resource_changes", [&](const json::object& entry, const json::object& change) {
+    auto actions = plan_actions_of(change);
+    if (!actions || changes_nothing(*actions)) return;
+    add_bounded(view, resource_of(entry, change, std::move(*actions), redactor, limits), size, limits);
+  });
   const auto* outputs = plan.if_contains("output_changes");
   if (outputs && outputs->is_object())
     for (const auto& kv : outputs->get_object()) {
@@ -186,18 +183,13 @@ protocol::PlanView build_drift_view(const json::object& plan, const redaction::S
   const Redactor redactor(secrets, limits);
   protocol::PlanView view;
   std::size_t size = 0;
-  if (const auto* drift = array_field(plan, "resource_drift"))
-    for (const auto& v : *drift) {
-      if (!v.is_object()) continue;
-      const auto* change = change_of(v.get_object());
-      if (!change) continue;
-      // Gone outside OpenTofu: the refreshed object is null.
-      const auto* after = change->if_contains("after");
-      const bool deleted = !after || after->is_null();
-      std::vector<std::string> actions{deleted ? "delete" : "update"};
-      add_bounded(view, resource_of(v.get_object(), *change, std::move(actions), redactor, limits),
-                  size, limits);
-    }
+  for_each_change(plan, "resource_drift", [&](const json::object& entry, const json::object& change) {
+    // Gone outside OpenTofu: the refreshed object is null.
+    const auto* after = change.if_contains("after");
+    const bool deleted = !after || after->is_null();
+    std::vector<std::string> actions{deleted ? "delete" : "update"};
+    add_bounded(view, resource_of(entry, change, std::move(actions), redactor, limits), size, limits);
+  });
   return view;
 }
 
