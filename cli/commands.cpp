@@ -264,13 +264,9 @@ void add_runs(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>&
       if (type == "drift_check" || !(field(run, "hasChanges") == "true" || type == "apply"))
         return Exit::ok;
       std::cout << "\n";
-      auto printed = print_plan_view(c.api, id, c.out);
-      if (!printed) {
-        // Not there yet (409) or never: the details above stand.
+      // Not there yet (409) or never (404, the server says why): the details above stand.
+      if (auto printed = print_plan_view(c.api, id, c.out); !printed)
         print_error(printed.error().error);
-        return Exit::ok;
-      }
-      if (!*printed) std::cout << "(no plan view for this Run: its log holds the plan as sealed)\n";
       return Exit::ok;
     };
   });
@@ -285,12 +281,7 @@ void add_runs(CLI::App& app, std::shared_ptr<Options> o, std::optional<Handler>&
         c.out.print_json(*r);
         return Exit::ok;
       }
-      auto printed = print_plan_view(c.api, id, c.out);
-      if (!printed) return failed(printed.error());
-      if (!*printed) {
-        print_error(Error{std::string(errc::kNotFound), "run " + id + " has no plan view"});
-        return Exit::refused;
-      }
+      if (auto printed = print_plan_view(c.api, id, c.out); !printed) return failed(printed.error());
       return Exit::ok;
     };
   });

@@ -102,13 +102,10 @@ std::expected<json::object, ApiError> watch_run(const ApiClient& api, const std:
   }
 }
 
-std::expected<bool, ApiError> print_plan_view(const ApiClient& api, const std::string& run_id,
+std::expected<void, ApiError> print_plan_view(const ApiClient& api, const std::string& run_id,
                                               const Output& out) {
   auto got = api.get("/api/v1/runs/" + run_id + "/plan");
-  if (!got) {
-    if (got.error().status == 404) return false;
-    return std::unexpected(got.error());
-  }
+  if (!got) return std::unexpected(got.error());
   if (!got->is_object())
     return std::unexpected(ApiError{Error{std::string(errc::kInvalidArgument),
                                           "the plan view is not a JSON object"}, 200});
@@ -117,7 +114,7 @@ std::expected<bool, ApiError> print_plan_view(const ApiClient& api, const std::s
   // Every piece of the view passes one_line in plan_view_lines; colour is added after.
   for (const auto& line : protocol::plan_view_lines(*view, {.colour = out.colour()}))
     std::cout << line << "\n";
-  return true;
+  return {};
 }
 
 Exit report_run(const ApiClient& api, const json::object& run, const Output& out) {
@@ -144,8 +141,9 @@ Exit report_run(const ApiClient& api, const json::object& run, const Output& out
     if (plan_type && changes && status == "succeeded") {
       std::cout << "\n";
       auto printed = print_plan_view(api, field(run, "id"), out);
+      // Without a view (an agent from before them) the addresses below stand; say why.
       if (!printed) print_error(printed.error().error);
-      viewed = printed && *printed;
+      viewed = printed.has_value();
     }
     if (const auto* rc = run.if_contains("resourceChanges"); !viewed && rc && rc->is_array())
       for (const auto& v : rc->as_array())

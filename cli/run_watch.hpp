@@ -22,9 +22,9 @@ std::expected<boost::json::object, ApiError> watch_run(const ApiClient& api,
 // view (GET /api/v1/runs/{id}/plan) as tofu prints a plan, else listed by address.
 Exit report_run(const ApiClient& api, const boost::json::object& run, const Output& out);
 
-// The plan view of a plan Run (or of an apply's plan) as tofu prints a plan; false when the
-// control plane has none for it (the caller says what it has instead).
-std::expected<bool, ApiError> print_plan_view(const ApiClient& api, const std::string& run_id,
+// The plan view of a plan Run (or of an apply's plan) as tofu prints a plan, or the control
+// plane's answer when it has none (404 says why: a drift check, an agent without plan views).
+std::expected<void, ApiError> print_plan_view(const ApiClient& api, const std::string& run_id,
                                               const Output& out);
 
 // The Run's log once, from the chunk after `after` (attempt, seq); returns the last printed.

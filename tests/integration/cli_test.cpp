@@ -175,6 +175,10 @@ output "size" { value = var.size }
   auto drift = cli({"drift", capsule, "-o", "json"});
   EXPECT_EQ(drift.code, 0) << drift.out;
   EXPECT_EQ(str(drift.json.as_object(), "type"), "drift_check") << drift.out;
+  // A drift check plans nothing: the control plane's reason, not a guess of the CLI's.
+  auto no_view = cli({"run", "plan", id_of(drift)});
+  EXPECT_NE(no_view.code, 0) << no_view.out;
+  EXPECT_NE(no_view.out.find("drift report"), std::string::npos) << no_view.out;
 
   // Connections, agents, activity.
   const auto conn_file = write("connection.yaml",
