@@ -1,15 +1,19 @@
 #include "common/clock.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <ctime>
 
 namespace takosumi {
 
 std::string utc_timestamp(std::int64_t unix_seconds) {
-  const std::time_t t = unix_seconds;
+  const std::time_t t = std::clamp(unix_seconds, kMinUnixTime, kMaxUnixTime);
   std::tm tm{};
   ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  // Four digits always (strftime's %Y writes year 999 as "999").
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
   return buf;
 }
 
@@ -30,7 +34,8 @@ std::optional<std::int64_t> parse_utc_timestamp(std::string_view text) {
   if (!year || !month || !day || !hour || !minute || !second || !at(4, '-') || !at(7, '-') ||
       !(at(10, 'T') || at(10, 't')) || !at(13, ':') || !at(16, ':'))
     return std::nullopt;
-  if (*month < 1 || *month > 12 || *day < 1 || *day > 31 || *hour > 23 || *minute > 59 || *second > 60)
+  if (*month < 1 || *month > 12 || *day < 1 || *day > 31 || *hour > 23 || *minute > 59 || *second > 60 ||
+      (*second == 60 && *minute != 59))  // a leap second ends a minute
     return std::nullopt;
   std::size_t i = 19;
   if (at(i, '.')) {

@@ -34,8 +34,13 @@ class SystemClock final : public Clock {
   bool is_wall_clock() const override { return true; }
 };
 
+// The times RFC 3339 can write: years 0000 to 9999.
+inline constexpr std::int64_t kMinUnixTime = -62167219200;  // 0000-01-01T00:00:00Z
+inline constexpr std::int64_t kMaxUnixTime = 253402300799;  // 9999-12-31T23:59:59Z
+
 // RFC 3339 in UTC to the second ("2026-12-03T17:04:05Z"): every time in a public API answer, a
-// message and a log line (docs/protocol.md "Conventions").
+// message and a log line (docs/protocol.md "Conventions"). Outside years 0000–9999 it writes the
+// nearest end of that range.
 std::string utc_timestamp(std::int64_t unix_seconds);
 // Reads RFC 3339 ("2026-12-03T17:04:05Z", a fraction of a second is dropped, an offset such as
 // "+09:00" applied); nullopt for anything else.

@@ -8,6 +8,7 @@
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
+#include "common/json_fields.hpp"
 #include "common/secret_bytes.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -95,8 +96,17 @@ TEST(Clock, Rfc3339IsWrittenInUtcAndReadWithFractionsAndOffsets) {
   EXPECT_EQ(parse_utc_timestamp("2026-12-07T08:04:05-05:00"), 1796648645);
   for (const char* bad : {"", "2026-12-07", "2026-12-07 13:04:05Z", "2026-12-07T13:04:05",
                           "2026-02-31T00:00:00Z", "2026-13-01T00:00:00Z", "2026-12-07T13:04:05Zx",
-                          "2026-12-07T13:04:05.Z", "2026-12-07T25:04:05Z", "1796648645"})
+                          "2026-12-07T13:04:05.Z", "2026-12-07T25:04:05Z", "1796648645",
+                          "2026-12-07T13:04:60Z"})
     EXPECT_FALSE(parse_utc_timestamp(bad)) << bad;
+  EXPECT_EQ(parse_utc_timestamp("2016-12-31T23:59:60Z"), parse_utc_timestamp("2016-12-31T23:59:59Z"));
+  // Only the years RFC 3339 can write: written clamped, read (as epoch seconds) refused beyond.
+  EXPECT_EQ(utc_timestamp(kMaxUnixTime + 1000), "9999-12-31T23:59:59Z");
+  EXPECT_EQ(utc_timestamp(kMinUnixTime - 1), "0000-01-01T00:00:00Z");
+  const boost::json::object far{{"at", std::int64_t{1000000000000}}}, near{{"at", 1796648645}};
+  EXPECT_FALSE(get_optional_time(far, "at"));
+  ASSERT_TRUE(get_optional_time(near, "at"));
+  EXPECT_EQ(**get_optional_time(near, "at"), 1796648645);
 }
 
 TEST(Error, ContextIsPrefixedAndCodeKept) {

@@ -93,8 +93,9 @@ Result<std::optional<std::int64_t>> get_optional_time(const json::object& o, std
     return fail(errc::kInvalidArgument,
                 field_name(key) + " must be an RFC 3339 time such as \"2026-12-03T17:04:05Z\"");
   }
+  // Seconds since the epoch, as before RFC 3339 (old backups), within the years it can write.
   auto seconds = get_optional_int(o, key);
-  if (!seconds)
+  if (!seconds || (*seconds && (**seconds < kMinUnixTime || **seconds > kMaxUnixTime)))
     return fail(errc::kInvalidArgument, field_name(key) +
                                             " must be an RFC 3339 time such as \"2026-12-03T17:04:05Z\"");
   return seconds;

@@ -5,12 +5,9 @@
 namespace takosumi::protocol {
 namespace {
 
-// A view is bounded by its size (kMaxPlanViewBytes); these bound each piece within it, so no
-// single string can be most of it. Values longer than kMaxValueText arrive cut by the agent.
-constexpr std::size_t kMaxAddress = 2048;
-constexpr std::size_t kMaxPath = 4096;
-constexpr std::size_t kMaxValueText = 8192;
 constexpr std::size_t kMaxActions = 8;
+// Far above any plan's counts, and small enough that the CLI's sums cannot overflow.
+constexpr std::int64_t kMaxCount = std::int64_t{1} << 40;
 
 Result<std::vector<std::string>> actions_from_json(const json::object& o) {
   auto list = get_optional_array(o, "actions");
@@ -49,10 +46,10 @@ Result<PlanAttribute> attribute_from_json(const json::value& v) {
                              "forcesReplacement"});
   if (!entry) return std::unexpected(entry.error());
   const json::object& o = **entry;
-  auto path = get_string(o, "path", kMaxPath);
+  auto path = get_string(o, "path", kMaxPlanPathBytes);
   auto change = get_string(o, "change", 16);
-  auto before = get_optional_string(o, "before", kMaxValueText);
-  auto after = get_optional_string(o, "after", kMaxValueText);
+  auto before = get_optional_string(o, "before", kMaxPlanValueBytes);
+  auto after = get_optional_string(o, "after", kMaxPlanValueBytes);
   auto sensitive = get_bool_or(o, "sensitive", false);
   auto unknown = get_bool_or(o, "unknown", false);
   auto forces = get_bool_or(o, "forcesReplacement", false);
@@ -102,7 +99,7 @@ Result<PlanResource> resource_from_json(const json::value& v) {
                              "attributesTruncated"});
   if (!entry) return std::unexpected(entry.error());
   const json::object& o = **entry;
-  auto address = get_string(o, "address", kMaxAddress);
+  auto address = get_string(o, "address", kMaxPlanAddressBytes);
   auto type = get_string(o, "type", 256);
   auto reason = get_optional_string(o, "actionReason", 128);
   auto actions = actions_from_json(o);
@@ -118,7 +115,7 @@ Result<PlanOutput> output_from_json(const json::value& v) {
                             {"name", "actions", "withheld", "attributes", "attributesTruncated"});
   if (!entry) return std::unexpected(entry.error());
   const json::object& o = **entry;
-  auto name = get_string(o, "name", 256);
+  auto name = get_string(o, "name", kMaxPlanOutputNameBytes);
   auto withheld = get_optional_string(o, "withheld", 1024);
   auto actions = actions_from_json(o);
   if (const Error* e = first_error(name, withheld, actions)) return std::unexpected(*e);
@@ -155,24 +152,28 @@ std::string_view to_string(PlanAttribute::Change c) {
   return "update";
 }
 
+json::object to_json(const PlanResource& r) {
+  json::object o{{"address", r.address}, {"type", r.type}, {"actions", json::array(r.actions.begin(), r.actions.end())}};
+  if (!r.action_reason.empty()) o["actionReason"] = r.action_reason;
+  o["attributes"] = attributes_to_json(r.attributes);
+  if (r.attributes_truncated) o["attributesTruncated"] = true;
+  return o;
+}
+
+json::object to_json(const PlanOutput& out) {
+  json::object o{{"name", out.name}, {"actions", json::array(out.actions.begin(), out.actions.end())}};
+  if (!out.withheld.empty()) o["withheld"] = out.withheld;
+  o["attributes"] = attributes_to_json(out.attributes);
+  if (out.attributes_truncated) o["attributesTruncated"] = true;
+  return o;
+}
+
 json::object to_json(const PlanView& v) {
   json::array resources;
   resources.reserve(v.resources.size());
-  for (const auto& r : v.resources) {
-    json::object o{{"address", r.address}, {"type", r.type}, {"actions", json::array(r.actions.begin(), r.actions.end())}};
-    if (!r.action_reason.empty()) o["actionReason"] = r.action_reason;
-    o["attributes"] = attributes_to_json(r.attributes);
-    if (r.attributes_truncated) o["attributesTruncated"] = true;
-    resources.push_back(std::move(o));
-  }
+  for (const auto& r : v.resources) resources.push_back(to_json(r));
   json::array outputs;
-  for (const auto& out : v.outputs) {
-    json::object o{{"name", out.name}, {"actions", json::array(out.actions.begin(), out.actions.end())}};
-    if (!out.withheld.empty()) o["withheld"] = out.withheld;
-    o["attributes"] = attributes_to_json(out.attributes);
-    if (out.attributes_truncated) o["attributesTruncated"] = true;
-    outputs.push_back(std::move(o));
-  }
+  for (const auto& out : v.outputs) outputs.push_back(to_json(out));
   const auto& s = v.summary;
   return json::object{{"runId", v.run_id},
                       {"planDigest", v.plan_digest},
@@ -195,8 +196,8 @@ Result<PlanView> plan_view_from_json(const json::object& o) {
   v.run_id = std::move(*run_id);
   v.plan_digest = digest->value_or("");
   v.resources_omitted = omitted->value_or(0);
-  if (v.resources_omitted < 0)
-    return fail(errc::kInvalidArgument, "resourcesOmitted must not be negative");
+  if (v.resources_omitted < 0 || v.resources_omitted > kMaxCount)
+    return fail(errc::kInvalidArgument, "resourcesOmitted must be a count (0 or more)");
   TAKOSUMI_TRY(check_known_fields(**summary, {"add", "change", "destroy", "replace"}, "changeSummary"));
   for (auto [key, dst] : {std::pair{"add", &v.summary.add}, std::pair{"change", &v.summary.change},
                           std::pair{"destroy", &v.summary.destroy},
@@ -204,6 +205,8 @@ Result<PlanView> plan_view_from_json(const json::object& o) {
     auto n = get_optional_int(**summary, key);
     if (!n) return std::unexpected(n.error().with_context("changeSummary"));
     *dst = n->value_or(0);
+    if (*dst < 0 || *dst > kMaxCount)
+      return fail(errc::kInvalidArgument, "changeSummary." + std::string(key) + " must be a count (0 or more)");
   }
   TAKOSUMI_TRY(list_from_json(o, "resources", resource_from_json, v.resources));
   TAKOSUMI_TRY(list_from_json(o, "outputs", output_from_json, v.outputs));

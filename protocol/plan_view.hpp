@@ -29,6 +29,11 @@ inline constexpr std::string_view kUnknownValue = "(known after apply)";
 // A view's serialised size, on the agent (past it, resources are left out and counted) and on the
 // control plane (a larger upload is refused).
 inline constexpr std::size_t kMaxPlanViewBytes = 32u << 20;
+// Each piece within it, so no single string can be most of it; the agent cuts longer ones.
+inline constexpr std::size_t kMaxPlanAddressBytes = 2048;
+inline constexpr std::size_t kMaxPlanPathBytes = 4096;
+inline constexpr std::size_t kMaxPlanValueBytes = 8192;
+inline constexpr std::size_t kMaxPlanOutputNameBytes = 256;
 
 struct PlanAttribute {
   enum class Change { add, remove, update };
@@ -72,8 +77,10 @@ struct PlanView {
 std::string_view to_string(PlanAttribute::Change c);
 
 json::object to_json(const PlanView& v);
-// Strict: unknown fields, wrong types, an attribute without the values its change needs, or text
-// longer than its bound are invalid_argument naming the field.
+json::object to_json(const PlanResource& r);
+json::object to_json(const PlanOutput& o);
+// Strict: unknown fields, wrong types, negative counts, an attribute without the values its change
+// needs, or text longer than its bound are invalid_argument naming the field.
 Result<PlanView> plan_view_from_json(const json::object& o);
 // parse_object within kMaxPlanViewBytes, then plan_view_from_json.
 Result<PlanView> plan_view_from_text(std::string_view text);

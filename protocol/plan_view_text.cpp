@@ -1,6 +1,7 @@
 #include "protocol/plan_view_text.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace takosumi::protocol {
 namespace {
@@ -123,29 +124,53 @@ void add_output(const PlanOutput& o, const Painter& p, Lines& lines) {
 
 }  // namespace
 
+namespace {
+
+// Characters that print nothing yet change what the line shows: bidirectional controls (the
+// "Trojan Source" reordering), zero-width ones, line and paragraph separators, the BOM.
+bool invisible(char32_t c) {
+  return c == 0x061c || (c >= 0x200b && c <= 0x200f) || (c >= 0x2028 && c <= 0x202e) ||
+         (c >= 0x2060 && c <= 0x2064) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff ||
+         (c >= 0xfff9 && c <= 0xfffb);
+}
+
+// The code point of the 2- or 3-byte UTF-8 sequence at text[i] and its length, else 0.
+std::pair<char32_t, std::size_t> decode(std::string_view text, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  const auto cont = [&](std::size_t k) { return i + k < text.size() && (b(k) & 0xc0) == 0x80; };
+  if ((b(0) & 0xe0) == 0xc0 && cont(1)) return {char32_t((b(0) & 0x1f) << 6 | (b(1) & 0x3f)), 2};
+  if ((b(0) & 0xf0) == 0xe0 && cont(1) && cont(2))
+    return {char32_t((b(0) & 0x0f) << 12 | (b(1) & 0x3f) << 6 | (b(2) & 0x3f)), 3};
+  return {0, 0};
+}
+
+}  // namespace
+
 std::string one_line(std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto byte = static_cast<unsigned char>(text[i]);
-    unsigned code = 0x100;  // none
+    char32_t code = 0;
+    std::size_t length = 0;
     if (byte < 0x20 || byte == 0x7f) {
       code = byte;
-    } else if (byte == 0xc2 && i + 1 < text.size()) {
-      const auto next = static_cast<unsigned char>(text[i + 1]);
-      if (next >= 0x80 && next <= 0x9f) {
-        code = next;
-        ++i;
+      length = 1;
+    } else if (byte >= 0xc0) {
+      const auto [c, n] = decode(text, i);
+      if (n > 0 && ((c >= 0x80 && c <= 0x9f) || invisible(c))) {
+        code = c;
+        length = n;
       }
     }
-    if (code == 0x100) {
+    if (length == 0) {
       out.push_back(text[i]);
       continue;
     }
-    out += "\\u00";
-    out.push_back(kHex[code >> 4]);
-    out.push_back(kHex[code & 0xf]);
+    out += "\\u";
+    for (int shift = 12; shift >= 0; shift -= 4) out.push_back(kHex[(code >> shift) & 0xf]);
+    i += length - 1;
   }
   return out;
 }
@@ -164,7 +189,9 @@ std::vector<std::string> plan_view_lines(const PlanView& view, const PlanTextSty
   }
   if (!style.summary || style.drift) return lines.take();
   const auto& s = view.summary;
-  const bool resources_change = s.add + s.change + s.replace + s.destroy > 0;
+  // A resource only forgotten is in no count of the summary, and still a change.
+  const bool resources_change = s.add + s.change + s.replace + s.destroy > 0 ||
+                                !view.resources.empty() || view.resources_omitted > 0;
   if (!resources_change && view.outputs.empty()) {
     lines.add("No changes.");
     return lines.take();

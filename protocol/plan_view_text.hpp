@@ -26,9 +26,11 @@ struct PlanTextStyle {
 
 std::vector<std::string> plan_view_lines(const PlanView& view, const PlanTextStyle& style = {});
 
-// Text as one visible line: C0 controls, DEL and C1 controls (UTF-8 C2 80–9F) become \u escapes.
-// A for_each key is the module's to choose, a newline in it would let one line print what looks
-// like several.
+// Text as one visible line: C0 controls, DEL, C1 controls (UTF-8 C2 80–9F) and the characters
+// that print nothing but move or hide text (bidirectional controls, zero-width characters, line
+// and paragraph separators, the BOM) become \u escapes. A for_each key is the module's to
+// choose: a newline in it would let one line print what looks like several, a right-to-left
+// override would make `a -> b` read `b -> a`.
 std::string one_line(std::string_view text);
 
 }  // namespace takosumi::protocol

@@ -11,6 +11,7 @@
 #include "common/offload.hpp"
 #include "common/strict_json.hpp"
 #include "crypto/random_ids.hpp"
+#include "protocol/plan_view.hpp"
 #include "crypto/keys.hpp"
 #include "crypto/registration_proof.hpp"
 #include "crypto/sha256.hpp"
@@ -91,7 +92,19 @@ void AgentApi::register_routes(Router& r) {
               });
   r.add("GET", "/agent/v1/runs/{}/artifacts/{}", RouteAccess{agent, RouteBody::none},
         [this](auto& req, auto& p) { return download(req, p[0], p[1]); });
-  r.add_async("PUT", "/agent/v1/runs/{}/artifacts/{}", RouteAccess{agent, RouteBody::file},
+  // A body is taken only for the leased Run's own kind of artifact, and no larger than that kind
+  // can be.
+  const Authenticator uploader = [this](const HttpRequest& head,
+                                        const RouteParams& p) -> Result<std::any> {
+    auto run = check_upload(head, p.at(0), p.at(1));
+    if (!run) return std::unexpected(run.error());
+    return std::any{};
+  };
+  const auto upload_bound = [](const RouteParams& p) {
+    return p.at(1) == "plan_view" ? protocol::kMaxPlanViewBytes : kMaxArtifactBytes;
+  };
+  r.add_async("PUT", "/agent/v1/runs/{}/artifacts/{}",
+              RouteAccess{uploader, RouteBody::file, upload_bound},
               [this](const HttpRequest& req, const RouteParams& p) -> awaitable<HttpResponse> {
                 co_return co_await async_upload(req, p[0], p[1]);
               });

@@ -90,6 +90,9 @@ class AgentApi {
 
   int large_reports_in_progress_ = 0;  // on the io thread only
   // artifact_api.cpp
+  // An upload's checks that need no body (agent, kind, lease, Run type): at admission, before a
+  // byte of it is read, and again once it arrived.
+  Result<Run> check_upload(const HttpRequest& head, const std::string& run_id, const std::string& kind);
   HttpResponse download(const HttpRequest& req, const std::string& run_id, const std::string& kind);
   boost::asio::awaitable<HttpResponse> async_upload(const HttpRequest& req,
                                                     const std::string& run_id,

@@ -59,20 +59,29 @@ HttpResponse AgentApi::download(const HttpRequest& req, const std::string& run_i
   return HttpResponse{200, "application/octet-stream", {}, *path};
 }
 
+Result<Run> AgentApi::check_upload(const HttpRequest& head, const std::string& run_id,
+                                   const std::string& kind) {
+  auto agent = authenticate(head);
+  if (!agent) return std::unexpected(agent.error());
+  if (kind != "state" && kind != "plan" && kind != "plan_view")
+    return std::unexpected(error(errc::kInvalidArgument,
+                                 "artifact kind \"" + kind + "\" must be state, plan or plan_view"));
+  auto run = d_.queue.check_upload_lease(run_id, *agent, head.header("x-takosumi-lease").value_or(""));
+  if (!run && run.error().code == errc::kLeaseLost)
+    d_.queue.record_fenced(run_id, *agent, std::nullopt, "upload");  // an upload carries no attempt
+  if (!run) return std::unexpected(run.error());
+  TAKOSUMI_TRY(check_upload_allowed(*run, kind));
+  return run;
+}
+
 boost::asio::awaitable<HttpResponse> AgentApi::async_upload(const HttpRequest& req,
                                                             const std::string& run_id,
                                                             const std::string& kind) {
+  // Checked at admission too; again now, since the body took time (a lease may have moved on).
   auto agent = authenticate(req);
   if (!agent) co_return error_response(agent.error());
-  if (kind != "state" && kind != "plan" && kind != "plan_view")
-    co_return error_response(error(errc::kInvalidArgument,
-                                   "artifact kind \"" + kind + "\" must be state, plan or plan_view"));
-  auto run = d_.queue.check_upload_lease(run_id, *agent, req.header("x-takosumi-lease").value_or(""));
-  if (!run && run.error().code == errc::kLeaseLost)
-    d_.queue.record_fenced(run_id, *agent, std::nullopt, "upload");  // an upload carries no attempt
+  auto run = check_upload(req, run_id, kind);
   if (!run) co_return error_response(run.error());
-  if (auto allowed = check_upload_allowed(*run, kind); !allowed)
-    co_return error_response(allowed.error());
   if (req.body_file.empty())
     co_return error_response(error(errc::kInvalidArgument, "artifact body missing"));
   const auto claimed = req.header("x-takosumi-sha256").value_or("");

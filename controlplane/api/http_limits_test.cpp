@@ -256,14 +256,46 @@ TEST_F(HeaderTimeoutTest, HeadersThatDoNotArriveCloseTheConnectionButIdleKeepAli
 class TempBudgetTest : public HttpApiTest {
  protected:
   void configure(ControlConfig& cfg) override { cfg.max_temp_bytes = 64 * 1024; }
-  std::string upload(const std::string& framing) {
-    return head("PUT /agent/v1/runs/run_x/artifacts/plan",
-                "Authorization: Bearer " + agent_token_ + "\r\nX-Takosumi-Lease: l\r\n" + framing);
+  // A plan Run held by the test's agent: uploads are admitted only for the lease's own Run.
+  void lease_a_plan() {
+    register_agent();
+    ASSERT_EQ(api(http::verb::post, "/api/v1/capsules/" + create_capsule() + "/plan").status, 201u);
+    job_ = claim_job();
+    ASSERT_FALSE(job_.run_id.empty());
   }
+  std::string upload(const std::string& framing, const std::string& kind = "plan") {
+    return head("PUT /agent/v1/runs/" + job_.run_id + "/artifacts/" + kind,
+                "Authorization: Bearer " + agent_token_ + "\r\nX-Takosumi-Lease: " + job_.lease +
+                    "\r\n" + framing);
+  }
+  AgentJob job_;
 };
 
+// The lease, the Run's type and the kind's size are checked on the request head: a body that
+// could not be taken is never read.
+TEST_F(TempBudgetTest, AnUploadThatCouldNotBeTakenIsRefusedAtItsHead) {
+  lease_a_plan();
+  const fs::path tmp = dir_.path() / "data/tmp";
+  asio::io_context io;
+  tcp::socket wrong = raw::connect(io, port_);
+  raw::write_some_bytes(wrong, head("PUT /agent/v1/runs/" + job_.run_id + "/artifacts/plan",
+                                    "Authorization: Bearer " + agent_token_ +
+                                        "\r\nX-Takosumi-Lease: not-the-lease\r\n"
+                                        "Content-Length: 40960\r\nExpect: 100-continue\r\n"));
+  const raw::Reply refused = raw::read_reply(wrong);
+  EXPECT_EQ(refused.status, 409u) << refused.code;
+  tcp::socket state = raw::connect(io, port_);
+  raw::write_some_bytes(state, upload("Content-Length: 40960\r\nExpect: 100-continue\r\n", "state"));
+  EXPECT_EQ(raw::read_reply(state).status, 400u) << "a plan Run uploads no state";
+  tcp::socket view = raw::connect(io, port_);
+  raw::write_some_bytes(view, upload("Content-Length: " + std::to_string((32u << 20) + 1) +
+                                         "\r\nExpect: 100-continue\r\n", "plan_view"));
+  EXPECT_EQ(raw::read_reply(view).status, 413u) << "a plan view is at most 32 MiB";
+  EXPECT_EQ(raw::bytes_under(tmp), 0u);
+}
+
 TEST_F(TempBudgetTest, UploadsInProgressShareTheBudgetOfTemporaryBytes) {
-  register_agent();
+  lease_a_plan();
   const fs::path tmp = dir_.path() / "data/tmp";
   asio::io_context io;
   // A holds 40 KiB of the 64: its 100 Continue says the server has admitted and reserved it.

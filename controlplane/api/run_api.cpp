@@ -108,8 +108,13 @@ HttpResponse RunApi::plan_view(const std::string& run_id) {
   if (run->type == protocol::RunType::apply) {
     if (!run->planned_by)
       return error_response(Error{std::string(errc::kNotFound), "apply run " + run_id + " names no plan"});
+    const std::string capsule = run->capsule_id;
     run = d_.runs.get_run(*run->planned_by);
     if (!run) return error_response(run.error());
+    // A record brought by an import names its plan unchecked: never another Capsule's view.
+    if (run->capsule_id != capsule)
+      return error_response(Error{std::string(errc::kNotFound),
+                                  "apply run " + run_id + " names a plan of another Capsule"});
   }
   if (!run->plan_view_sha256) {
     if (!run->finished())

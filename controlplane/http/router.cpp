@@ -121,8 +121,11 @@ Admission Router::admit(const HttpRequest& head) const {
       return Admission{std::nullopt, BodyPolicy{kMaxEmptyBody, false}, true, std::move(*caller)};
     case RouteBody::json:
       return Admission{std::nullopt, BodyPolicy{kMaxJsonBody, false}, true, std::move(*caller)};
-    case RouteBody::file:
-      return Admission{std::nullopt, BodyPolicy{max_file_bytes_, true}, true, std::move(*caller)};
+    case RouteBody::file: {
+      const auto& bound = (*route)->access.max_file_bytes;
+      const std::size_t max = bound ? std::min(bound(params), max_file_bytes_) : max_file_bytes_;
+      return Admission{std::nullopt, BodyPolicy{max, true}, true, std::move(*caller)};
+    }
   }
   return Admission{error_response(Error{std::string(errc::kInternal), "internal error"}), {}};
 }

@@ -35,6 +35,9 @@ enum class RouteBody {
 struct RouteAccess {
   Authenticator authenticate;
   RouteBody body = RouteBody::none;
+  // For a file body: the largest this request may send, when the route knows a smaller bound
+  // than the router's from its params (an artifact's kind); the router's otherwise.
+  std::function<std::size_t(const RouteParams&)> max_file_bytes;
 };
 
 class Router {

@@ -16,6 +16,17 @@ const json::value kNull;
 // of marks where only parts do.
 bool marked(const json::value& mark) { return mark.is_bool() && mark.get_bool(); }
 
+// Whether any part is marked: a value shown whole (a leaf that is an object or a list, when the
+// other side is unknown or of another type) is hidden if a mark holds anywhere inside it. Depth
+// is bounded by the JSON parser's.
+bool any_marked(const json::value& mark) {
+  if (mark.is_bool()) return mark.get_bool();
+  if (mark.is_object())
+    return std::ranges::any_of(mark.get_object(), [](const auto& kv) { return any_marked(kv.value()); });
+  if (mark.is_array()) return std::ranges::any_of(mark.get_array(), any_marked);
+  return false;
+}
+
 const json::value& child(const json::value& v, std::string_view key) {
   if (!v.is_object()) return kNull;
   const auto* found = v.get_object().if_contains(key);
@@ -62,10 +73,7 @@ class Walker {
   Walker(std::vector<std::string> replace, std::size_t max) : replace_(std::move(replace)), max_(max) {}
 
   void walk(const std::string& path, const Side& before, const Side& after) {
-    if (out_.size() >= max_) {
-      truncated_ = true;
-      return;
-    }
+    if (truncated_) return;  // a change past max_ was found: the caller says there are more
     const bool hidden = marked(before.sensitive) || marked(after.sensitive);
     const bool unknown = marked(after.unknown);
     const auto object_or_null = [](const json::value& v) { return v.is_object() || v.is_null(); };
@@ -88,19 +96,27 @@ class Walker {
   bool truncated() const { return truncated_; }
 
  private:
+  // Each key once, after's first. An object's own keys are unique, so a key of a later side is
+  // only looked up (hashed) in the sides before it: linear in the keys, whatever the module's map.
   void walk_object(const std::string& path, const Side& before, const Side& after) {
-    std::vector<std::string> keys;
-    for (const auto* side : {&after.value, &before.value})
-      if (side->is_object())
-        for (const auto& kv : side->get_object())
-          if (std::find(keys.begin(), keys.end(), kv.key()) == keys.end()) keys.emplace_back(kv.key());
+    const auto object_of = [](const json::value& v) { return v.is_object() ? &v.get_object() : nullptr; };
+    const json::object* a = object_of(after.value);
+    const json::object* b = object_of(before.value);
     // An unknown attribute is listed in after_unknown only, not in after.
-    if (after.unknown.is_object())
-      for (const auto& kv : after.unknown.get_object())
-        if (std::find(keys.begin(), keys.end(), kv.key()) == keys.end()) keys.emplace_back(kv.key());
-    for (const auto& key : keys)
+    const json::object* u = object_of(after.unknown);
+    const auto in = [](const json::object* o, std::string_view key) { return o && o->contains(key); };
+    const auto visit = [&](std::string_view key) {
       walk(join(path, key), Side{child(before.value, key), child(before.sensitive, key), kNull},
            Side{child(after.value, key), child(after.sensitive, key), child(after.unknown, key)});
+    };
+    if (a)
+      for (const auto& kv : *a) visit(kv.key());
+    if (b)
+      for (const auto& kv : *b)
+        if (!in(a, kv.key())) visit(kv.key());
+    if (u)
+      for (const auto& kv : *u)
+        if (!in(a, kv.key()) && !in(b, kv.key())) visit(kv.key());
   }
 
   void walk_array(const std::string& path, const Side& before, const Side& after) {
@@ -125,18 +141,26 @@ class Walker {
     if (hidden && !unknown && marked(before.sensitive) && marked(after.sensitive) &&
         before.value == after.value)
       return;
+    if (out_.size() >= max_) {
+      truncated_ = true;
+      return;
+    }
     AttributeChange c;
     c.path = path;
     c.kind = !had ? AttributeChange::Kind::added
                   : !has ? AttributeChange::Kind::removed : AttributeChange::Kind::changed;
-    const auto shown = [](const Side& s, bool is_unknown) {
-      if (marked(s.sensitive)) return std::string(kSensitive);
+    // Sensitive on either side hides both, as tofu does: the unmarked side of a value that
+    // becomes sensitive is the secret's current value.
+    const bool hide_before = hidden || any_marked(before.sensitive);
+    const bool hide_after = hidden || any_marked(after.sensitive);
+    const auto shown = [](const Side& s, bool hide, bool is_unknown) {
+      if (hide) return std::string(kSensitive);
       if (is_unknown) return std::string(kUnknown);
       return render_value(s.value);
     };
-    if (had) c.before = shown(before, false);
-    if (has) c.after = shown(after, unknown);
-    c.sensitive = hidden;
+    if (had) c.before = shown(before, hide_before, false);
+    if (has) c.after = shown(after, hide_after, unknown);
+    c.sensitive = (had && hide_before) || (has && hide_after);
     c.forces_replacement = std::any_of(replace_.begin(), replace_.end(), [&](const std::string& p) {
       return path == p || (path.starts_with(p) && (path[p.size()] == '.' || path[p.size()] == '['));
     });

@@ -35,34 +35,47 @@ bool marked_whole(const json::object& change, std::string_view key) {
   return v && v->is_bool() && v->get_bool();
 }
 
+// The first `keep` bytes (backed off to a UTF-8 boundary) and how long it was; at most keep + 28.
+std::string cut(std::string value, std::size_t keep) {
+  if (value.size() <= keep) return value;
+  std::size_t at = keep;
+  while (at > 0 && (static_cast<unsigned char>(value[at]) & 0xc0) == 0x80) --at;
+  const auto size = value.size();
+  value.resize(at);
+  return value + "… (" + std::to_string(size) + " bytes)";
+}
+
+// A name cut to what the control plane takes (protocol/plan_view.hpp), the note included.
+std::string bounded(std::string name, std::size_t max_bytes) { return cut(std::move(name), max_bytes - 28); }
+
 class Redactor {
  public:
   Redactor(const redaction::SecretSet* secrets, const PlanViewLimits& limits)
       : secrets_(secrets ? *secrets : none_), limits_(limits) {}
 
-  // Names the module chose (addresses, keys): redacted as the log is.
-  std::string name(const std::string& s) const { return redaction::redact_text(secrets_, s); }
+  // Names the module chose (addresses, keys, paths): redacted as the log is, and a name holding
+  // a credential's shape (a for_each key that is a token) is not shown at all.
+  std::string name(const std::string& s) const {
+    std::string out = redaction::redact_text(secrets_, s);
+    if (redaction::credential_reason(out)) return std::string(kSensitive);
+    return out;
+  }
 
-  // Why a rendered value may not be shown, if it may not.
+  // Why a rendered value may not be shown, if it may not: anything the log would redact (a Run
+  // secret in any form, a piece of one, a credential's shape) or that looks like a credential.
   std::optional<std::string> withheld(const std::string& value) const {
     if (value == kSensitive || value == kUnknown) return std::nullopt;
     if (secrets_.contains_secret(value)) return std::string("holds a value of the Run's secrets");
-    return redaction::credential_reason(value);
-  }
-
-  std::string cut(std::string value) const {
-    if (value.size() <= limits_.max_value_bytes) return value;
-    std::size_t at = limits_.max_value_bytes;
-    while (at > 0 && (static_cast<unsigned char>(value[at]) & 0xc0) == 0x80) --at;
-    const auto size = value.size();
-    value.resize(at);
-    return value + "… (" + std::to_string(size) + " bytes)";
+    if (auto reason = redaction::credential_reason(value)) return reason;
+    if (redaction::redact_text(secrets_, value) != value)
+      return std::string("holds what the Run's log redacts (a piece of a Run secret or a credential)");
+    return std::nullopt;
   }
 
   // An AttributeChange as the view shows it: secrets and credential shapes as kSensitiveValue.
   PlanAttribute attribute(const AttributeChange& c, std::string* why = nullptr) const {
     PlanAttribute a;
-    a.path = name(c.path);
+    a.path = bounded(name(c.path), protocol::kMaxPlanPathBytes);
     a.change = c.kind == AttributeChange::Kind::added     ? PlanAttribute::Change::add
                : c.kind == AttributeChange::Kind::removed ? PlanAttribute::Change::remove
                                                           : PlanAttribute::Change::update;
@@ -74,7 +87,7 @@ class Redactor {
         if (why && why->empty()) *why = *reason;
         return std::string(kSensitive);
       }
-      return cut(value);
+      return cut(value, limits_.max_value_bytes);
     };
     if (a.change != PlanAttribute::Change::add) a.before = shown(c.before);
     if (a.change != PlanAttribute::Change::remove) {
@@ -90,22 +103,28 @@ class Redactor {
   const PlanViewLimits& limits_;
 };
 
-// The view's size so far, roughly as serialised (keys and punctuation included).
-std::size_t size_of(const protocol::PlanResource& r) {
-  std::size_t n = r.address.size() + r.type.size() + r.action_reason.size() + 96;
-  for (const auto& a : r.attributes)
-    n += a.path.size() + a.before.value_or("").size() + a.after.value_or("").size() + 80;
-  return n;
+// What an entry adds to the serialised view (its comma included). Measured, not estimated:
+// values are JSON text, and serialised again every quote and backslash in them doubles.
+template <class Entry>
+std::size_t size_of(const Entry& e) {
+  return json::serialize(protocol::to_json(e)).size() + 1;
 }
+
+// The view without entries, with room for its counts and ids.
+constexpr std::size_t kEnvelopeBytes = 512;
 
 protocol::PlanResource resource_of(const json::object& entry, const json::object& change,
                                    std::vector<std::string> actions, const Redactor& redactor,
                                    const PlanViewLimits& limits) {
   protocol::PlanResource r;
-  r.address = redactor.name(text(entry, "address"));
-  r.type = text(entry, "type");
+  // A deposed object (left by a create_before_destroy that failed) is not the current one.
+  std::string address = text(entry, "address");
+  if (const std::string deposed = text(entry, "deposed"); !deposed.empty())
+    address += " (deposed object " + deposed + ")";
+  r.address = bounded(redactor.name(address), protocol::kMaxPlanAddressBytes);
+  r.type = bounded(text(entry, "type"), 256);
   r.actions = std::move(actions);
-  r.action_reason = text(entry, "action_reason");
+  r.action_reason = bounded(text(entry, "action_reason"), 128);
   for (const auto& c : attribute_changes(change, limits.max_attributes_per_resource,
                                          &r.attributes_truncated))
     r.attributes.push_back(redactor.attribute(c));
@@ -115,8 +134,12 @@ protocol::PlanResource resource_of(const json::object& entry, const json::object
 // Adds r while the view stays under its size; counts it as omitted after that.
 void add_bounded(protocol::PlanView& view, protocol::PlanResource r, std::size_t& size,
                  const PlanViewLimits& limits) {
+  if (view.resources_omitted > 0) {
+    ++view.resources_omitted;
+    return;
+  }
   const std::size_t n = size_of(r);
-  if (view.resources_omitted > 0 || size + n > limits.max_bytes) {
+  if (size + n > limits.max_bytes) {
     ++view.resources_omitted;
     return;
   }
@@ -124,12 +147,26 @@ void add_bounded(protocol::PlanView& view, protocol::PlanResource r, std::size_t
   view.resources.push_back(std::move(r));
 }
 
+// Adds o; past the view's size it is still named, its values withheld.
+void add_bounded(protocol::PlanView& view, protocol::PlanOutput o, std::size_t& size,
+                 const PlanViewLimits& limits) {
+  std::size_t n = size_of(o);
+  if (size + n > limits.max_bytes) {
+    o.attributes.clear();
+    o.attributes_truncated = false;
+    o.withheld = "too large for the plan view";
+    n = size_of(o);
+  }
+  size += n;
+  view.outputs.push_back(std::move(o));
+}
+
 protocol::PlanOutput output_of(const std::string& name, const json::object& change,
                                std::vector<std::string> actions,
                                const std::set<std::string>& mapped, const Redactor& redactor,
                                const PlanViewLimits& limits) {
   protocol::PlanOutput o;
-  o.name = redactor.name(name);
+  o.name = bounded(redactor.name(name), protocol::kMaxPlanOutputNameBytes);
   o.actions = std::move(actions);
   if (!mapped.contains(name)) {
     o.withheld = "not mapped by the Capsule";
@@ -159,7 +196,7 @@ protocol::PlanView build_plan_view(const json::object& plan, const std::set<std:
                                    const redaction::SecretSet* secrets, const PlanViewLimits& limits) {
   const Redactor redactor(secrets, limits);
   protocol::PlanView view;
-  std::size_t size = 0;
+  std::size_t size = kEnvelopeBytes;
   for_each_change(plan, "resource_changes", [&](const json::object& entry, const json::object& change) {
     auto actions = plan_actions_of(change);
     if (!actions || changes_nothing(*actions)) return;
@@ -172,8 +209,9 @@ protocol::PlanView build_plan_view(const json::object& plan, const std::set<std:
       const auto& change = kv.value().get_object();
       auto actions = plan_actions_of(change);
       if (!actions || changes_nothing(*actions)) continue;
-      view.outputs.push_back(output_of(std::string(kv.key()), change, std::move(*actions),
-                                       mapped_outputs, redactor, limits));
+      add_bounded(view, output_of(std::string(kv.key()), change, std::move(*actions), mapped_outputs,
+                                  redactor, limits),
+                  size, limits);
     }
   return view;
 }
@@ -182,7 +220,7 @@ protocol::PlanView build_drift_view(const json::object& plan, const redaction::S
                                     const PlanViewLimits& limits) {
   const Redactor redactor(secrets, limits);
   protocol::PlanView view;
-  std::size_t size = 0;
+  std::size_t size = kEnvelopeBytes;
   for_each_change(plan, "resource_drift", [&](const json::object& entry, const json::object& change) {
     // Gone outside OpenTofu: the refreshed object is null.
     const auto* after = change.if_contains("after");

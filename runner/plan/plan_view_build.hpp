@@ -17,7 +17,8 @@
 namespace takosumi::runner {
 
 struct PlanViewLimits {
-  // Past this (serialised, roughly), further resources are counted in resourcesOmitted.
+  // Past this (serialised), further resources are counted in resourcesOmitted and further
+  // Outputs are named with their values withheld.
   std::size_t max_bytes = protocol::kMaxPlanViewBytes - (1u << 20);
   std::size_t max_attributes_per_resource = 500;
   // A longer value is cut (at a UTF-8 boundary) and ends "… (N bytes)".

@@ -281,5 +281,150 @@ TEST(PlanView, RenderingEscapesEveryControlAndColoursOnlyTheSymbols) {
   EXPECT_NE(coloured.find("k\\u001b"), std::string::npos) << coloured;
 }
 
+// Sensitive on one side hides both sides (the unmarked side is the secret's value now or
+// before), and a value shown whole (the other side unknown, or another type) is hidden when a
+// mark holds anywhere inside it.
+TEST(AttributeChanges, ASensitiveMarkOnEitherSideOrInsideAWholeValueHidesIt) {
+  const auto becomes_sensitive = parse(R"({"actions":["update"],
+    "before":{"port":5432},"after":{"port":5433},
+    "before_sensitive":{},"after_sensitive":{"port":true}})");
+  auto changes = attribute_changes(becomes_sensitive, 100);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].before, kSensitive);
+  EXPECT_EQ(changes[0].after, kSensitive);
+  EXPECT_TRUE(changes[0].sensitive);
+
+  const auto replaced_block = parse(R"({"actions":["delete","create"],
+    "before":{"blk":[{"pin":"4711","label":"x"}]},"after":{},
+    "after_unknown":{"blk":true},"before_sensitive":{"blk":[{"pin":true}]},"after_sensitive":{}})");
+  changes = attribute_changes(replaced_block, 100);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].path, "blk");
+  EXPECT_EQ(changes[0].before, kSensitive);
+  EXPECT_EQ(changes[0].after, kUnknown);
+
+  const auto scalar_to_object = parse(R"({"actions":["update"],
+    "before":{"cfg":"plain"},"after":{"cfg":{"pw":"4711"}},
+    "before_sensitive":{},"after_sensitive":{"cfg":{"pw":true}}})");
+  changes = attribute_changes(scalar_to_object, 100);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes[0].before, "\"plain\"");
+  EXPECT_EQ(changes[0].after, kSensitive);
+  for (const auto* plan : {&becomes_sensitive, &replaced_block, &scalar_to_object})
+    for (const auto& c : attribute_changes(*plan, 100)) {
+      EXPECT_EQ(c.before.find("4711"), std::string::npos) << c.path;
+      EXPECT_EQ(c.after.find("4711"), std::string::npos) << c.path;
+      EXPECT_EQ(c.before.find("5432"), std::string::npos) << c.path;
+    }
+}
+
+// A map of many keys is walked once per key (a module chooses its size), and the cut is said
+// only when a change past it exists.
+TEST(AttributeChanges, AHugeMapIsWalkedOnceAndTheCutIsSaidOnlyWhenMoreChange) {
+  json::object before, after;
+  for (int i = 0; i < 200000; ++i) {
+    before["k" + std::to_string(i)] = i;
+    after["k" + std::to_string(i)] = i;
+  }
+  after["k7"] = -7;
+  before["gone"] = 1;
+  json::object change{{"actions", json::array{"update"}}, {"before", json::object{{"m", before}}},
+                      {"after", json::object{{"m", after}}}};
+  bool truncated = true;
+  auto changes = attribute_changes(change, 2, &truncated);
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_EQ(changes[0].path, "m.k7");
+  EXPECT_EQ(changes[1].path, "m.gone");
+  EXPECT_FALSE(truncated);
+  changes = attribute_changes(change, 1, &truncated);
+  EXPECT_EQ(changes.size(), 1u);
+  EXPECT_TRUE(truncated);
+}
+
+// Whatever the log would redact is a marker in the view too: a piece of a Run secret, a token
+// used as a for_each key (the address is then not shown).
+TEST(PlanView, PiecesOfSecretsAndCredentialKeysAreMarkers) {
+  redaction::SecretSet secrets;
+  ASSERT_TRUE(secrets.add("Zq8vK2mP9xW4nR7tL5yB"));
+  const auto plan = parse(R"({"resource_changes":[
+    {"address":"t.a","type":"t","change":{"actions":["create"],"before":null,
+     "after":{"prefix":"id-Zq8vK2mP9xW4n","plain":"fine"}}},
+    {"address":"t.b[\"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"]","type":"t",
+     "change":{"actions":["create"],"before":null,"after":{"x":1}}}]})");
+  const auto view = build_plan_view(plan, {}, &secrets);
+  ASSERT_EQ(view.resources.size(), 2u);
+  std::map<std::string, protocol::PlanAttribute> by_path;
+  for (const auto& a : view.resources[0].attributes) by_path[a.path] = a;
+  EXPECT_EQ(by_path.at("prefix").after, std::string(protocol::kSensitiveValue));
+  EXPECT_EQ(by_path.at("plain").after, "\"fine\"");
+  EXPECT_EQ(view.resources[1].address, std::string(protocol::kSensitiveValue));
+  const auto text = json::serialize(protocol::to_json(view));
+  EXPECT_EQ(text.find("Zq8vK2mP9xW4n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("ghp_abcdefghij"), std::string::npos) << text;
+}
+
+// The bound is the serialised size (values are JSON text: their quotes double), Outputs count,
+// and every name is cut to what the control plane takes, so the view it gets is one it accepts.
+TEST(PlanView, TheSerialisedViewStaysUnderItsBoundsAndTheControlPlaneTakesIt) {
+  const std::string quotes(3000, '"');
+  std::string changes;
+  for (int i = 0; i < 40; ++i)
+    changes += std::string(i ? "," : "") + R"({"address":"t.r)" + std::to_string(i) + R"(","type":"t",
+      "change":{"actions":["create"],"before":null,"after":{"q":)" + json::serialize(json::string(quotes)) + "}}}";
+  const std::string long_key(5000, 'k');
+  changes += R"(,{"address":"t.long[\")" + std::string(3000, 'a') + R"(\"]","type":"t",
+      "change":{"actions":["create"],"before":null,"after":{")" + long_key + R"(":1}}})";
+  const std::string plan_text = R"({"resource_changes":[)" + changes + R"(],"output_changes":{
+      "big":{"actions":["create"],"before":null,"after":)" + json::serialize(json::string(quotes)) + R"(},
+      ")" + std::string(300, 'o') + R"(":{"actions":["create"],"before":null,"after":"v"}}})";
+  PlanViewLimits limits;
+  limits.max_bytes = 60000;
+  auto view = build_plan_view(parse(plan_text), {"big"}, nullptr, limits);
+  view.run_id = "run_1";
+  EXPECT_GT(view.resources_omitted, 0);
+  EXPECT_LE(json::serialize(protocol::to_json(view)).size(), limits.max_bytes);
+  bool big_named = false;
+  for (const auto& o : view.outputs)
+    if (o.name == "big") big_named = true;
+  EXPECT_TRUE(big_named);
+  const auto taken = protocol::plan_view_from_json(protocol::to_json(view));
+  EXPECT_TRUE(taken) << taken.error().to_string();
+
+  limits = {};
+  auto whole = build_plan_view(parse(plan_text), {"big"}, nullptr, limits);
+  whole.run_id = "run_1";
+  EXPECT_EQ(whole.resources_omitted, 0);
+  const auto all = protocol::plan_view_from_json(protocol::to_json(whole));
+  ASSERT_TRUE(all) << all.error().to_string();
+  EXPECT_LE(all->resources.back().address.size(), protocol::kMaxPlanAddressBytes);
+  EXPECT_LE(all->resources.back().attributes.at(0).path.size(), protocol::kMaxPlanPathBytes);
+}
+
+// Characters that print nothing but move or hide text reach no terminal as themselves.
+TEST(PlanView, BidirectionalAndInvisibleCharactersAreEscaped) {
+  protocol::PlanView view;
+  view.resources.push_back(protocol::PlanResource{"t.r", "t", {"update"}, "", {}, false});
+  view.resources[0].attributes.push_back(protocol::PlanAttribute{
+      "k\u200b", protocol::PlanAttribute::Change::update, "\"a\u202e\"", "\"b\u2066\ufeff\"", false,
+      false, false});
+  const auto text = joined(protocol::plan_view_lines(view));
+  for (const char* c : {"\u200b", "\u202e", "\u2066", "\ufeff"}) EXPECT_EQ(text.find(c), std::string::npos);
+  EXPECT_NE(text.find("k\\u200b = \"a\\u202e\" -> \"b\\u2066\\ufeff\""), std::string::npos) << text;
+  EXPECT_EQ(protocol::one_line("é ü ✓"), "é ü ✓");
+}
+
+// Counts are counts; a plan that only forgets resources is not "No changes".
+TEST(PlanView, NegativeCountsAreRefusedAndAForgetIsAChange) {
+  protocol::PlanView view;
+  view.run_id = "run_1";
+  auto o = protocol::to_json(view);
+  o["changeSummary"].as_object()["add"] = -1;
+  EXPECT_FALSE(protocol::plan_view_from_json(o));
+  view.resources.push_back(protocol::PlanResource{"t.r", "t", {"forget"}, "", {}, false});
+  const auto text = joined(protocol::plan_view_lines(view));
+  EXPECT_EQ(text.find("No changes."), std::string::npos) << text;
+  EXPECT_NE(text.find("will be forgotten"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace takosumi::runner
