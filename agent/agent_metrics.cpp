@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "service/metrics_listener.hpp"
+
 namespace takosumi::agent {
 namespace {
 
@@ -18,13 +20,6 @@ constexpr std::array<std::string_view, 4> kStatusClasses{"2xx", "4xx", "5xx", "n
 // From a tenth of a second to two hours: checkouts and inits are seconds, applies can be hours.
 prom::Histogram::BucketBoundaries buckets() {
   return {0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200};
-}
-
-std::string status_class(unsigned status) {
-  if (status == 0) return "none";
-  if (status < 300) return "2xx";
-  if (status < 500) return "4xx";
-  return "5xx";
 }
 
 }  // namespace
@@ -62,12 +57,8 @@ AgentMetrics::AgentMetrics(std::string_view version)
                  .Help("Bytes of results in the spool waiting for delivery or for the operator")
                  .Register(*registry_)
                  .Add({})) {
-  prom::BuildGauge()
-      .Name("takosumi_agent_build_info")
-      .Help("The agent's version (always 1)")
-      .Register(*registry_)
-      .Add({{"version", std::string(version)}})
-      .Set(1);
+  service::add_build_info(*registry_, "takosumi_agent_build_info", "The agent's version (always 1)",
+                          std::string(version));
   for (auto type : kTypes)
     for (auto result : kResults)
       runs_.Add({{"type", std::string(protocol::to_string(type))}, {"result", std::string(result)}});
@@ -90,7 +81,7 @@ void AgentMetrics::observe(std::string_view phase, double seconds) {
 }
 
 void AgentMetrics::request(unsigned status, bool delivery) {
-  requests_.Add({{"status", status_class(status)}}).Increment();
+  requests_.Add({{"status", service::status_class(status)}}).Increment();
   if (delivery && (status == 0 || status >= 500)) delivery_retries_.Increment();
 }
 

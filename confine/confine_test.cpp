@@ -13,6 +13,7 @@
 #include "confine/landlock.hpp"
 #include "confine/noexec_mounts.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::confine {
 namespace {
@@ -24,7 +25,7 @@ struct Outcome {
 
 // Runs takosumi-confine with args, output captured through a file.
 Outcome confine(const ConfineArguments& args, const takosumi::testing::TempDir& dir) {
-  std::vector<std::string> argv{TAKOSUMI_TEST_CONFINE};
+  std::vector<std::string> argv{test_paths::confine};
   for (auto& a : format_confine_arguments(args)) argv.push_back(std::move(a));
   std::vector<char*> cargv;
   for (auto& a : argv) cargv.push_back(a.data());
@@ -213,7 +214,7 @@ TEST(ElfInterpreter, NamesTheLoaderOfDynamicProgramsOnly) {
   ASSERT_TRUE(dash) << dash.error();
   ASSERT_TRUE(*dash);
   EXPECT_NE((*dash)->find("ld-linux"), std::string::npos) << **dash;
-  auto tofu = elf_interpreter(TAKOSUMI_TEST_TOFU);
+  auto tofu = elf_interpreter(test_paths::tofu);
   ASSERT_TRUE(tofu) << tofu.error();
   EXPECT_FALSE(*tofu) << "tofu is statically linked";
   takosumi::testing::TempDir dir;

@@ -9,6 +9,7 @@
 #include "controlplane/store/agent_registry.hpp"
 #include "controlplane/store/model.hpp"
 #include "controlplane/store/run_store.hpp"
+#include "service/metrics_listener.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -19,10 +20,6 @@ constexpr std::array<std::string_view, 5> kStatuses{run_status::kQueued, run_sta
                                                     run_status::kSucceeded, run_status::kFailed,
                                                     run_status::kCancelled};
 constexpr std::array<std::string_view, 3> kClasses{"2xx", "4xx", "5xx"};
-
-std::string status_class(unsigned status) {
-  return status < 300 ? "2xx" : status < 500 ? "4xx" : "5xx";
-}
 
 // The default pool's series exists from the start, as every other series does.
 const prom::Labels kDefaultPoolSeries{{"pool", "default"}, {"labels", ""}};
@@ -70,12 +67,8 @@ ControlMetrics::ControlMetrics(std::string_view version, const std::vector<std::
                           .Help("StateVersions recorded")
                           .Register(*registry_)
                           .Add({})) {
-  prom::BuildGauge()
-      .Name("takosumi_control_build_info")
-      .Help("The control plane's version (always 1)")
-      .Register(*registry_)
-      .Add({{"version", std::string(version)}})
-      .Set(1);
+  service::add_build_info(*registry_, "takosumi_control_build_info",
+                          "The control plane's version (always 1)", std::string(version));
   for (const auto& route : routes)
     for (auto c : kClasses) requests_.Add({{"route", route}, {"code", std::string(c)}});
   for (auto status : kStatuses) runs_.Add({{"status", std::string(status)}});
@@ -84,7 +77,7 @@ ControlMetrics::ControlMetrics(std::string_view version, const std::vector<std::
 }
 
 void ControlMetrics::request(const std::string& route, unsigned status) {
-  requests_.Add({{"route", route}, {"code", status_class(status)}}).Increment();
+  requests_.Add({{"route", route}, {"code", service::status_class(status)}}).Increment();
 }
 
 Status ControlMetrics::refresh(Database& db, const Clock& clock, std::int64_t lease_expiries) {

@@ -225,47 +225,6 @@ Status prepare_schema(Database& db) {
   return check_schema_current(db);
 }
 
-Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
-                                                           const Clock& clock) {
-  const auto dir = config.data_dir;
-  TAKOSUMI_TRY(ensure_directory(dir, 0700));
-  auto keys = Keyring::load_or_create(dir);
-  if (!keys) return std::unexpected(keys.error());
-  auto db = open_store(config);
-  if (!db) return std::unexpected(db.error());
-  TAKOSUMI_TRY(prepare_schema(*db));
-  TAKOSUMI_TRY(bind_keys(*db, *keys));
-  auto blobs = BlobStore::open(dir, shared_blobs(config));
-  if (!blobs) return std::unexpected(blobs.error());
-  TAKOSUMI_TRY(blobs->share_local_blobs());
-  net::TlsContext tls;
-  if (config.tls) {
-    auto context = net::make_server_context(*config.tls);
-    if (!context) return std::unexpected(context.error());
-    tls = std::move(*context);
-  }
-  std::optional<PostgresSettings> postgres = shared_blobs(config);
-  auto parts = std::make_unique<Parts>(std::move(config), clock, std::move(*db), std::move(*keys),
-                                       std::move(*blobs));
-  parts->server.set_tls(std::move(tls));
-  if (parts->clock.follows(parts->db)) TAKOSUMI_TRY(parts->clock.sync(parts->db));
-  // A Run queued on one replica wakes the agents long-polling on all of them: NOTIFY after the
-  // local wake, LISTEN on a connection of its own. NOTIFY runs on the store's connection outside
-  // any transaction (the waiters are woken after a commit), so it is delivered at once.
-  if (postgres) {
-    auto listener = PostgresListener::start(parts->io.get_executor(), *postgres,
-                                            std::string(kClaimsChannel),
-                                            [&waiters = parts->waiters] { waiters.wake_local(); });
-    if (!listener) return std::unexpected(listener.error().with_context("store notifications"));
-    parts->listener = std::move(*listener);
-    parts->waiters.set_broadcast([&db = parts->db] {
-      if (auto sent = db.exec("NOTIFY " + std::string(kClaimsChannel)); !sent)
-        spdlog::warn("waking the other replicas: {}", sent.error().to_string());
-    });
-  }
-  return std::unique_ptr<ControlPlane>(new ControlPlane(std::move(parts)));
-}
-
 Status check_existing_data_dir(const ControlConfig& config) {
   const auto& dir = config.data_dir;
   struct stat st {};
@@ -288,21 +247,65 @@ Status check_existing_data_dir(const ControlConfig& config) {
   return {};
 }
 
-Result<std::unique_ptr<ControlPlane>> ControlPlane::open_existing(ControlConfig config,
-                                                                  const Clock& clock) {
+// The one start-up sequence: the data directory (made for a server, required to exist for an
+// offline command), the keyring, the store and its schema bound to those keys, the blobs.
+Result<std::unique_ptr<ControlPlane::Parts>> ControlPlane::open_parts(ControlConfig& config,
+                                                                      const Clock& clock,
+                                                                      Opening opening) {
   const auto dir = config.data_dir;
-  TAKOSUMI_TRY(check_existing_data_dir(config));
+  if (opening == Opening::serve) TAKOSUMI_TRY(ensure_directory(dir, 0700));
+  else TAKOSUMI_TRY(check_existing_data_dir(config));
   auto keys = Keyring::load_or_create(dir);
   if (!keys) return std::unexpected(keys.error());
   auto db = open_store(config);
   if (!db) return std::unexpected(db.error());
   TAKOSUMI_TRY(prepare_schema(*db));
   TAKOSUMI_TRY(bind_keys(*db, *keys));
-  auto blobs = BlobStore::open_shared(dir, shared_blobs(config));
+  // A server shares what it holds locally with its replicas; an offline command only reads.
+  auto blobs = opening == Opening::serve ? BlobStore::open(dir, shared_blobs(config))
+                                         : BlobStore::open_shared(dir, shared_blobs(config));
   if (!blobs) return std::unexpected(blobs.error());
-  auto parts = std::make_unique<Parts>(std::move(config), clock, std::move(*db), std::move(*keys),
-                                       std::move(*blobs));
+  if (opening == Opening::serve) TAKOSUMI_TRY(blobs->share_local_blobs());
+  return std::make_unique<ControlPlane::Parts>(std::move(config), clock, std::move(*db),
+                                               std::move(*keys), std::move(*blobs));
+}
+
+Result<std::unique_ptr<ControlPlane>> ControlPlane::create(ControlConfig config,
+                                                           const Clock& clock) {
+  net::TlsContext tls;
+  if (config.tls) {
+    auto context = net::make_server_context(*config.tls);
+    if (!context) return std::unexpected(context.error());
+    tls = std::move(*context);
+  }
+  std::optional<PostgresSettings> postgres = shared_blobs(config);
+  auto opened = open_parts(config, clock, Opening::serve);
+  if (!opened) return std::unexpected(opened.error());
+  auto parts = std::move(*opened);
+  parts->server.set_tls(std::move(tls));
+  if (parts->clock.follows(parts->db)) TAKOSUMI_TRY(parts->clock.sync(parts->db));
+  // A Run queued on one replica wakes the agents long-polling on all of them: NOTIFY after the
+  // local wake, LISTEN on a connection of its own. NOTIFY runs on the store's connection outside
+  // any transaction (the waiters are woken after a commit), so it is delivered at once.
+  if (postgres) {
+    auto listener = PostgresListener::start(parts->io.get_executor(), *postgres,
+                                            std::string(kClaimsChannel),
+                                            [&waiters = parts->waiters] { waiters.wake_local(); });
+    if (!listener) return std::unexpected(listener.error().with_context("store notifications"));
+    parts->listener = std::move(*listener);
+    parts->waiters.set_broadcast([&db = parts->db] {
+      if (auto sent = db.exec("NOTIFY " + std::string(kClaimsChannel)); !sent)
+        spdlog::warn("waking the other replicas: {}", sent.error().to_string());
+    });
+  }
   return std::unique_ptr<ControlPlane>(new ControlPlane(std::move(parts)));
+}
+
+Result<std::unique_ptr<ControlPlane>> ControlPlane::open_existing(ControlConfig config,
+                                                                  const Clock& clock) {
+  auto parts = open_parts(config, clock, Opening::existing);
+  if (!parts) return std::unexpected(parts.error());
+  return std::unique_ptr<ControlPlane>(new ControlPlane(std::move(*parts)));
 }
 
 ControlPlane::ControlPlane(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}

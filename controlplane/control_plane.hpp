@@ -66,6 +66,9 @@ class ControlPlane {
 
  private:
   struct Parts;
+  enum class Opening { serve, existing };  // a server, or an offline command on its data
+  static Result<std::unique_ptr<Parts>> open_parts(ControlConfig& config, const Clock& clock,
+                                                   Opening opening);
   explicit ControlPlane(std::unique_ptr<Parts> parts);
   void refresh_status();
   std::unique_ptr<Parts> parts_;

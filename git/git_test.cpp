@@ -21,6 +21,7 @@
 #include "tests/support/git_ssh_server.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::git {
 namespace {
@@ -30,7 +31,7 @@ using namespace std::chrono_literals;
 using takosumi::testing::TempDir;
 using takosumi::testing::TestGitRepo;
 
-const fs::path kHelper = TAKOSUMI_TEST_GITHELPER;
+const fs::path kHelper = test_paths::githelper;
 
 // A TCP socket on loopback that listens; with answer_after_accept, a thread accepts each
 // connection and writes `answer` (then closes). Without, the kernel completes connections into

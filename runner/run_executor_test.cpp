@@ -16,6 +16,7 @@
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
 #include "tests/support/test_manifest.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -44,16 +45,16 @@ output "secret" {
 class RunExecutorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(fs::exists(TAKOSUMI_TEST_TOFU)) << "missing " << TAKOSUMI_TEST_TOFU;
-    ASSERT_TRUE(fs::exists(TAKOSUMI_TEST_PROVIDER_MIRROR)) << "missing " << TAKOSUMI_TEST_PROVIDER_MIRROR;
+    ASSERT_TRUE(fs::exists(test_paths::tofu)) << "missing " << test_paths::tofu;
+    ASSERT_TRUE(fs::exists(test_paths::provider_mirror)) << "missing " << test_paths::provider_mirror;
     commit_ = repo_.commit({{"README.md", "capsule"}, {"infra/main.tf", kModule}});
   }
 
   RunnerSettings settings() const {
-    RunnerSettings s{TAKOSUMI_TEST_TOFU, TAKOSUMI_TEST_PROVIDER_MIRROR, tmp_.path() / "work"};
+    RunnerSettings s{test_paths::tofu, test_paths::provider_mirror, tmp_.path() / "work"};
     s.source.git_cache = tmp_.path() / "cache";
     s.source.rules.file_roots = {tmp_.path()};
-    s.source.fetch.helper = TAKOSUMI_TEST_GITHELPER;
+    s.source.fetch.helper = test_paths::githelper;
     s.tofu_timeout = 300s;
     s.kill_grace = 10s;
     return s;

@@ -18,6 +18,7 @@
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
 #include "tests/support/test_manifest.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -143,7 +144,7 @@ class RunFlowTest : public ::testing::Test {
     RunnerSettings s{"/nonexistent/tofu", tmp_.path() / "mirror", tmp_.path() / "work"};
     s.source.git_cache = tmp_.path() / "cache";
     s.source.rules.file_roots = {tmp_.path()};
-    s.source.fetch.helper = TAKOSUMI_TEST_GITHELPER;
+    s.source.fetch.helper = test_paths::githelper;
     s.tofu_timeout = 300s;
     s.kill_grace = 10s;
     return s;

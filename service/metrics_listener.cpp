@@ -7,6 +7,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 #include <spdlog/spdlog.h>
@@ -16,6 +17,18 @@
 #include "common/error_codes.hpp"
 
 namespace takosumi::service {
+
+void add_build_info(prometheus::Registry& registry, const std::string& name, const std::string& help,
+                    const std::string& version) {
+  prometheus::BuildGauge().Name(name).Help(help).Register(registry).Add({{"version", version}}).Set(1);
+}
+
+std::string status_class(unsigned status) {
+  if (status == 0) return "none";
+  if (status < 300) return "2xx";
+  if (status < 500) return "4xx";
+  return "5xx";
+}
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;

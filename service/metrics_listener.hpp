@@ -24,6 +24,12 @@ class Registry;
 
 namespace takosumi::service {
 
+// What both daemons' metrics have alike: a build_info gauge (<prefix>_build_info{version}, always
+// 1) and HTTP answers counted by class ("2xx", "4xx", "5xx"; "none" when no answer came, status 0).
+void add_build_info(prometheus::Registry& registry, const std::string& name, const std::string& help,
+                    const std::string& version);
+std::string status_class(unsigned status);
+
 struct MetricsEndpoints {
   std::shared_ptr<prometheus::Registry> registry;
   // Called before each scrape, to bring gauges read from elsewhere up to date.

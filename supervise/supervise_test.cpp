@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::supervise {
 namespace {
@@ -30,8 +31,8 @@ namespace {
 using namespace std::chrono_literals;
 using takosumi::testing::TempDir;
 
-const std::string kSupervise = TAKOSUMI_TEST_SUPERVISE;
-const std::string kMisbehave = TAKOSUMI_TEST_MISBEHAVE;
+const std::string kSupervise = test_paths::supervise;
+const std::string kMisbehave = test_paths::misbehave;
 constexpr auto kPatience = 30s;  // generous: only a failure ever waits this long
 
 // ---- command line -------------------------------------------------------------------------

@@ -11,6 +11,7 @@
 #include "bench/e2e/report.hpp"
 #include "bench/e2e/run_figures.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::bench {
 namespace json = boost::json;
@@ -60,7 +61,7 @@ json::object run_bench(const Options& options, std::ostream& progress) {
   json::object doc{{"schema", 1},
                    {"date", utc_now()},
                    {"machine", machine_json()},
-                   {"tofuVersion", tofu_version(TAKOSUMI_TEST_TOFU)},
+                   {"tofuVersion", tofu_version(test_paths::tofu)},
                    {"runs", options.runs},
                    {"soakRuns", options.soak_runs},
                    {"manifestTtlSeconds", options.manifest_ttl_seconds},
@@ -74,7 +75,7 @@ json::object run_bench(const Options& options, std::ostream& progress) {
     if (stack.port() == 0 || stack.workspace_id().empty())
       throw std::runtime_error("the stack did not start (the harness printed why above)");
     testing::TempDir bare_root("takosumi-bench-bare-");
-    auto bare = BareTofu::create(TAKOSUMI_TEST_TOFU, TAKOSUMI_TEST_PROVIDER_MIRROR, bare_root.path());
+    auto bare = BareTofu::create(test_paths::tofu, test_paths::provider_mirror, bare_root.path());
     if (!bare) throw std::runtime_error(bare.error().to_string());
     TakosumiSide takosumi(stack, bench_module());
     BenchContext ctx{stack,        takosumi,    *bare,       bench_module(),

@@ -16,6 +16,7 @@
 #include "tests/support/run_to_end.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::controlplane {
 namespace {
@@ -62,7 +63,7 @@ class GitRefResolverTest : public ::testing::Test {
 
   static RefResolverSettings settings(const TempDir& dir) {
     RefResolverSettings s;
-    s.helper = TAKOSUMI_TEST_GITHELPER;
+    s.helper = test_paths::githelper;
     s.rules.file_roots = {dir.path()};
     s.rules.private_dirs = {dir.path() / "data"};
     s.rules.allow_internal_hosts = true;  // the test servers listen on loopback

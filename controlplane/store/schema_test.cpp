@@ -16,6 +16,7 @@
 #include "controlplane/testing/test_support.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/fake_clock.hpp"
+#include "tests/support/test_paths.hpp"
 
 using takosumi::testing::FakeClock;
 
@@ -29,7 +30,7 @@ constexpr std::int64_t kCurrentVersion = 18;
 // The frozen schema of an earlier release, testdata/schema_v<N>.sql, verbatim as that release
 // created it: migrations are tested against the real thing and not against today's DDL.
 std::string schema_snapshot(int version) {
-  const auto file = std::filesystem::path(TAKOSUMI_CP_TESTDATA_DIR) /
+  const auto file = std::filesystem::path(test_paths::source_dir) / "controlplane/testing/testdata" /
                     ("schema_v" + std::to_string(version) + ".sql");
   auto text = read_file(file, 1 << 20);
   EXPECT_TRUE(text) << text.error().to_string();

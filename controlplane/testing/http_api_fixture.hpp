@@ -22,6 +22,7 @@
 #include "crypto/sha256.hpp"
 #include "tests/support/fake_clock.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::controlplane {
 
@@ -80,7 +81,7 @@ class HttpApiTest : public ::testing::Test {
     // source rules themselves are tested with roots of their own (git_ref_resolver_test,
     // source_rules_api_test). dataDir stays out of reach.
     cfg.sources.file_roots = {"/"};
-    cfg.git_helper = TAKOSUMI_TEST_GITHELPER;
+    cfg.git_helper = test_paths::githelper;
     return cfg;
   }
 

@@ -11,6 +11,7 @@
 #include "runner/state/state_file.hpp"
 #include "runner/tofu/tofu_cli.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -100,15 +101,15 @@ TEST(PlanAnalysis, RefusesOtherFormatsAndGarbage) {
 class RealPlanAnalysis : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(std::filesystem::exists(TAKOSUMI_TEST_TOFU)) << "missing " << TAKOSUMI_TEST_TOFU;
-    ASSERT_TRUE(std::filesystem::exists(TAKOSUMI_TEST_PROVIDER_MIRROR))
-        << "missing " << TAKOSUMI_TEST_PROVIDER_MIRROR;
+    ASSERT_TRUE(std::filesystem::exists(test_paths::tofu)) << "missing " << test_paths::tofu;
+    ASSERT_TRUE(std::filesystem::exists(test_paths::provider_mirror))
+        << "missing " << test_paths::provider_mirror;
     auto ws = RunWorkspace::create(tmp_.path() / "work", "plan-analysis", 1);
     ASSERT_TRUE(ws) << ws.error().to_string();
     ws_.emplace(std::move(*ws));
     module_ = ws_->source() / "module";  // the agent writes its files only inside the checkout
     std::filesystem::create_directories(module_);
-    TofuOptions options{TAKOSUMI_TEST_TOFU, TAKOSUMI_TEST_PROVIDER_MIRROR,
+    TofuOptions options{test_paths::tofu, test_paths::provider_mirror,
                         std::chrono::steady_clock::now() + std::chrono::minutes(5)};
     tofu_.emplace(launcher_, cancel_, options, *ws_, module_, [](std::string_view) {});
     ASSERT_TRUE(tofu_->write_cli_config());
@@ -208,7 +209,7 @@ output "nothing" { value = null }
   ASSERT_TRUE(run(tofu_->async_apply(plan)));
   const auto printed = tmp_.path() / "output.json";
   const std::string cmd = "cd '" + module_.string() + "' && TF_CLI_CONFIG_FILE='" +
-                          ws_->cli_config().string() + "' '" + TAKOSUMI_TEST_TOFU +
+                          ws_->cli_config().string() + "' '" + test_paths::tofu +
                           "' output -json > '" + printed.string() + "'";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   auto read_json = [](const std::filesystem::path& p) {

@@ -11,6 +11,7 @@
 #include "protocol/failure_codes.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/tofu_lock.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -25,11 +26,11 @@ class MirrorVerifyTest : public ::testing::Test {
         dir_.path(),
         "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\", version = "
         "\"3.3.1\" }\n  }\n}\n",
-        TAKOSUMI_TEST_PROVIDER_MIRROR));
+        test_paths::provider_mirror));
     ASSERT_TRUE(pins) << pins.error().to_string();
     pins_ = std::move(*pins);
     fs::create_directories(null_dir().parent_path());
-    fs::copy(fs::path(TAKOSUMI_TEST_PROVIDER_MIRROR) / "registry.opentofu.org/hashicorp/null",
+    fs::copy(fs::path(test_paths::provider_mirror) / "registry.opentofu.org/hashicorp/null",
              null_dir(), fs::copy_options::recursive);
   }
   fs::path mirror() const { return dir_.path() / "mirror"; }

@@ -10,6 +10,7 @@
 #include "protocol/failure_codes.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/tofu_lock.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -18,7 +19,7 @@ namespace fs = std::filesystem;
 using takosumi::testing::TempDir;
 
 const fs::path kNullPackage =
-    fs::path(TAKOSUMI_TEST_PROVIDER_MIRROR) / "registry.opentofu.org/hashicorp/null/3.3.1/linux_amd64";
+    fs::path(test_paths::provider_mirror) / "registry.opentofu.org/hashicorp/null/3.3.1/linux_amd64";
 
 TEST(PackageHash, TheH1OfAnUnpackedPackageIsTheOneTofuLocks) {
   TempDir dir;
@@ -26,7 +27,7 @@ TEST(PackageHash, TheH1OfAnUnpackedPackageIsTheOneTofuLocks) {
       dir.path(),
       "terraform {\n  required_providers {\n    null = { source = \"hashicorp/null\", version = "
       "\"3.3.1\" }\n  }\n}\n",
-      TAKOSUMI_TEST_PROVIDER_MIRROR);
+      test_paths::provider_mirror);
   ASSERT_NE(lock.find("h1:"), std::string::npos) << lock;
 
   auto h1 = package_hash_h1(kNullPackage);

@@ -12,6 +12,7 @@
 #include "tests/support/run_to_end.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -40,7 +41,7 @@ class GitSourceTest : public ::testing::Test {
     a.git_cache = cache;
     a.rules.file_roots = {tmp_.path()};
     a.rules.private_dirs = {tmp_.path() / "state"};
-    a.fetch.helper = TAKOSUMI_TEST_GITHELPER;
+    a.fetch.helper = test_paths::githelper;
     return a;
   }
   Result<CheckedOutSource> checkout_at(const fs::path& cache, const protocol::SourceSpec& s,

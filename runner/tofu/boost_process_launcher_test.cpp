@@ -16,6 +16,7 @@
 #include "redaction/line_splitter.hpp"
 #include "tests/support/run_to_end.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -38,13 +39,13 @@ class LauncherFixture : public ::testing::Test {
   explicit LauncherFixture(bool supervised) : supervised_(supervised) {}
   ProcessSpec spec(std::vector<std::string> args) {
     ProcessSpec s;
-    s.program = TAKOSUMI_TEST_MISBEHAVE;
+    s.program = test_paths::misbehave;
     s.args = std::move(args);
     s.env = {"PATH=/usr/bin:/bin", "ONLY_THIS=1"};
     s.cwd = dir_.path();
     s.timeout = 60s;
     s.kill_grace = 200ms;
-    if (supervised_) s.supervisor = SupervisorSpec{TAKOSUMI_TEST_SUPERVISE, lock_};
+    if (supervised_) s.supervisor = SupervisorSpec{test_paths::supervise, lock_};
     return s;
   }
   // Output arrives in chunks; the test reads it as lines (cut at 64 KiB), as TofuCli does.
@@ -213,7 +214,7 @@ TEST_P(LauncherTest, ResourceLimitsApplyToTheChildAndCoreDumpsAreOff) {
 TEST_P(LauncherTest, GroupInterruptReachesTheProgramInsideAWrapper) {
   auto s = spec({});
   s.program = "/bin/sh";
-  s.args = {"-c", std::string(TAKOSUMI_TEST_MISBEHAVE) + " exit-on-sigint; echo wrapper-exit=$?"};
+  s.args = {"-c", std::string(test_paths::misbehave) + " exit-on-sigint; echo wrapper-exit=$?"};
   s.interrupt_group = true;
   auto r = run(std::move(s), [&](std::string_view l) {
     if (l == "ready") cancel_.request();

@@ -16,6 +16,7 @@
 #include "runner/tofu/disk_budget.hpp"
 #include "runner/tofu/run_cgroups.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -23,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using takosumi::testing::TempDir;
 
-const fs::path kMirror = TAKOSUMI_TEST_PROVIDER_MIRROR;
+const fs::path kMirror = test_paths::provider_mirror;
 const fs::path kNull = "registry.opentofu.org/hashicorp/null/3.3.1";
 
 fs::path platform_entry(const TempDir& module) {

@@ -48,7 +48,7 @@ std::string join(const std::set<std::string>& names) {
 
 void print(const std::vector<Outcome>& outcomes) {
   std::ostringstream t;
-  t << "\nSIGKILL of the agent during an apply (4 files, 1 s apart); outcome after restart:\n"
+  t << "\nSIGKILL of the agent during an apply (4 files, 0.5 s apart); outcome after restart:\n"
     << std::left << std::setw(4) << "#" << std::setw(8) << "kill@ms" << std::setw(11) << "journal"
     << std::setw(11) << "status" << std::setw(13) << "code" << std::setw(8) << "attempt" << std::setw(8) << "applies"
     << std::setw(5) << "SVs" << std::setw(8) << "partial" << std::setw(14) << "state"
@@ -71,7 +71,7 @@ TEST(KillAgent, EveryResourceInRealityIsInTheStateAfterASigkillAtTwentyMoments) 
   options.lease_seconds = 10;
   Stack stack(options);
   TestGitRepo repo(stack.root() / "repo");
-  repo.commit({{"main.tf", slow_chain_module(4, "1s")}});
+  repo.commit({{"main.tf", slow_chain_module(4, "500ms")}});
   std::vector<Outcome> outcomes;
   for (int i = 0; i < 20; ++i) {
     SCOPED_TRACE("moment " + std::to_string(i));
@@ -82,7 +82,7 @@ TEST(KillAgent, EveryResourceInRealityIsInTheStateAfterASigkillAtTwentyMoments) 
     ASSERT_TRUE(wait_until_running(stack, run_id));
 
     Outcome o;
-    o.moment_ms = i * 350;  // from the claim to well after the apply's end (about 5 s)
+    o.moment_ms = i * 200;  // from the claim to after the apply's end (about 3 s)
     std::this_thread::sleep_for(std::chrono::milliseconds(o.moment_ms));
     o.phase_at_kill = journaled_phase(stack, 0, run_id);
     const int before = registrations(stack);

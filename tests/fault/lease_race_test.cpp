@@ -10,6 +10,7 @@
 
 #include "tests/fault/fault_support.hpp"
 #include "tests/support/test_git_repo.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -40,8 +41,8 @@ TEST(LeaseRace, TheAgentThatLostTheLeaseNeverAppliesAndReportsLeaseLost) {
   ASSERT_EQ(::kill(frozen, SIGSTOP), 0);
   EXPECT_NE(journaled_phase(stack, 0, run_id), "apply") << "frozen too late for this test";
 
-  // Past the lease (6 s), a second agent takes the Run over.
-  std::this_thread::sleep_for(std::chrono::seconds(8));
+  // Once the lease (6 s) has expired, a second agent takes the Run over: its claims look again
+  // every second, so it is started now and waits for that itself.
   stack.start_agent(1);
   ASSERT_TRUE(eventually([&] { return !run_events(stack, "run.apply_started", run_id).empty(); },
                          std::chrono::seconds(120)))
@@ -66,7 +67,7 @@ TEST(LeaseRace, TheAgentThatLostTheLeaseNeverAppliesAndReportsLeaseLost) {
   EXPECT_NE(read_text(stack.agent_dir(0) / "agent.log").find("lease_lost"), std::string::npos);
 
   // The operator's view on agent-0's host.
-  const std::string agent = std::string(TAKOSUMI_TEST_BINARY_DIR) + "/agent/takosumi-agent";
+  const std::string agent = std::string(test_paths::binary_dir) + "/agent/takosumi-agent";
   const std::string config = (stack.agent_dir(0) / "agent.yaml").string();
   auto listing = run_command(agent + " --config " + config + " recover 2>&1");
   EXPECT_NE(listing.find("run " + run_id + " attempt 1: lease_lost"), std::string::npos) << listing;

@@ -11,6 +11,7 @@
 #include "tests/support/stack.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -28,7 +29,7 @@ std::vector<std::string> registered_ids(const Stack& stack) {
 
 // What `takosumi-agent --config agent.yaml --print-public-key` prints for agent-0, trimmed.
 std::string print_public_key(const Stack& stack) {
-  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  const std::filesystem::path bin = test_paths::binary_dir;
   const auto out = stack.agent_dir(0) / "print-public-key.out";
   ChildProcess printer({(bin / "agent/takosumi-agent").string(), "--config",
                         (stack.agent_dir(0) / "agent.yaml").string(), "--print-public-key"},

@@ -136,8 +136,17 @@ TEST(AgentLifecycle, TheAgentCredentialRotatesThroughTheHeartbeatAndStaysOwnerOn
   EXPECT_EQ(read_text(stack.agent_dir(0) / "agent.yaml").find(read_text(kept).substr(0, 20)),
             std::string::npos);
 
-  // Past several lifetimes of the first credential, the agent still works.
-  std::this_thread::sleep_for(9s);
+  // Past several lifetimes of the first credential (4 s; each rotation replaces one that is at
+  // least half spent), the agent still works.
+  const auto rotations = [&] {
+    const std::string log = stack.agent_log(0);
+    std::size_t n = 0;
+    for (auto at = log.find("agent credential rotated"); at != std::string::npos;
+         at = log.find("agent credential rotated", at + 1))
+      ++n;
+    return n;
+  };
+  ASSERT_TRUE(eventually([&] { return rotations() >= 4; }, 120s)) << stack.agent_log(0);
   TestGitRepo repo(stack.root() / "repo");
   repo.commit({{"main.tf", R"(resource "terraform_data" "x" { input = "a" })"}});
   auto run = stack.plan(stack.create_capsule(repo.url(), {}, {}));

@@ -11,6 +11,7 @@
 #include "tests/support/http_client.hpp"
 #include "tests/support/stack.hpp"
 #include "tests/support/test_git_repo.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -158,7 +159,7 @@ TEST(BackupTest, AWorkspaceMovesToAnotherControlPlaneWithoutItsSecrets) {
   const auto restore_command = [&](const std::filesystem::path& config, const std::string& log) {
     return std::make_unique<ChildProcess>(
         std::vector<std::string>{
-            (std::filesystem::path(TAKOSUMI_TEST_BINARY_DIR) / "controlplane/takosumi-control")
+            (std::filesystem::path(test_paths::binary_dir) / "controlplane/takosumi-control")
                 .string(),
             "restore", "--config", config.string(), "--source-key",
             (source.data_dir() / "keys/signing.pub").string(),

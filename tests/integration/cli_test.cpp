@@ -9,6 +9,7 @@
 #include "tests/support/fifo_gate.hpp"
 #include "tests/support/stack.hpp"
 #include "tests/support/test_git_repo.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -34,7 +35,7 @@ class CliTest : public ::testing::Test {
   std::unique_ptr<ChildProcess> start(std::vector<std::string> args, const std::string& url,
                                       const std::string& workspace_env,
                                       const std::filesystem::path& log) {
-    const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+    const std::filesystem::path bin = test_paths::binary_dir;
     const auto files = stack_.client_certificate("operator");
     std::vector<std::string> argv{(bin / "cli/takosumi").string(), "--ca-file",
                                   files.ca_file.string(), "--client-cert", files.cert_file.string(),

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "tests/support/probe_module.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -385,7 +386,7 @@ echo started
   repo.commit({{"main.tf", module}, {"swap.sh", swap}, {"padding.tf", padding}});
   const auto capsule = probe_capsule(
       stack, repo,
-      json::object{{"tofu", TAKOSUMI_TEST_TOFU}, {"out", stack.real_world().string()}},
+      json::object{{"tofu", test_paths::tofu}, {"out", stack.real_world().string()}},
       json::object{{"allowExternalData", true}, {"allowProvisioners", false}});
   const auto plan = stack.plan(capsule);
   ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << run_logs(stack, plan);
@@ -450,7 +451,7 @@ echo forged
 
 TEST(ExecAllowlist, CheckConfigReportsTheLandlockAbiAndTheProcessLimit) {
   Stack stack;
-  const fs::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  const fs::path bin = test_paths::binary_dir;
   const fs::path out = stack.root() / "check.out";
   const std::string cmd = (bin / "agent/takosumi-agent").string() + " --config " +
                           (stack.agent_dir(0) / "agent.yaml").string() + " --check-config > " +

@@ -9,6 +9,7 @@
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
 #include "tests/support/tofu_lock.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -28,7 +29,7 @@ resource "null_resource" "probe" {}
 struct PinnedMirror {
   PinnedMirror() {
     fs::create_directories(mirror() / "registry.opentofu.org/hashicorp");
-    fs::copy(fs::path(TAKOSUMI_TEST_PROVIDER_MIRROR) / "registry.opentofu.org/hashicorp/null",
+    fs::copy(fs::path(test_paths::provider_mirror) / "registry.opentofu.org/hashicorp/null",
              mirror() / "registry.opentofu.org/hashicorp/null",
              fs::copy_options::recursive);
     std::ofstream(pins()) << tofu_lock_file(dir.path(), kNullModule, mirror());
@@ -76,7 +77,7 @@ TEST(MirrorPins, AProviderAlteredOnDiskNeverRuns) {
   EXPECT_EQ(logs.find("Initializing"), std::string::npos) << logs;
 
   // The unit's ExecStartPre (--check-config) stops a start on the tampered mirror.
-  ChildProcess check({(fs::path(TAKOSUMI_TEST_BINARY_DIR) / "agent/takosumi-agent").string(),
+  ChildProcess check({(fs::path(test_paths::binary_dir) / "agent/takosumi-agent").string(),
                       "--config", stack.agent_config(0).string(), "--check-config"},
                      {}, stack.root() / "check-config.log");
   EXPECT_EQ(check.wait(std::chrono::seconds(60)), 2) << read_text(check.log_file());

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/probe_module.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -227,7 +228,7 @@ TEST(ModuleScan, ANestedTofuCannotReachAProviderThePolicyDenies) {
     return "data \"local_command\" \"nested\" {\n  command   = \"/bin/sh\"\n"
            "  arguments = [\"-c\", <<-EOT\n"
            "    mkdir -p n && printf '%s' '" + nested + "' > n/main.tf && \\\n"
-           "    '" + std::string(TAKOSUMI_TEST_TOFU) + "' -chdir=n init -input=false && touch " +
+           "    '" + std::string(test_paths::tofu) + "' -chdir=n init -input=false && touch " +
            marker.string() + "\n    EOT\n  ]\n  allow_non_zero_exit_code = true\n}\n";
   };
   Stack stack;

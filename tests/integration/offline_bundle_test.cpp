@@ -15,6 +15,7 @@
 #include "git/source_cache.hpp"
 #include "tests/support/stack.hpp"
 #include "tests/support/test_git_repo.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -53,14 +54,14 @@ class OfflineBundleTest : public ::testing::Test {
     return r;
   }
   Ran cli(std::vector<std::string> args, const std::string& log_name) {
-    args.insert(args.begin(), (fs::path(TAKOSUMI_TEST_BINARY_DIR) / "cli/takosumi").string());
+    args.insert(args.begin(), (fs::path(test_paths::binary_dir) / "cli/takosumi").string());
     return run(std::move(args), log_name,
                {{"TAKOSUMI_DEPLOY_CONTROL_URL", "http://127.0.0.1:" + std::to_string(stack_.port())},
                 {"TAKOSUMI_DEPLOY_CONTROL_TOKEN", "test-api-token-0123456789"}});
   }
   // takosumi-agent of the offline agent-<index> (its configuration has no control plane).
   Ran agent(int index, std::vector<std::string> args, const std::string& log_name) {
-    args.insert(args.begin(), {(fs::path(TAKOSUMI_TEST_BINARY_DIR) / "agent/takosumi-agent").string(),
+    args.insert(args.begin(), {(fs::path(test_paths::binary_dir) / "agent/takosumi-agent").string(),
                                "--config", stack_.offline_agent_config(index).string()});
     return run(std::move(args), log_name);
   }
@@ -277,7 +278,7 @@ TEST_F(OfflineBundleTest, ForeignExpiredSwappedAndTamperedBundlesAreRefused) {
     TestGitRepo other(stack_.root() / "other-repo");
     const auto commit = other.commit({{"main.tf", "resource \"null_resource\" \"x\" {}\n"}});
     git::FetchSettings fetch;
-    fetch.helper = fs::path(TAKOSUMI_TEST_BINARY_DIR) / "agent/takosumi-agent";
+    fetch.helper = fs::path(test_paths::binary_dir) / "agent/takosumi-agent";
     auto packed = git::pack_source(stack_.root() / "other-cache", "ws_other", other.url(), commit,
                                    std::nullopt, fetch, stack_.root() / "other.pack");
     ASSERT_TRUE(packed) << packed.error().to_string();
@@ -428,7 +429,7 @@ TEST_F(OfflineBundleTest, AnOfflineApplyKilledMidwayIsReportedWithItsStateByTheN
   ASSERT_EQ(export_run(apply_id, agent_id, "apply", "export-apply").code,
             0);
   {
-    ChildProcess site({(fs::path(TAKOSUMI_TEST_BINARY_DIR) / "agent/takosumi-agent").string(),
+    ChildProcess site({(fs::path(test_paths::binary_dir) / "agent/takosumi-agent").string(),
                        "--config", stack_.offline_agent_config(0).string(), "run-bundle", "execute",
                        file("apply.bundle").string(), "--out", file("apply.result").string()},
                       {{"HOME", stack_.root().string()}}, stack_.root() / "execute-killed.log");

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "tests/support/probe_module.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -43,10 +44,10 @@ json::object bare_tofu_outputs(const fs::path& work, const std::map<std::string,
   }
   std::ofstream(work.parent_path() / "bare.tfrc")
       << "provider_installation {\n  filesystem_mirror {\n    path = \""
-      << TAKOSUMI_TEST_PROVIDER_MIRROR << "\"\n  }\n}\n";
+      << test_paths::provider_mirror << "\"\n  }\n}\n";
   const fs::path module = work / module_path;
   const fs::path log = work.parent_path() / "bare.log";
-  const std::string tofu = std::string("'") + TAKOSUMI_TEST_TOFU + "'";
+  const std::string tofu = std::string("'") + test_paths::tofu + "'";
   const std::string command = "cd '" + module.string() + "' && export TF_CLI_CONFIG_FILE='" +
                               (work.parent_path() / "bare.tfrc").string() +
                               "' TF_IN_AUTOMATION=1 CHECKPOINT_DISABLE=1 && " + tofu +
@@ -113,7 +114,7 @@ TEST(PublishedLayout, AnExampleCallingItsAncestorAppliesAsByHand) {
 }
 
 TEST(PublishedLayout, NullLabelsCompleteExampleAppliesAsByHand) {
-  const auto files = files_under(fs::path(TAKOSUMI_TEST_SOURCE_DIR) / "tests/modules/null-label");
+  const auto files = files_under(fs::path(test_paths::source_dir) / "tests/modules/null-label");
   ASSERT_TRUE(files.contains("examples/complete/label1.tf"));
   expect_outputs_equal_bare_tofu(files, "examples/complete");
 }

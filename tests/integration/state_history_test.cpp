@@ -8,6 +8,7 @@
 #include "tests/support/http_client.hpp"
 #include "tests/support/stack.hpp"
 #include "tests/support/test_git_repo.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -114,7 +115,7 @@ TEST_F(StateHistoryTest, RotatedKeysKeepEveryStateVersionOpenAndAgentsFollowTheN
   const auto keys = stack_.data_dir() / "keys";
   const std::string old_storage = read_text(keys / "storage.pub");
   const std::string old_signing = read_text(keys / "signing.pub");
-  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  const std::filesystem::path bin = test_paths::binary_dir;
   auto rotate = [&](const std::string& key, const std::string& log) {
     ChildProcess command({(bin / "controlplane/takosumi-control").string(), "rotate-keys",
                           "--config", (stack_.root() / "control.yaml").string(), "--key", key},

@@ -11,6 +11,7 @@
 
 #include "tests/support/stack.hpp"
 #include "tests/support/test_git_repo.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -184,7 +185,7 @@ TEST(Tls, PlainHttpBeyondLoopbackIsRefusedOnBothSidesUnlessAllowed) {
       2, "config_invalid");
   EXPECT_NE(log.find("controlPlane.allowInsecureHttp"), std::string::npos) << log;
 
-  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  const std::filesystem::path bin = test_paths::binary_dir;
   const auto check = [&](const std::string& extra) {
     const auto file = stack.root() / "open.yaml";
     std::ofstream(file) << "listenAddress: 0.0.0.0\ndataDir: " << (stack.root() / "open").string()

@@ -13,6 +13,7 @@
 #include "tests/support/stack.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::testing {
 namespace {
@@ -30,7 +31,7 @@ std::string module_requiring(const std::string& constraint) {
 std::string real_version(const fs::path& dir) {
   const auto out = dir / "version.json";
   const std::string command =
-      std::string("TF_CLI_CONFIG_FILE=/dev/null '") + TAKOSUMI_TEST_TOFU + "' version -json > '" +
+      std::string("TF_CLI_CONFIG_FILE=/dev/null '") + test_paths::tofu + "' version -json > '" +
       out.string() + "'";
   EXPECT_EQ(std::system(command.c_str()), 0);
   std::ifstream in(out);
@@ -46,8 +47,8 @@ struct VersionsDir {
     for (const std::string& name : {real, std::string(kFakeName)}) {
       fs::create_directories(path() / name);
       std::error_code ec;
-      fs::create_hard_link(TAKOSUMI_TEST_TOFU, path() / name / "tofu", ec);
-      if (ec) fs::copy_file(TAKOSUMI_TEST_TOFU, path() / name / "tofu");
+      fs::create_hard_link(test_paths::tofu, path() / name / "tofu", ec);
+      if (ec) fs::copy_file(test_paths::tofu, path() / name / "tofu");
     }
     fs::create_directories(path() / "latest");
   }
@@ -169,7 +170,7 @@ TEST_F(TofuVersions, WithoutAConstraintTofuBinaryRuns) {
   EXPECT_EQ(str(plan, "tofuVersion"), versions_.real);
 
   // --check-config (the unit's ExecStartPre) lists the builds and what it skipped.
-  ChildProcess check({(fs::path(TAKOSUMI_TEST_BINARY_DIR) / "agent/takosumi-agent").string(),
+  ChildProcess check({(fs::path(test_paths::binary_dir) / "agent/takosumi-agent").string(),
                       "--config", stack_.agent_config(0).string(), "--check-config"},
                      {}, stack_.root() / "check-config.log");
   EXPECT_EQ(check.wait(std::chrono::seconds(60)), 0) << read_text(check.log_file());

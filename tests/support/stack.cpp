@@ -10,6 +10,7 @@
 #include "controlplane/testing/test_support.hpp"
 #include "crypto/keys.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::testing {
 namespace json = boost::json;
@@ -24,7 +25,7 @@ void write(const std::filesystem::path& p, const std::string& text) {
 }  // namespace
 
 Stack::Stack(StackOptions options) : options_(std::move(options)), root_(make_temp_dir("takosumi-it-")) {
-  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  const std::filesystem::path bin = test_paths::binary_dir;
   write(root_ / "api.token", api_token_ + "\n");
   write(root_ / "pool.token", pool_token_ + "\n");
   std::filesystem::permissions(root_ / "api.token", std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
@@ -98,7 +99,7 @@ unsigned short Stack::launch_control(std::unique_ptr<ChildProcess>& process,
                                      const std::filesystem::path& config,
                                      const std::filesystem::path& data,
                                      const std::filesystem::path& log) {
-  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  const std::filesystem::path bin = test_paths::binary_dir;
   const auto port_file = data / "control.port";
   std::filesystem::remove(port_file);
   process = std::make_unique<ChildProcess>(
@@ -315,8 +316,8 @@ std::filesystem::path Stack::write_agent_config(int index, bool offline) {
         "concurrency: " + std::to_string(options_.concurrency) + "\n"
         "stateDir: " + (dir / "state").string() + "\n"
         "workDir: " + (dir / "work").string() + "\n"
-        "tofu:\n  binary: " TAKOSUMI_TEST_TOFU "\n  providerMirror: " +
-        (options_.provider_mirror.empty() ? std::string(TAKOSUMI_TEST_PROVIDER_MIRROR)
+        "tofu:\n  binary: " + std::string(test_paths::tofu) + "\n  providerMirror: " +
+        (options_.provider_mirror.empty() ? std::string(test_paths::provider_mirror)
                                           : options_.provider_mirror.string()) +
         "\n" +
         (options_.provider_pins.empty() ? std::string{}
@@ -341,7 +342,7 @@ std::filesystem::path Stack::write_agent_config(int index, bool offline) {
 std::filesystem::path Stack::offline_agent_config(int index) { return write_agent_config(index, true); }
 
 void Stack::start_agent(int index) {
-  const std::filesystem::path bin = TAKOSUMI_TEST_BINARY_DIR;
+  const std::filesystem::path bin = test_paths::binary_dir;
   const auto dir = root_ / ("agent-" + std::to_string(index));
   write_agent_config(index, false);
   if (agents_.size() <= static_cast<std::size_t>(index)) agents_.resize(static_cast<std::size_t>(index) + 1);

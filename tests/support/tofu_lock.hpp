@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include "tests/support/test_paths.hpp"
 
 namespace takosumi::testing {
 
@@ -23,7 +24,7 @@ inline std::string tofu_lock_file(const std::filesystem::path& dir, std::string_
   const auto log = dir / "lock-init.log";
   const std::string command = "cd '" + module.string() + "' && TF_CLI_CONFIG_FILE='" +
                               (dir / "lock-cli.tfrc").string() + "' TF_DATA_DIR='" +
-                              (dir / "lock-data").string() + "' '" + TAKOSUMI_TEST_TOFU +
+                              (dir / "lock-data").string() + "' '" + test_paths::tofu +
                               "' init -backend=false -input=false > '" + log.string() + "' 2>&1";
   const auto read = [](const std::filesystem::path& p) {
     std::ifstream in(p);
