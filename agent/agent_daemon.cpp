@@ -7,9 +7,9 @@
 #include <spdlog/spdlog.h>
 
 #include "common/clock.hpp"
-#include "agent/retry.hpp"
-#include "agent/run_session.hpp"
-#include "agent/runner_settings.hpp"
+#include "agent/session/retry.hpp"
+#include "agent/session/run_session.hpp"
+#include "agent/service/runner_settings.hpp"
 #include "git/source_cache.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"

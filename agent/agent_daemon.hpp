@@ -1,6 +1,6 @@
 #pragma once
 // The agent's main loop: register (a signed challenge proves it holds its signing key), finish or report every Run the journal holds from before a
-// crash (agent/run_recovery.hpp), then long-poll for as many jobs as there are free slots and run
+// crash (agent/durable/run_recovery.hpp), then long-poll for as many jobs as there are free slots and run
 // each in its own RunSession. request_stop() (the first stop signal) stops claiming at once, lets
 // the running Runs finish and deliver, then async_run returns; cancel_running() (the second)
 // interrupts them as a cancel would. Tells the service manager how it is doing throughout
@@ -14,14 +14,14 @@
 #include <optional>
 #include <set>
 
-#include "agent/agent_credential_file.hpp"
-#include "agent/agent_metrics.hpp"
-#include "agent/control_client.hpp"
-#include "agent/nonce_journal.hpp"
-#include "agent/run_journal.hpp"
-#include "agent/run_recovery.hpp"
-#include "agent/run_spool.hpp"
-#include "agent/sandbox_probe.hpp"
+#include "agent/durable/agent_credential_file.hpp"
+#include "agent/service/agent_metrics.hpp"
+#include "agent/session/control_client.hpp"
+#include "agent/durable/nonce_journal.hpp"
+#include "agent/durable/run_journal.hpp"
+#include "agent/durable/run_recovery.hpp"
+#include "agent/durable/run_spool.hpp"
+#include "agent/service/sandbox_probe.hpp"
 #include "runner/run_executor.hpp"
 #include "common/clock.hpp"
 #include "config/agent_config.hpp"

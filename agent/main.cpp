@@ -16,11 +16,12 @@
 #include <string>
 
 #include "agent/agent_daemon.hpp"
-#include "agent/bubblewrap_check.hpp"
-#include "agent/json_log_formatter.hpp"
-#include "agent/offline_run.hpp"
-#include "agent/recover_command.hpp"
-#include "agent/redacting_sink.hpp"
+#include "agent/command_line.hpp"
+#include "agent/service/bubblewrap_check.hpp"
+#include "agent/service/json_log_formatter.hpp"
+#include "agent/offline/offline_run.hpp"
+#include "agent/durable/recover_command.hpp"
+#include "agent/service/redacting_sink.hpp"
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "common/version.hpp"
@@ -37,84 +38,8 @@
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: takosumi-agent --config <agent.yaml> [--once | --check-config | --print-public-key]\n"
-    "       takosumi-agent --config <agent.yaml> recover [--push | --discard RUN_ID]\n"
-    "       takosumi-agent mirror verify <mirror dir> --pins <lock file>\n"
-    "       takosumi-agent mirror add <packages dir> --to <mirror dir> --pins <lock file>\n"
-    "       takosumi-agent --config <agent.yaml> keys export\n"
-    "       takosumi-agent --config <agent.yaml> run-bundle execute <bundle> --out <result>\n"
-    "  --config FILE     agent configuration (docs/configuration.md)\n"
-    "  --once            take one Run, deliver it, deregister and exit (as ephemeral: true)\n"
-    "  --check-config    load and validate the configuration and keys, then exit\n"
-    "  --print-public-key  print this agent's public signing key (base64; created if there is\n"
-    "                    none yet, as on start) for an operator's reset-keys, then exit\n"
-    "  recover           show the Runs the journal and the spool hold (docs/operations.md)\n"
-    "  mirror verify     check every provider package of a mirror against pinned h1:/zh: hashes\n"
-    "                    in the format of OpenTofu's lock files (docs/air-gapped.md)\n"    "  mirror add        copy the packages `tofu providers mirror` made into the mirror, each\n"
-    "                    checked against the pins before and after, then check the whole mirror\n"
-    "    --push          deliver them now, also those held for the operator (agent stopped)\n"
-    "    --discard ID    forget one Run's journal entry and spool (agent stopped)\n"
-    "  keys export       print this agent's public keys and offline id (JSON) for\n"
-    "                    POST /api/v1/agents/offline on the connected side (docs/air-gapped.md)\n"
-    "  run-bundle execute  run an offline Run bundle without any network and write the signed\n"
-    "                    result bundle to --out (docs/air-gapped.md)\n"
-    "signals: TERM, INT or QUIT stop claiming and let running Runs finish; a second one cancels\n"
-    "  them, a third exits at once (the next start delivers what is left); HUP reloads the\n"
-    "  configuration\n"
-    "environment: TAKOSUMI_DEPLOY_CONTROL_URL, TAKOSUMI_POOL_TOKEN, TAKOSUMI_AGENT_NAME override\n"
-    "  the file\n";
+using takosumi::agent::Args;
 
-struct Args {
-  std::string config;
-  bool check_only = false;
-  bool once = false;
-  bool print_public_key = false;
-  bool recover = false;
-  bool push = false;
-  std::string discard;
-  bool keys_export = false;
-  std::string bundle;  // run-bundle execute
-  std::string result;  // its --out
-};
-
-bool parse_args(int argc, char** argv, Args& args) {
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--config" && i + 1 < argc) {
-      args.config = argv[++i];
-    } else if (a == "--check-config") {
-      args.check_only = true;
-    } else if (a == "--once") {
-      args.once = true;
-    } else if (a == "--print-public-key") {
-      args.print_public_key = true;
-    } else if (a == "keys" && i + 1 < argc && std::string_view(argv[i + 1]) == "export") {
-      args.keys_export = true;
-      ++i;
-    } else if (a == "run-bundle" && i + 2 < argc && std::string_view(argv[i + 1]) == "execute") {
-      args.bundle = argv[i + 2];
-      i += 2;
-    } else if (a == "--out" && !args.bundle.empty() && i + 1 < argc) {
-      args.result = argv[++i];
-    } else if (a == "recover") {
-      args.recover = true;
-    } else if (a == "--push" && args.recover) {
-      args.push = true;
-    } else if (a == "--discard" && args.recover && i + 1 < argc) {
-      args.discard = argv[++i];
-    } else if (a == "--version") {
-      std::cout << "takosumi-agent " << TAKOSUMI_VERSION << "\n";
-      std::exit(0);
-    } else {
-      return false;
-    }
-  }
-  const int modes = int(args.check_only) + int(args.print_public_key) + int(args.recover) +
-                    int(args.once) + int(args.keys_export) + int(!args.bundle.empty());
-  if (!args.bundle.empty() && args.result.empty()) return false;
-  return !args.config.empty() && !(args.push && !args.discard.empty()) && modes <= 1;
-}
 
 // A helper program installed next to takosumi-agent unless the configuration names it (key).
 takosumi::Status resolve_helper(std::filesystem::path& program, const char* name, const char* key) {
@@ -258,8 +183,6 @@ takosumi::Result<std::unique_ptr<takosumi::net::HttpTransport>> make_transport(
   return std::make_unique<takosumi::net::FailoverTransport>(std::move(replicas));
 }
 
-}  // namespace
-
 // `mirror verify DIR --pins FILE`: 0 when every package of the mirror matches its pin, 1 with each
 // problem named otherwise.
 int run_mirror_verify(const std::filesystem::path& mirror, const std::filesystem::path& pins_file) {
@@ -298,149 +221,46 @@ int run_mirror_add(const std::filesystem::path& from, const std::filesystem::pat
   return 0;
 }
 
-int main(int argc, char** argv) {
-  // The agent as its own Git helper (git/remote_helper.hpp): a Run's fetch, killable at a deadline.
-  if (argc == 2 && std::string_view(argv[1]) == takosumi::git::kHelperCommand)
-    return takosumi::git::git_helper_main();
-  if (argc == 6 && std::string_view(argv[1]) == "mirror" && std::string_view(argv[2]) == "verify" &&
-      std::string_view(argv[4]) == "--pins")
-    return run_mirror_verify(argv[3], argv[5]);
-  if (argc == 8 && std::string_view(argv[1]) == "mirror" && std::string_view(argv[2]) == "add" &&
-      std::string_view(argv[4]) == "--to" && std::string_view(argv[6]) == "--pins")
-    return run_mirror_add(argv[3], argv[5], argv[7]);
-  // A SIGTERM that arrives while the agent starts (systemd stopping it right after a restart)
-  // waits until the handler below is in place and then stops the agent cleanly, instead of
-  // killing it half-started.
-  sigset_t stop_signals;
-  ::sigemptyset(&stop_signals);
-  ::sigaddset(&stop_signals, SIGTERM);
-  ::sigaddset(&stop_signals, SIGINT);
-  ::sigaddset(&stop_signals, SIGQUIT);
-  ::sigaddset(&stop_signals, SIGHUP);
-  ::sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
-  Args args;
-  if (!parse_args(argc, argv, args)) {
-    std::cerr << kUsage;
-    return 2;
-  }
-  // Every line the agent logs passes the secrets of the Runs in flight and the patterns.
-  spdlog::set_default_logger(takosumi::agent::make_redacting_stderr_logger("takosumi-agent"));
-  set_log_format(takosumi::config::LogFormat::text);
-  auto config = load_config(args);
-  if (!config) {
-    spdlog::error("{}", config.error().to_string());
-    return 2;
-  }
-  set_log_format(config->log_format);
-  spdlog::set_level(spdlog::level::from_str(config->log_level));
-  if (args.print_public_key) return print_public_key(*config);
-  auto keys = load_keys(*config);
-  if (!keys) {
-    spdlog::error("{}", keys.error().to_string());
-    return 2;
-  }
-  if (args.keys_export) {
-    std::cout << takosumi::agent::offline_keys_json(*config, *keys) << "\n";
-    return 0;
-  }
-  const bool offline = !args.bundle.empty();
-  // What an offline agent does besides bundles: check its configuration, list and discard what its
-  // journal holds (recover without --push).
-  const bool needs_control_plane = !offline && !args.check_only && !(args.recover && !args.push);
-  if (needs_control_plane && config->control_urls.empty()) {
-    spdlog::error("controlPlane.url is not set: this agent is offline and only runs "
-                  "`run-bundle execute` (docs/air-gapped.md)");
-    return 2;
-  }
-  // An offline agent has no control plane to build a transport for.
-  auto transport = config->control_urls.empty()
-                       ? takosumi::Result<std::unique_ptr<takosumi::net::HttpTransport>>(nullptr)
-                       : make_transport(*config);
-  if (!transport) {
-    spdlog::error("{}", transport.error().to_string());
-    return 2;
-  }
-  if (args.recover && !args.push) return run_recover(args, *config);
-  if (auto s = resolve_helpers(*config); !s) {
-    spdlog::error("{}", s.error().to_string());
-    return 2;
-  }
-  // --check-config only looks; the daemon may create its cgroup parent.
-  auto sandbox = takosumi::agent::probe_sandbox(*config, !args.check_only);
-  if (auto s = takosumi::agent::check_tofu_binary(sandbox, *config); !s) {
-    spdlog::error("{}", s.error().to_string());
-    return 2;
-  }
-  auto tofu_builds = takosumi::agent::describe_tofu_builds(sandbox, *config);
-  if (!tofu_builds) {
-    spdlog::error("{}", tofu_builds.error().to_string());
-    return 2;
-  }
-  // --check-config (the unit's ExecStartPre) refuses a host where no sandbox can be built; the
-  // daemon itself says so and goes on, and each Run fails sandbox_failed with the reason.
-  if (auto s = takosumi::agent::check_bubblewrap(*config); !s) {
-    spdlog::error("{}", s.error().to_string());
-    if (args.check_only) return 2;
-  }
-  // The pins read, and the mirror checked against them, as each Run will: a start (the unit's
-  // ExecStartPre) with a mistyped pins path or a tampered mirror stops here instead of failing
-  // every Run. Only at --check-config: a start without it checks at each Run anyway.
-  if (args.check_only && !config->provider_pins.empty()) {
-    const int verified = run_mirror_verify(config->provider_mirror, config->provider_pins);
-    if (verified != 0) return 2;
-  }
-  if (args.check_only) {
-    if (config->control_urls.empty())
-      std::cout << "configuration ok: offline agent " << config->name
-                << " (no control plane; it runs Run bundles)\n";
-    else
-      std::cout << "configuration ok: agent " << config->name << ", control plane "
-                << config->control_url << "\n";
-    for (const auto& line : takosumi::agent::describe_sandbox(sandbox, *config))
-      std::cout << line << "\n";
-    for (const auto& line : *tofu_builds) std::cout << line << "\n";
-    return 0;
-  }
-  for (const auto& line : takosumi::agent::describe_sandbox(sandbox, *config))
-    spdlog::info("{}", line);
-  for (const auto& line : *tofu_builds) spdlog::info("{}", line);
-  if (config->sandbox.enabled && sandbox.landlock.abi == 0 && !config->sandbox.exec_control_required)
-    spdlog::warn("sandbox.execControl is best-effort and the kernel has no Landlock: modules can "
-                 "run any program the sandbox can read");
+// What --check-config reports once everything it checks holds.
+int report_config_ok(const takosumi::config::AgentConfig& config,
+                     const takosumi::agent::SandboxProbe& sandbox,
+                     const std::vector<std::string>& tofu_builds) {
+  if (config.control_urls.empty())
+    std::cout << "configuration ok: offline agent " << config.name
+              << " (no control plane; it runs Run bundles)\n";
+  else
+    std::cout << "configuration ok: agent " << config.name << ", control plane " << config.control_url
+              << "\n";
+  for (const auto& line : takosumi::agent::describe_sandbox(sandbox, config)) std::cout << line << "\n";
+  for (const auto& line : tofu_builds) std::cout << line << "\n";
+  return 0;
+}
 
-  // One agent per state directory: its journal and spool are this process's alone.
-  auto state_lock = takosumi::agent::lock_state_dir(config->state_dir);
-  if (!state_lock) {
-    spdlog::error("{}", state_lock.error().to_string());
-    return 2;
-  }
-  if (offline) {
-    // Unblocked before any child is started: tofu and its supervisor must not inherit the mask.
-    ::sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
-    takosumi::SystemClock clock;
-    return takosumi::agent::execute_run_bundle({*config, *keys, sandbox, clock}, args.bundle,
-                                               args.result);
-  }
+// The daemon (or `recover --push`, which is the daemon delivering what it holds and exiting) on one
+// io_context with its signals, watchdog and metrics listener.
+int run_daemon(const Args& args, takosumi::config::AgentConfig config, takosumi::agent::AgentKeys keys,
+               takosumi::net::HttpTransport& transport, takosumi::agent::SandboxProbe sandbox,
+               const sigset_t& stop_signals) {
   boost::asio::io_context io;
   takosumi::SystemClock clock;
   takosumi::service::ServiceNotifier notifier;
   takosumi::service::Watchdog watchdog(io.get_executor(), notifier);
   const auto stall_hook = takosumi::service::install_test_stall_hook(io.get_executor());
-  const std::string daemon_config_metrics = config->metrics.listen;
-  takosumi::agent::AgentDaemon daemon(io.get_executor(), std::move(*config), std::move(*keys),
-                                      **transport, clock, std::move(sandbox), notifier);
+  const std::string metrics_listen = config.metrics.listen;
+  takosumi::agent::AgentDaemon daemon(io.get_executor(), std::move(config), std::move(keys), transport,
+                                      clock, std::move(sandbox), notifier);
   std::optional<takosumi::service::MetricsListener> metrics;
-  if (!daemon_config_metrics.empty()) {
+  if (!metrics_listen.empty()) {
     metrics.emplace(io.get_executor(),
                     takosumi::service::MetricsEndpoints{daemon.metrics().registry(),
                                                         [&] { daemon.refresh_metrics(); },
                                                         [&] { return daemon.not_ready(); }});
-    auto port = metrics->listen(daemon_config_metrics);
+    auto port = metrics->listen(metrics_listen);
     if (!port) {
       spdlog::error("{}", port.error().to_string());
       return 2;
     }
-    spdlog::info("metrics and health on {} (port {})", daemon_config_metrics, *port);
+    spdlog::info("metrics and health on {} (port {})", metrics_listen, *port);
   }
   boost::asio::signal_set signals(io, SIGINT, SIGTERM, SIGQUIT);
   signals.add(SIGHUP);
@@ -464,4 +284,103 @@ int main(int argc, char** argv) {
   });
   io.run();
   return exit_code;
+}
+
+// Every mode that reads the configuration: the keys, the transport, the sandbox and the tofu build
+// checked in the order a start needs them, then the mode itself. Exit 2 for a configuration or host
+// that cannot work, with the reason logged.
+int run_configured(const Args& args, takosumi::config::AgentConfig& config, const sigset_t& stop_signals) {
+  auto refuse = [](const takosumi::Error& e) {
+    spdlog::error("{}", e.to_string());
+    return 2;
+  };
+  if (args.print_public_key) return print_public_key(config);
+  auto keys = load_keys(config);
+  if (!keys) return refuse(keys.error());
+  if (args.keys_export) {
+    std::cout << takosumi::agent::offline_keys_json(config, *keys) << "\n";
+    return 0;
+  }
+  const bool offline = !args.bundle.empty();
+  // What an offline agent does besides bundles: check its configuration, list and discard what its
+  // journal holds (recover without --push).
+  const bool needs_control_plane = !offline && !args.check_only && !(args.recover && !args.push);
+  if (needs_control_plane && config.control_urls.empty()) {
+    spdlog::error("controlPlane.url is not set: this agent is offline and only runs "
+                  "`run-bundle execute` (docs/air-gapped.md)");
+    return 2;
+  }
+  // An offline agent has no control plane to build a transport for.
+  auto transport = config.control_urls.empty()
+                       ? takosumi::Result<std::unique_ptr<takosumi::net::HttpTransport>>(nullptr)
+                       : make_transport(config);
+  if (!transport) return refuse(transport.error());
+  if (args.recover && !args.push) return run_recover(args, config);
+  if (auto s = resolve_helpers(config); !s) return refuse(s.error());
+  // --check-config only looks; the daemon may create its cgroup parent.
+  auto sandbox = takosumi::agent::probe_sandbox(config, !args.check_only);
+  if (auto s = takosumi::agent::check_tofu_binary(sandbox, config); !s) return refuse(s.error());
+  auto tofu_builds = takosumi::agent::describe_tofu_builds(sandbox, config);
+  if (!tofu_builds) return refuse(tofu_builds.error());
+  // --check-config (the unit's ExecStartPre) refuses a host where no sandbox can be built; the
+  // daemon itself says so and goes on, and each Run fails sandbox_failed with the reason.
+  if (auto s = takosumi::agent::check_bubblewrap(config); !s) {
+    spdlog::error("{}", s.error().to_string());
+    if (args.check_only) return 2;
+  }
+  if (args.check_only) {
+    // The pins read, and the mirror checked against them, as each Run will: a start (the unit's
+    // ExecStartPre) with a mistyped pins path or a tampered mirror stops here instead of failing
+    // every Run.
+    if (!config.provider_pins.empty() &&
+        run_mirror_verify(config.provider_mirror, config.provider_pins) != 0)
+      return 2;
+    return report_config_ok(config, sandbox, *tofu_builds);
+  }
+  for (const auto& line : takosumi::agent::describe_sandbox(sandbox, config)) spdlog::info("{}", line);
+  for (const auto& line : *tofu_builds) spdlog::info("{}", line);
+  if (config.sandbox.enabled && sandbox.landlock.abi == 0 && !config.sandbox.exec_control_required)
+    spdlog::warn("sandbox.execControl is best-effort and the kernel has no Landlock: modules can "
+                 "run any program the sandbox can read");
+  // One agent per state directory: its journal and spool are this process's alone.
+  auto state_lock = takosumi::agent::lock_state_dir(config.state_dir);
+  if (!state_lock) return refuse(state_lock.error());
+  if (offline) {
+    // Unblocked before any child is started: tofu and its supervisor must not inherit the mask.
+    ::sigprocmask(SIG_UNBLOCK, &stop_signals, nullptr);
+    takosumi::SystemClock clock;
+    return takosumi::agent::execute_run_bundle({config, *keys, sandbox, clock}, args.bundle, args.result);
+  }
+  return run_daemon(args, std::move(config), std::move(*keys), **transport, std::move(sandbox),
+                    stop_signals);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // The agent as its own Git helper (git/remote_helper.hpp): a Run's fetch, killable at a deadline.
+  if (argc == 2 && std::string_view(argv[1]) == takosumi::git::kHelperCommand)
+    return takosumi::git::git_helper_main();
+  Args args;
+  if (auto done = parse_args(argc, argv, args)) return *done;
+  if (args.mirror == Args::Mirror::verify) return run_mirror_verify(args.mirror_dir, args.pins);
+  if (args.mirror == Args::Mirror::add) return run_mirror_add(args.packages_dir, args.mirror_dir, args.pins);
+  // A SIGTERM that arrives while the agent starts (systemd stopping it right after a restart)
+  // waits until the daemon's handler is in place and then stops the agent cleanly, instead of
+  // killing it half-started.
+  sigset_t stop_signals;
+  ::sigemptyset(&stop_signals);
+  for (int signal : {SIGTERM, SIGINT, SIGQUIT, SIGHUP}) ::sigaddset(&stop_signals, signal);
+  ::sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Every line the agent logs passes the secrets of the Runs in flight and the patterns.
+  spdlog::set_default_logger(takosumi::agent::make_redacting_stderr_logger("takosumi-agent"));
+  set_log_format(takosumi::config::LogFormat::text);
+  auto config = load_config(args);
+  if (!config) {
+    spdlog::error("{}", config.error().to_string());
+    return 2;
+  }
+  set_log_format(config->log_format);
+  spdlog::set_level(spdlog::level::from_str(config->log_level));
+  return run_configured(args, *config, stop_signals);
 }

@@ -17,14 +17,14 @@
 #include "common/version.hpp"
 #include "controlplane/api/workspace_backup.hpp"
 #include "controlplane/control_plane.hpp"
-#include "controlplane/store/key_binding.hpp"
-#include "controlplane/store/key_rotation.hpp"
-#include "controlplane/store/schema.hpp"
-#include "controlplane/store/store_copy.hpp"
+#include "controlplane/store/keys/key_binding.hpp"
+#include "controlplane/store/keys/key_rotation.hpp"
+#include "controlplane/store/db/schema.hpp"
+#include "controlplane/store/db/store_copy.hpp"
 #include "crypto/keys.hpp"
 #include "net/control_url.hpp"
 #include "net/tls_context.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

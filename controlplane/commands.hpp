@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "controlplane/store/key_rotation.hpp"
+#include "controlplane/store/keys/key_rotation.hpp"
 
 namespace takosumi::controlplane {
 

@@ -31,7 +31,7 @@
 #include "common/error.hpp"
 #include "common/secret_bytes.hpp"
 #include "config/service_settings.hpp"
-#include "controlplane/store/database.hpp"
+#include "controlplane/store/db/database.hpp"
 #include "net/tls_context.hpp"
 
 namespace takosumi::controlplane {

@@ -7,7 +7,7 @@
 
 #include "controlplane/store/agent_pool_store.hpp"
 #include "controlplane/store/agent_registry.hpp"
-#include "controlplane/store/model.hpp"
+#include "controlplane/store/model/model.hpp"
 #include "controlplane/store/run_store.hpp"
 #include "service/metrics_listener.hpp"
 

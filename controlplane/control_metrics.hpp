@@ -17,7 +17,7 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
-#include "controlplane/store/database.hpp"
+#include "controlplane/store/db/database.hpp"
 
 namespace takosumi::controlplane {
 

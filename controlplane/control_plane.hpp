@@ -12,7 +12,7 @@
 #include "common/clock.hpp"
 #include "common/error.hpp"
 #include "controlplane/control_config.hpp"
-#include "controlplane/store/keyring.hpp"
+#include "controlplane/store/keys/keyring.hpp"
 
 namespace takosumi::controlplane {
 

@@ -1,75 +1,80 @@
-// takosumi-control: the reference control plane. Parses arguments and hands over.
+// takosumi-control: the reference control plane. Parses the command line (CLI11: every command
+// has --help, on stdout with exit 0; a wrong one is exit 2 with the reason on stderr) and hands
+// over to controlplane/commands.hpp.
+#include <CLI/CLI.hpp>
+
 #include <filesystem>
-#include <iostream>
-#include <map>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include "git/helper_main.hpp"
-#include "git/remote_helper.hpp"
 #include "common/version.hpp"
 #include "controlplane/commands.hpp"
-
-namespace {
-
-constexpr std::string_view kUsage =
-    "usage: takosumi-control serve --config <control.yaml>\n"
-    "       takosumi-control check-config --config <control.yaml>\n"
-    "       takosumi-control migrate --config <control.yaml>\n"
-    "       takosumi-control init-keys --data-dir <dir>\n"
-    "       takosumi-control rotate-keys --config <control.yaml> --key storage|signing\n"
-    "       takosumi-control restore --config <control.yaml> --source-key <signing.pub> "
-    "<backup.json>\n"
-    "       takosumi-control migrate-store --from sqlite:<dataDir> --to postgresql://… "
-    "[--password-file <file>]\n"
-    "       takosumi-control --version\n";
-
-int usage() {
-  std::cerr << kUsage;
-  return 2;
-}
-
-}  // namespace
+#include "git/helper_main.hpp"
+#include "git/remote_helper.hpp"
 
 int main(int argc, char** argv) {
   // takosumi-control as its own Git helper (git/remote_helper.hpp): a ref listing or a source
-  // fetch that a deadline can end.
+  // fetch that a deadline can end. Not a command for people: it speaks a pipe protocol.
   if (argc == 2 && std::string_view(argv[1]) == takosumi::git::kHelperCommand)
     return takosumi::git::git_helper_main();
-  if (argc == 2 && std::string_view(argv[1]) == "--version") {
-    std::cout << "takosumi-control " << TAKOSUMI_VERSION << "\n";
-    return 0;
-  }
   using namespace takosumi::controlplane;
-  if (argc == 7 && std::string_view(argv[1]) == "restore" &&
-      std::string_view(argv[2]) == "--config" && std::string_view(argv[4]) == "--source-key")
-    return command_restore(argv[3], argv[5], argv[6]);
-  if (argc >= 2 && std::string_view(argv[1]) == "migrate-store") {
-    std::map<std::string, std::string> flags;
-    for (int i = 2; i + 1 < argc; i += 2) {
-      const std::string flag = argv[i];
-      if ((flag != "--from" && flag != "--to" && flag != "--password-file") ||
-          !flags.emplace(flag, argv[i + 1]).second)
-        return usage();
-    }
-    if (argc % 2 != 0 || !flags.contains("--from") || !flags.contains("--to")) return usage();
-    std::optional<std::filesystem::path> password_file;
-    if (auto it = flags.find("--password-file"); it != flags.end()) password_file = it->second;
-    return command_migrate_store(flags["--from"], flags["--to"], password_file);
+  CLI::App app{"takosumi-control " TAKOSUMI_VERSION ": the reference control plane of takosumi "
+               "(docs/operations.md)",
+               "takosumi-control"};
+  app.set_version_flag("--version", "takosumi-control " TAKOSUMI_VERSION);
+  app.require_subcommand(1);
+  std::filesystem::path config, data_dir, password_file;
+  std::string key, source_key, backup, from, to;
+  std::function<int()> chosen;
+  const auto configured = [&](std::string_view name, std::string_view about) {
+    auto* command = app.add_subcommand(std::string(name), std::string(about));
+    command->add_option("--config", config, "the control plane's configuration (docs/configuration.md)")
+        ->required();
+    return command;
+  };
+  configured("serve", "serve the public API and the agent protocol")->callback([&] {
+    chosen = [&] { return command_serve(config); };
+  });
+  configured("check-config", "load and check the configuration, the keys and the store, then exit")
+      ->callback([&] { chosen = [&] { return command_check_config(config); }; });
+  configured("migrate", "bring the store's schema to this version (replicas stopped)")->callback([&] {
+    chosen = [&] { return command_migrate(config); };
+  });
+  auto* init = app.add_subcommand("init-keys", "create the storage and signing keys in a data directory");
+  init->add_option("--data-dir", data_dir, "the data directory")->required();
+  init->callback([&] { chosen = [&] { return command_init_keys(data_dir); }; });
+  auto* rotate = configured("rotate-keys", "rotate the storage or the signing key in place "
+                                           "(docs/operations.md \"Rotating the keys\")");
+  rotate->add_option("--key", key, "which key")->required()->check(CLI::IsMember({"storage", "signing"}));
+  rotate->callback([&] {
+    chosen = [&] {
+      return command_rotate_keys(config, key == "storage" ? RotatedKey::storage : RotatedKey::signing);
+    };
+  });
+  auto* restore = configured("restore", "restore a Workspace from a signed backup "
+                                        "(docs/backup-and-restore.md)");
+  restore->add_option("--source-key", source_key, "signing.pub of the control plane that made it")
+      ->required();
+  restore->add_option("backup", backup, "the backup document (JSON)")->required();
+  restore->callback([&] { chosen = [&] { return command_restore(config, source_key, backup); }; });
+  auto* copy = app.add_subcommand("migrate-store", "copy a SQLite installation into a PostgreSQL "
+                                                   "store (docs/operations.md)");
+  copy->add_option("--from", from, "sqlite:<dataDir>")->required();
+  copy->add_option("--to", to, "postgresql://…")->required();
+  copy->add_option("--password-file", password_file, "the PostgreSQL password, if the URL has none");
+  copy->callback([&] {
+    chosen = [&] {
+      return command_migrate_store(from, to, password_file.empty()
+                                                 ? std::nullopt
+                                                 : std::optional<std::filesystem::path>(password_file));
+    };
+  });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
   }
-  if (argc == 6 && std::string_view(argv[1]) == "rotate-keys" &&
-      std::string_view(argv[2]) == "--config" && std::string_view(argv[4]) == "--key") {
-    const std::string_view key = argv[5];
-    if (key != "storage" && key != "signing") return usage();
-    return command_rotate_keys(argv[3], key == "storage" ? RotatedKey::storage : RotatedKey::signing);
-  }
-  if (argc != 4) return usage();
-  const std::string_view command = argv[1], flag = argv[2];
-  const std::string value = argv[3];
-  if (command == "serve" && flag == "--config") return command_serve(value);
-  if (command == "check-config" && flag == "--config") return command_check_config(value);
-  if (command == "migrate" && flag == "--config") return command_migrate(value);
-  if (command == "init-keys" && flag == "--data-dir") return command_init_keys(value);
-  return usage();
+  return chosen();
 }

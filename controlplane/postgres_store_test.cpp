@@ -12,7 +12,7 @@
 #include "common/error_codes.hpp"
 #include "controlplane/commands.hpp"
 #include "controlplane/control_plane.hpp"
-#include "controlplane/store/schema.hpp"
+#include "controlplane/store/db/schema.hpp"
 #include "controlplane/store/stores.hpp"
 #include "crypto/sha256.hpp"
 #include "controlplane/testing/test_support.hpp"

@@ -16,7 +16,7 @@
 #include "git/remote_helper.hpp"
 #include "git/remote_ops.hpp"
 #include "git/source_cache.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "tests/support/git_https_server.hpp"
 #include "tests/support/git_ssh_server.hpp"
 #include "tests/support/temp_dir.hpp"

@@ -1,6 +1,6 @@
 #include "git/remote_failure.hpp"
 
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "protocol/host_address.hpp"
 
 namespace takosumi::git {

@@ -12,7 +12,7 @@
 #include "git/libgit2_error.hpp"
 #include "git/remote_failure.hpp"
 #include "git/remote_helper.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "protocol/source_url.hpp"
 
 namespace takosumi::git {

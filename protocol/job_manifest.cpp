@@ -1,7 +1,7 @@
 #include "protocol/job_manifest.hpp"
 
 #include "common/error_codes.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "protocol/version_constraint.hpp"
 
 namespace takosumi::protocol {

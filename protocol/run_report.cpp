@@ -4,6 +4,7 @@
 
 #include "common/error_codes.hpp"
 #include "common/strict_json.hpp"
+#include "protocol/failure_codes.hpp"
 
 namespace takosumi::protocol {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "protocol/failure_codes.hpp"  // what failure_code holds
+#include "common/failure_codes.hpp"  // what failure_code holds
 #include "common/json_fields.hpp"
 
 namespace takosumi::protocol {

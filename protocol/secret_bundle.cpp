@@ -8,7 +8,7 @@
 #include "common/error_codes.hpp"
 #include "protocol/credential_names.hpp"
 #include "common/strict_json.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::protocol {
 namespace {

@@ -2,7 +2,7 @@
 
 #include "common/error_codes.hpp"
 #include "protocol/credential_names.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "protocol/job_manifest.hpp"
 #include "protocol/secret_bundle.hpp"
 #include "tests/support/test_manifest.hpp"

@@ -6,7 +6,7 @@
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "crypto/signature.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "common/json_fields.hpp"
 
 namespace takosumi::protocol {

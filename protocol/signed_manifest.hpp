@@ -30,7 +30,7 @@ class ManifestVerifier {
   ManifestVerifier(crypto::SignPublicKey pinned, std::string agent_id, const Clock& clock);
   Result<JobManifest> verify(const SignedManifest& signed_manifest);
 
-  // Nonces accepted before a restart (see agent/nonce_journal.hpp), refused as replays too.
+  // Nonces accepted before a restart (see agent/durable/nonce_journal.hpp), refused as replays too.
   void remember(std::string nonce, std::int64_t expires_at);
   // Called for every newly accepted nonce before verify() returns the manifest; when it fails
   // the manifest is refused (a nonce that cannot be recorded could be replayed after a restart).

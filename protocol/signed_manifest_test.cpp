@@ -1,4 +1,4 @@
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "protocol/signed_manifest.hpp"
 
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <charconv>
 
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "protocol/host_address.hpp"
 
 namespace takosumi::protocol {

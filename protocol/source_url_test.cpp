@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace takosumi::protocol {

@@ -14,52 +14,28 @@
 #include "crypto/sha256.hpp"
 #include "common/offload.hpp"
 #include "runner/phase_timer.hpp"
-#include "runner/plan/data_loss.hpp"
-#include "runner/plan/drift_analysis.hpp"
-#include "runner/plan/output_filter.hpp"
 #include "runner/policy/mirror_verify.hpp"
 #include "runner/policy/verified_mirror.hpp"
 #include "runner/source/git_source.hpp"
 #include "runner/policy/installed_providers.hpp"
 #include "runner/policy/module_policy.hpp"
-#include "runner/plan/plan_analysis.hpp"
-#include "runner/plan/plan_view_build.hpp"
-#include "protocol/plan_view_text.hpp"
+#include "runner/plan/plan_review.hpp"
 #include "runner/policy/provider_lock.hpp"
 #include "runner/state/run_artifacts.hpp"
+#include "runner/state/run_restore.hpp"
 #include "redaction/sensitive_values.hpp"
 #include "runner/state/state_checkpoint.hpp"
 #include "runner/state/state_document.hpp"
 #include "runner/state/state_file.hpp"
+#include "runner/tofu/limit_failure.hpp"
+#include "runner/tofu/run_tofu_options.hpp"
 
 namespace takosumi::runner {
 namespace {
 
-// The mapped outputs a plan's planned_values mark sensitive (their values may still be unknown).
-std::vector<std::string> planned_sensitive_outputs(
-    const boost::json::object& plan,
-    const std::map<std::string, protocol::OutputMapping>& allowlist) {
-  const boost::json::value* values = plan.if_contains("planned_values");
-  const boost::json::value* outputs =
-      values && values->is_object() ? values->get_object().if_contains("outputs") : nullptr;
-  if (!outputs || !outputs->is_object()) return {};
-  return sensitive_mapped_outputs(outputs->get_object(), allowlist);
-}
-
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-// Lines of a plan or drift shown in the Run's log; the plan view (GET /api/v1/runs/{id}/plan)
-// holds every change.
-constexpr std::size_t kMaxPlanLogLines = 5000;
-
-// The OpenTofu outputs the Capsule maps: only their values may be shown.
-std::set<std::string> mapped_output_names(const std::map<std::string, protocol::OutputMapping>& allowlist) {
-  std::set<std::string> names;
-  for (const auto& [public_name, mapping] : allowlist) names.insert(mapping.from);
-  return names;
-}
 
 // tofu show -json, parsed once: its sensitive values join the Run's secrets and the object goes on
 // to the analysis.
@@ -90,8 +66,6 @@ RunFlow::RunFlow(asio::thread_pool& blocking, const RunnerSettings& settings,
       outcome_(outcome),
       report_(outcome.report),
       deadline_(Clock::now() + settings.tofu_timeout),
-      provider_mirror_(settings.provider_mirror),
-      tofu_binary_(settings.tofu_binary),
       secrets_(*inputs.secret_set),
       policy_(protocol::combine(settings.policy, inputs.manifest.policy)) {}
 
@@ -131,8 +105,10 @@ asio::awaitable<Status> RunFlow::async_execute() {
   TAKOSUMI_CO_TRY(create_workspace());
   TAKOSUMI_CO_TRY(co_await async_checkout());
   // Before tofu installs or starts anything: a denied provider, provisioner or external data
-  // source stops the Run here.
-  TAKOSUMI_CO_TRY(co_await async_check_module_policy());
+  // source stops the Run here. This scan reads the configuration as the checkout has it, before
+  // init adds files: its required_version literals choose the OpenTofu.
+  auto scan = co_await async_check_module_policy();
+  if (!scan) co_return std::unexpected(scan.error());
   TAKOSUMI_CO_TRY(co_await async_restore_inputs());
   if (manifest_.type == protocol::RunType::drift_check && !manifest_.prior_state) {
     // Nothing was ever applied, so no real object can differ from a stored state: no drift,
@@ -142,19 +118,21 @@ asio::awaitable<Status> RunFlow::async_execute() {
   }
   // Before anything of the Run executes (a hook, tofu): the mirror against the operator's pins,
   // and the lock file the module brings, if any, against them too.
-  TAKOSUMI_CO_TRY(co_await async_check_mirror());
-  TAKOSUMI_CO_TRY(check_committed_lock());
-  TAKOSUMI_CO_TRY(co_await async_choose_tofu());
+  auto providers = co_await async_check_mirror();
+  if (!providers) co_return std::unexpected(providers.error());
+  TAKOSUMI_CO_TRY(check_committed_lock(providers->pins));
+  auto tofu = co_await async_choose_tofu(*scan);
+  if (!tofu) co_return std::unexpected(tofu.error());
   TAKOSUMI_CO_TRY(co_await async_make_cgroup());
-  TAKOSUMI_CO_TRY(start_tofu());
+  TAKOSUMI_CO_TRY(start_tofu(*tofu, providers->mirror));
   // What the chosen OpenTofu says it is, before a hook runs for a Run it cannot serve.
-  TAKOSUMI_CO_TRY(co_await async_tofu_version());
-  TAKOSUMI_CO_TRY(check_tofu_version());
+  TAKOSUMI_CO_TRY(co_await async_tofu_version(tofu->binary));
+  TAKOSUMI_CO_TRY(check_tofu_version(*tofu));
   TAKOSUMI_CO_TRY(co_await async_hook(HookPoint::pre));
   TAKOSUMI_CO_TRY(co_await async_init());
   // Again, now that init has downloaded the modules the configuration calls.
   TAKOSUMI_CO_TRY(co_await async_check_module_policy());
-  TAKOSUMI_CO_TRY(check_providers());
+  TAKOSUMI_CO_TRY(check_providers(*providers));
   TAKOSUMI_CO_TRY(prepare_credentials());
   Status done;
   switch (manifest_.type) {
@@ -220,7 +198,7 @@ asio::awaitable<Status> RunFlow::async_checkout() {
 // What the module can reach: its directory's tree and the local modules it calls elsewhere in the
 // checkout. After init it includes the modules tofu downloaded into .terraform/modules, which
 // the first scan could not see.
-asio::awaitable<Status> RunFlow::async_check_module_policy() {
+asio::awaitable<Result<ModuleScan>> RunFlow::async_check_module_policy() {
   Result<ModuleScan> scan;
   {
     PhaseTimer timer(report_.phase_millis, "policy");
@@ -229,12 +207,8 @@ asio::awaitable<Status> RunFlow::async_check_module_policy() {
     });
   }
   if (!scan) co_return workspace_error(scan.error(), "policy scan");
-  // The scan before init reads the configuration as the checkout has it, before init adds files.
-  if (!root_required_versions_) {
-    root_required_versions_ = scan->required_versions;
-    required_versions_cut_ = scan->required_versions_cut;
-  }
-  co_return check_module_policy(*scan, policy_);
+  TAKOSUMI_CO_TRY(check_module_policy(*scan, policy_));
+  co_return scan;
 }
 
 // A state, or providers, never come from the source: only from the manifest's StateVersion and
@@ -249,73 +223,66 @@ Status RunFlow::scrub_source() const {
 asio::awaitable<Status> RunFlow::async_restore_inputs() {
   if (!manifest_.prior_state && manifest_.type != protocol::RunType::apply) co_return Status{};
   PhaseTimer timer(report_.phase_millis, "decrypt");
-  if (manifest_.prior_state) TAKOSUMI_CO_TRY(co_await async_restore_prior_state());
-  if (manifest_.type == protocol::RunType::apply) {
-    auto restored = co_await async_offload(blocking_.get_executor(), [this] {
-      return restore_saved_plan(*inputs_.plan_envelope, inputs_.plan_dek, manifest_,
-                                workspace_->plan_contents(), workspace_->frozen_plan());
-    });
-    if (!restored) co_return std::unexpected(restored.error());
-    // The plan's sensitive values are secrets before tofu prints a line, init included.
-    if (*restored) {
-      for (const auto& value : **restored) secrets_.add(value.reveal_as_string());
-      plan_secrets_restored_ = true;
-    }
-  }
+  const SealedInputs sealed{inputs_.prior_state_envelope, &inputs_.prior_state_dek, inputs_.plan_envelope,
+                            &inputs_.plan_dek};
+  const InputsOpenedAt at{module_dir_ / kStateFile, workspace_->plan_contents(), workspace_->frozen_plan()};
+  auto opened = co_await async_offload(blocking_.get_executor(), [&] {
+    return open_sealed_inputs(sealed, manifest_, at, settings_.max_state_bytes, secrets_);
+  });
   inputs_.prior_state_dek.wipe();
   inputs_.plan_dek.wipe();
-  co_return Status{};
-}
-
-asio::awaitable<Status> RunFlow::async_restore_prior_state() {
-  auto restored = co_await async_offload(blocking_.get_executor(), [this] {
-    return restore_prior_state(*inputs_.prior_state_envelope, inputs_.prior_state_dek, manifest_,
-                               module_dir_ / kStateFile);
-  });
-  if (!restored) co_return restored;
-  // The prior state's sensitive values may show up in this Run's output (an error message
-  // quoting an attribute): they are redacted like the Run's own secrets.
-  auto collected = co_await async_offload(blocking_.get_executor(), [this] {
-    return read_state_document(module_dir_ / kStateFile, "the prior state",
-                               state_read_limit(settings_.max_state_bytes), secrets_);
-  });
-  if (!collected)
-    co_return std::unexpected(protocol::as_run_failure(collected.error(), errc::kStateIntegrityFailed));
+  if (!opened) co_return std::unexpected(opened.error());
+  plan_secrets_restored_ = *opened;
   co_return Status{};
 }
 
 // The TofuCli of this Run; no command runs yet.
-Status RunFlow::start_tofu() {
-  auto options = tofu_options();
+Status RunFlow::start_tofu(const TofuChoice& tofu, const std::filesystem::path& mirror) {
+  const auto& s = settings_;
+  RunTofuRequest request{
+      .sandbox = s.sandbox,
+      .exec_control = s.exec_control,
+      .hooks = {},
+      .limits = s.limits,
+      .memory_bytes = s.memory_bytes,
+      .workspace_bytes = s.workspace_bytes,
+      .max_processes = s.max_processes,
+      .kill_grace = s.kill_grace,
+      .supervisor = s.supervisor,
+      .max_show_json = s.max_plan_json_bytes,
+      .binary = tofu.binary,
+      .provider_mirror = mirror,
+      .deadline = deadline_,
+      .policy = policy_,
+      .workspace_root = workspace_->root(),
+      .lock_file = workspace_->lock_file(),
+      .protected_paths = {workspace_->root() / "capture", workspace_->credentials(),
+                          workspace_->lock_file(), workspace_->agent_dir()},
+      .cgroup_procs = std::nullopt,
+      .cgroup_memory = cgroup_ && s.cgroups && s.cgroups->limits_memory(),
+      .cgroups_managed = s.cgroups.has_value(),
+      .blocking = &blocking_,
+      .secrets = &secrets_};
+  for (const auto* hook : {&s.hooks.pre_plan, &s.hooks.post_plan, &s.hooks.pre_apply, &s.hooks.post_apply})
+    if (!hook->empty()) request.hooks.push_back(*hook);
+  if (cgroup_) request.cgroup_procs = cgroup_->procs_files();
+  auto options = run_tofu_options(request);
   if (!options) return std::unexpected(options.error());
-  tofu_.emplace(launcher_, cancel_, std::move(*options), *workspace_, module_dir_, log_);
+  for (const auto& warning : options->warnings) notice(warning);
+  if (!s.sandbox) spdlog::warn("run {}: running unsandboxed (sandbox.mode: none)", manifest_.run_id);
+  tofu_.emplace(launcher_, cancel_, std::move(options->options), *workspace_, module_dir_, log_);
   if (auto written = tofu_->write_cli_config(); !written) return workspace_error(written.error(), "CLI config");
   // Every kind of plan evaluates the configuration; an apply takes its variables from the plan.
   if (manifest_.type != protocol::RunType::apply) tofu_->set_variables(manifest_.variables);
   return {};
 }
 
-// The mirror against the operator's pins, before any tofu of this Run starts: a package altered
-// on disk never runs. Hashes are cached by the packages' identity (PackageHashCache).
-asio::awaitable<Status> RunFlow::async_check_mirror() {
-  if (settings_.provider_pins.empty()) co_return Status{};
-  co_return co_await async_offload(blocking_.get_executor(), [this]() -> Status {
-    auto pins = read_provider_pins(settings_.provider_pins);
-    if (!pins)
-      return fail(errc::kProviderChecksumMismatch, "tofu.providerPins: " + pins.error().message);
-    pins_ = *pins;
-    if (settings_.verified_mirror_store.empty()) {
-      auto checked =
-          verify_mirror(settings_.provider_mirror, *pins, settings_.package_hashes.get());
-      if (!checked) return std::unexpected(checked.error());
-      return {};
-    }
-    // From here the Run's providers come from the agent's verified copy, not the mirror itself.
-    auto copy = verified_mirror(settings_.provider_mirror, *pins, settings_.verified_mirror_store,
-                                settings_.package_hashes.get());
-    if (!copy) return std::unexpected(copy.error());
-    provider_mirror_ = *copy;
-    return {};
+// The mirror against the operator's pins, before any tofu of this Run starts (runner/policy/
+// verified_mirror.hpp run_providers).
+asio::awaitable<Result<RunProviders>> RunFlow::async_check_mirror() {
+  const auto& s = settings_;
+  co_return co_await async_offload(blocking_.get_executor(), [&] {
+    return run_providers(s.provider_mirror, s.provider_pins, s.verified_mirror_store, s.package_hashes.get());
   });
 }
 
@@ -325,11 +292,11 @@ asio::awaitable<Status> RunFlow::async_init() {
 }
 
 // Asked of the binary once per identity (TofuVersionCache), not once per Run.
-asio::awaitable<Status> RunFlow::async_tofu_version() {
+asio::awaitable<Status> RunFlow::async_tofu_version(const fs::path& binary) {
   const auto& cache = settings_.tofu_versions;
-  const auto identity = TofuVersionCache::identify(tofu_binary_);
+  const auto identity = TofuVersionCache::identify(binary);
   if (cache && identity) {
-    if (auto known = cache->find(tofu_binary_, *identity)) {
+    if (auto known = cache->find(binary, *identity)) {
       report_.tofu_version = std::move(*known);
       co_return Status{};
     }
@@ -337,14 +304,14 @@ asio::awaitable<Status> RunFlow::async_tofu_version() {
   auto version = co_await tofu_->async_version();
   if (!version) co_return std::unexpected(version.error());
   report_.tofu_version = *version;
-  if (cache && identity) cache->remember(tofu_binary_, *identity, std::move(*version));
+  if (cache && identity) cache->remember(binary, *identity, std::move(*version));
   co_return Status{};
 }
 
 // The providers init installed, against the mirror and the policy, and the lock file naming them.
-Status RunFlow::check_providers() {
+Status RunFlow::check_providers(const RunProviders& providers) {
   if (settings_.exec_control)
-    TAKOSUMI_TRY(check_installed_providers(module_dir_, provider_mirror_));
+    TAKOSUMI_TRY(check_installed_providers(module_dir_, providers.mirror));
   // The lock file lies in the writable module directory: it is read only as a regular file of
   // this workspace (never a FIFO that would block the agent, nor a link to another Run's files).
   const fs::path lock = module_dir_ / ".terraform.lock.hcl";
@@ -356,7 +323,7 @@ Status RunFlow::check_providers() {
   TAKOSUMI_TRY(check_locked_providers(*locked, policy_));
   locked_providers_ = std::move(*locked);
   if (!have_lock) return {};
-  TAKOSUMI_TRY(check_lock_against_pins(lock));
+  TAKOSUMI_TRY(check_lock_against_pins(lock, providers.pins));
   auto digest = crypto::sha256_file_hex(lock);
   if (!digest) return workspace_error(digest.error(), "provider lock");
   report_.provider_lock_sha256 = *digest;
@@ -366,41 +333,14 @@ Status RunFlow::check_providers() {
 // A dependency lock file the module committed, against the pins before init reads it: a version
 // or hash the operator did not pin fails here as provider_checksum_mismatch, not later inside
 // init. Read as a regular file of the checkout only.
-Status RunFlow::check_committed_lock() const {
-  if (pins_.empty()) return {};
+Status RunFlow::check_committed_lock(const std::vector<ProviderPin>& pins) const {
+  if (pins.empty()) return {};
   const fs::path lock = module_dir_ / ".terraform.lock.hcl";
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(lock, ec))) return {};
   if (auto ok = workspace_->check_regular_file(lock); !ok)
     return workspace_error(ok.error(), "provider lock");
-  return check_lock_against_pins(lock);
-}
-
-// With pins, the lock file init left (written by the module's author or by init) must select
-// only pinned versions, each with a hash its pin lists: the Run's providers are then exactly the
-// operator's, whatever the module committed.
-Status RunFlow::check_lock_against_pins(const fs::path& lock) const {
-  if (pins_.empty()) return {};
-  auto text = read_file(lock, 4 * 1024 * 1024);
-  if (!text) return workspace_error(text.error(), "provider lock");
-  auto selected = parse_provider_pins(*text);
-  if (!selected)
-    return fail(errc::kProviderChecksumMismatch,
-                "the module's dependency lock file does not read as one: " + selected.error().message);
-  for (const auto& entry : *selected) {
-    const std::string what = shown_name(entry.address + " " + entry.version);
-    const ProviderPin* pin = find_pin(pins_, entry.address, entry.version);
-    if (pin == nullptr)
-      return fail(errc::kProviderChecksumMismatch,
-                  "the module's lock file selects " + what + ", which tofu.providerPins does not pin");
-    const bool listed = std::any_of(entry.hashes.begin(), entry.hashes.end(), [&](const auto& h) {
-      return std::find(pin->hashes.begin(), pin->hashes.end(), h) != pin->hashes.end();
-    });
-    if (!listed)
-      return fail(errc::kProviderChecksumMismatch,
-                  "the module's lock file lists no hash of " + what + " that its pin lists");
-  }
-  return {};
+  return check_lock_against_pins(lock, pins);
 }
 
 // The plan file lies in the writable workspace: it is copied out the moment tofu has exited
@@ -473,39 +413,31 @@ asio::awaitable<Status> RunFlow::async_plan() {
   if (!changed) co_return std::unexpected(changed.error());
   // From here on only the frozen copy is read: what is shown is what is sealed and applied.
   TAKOSUMI_CO_TRY(co_await async_freeze(workspace_->plan_file(), workspace_->frozen_plan()));
-  Result<PlanAnalysis> analysis;
-  std::vector<std::string> sensitive;
-  protocol::PlanView view;  // what the reviewer reads: the frozen plan, redacted
+  Result<PlanReview> review;
   {
     PhaseTimer timer(report_.phase_millis, "show");
     auto doc = co_await async_show(workspace_->frozen_plan());
     if (!doc) co_return std::unexpected(doc.error());
-    analysis = co_await async_offload(blocking_.get_executor(), [&] {
-      sensitive = planned_sensitive_outputs(*doc, manifest_.output_allowlist);
-      view = build_plan_view(*doc, mapped_output_names(manifest_.output_allowlist), &secrets_);
-      auto analysed = analyze_plan(*doc);
-      // Only a plan with changes is sealed, and only a sealed plan carries its values.
-      if (analysed && (analysed->has_changes || *changed))
-        plan_secret_values_ = redaction::plan_secret_values(*doc);
-      return analysed;
+    review = co_await async_offload(blocking_.get_executor(), [&] {
+      return review_plan(*doc, *changed, manifest_.output_allowlist, settings_.data_loss_patterns, secrets_);
     });
   }
-  if (!analysis) co_return std::unexpected(analysis.error());
+  if (!review) co_return std::unexpected(review.error());
   // Names only: the control plane refuses to pass these on even before the first apply.
-  for (auto& name : sensitive)
-    report_.refused_outputs.push_back(
-        protocol::RefusedOutput{std::move(name), std::string(protocol::kSensitiveOutputReason)});
-  report_.data_loss = mark_data_loss(analysis->resource_changes, settings_.data_loss_patterns,
-                                     analysis->action_reasons);
-  report_.resource_changes = std::move(analysis->resource_changes);
-  report_.summary = analysis->summary;
-  report_.has_changes = analysis->has_changes || *changed;
-  if (report_.has_changes) TAKOSUMI_CO_TRY(co_await async_seal_plan());
+  for (auto& refused : review->refused_outputs) report_.refused_outputs.push_back(std::move(refused));
+  report_.data_loss = std::move(review->data_loss);
+  report_.resource_changes = std::move(review->analysis.resource_changes);
+  report_.summary = review->analysis.summary;
+  report_.has_changes = review->has_changes;
+  if (report_.has_changes) TAKOSUMI_CO_TRY(co_await async_seal_plan(review->sealed_values));
+  protocol::PlanView& view = review->view;
   view.run_id = manifest_.run_id;
   view.plan_digest = report_.plan_digest;
   view.summary = report_.summary;
   TAKOSUMI_CO_TRY(co_await async_keep_plan_view(view));
-  log_sealed_plan(view);
+  // The sealed plan's own text, after everything tofu printed: the plan an apply of this Run runs.
+  if (log_)
+    for (auto& line : sealed_plan_lines(view, report_.has_changes, report_.plan_digest)) log_(std::move(line));
   co_return Status{};
 }
 
@@ -524,27 +456,10 @@ asio::awaitable<Status> RunFlow::async_keep_plan_view(const protocol::PlanView& 
   co_return Status{};
 }
 
-// The sealed plan's own text, after everything tofu printed: the plan an apply of this Run runs.
-void RunFlow::log_sealed_plan(const protocol::PlanView& view) const {
-  if (!log_) return;
-  if (!report_.has_changes) {
-    notice("the plan as sealed: no changes; nothing to apply");
-    return;
-  }
-  notice("the plan as sealed (plan digest sha256:" + report_.plan_digest +
-         "), which an apply of this Run runs:");
-  log_("");
-  for (const auto& line : protocol::plan_view_lines(view, {.max_lines = kMaxPlanLogLines}))
-    log_(line);
-  // Only the agent writes a line starting "takosumi" (runner/tofu/process_voice.hpp): what lies
-  // between these two is the frozen plan, and nothing else.
-  notice("end of the plan as sealed");
-}
-
-asio::awaitable<Status> RunFlow::async_seal_plan() {
+asio::awaitable<Status> RunFlow::async_seal_plan(const std::vector<SecretBytes>& values) {
   PhaseTimer timer(report_.phase_millis, "encrypt");
-  auto sealed = co_await async_offload(blocking_.get_executor(), [this] {
-    return seal_plan(workspace_->frozen_plan(), plan_secret_values_, workspace_->plan_contents(),
+  auto sealed = co_await async_offload(blocking_.get_executor(), [&] {
+    return seal_plan(workspace_->frozen_plan(), values, workspace_->plan_contents(),
                      inputs_.outbox, manifest_);
   });
   if (!sealed) co_return std::unexpected(sealed.error());
@@ -566,7 +481,8 @@ asio::awaitable<Status> RunFlow::async_apply() {
   if (cancel_.requested()) co_return fail(errc::kCancelled, "cancelled before the apply started");
   Status applied = co_await async_tofu_apply();
   // Whatever the apply did to the state is kept, even when it failed or was cancelled.
-  auto sealed = co_await async_seal_new_state();
+  NewState state;
+  auto sealed = co_await async_seal_new_state(state);
   if (!sealed && !outcome_.state_envelope) co_await async_keep_newest_state(sealed.error());
   if (!applied) {
     if (!sealed) co_return std::unexpected(applied.error().with_context(
@@ -574,12 +490,12 @@ asio::awaitable<Status> RunFlow::async_apply() {
     co_return applied;
   }
   if (!sealed) co_return sealed;
-  if (new_state_empty_) {
+  if (state.found && state.identity.empty) {
     // A destroyed Capsule has no Outputs, so a required mapping cannot hold; none are published.
     notice("the new state is empty: no Outputs are published");
     co_return Status{};
   }
-  co_return co_await async_publish_outputs();
+  co_return co_await async_publish_outputs(state.outputs);
 }
 
 // Read-only: the refresh-only plan is read and dropped. Nothing is sealed (no plan, no state)
@@ -589,59 +505,24 @@ asio::awaitable<Status> RunFlow::async_drift_check() {
   if (!planned) co_return std::unexpected(planned.error());
   const auto frozen = workspace_->agent_dir() / "drift.tfplan";
   TAKOSUMI_CO_TRY(co_await async_freeze(workspace_->drift_plan_file(), frozen));
-  Result<protocol::DriftReport> drift;
-  std::vector<std::string> drift_text;  // redacted
+  Result<DriftReview> drift;
   {
     PhaseTimer timer(report_.phase_millis, "show");
     auto doc = co_await async_show(frozen);
     if (!doc) co_return std::unexpected(doc.error());
-    // Exit code 2 also comes from output changes alone: only resource_drift decides.
-    drift = co_await async_offload(blocking_.get_executor(), [&] {
-      drift_text = protocol::plan_view_lines(build_drift_view(*doc, &secrets_),
-                                             {.max_lines = kMaxPlanLogLines, .drift = true});
-      return analyze_drift(*doc);
-    });
+    drift = co_await async_offload(blocking_.get_executor(), [&] { return review_drift(*doc, secrets_); });
   }
   if (!drift) co_return std::unexpected(drift.error());
-  report_.has_changes = drift->status == "drift";
-  for (const auto& r : drift->resources)
-    notice(protocol::one_line("drift: " + r.address + " (" + r.action + ")"));
-  if (log_ && !drift_text.empty()) {
-    notice("what changed outside OpenTofu, from the refresh-only plan:");
-    for (const auto& line : drift_text) log_(line);
-    notice("end of what changed outside OpenTofu");
-  }
-  report_.drift = std::move(*drift);
+  report_.has_changes = drift->report.status == "drift";
+  if (log_)
+    for (auto& line : drift->log_lines) log_(std::move(line));
+  report_.drift = std::move(drift->report);
   co_return Status{};
 }
 
-// A Run that ended past one of its limits says which, whatever the command's own failure was.
-Status RunFlow::named_limit(const Status& result) const {
-  if (result || result.error().code == errc::kLimitExceeded) return result;
-  if (cgroup_ && cgroup_->oom_kills() > 0)
-    return fail(errc::kLimitExceeded,
-                "the Run went past its memory limit (limits.memoryMiB: " +
-                    std::to_string(settings_.memory_bytes >> 20) +
-                    " MiB for all of its processes together) and the kernel stopped it: " +
-                    result.error().message);
-  const std::string& m = result.error().message;
-  const bool address_space = settings_.memory_bytes > 0 &&
-                             (m.find("out of memory") != std::string::npos ||
-                              m.find("Cannot allocate memory") != std::string::npos ||
-                              m.find("MemoryError") != std::string::npos);
-  if (address_space)
-    return fail(errc::kLimitExceeded, "a process of the Run went past its memory limit "
-                                      "(limits.memoryMiB: " + std::to_string(settings_.memory_bytes >> 20) +
-                                      " MiB of address space each): " + m);
-  if (settings_.workspace_bytes > 0 && m.find("File size limit exceeded") != std::string::npos)
-    return fail(errc::kLimitExceeded, "a file of the Run went past its workspace limit "
-                                      "(limits.workspaceMiB: " + std::to_string(settings_.workspace_bytes >> 20) +
-                                      " MiB): " + m);
-  return result;
-}
-
 asio::awaitable<void> RunFlow::async_finish(const Status& outcome) {
-  const Status result = named_limit(outcome);
+  const Status result = name_the_limit(
+      outcome, {settings_.memory_bytes, settings_.workspace_bytes, cgroup_ ? cgroup_->oom_kills() : 0});
   if (result) {
     report_.status = "succeeded";
   } else {

@@ -1,25 +1,33 @@
 #pragma once
-// The steps of one Run attempt, in order, for RunExecutor. Internal to the runner.
+// The sequence of one Run attempt, for RunExecutor. Internal to the runner. What a step decides
+// lives in the runner's subfolders as functions of explicit values — which OpenTofu
+// (tofu/tofu_choice), the commands' sandbox and limits (tofu/run_tofu_options), the providers
+// and pins (policy/verified_mirror, policy/provider_pins), what a plan or drift says
+// (plan/plan_review), the Outputs published (plan/published_outputs), the limit a failure hit
+// (tofu/limit_failure) —; RunFlow runs them in order (async_execute) and passes what one makes
+// to the next.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include <chrono>
+#include <optional>
 #include <set>
 #include <string>
-#include <optional>
 #include <string_view>
 
 #include "protocol/plan_view.hpp"
-#include "runner/state/run_credentials.hpp"
 #include "redaction/log_sink.hpp"
+#include "runner/policy/module_policy.hpp"
 #include "runner/policy/provider_pins.hpp"
+#include "runner/policy/verified_mirror.hpp"
 #include "runner/run_types.hpp"
-#include "runner/tofu/cancel_signal.hpp"
-#include "runner/tofu/process_launcher.hpp"
+#include "runner/state/new_state.hpp"
+#include "runner/state/run_credentials.hpp"
 #include "runner/state/run_workspace.hpp"
 #include "runner/state/state_checkpoint.hpp"
-#include "runner/policy/module_policy.hpp"
-#include "runner/tofu/tofu_builds.hpp"
+#include "runner/tofu/cancel_signal.hpp"
+#include "runner/tofu/process_launcher.hpp"
+#include "runner/tofu/tofu_choice.hpp"
 #include "runner/tofu/tofu_cli.hpp"
 
 namespace takosumi::runner {
@@ -46,50 +54,39 @@ class RunFlow {
   Status create_workspace();
   boost::asio::awaitable<Status> async_checkout();
   Status scrub_source() const;
-  boost::asio::awaitable<Status> async_check_module_policy();
+  boost::asio::awaitable<Result<ModuleScan>> async_check_module_policy();
   boost::asio::awaitable<Status> async_restore_inputs();
-  boost::asio::awaitable<Status> async_restore_prior_state();
   boost::asio::awaitable<Status> async_make_cgroup();
-  Status start_tofu();
+  Status start_tofu(const TofuChoice& tofu, const std::filesystem::path& mirror);
   boost::asio::awaitable<Status> async_init();
-  boost::asio::awaitable<Status> async_check_mirror();
-  Status check_providers();
-  Status check_lock_against_pins(const std::filesystem::path& lock) const;
-  Status check_committed_lock() const;
-  boost::asio::awaitable<Status> async_choose_tofu();
-  Result<std::vector<VersionRequirement>> version_requirements() const;
-  Status check_tofu_version() const;
+  boost::asio::awaitable<Result<RunProviders>> async_check_mirror();
+  Status check_providers(const RunProviders& providers);
+  Status check_committed_lock(const std::vector<ProviderPin>& pins) const;
+  boost::asio::awaitable<Result<TofuChoice>> async_choose_tofu(const ModuleScan& scan);
+  Status check_tofu_version(const TofuChoice& tofu);
   Status prepare_credentials();
   enum class HookPoint { pre, post };
   boost::asio::awaitable<Status> async_hook(HookPoint point);
-  std::optional<SandboxOptions::Confine> hook_confine(
-      const std::optional<SandboxOptions::Confine>& tofu_confine) const;
   boost::asio::awaitable<Status> async_plan();
   boost::asio::awaitable<Status> async_apply();
   boost::asio::awaitable<Status> async_drift_check();
 
   // Parts of the steps.
-  boost::asio::awaitable<Status> async_tofu_version();
+  boost::asio::awaitable<Status> async_tofu_version(const std::filesystem::path& binary);
   boost::asio::awaitable<Result<bool>> async_tofu_plan(const std::filesystem::path& plan_file,
                                                        PlanMode mode);
   boost::asio::awaitable<Result<boost::json::object>> async_show(const std::filesystem::path& plan_file);
   boost::asio::awaitable<Status> async_freeze(const std::filesystem::path& written,
                                               const std::filesystem::path& frozen);
-  boost::asio::awaitable<Status> async_seal_plan();
+  boost::asio::awaitable<Status> async_seal_plan(const std::vector<SecretBytes>& values);
   boost::asio::awaitable<Status> async_keep_plan_view(const protocol::PlanView& view);
   boost::asio::awaitable<Status> async_tofu_apply();
   boost::asio::awaitable<void> async_keep_newest_state(const Error& why);
-  boost::asio::awaitable<Status> async_seal_new_state();
-  boost::asio::awaitable<Status> async_publish_outputs();
-  Status refuse_credential_outputs();
-  Result<TofuOptions> tofu_options() const;
-  Result<std::optional<SandboxOptions::Confine>> confine_options(
-      bool network, const std::vector<std::filesystem::path>& providers) const;
+  boost::asio::awaitable<Status> async_seal_new_state(NewState& state);
+  boost::asio::awaitable<Status> async_publish_outputs(const boost::json::object& state_outputs);
   void remember_bundle_secrets();
   void remember(std::string_view what, std::string_view value);
   void notice(std::string_view line) const;
-  void log_sealed_plan(const protocol::PlanView& view) const;
-  Status named_limit(const Status& result) const;
 
   boost::asio::thread_pool& blocking_;
   const RunnerSettings& settings_;
@@ -101,17 +98,8 @@ class RunFlow {
   RunOutcome& outcome_;
   protocol::RunReport& report_;
   std::chrono::steady_clock::time_point deadline_;
-  // The mirror the Run's tofu and sandbox use: tofu.providerMirror, or with tofu.providerPins the
-  // verified copy of its pinned packages (runner/policy/verified_mirror.hpp).
-  std::filesystem::path provider_mirror_;
-  std::vector<ProviderPin> pins_;  // tofu.providerPins as read for this Run (empty without)
-  // The OpenTofu the Run uses: tofu.binary, or the tofu.versionsDir build its version constraints
-  // chose (async_choose_tofu), and those constraints.
-  std::filesystem::path tofu_binary_;
-  std::vector<VersionRequirement> version_requirements_;
-  // The working directory's required_version literals, from the policy scan before init.
-  std::optional<std::vector<ModuleScan::RequiredVersion>> root_required_versions_;
-  bool required_versions_cut_ = false;
+  // What the Run owns until async_finish or the destructor wipes it: its workspace, cgroup,
+  // commands and credentials. Values the steps make pass between them in async_execute.
   std::optional<RunWorkspace> workspace_;
   std::optional<RunCgroup> cgroup_;  // the Run's cgroup, when there is one
   std::filesystem::path module_dir_;
@@ -120,12 +108,8 @@ class RunFlow {
   protocol::RunPolicy policy_;  // the pool's and the manifest's, combined
   std::optional<RunCredentials> credentials_;
   std::set<std::string> locked_providers_;  // from the lock file, read once after init
-  bool new_state_empty_ = false;  // the sealed state holds no resources and no outputs
-
-  boost::json::object new_state_outputs_;  // `tofu output -json`'s shape (state_outputs)
-  // A plan Run's sensitive values from `tofu show -json`, sealed with the plan.
-  std::vector<SecretBytes> plan_secret_values_;
-  // An apply's: true once they came out of the sealed plan (no `tofu show` needed).
+  // An apply's plan's sensitive values: true once they came out of the sealed plan (no `tofu
+  // show` needed).
   bool plan_secrets_restored_ = false;
 };
 

@@ -1,7 +1,5 @@
 // RunFlow, part: the operator's hooks around the tofu commands (hooks.prePlan … postApply). See
 // run_flow.cpp for where they run.
-#include <spdlog/spdlog.h>
-
 #include "common/error_codes.hpp"
 #include "runner/run_flow.hpp"
 
@@ -52,22 +50,6 @@ asio::awaitable<Status> RunFlow::async_hook(HookPoint point) {
   }
   co_return fail(errc::kHookFailed, "hook " + name + " (" + program.string() + ") " + why +
                                         "; tofu was not started");
-}
-
-// What a hook's sandbox may execute: the hooks themselves and sandbox.execAllow (the shell and
-// the programs a hook script starts), with the dynamic loader, whatever the Run's policy says
-// about the module's own programs: the hooks are the operator's.
-std::optional<SandboxOptions::Confine> RunFlow::hook_confine(
-    const std::optional<SandboxOptions::Confine>& tofu_confine) const {
-  if (!tofu_confine) return std::nullopt;
-  SandboxOptions::Confine confine = *tofu_confine;
-  const auto& h = settings_.hooks;
-  confine.arguments.exec.clear();
-  for (const auto* path : {&h.pre_plan, &h.post_plan, &h.pre_apply, &h.post_apply})
-    if (!path->empty()) confine.arguments.exec.push_back(path->string());
-  for (const auto& path : settings_.exec_control->allow) confine.arguments.exec.push_back(path.string());
-  confine.arguments.loader = true;
-  return confine;
 }
 
 }  // namespace takosumi::runner

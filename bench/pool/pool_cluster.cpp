@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "controlplane/store/database.hpp"
+#include "controlplane/store/db/database.hpp"
 
 namespace takosumi::bench {
 namespace fs = std::filesystem;

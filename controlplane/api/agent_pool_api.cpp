@@ -6,7 +6,7 @@
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/store/agent_pool_store.hpp"
 #include "controlplane/store/audit_log.hpp"
-#include "controlplane/store/capsule_spec.hpp"
+#include "controlplane/store/model/capsule_spec.hpp"
 
 namespace takosumi::controlplane {
 namespace {

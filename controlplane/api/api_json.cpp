@@ -3,7 +3,7 @@
 #include <boost/json/parse.hpp>
 
 #include "common/clock.hpp"
-#include "controlplane/store/capsule_spec.hpp"
+#include "controlplane/store/model/capsule_spec.hpp"
 #include "protocol/source_url.hpp"
 
 namespace takosumi::controlplane {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "controlplane/store/audit_log.hpp"
-#include "controlplane/store/model.hpp"
+#include "controlplane/store/model/model.hpp"
 
 namespace takosumi::controlplane {
 

@@ -4,7 +4,7 @@
 #include "controlplane/runs/artifact_check.hpp"
 #include "controlplane/runs/run_intake.hpp"
 #include "common/offload.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

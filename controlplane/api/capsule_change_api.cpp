@@ -8,7 +8,7 @@
 #include "common/strict_json.hpp"
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/api/capsule_api.hpp"
-#include "controlplane/store/capsule_spec.hpp"
+#include "controlplane/store/model/capsule_spec.hpp"
 
 namespace takosumi::controlplane {
 namespace {

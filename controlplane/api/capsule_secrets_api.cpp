@@ -5,9 +5,9 @@
 #include "common/strict_json.hpp"
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/api/capsule_api.hpp"
-#include "controlplane/store/capsule_spec.hpp"
-#include "controlplane/store/connection_spec.hpp"
-#include "controlplane/store/secret_storage.hpp"
+#include "controlplane/store/model/capsule_spec.hpp"
+#include "controlplane/store/model/connection_spec.hpp"
+#include "controlplane/store/keys/secret_storage.hpp"
 
 namespace takosumi::controlplane {
 namespace {

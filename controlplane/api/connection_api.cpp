@@ -4,7 +4,7 @@
 
 #include "common/error_codes.hpp"
 #include "controlplane/api/api_json.hpp"
-#include "controlplane/store/connection_spec.hpp"
+#include "controlplane/store/model/connection_spec.hpp"
 
 namespace takosumi::controlplane {
 namespace {

@@ -3,7 +3,7 @@
 #include "common/error_codes.hpp"
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/api/principal.hpp"
-#include "controlplane/store/dependency_spec.hpp"
+#include "controlplane/store/model/dependency_spec.hpp"
 
 namespace takosumi::controlplane {
 namespace {

@@ -15,7 +15,7 @@
 #include "controlplane/store/agent_pool_store.hpp"
 #include "crypto/keys.hpp"
 #include "crypto/sha256.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "protocol/offline_bundle.hpp"
 
 namespace takosumi::controlplane {

@@ -5,7 +5,7 @@
 
 #include "common/error_codes.hpp"
 #include "controlplane/api/api_json.hpp"
-#include "controlplane/store/capsule_spec.hpp"
+#include "controlplane/store/model/capsule_spec.hpp"
 #include "common/json_fields.hpp"
 #include "common/strict_json.hpp"
 

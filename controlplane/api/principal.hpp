@@ -11,7 +11,7 @@
 
 #include "common/error.hpp"
 #include "controlplane/http/http_types.hpp"
-#include "controlplane/store/model.hpp"
+#include "controlplane/store/model/model.hpp"
 
 namespace takosumi::controlplane {
 

@@ -4,8 +4,8 @@
 #include "common/strict_json.hpp"
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/runs/apply_admission.hpp"
-#include "controlplane/store/capsule_spec.hpp"
-#include "protocol/failure_codes.hpp"
+#include "controlplane/store/model/capsule_spec.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

@@ -3,7 +3,7 @@
 #include "common/error_codes.hpp"
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/api/page_cursor.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

@@ -1,7 +1,7 @@
 #include "controlplane/api/workspace_api.hpp"
 
 #include "controlplane/api/api_json.hpp"
-#include "controlplane/store/capsule_spec.hpp"
+#include "controlplane/store/model/capsule_spec.hpp"
 
 namespace takosumi::controlplane {
 

@@ -7,8 +7,8 @@
 #include "common/json_fields.hpp"
 #include "common/strict_json.hpp"
 #include "controlplane/api/api_json.hpp"
-#include "controlplane/store/capsule_spec.hpp"
-#include "controlplane/store/dependency_spec.hpp"
+#include "controlplane/store/model/capsule_spec.hpp"
+#include "controlplane/store/model/dependency_spec.hpp"
 #include "crypto/keys.hpp"
 #include "protocol/signed_document.hpp"
 

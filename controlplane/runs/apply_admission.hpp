@@ -10,7 +10,7 @@
 
 #include "common/error.hpp"
 #include "controlplane/store/blob_store.hpp"
-#include "controlplane/store/model.hpp"
+#include "controlplane/store/model/model.hpp"
 #include "controlplane/store/run_store.hpp"
 #include "controlplane/store/state_store.hpp"
 

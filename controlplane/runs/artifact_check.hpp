@@ -12,7 +12,7 @@
 
 #include "common/error.hpp"
 #include "controlplane/store/blob_store.hpp"
-#include "controlplane/store/keyring.hpp"
+#include "controlplane/store/keys/keyring.hpp"
 
 namespace takosumi::controlplane {
 

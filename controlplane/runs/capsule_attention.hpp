@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "controlplane/store/model.hpp"
+#include "controlplane/store/model/model.hpp"
 #include "controlplane/store/stores.hpp"
 
 namespace takosumi::controlplane {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "controlplane/store/model.hpp"
+#include "controlplane/store/model/model.hpp"
 #include "protocol/run_report.hpp"
 
 namespace takosumi::controlplane {

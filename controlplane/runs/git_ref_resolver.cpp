@@ -11,7 +11,7 @@
 #include "git/remote_failure.hpp"
 #include "git/remote_helper.hpp"
 #include "git/source_cache.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "protocol/source_url.hpp"
 
 namespace takosumi::controlplane {

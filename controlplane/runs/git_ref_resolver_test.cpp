@@ -12,7 +12,7 @@
 #include <string>
 
 #include "common/error_codes.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "tests/support/run_to_end.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/test_git_repo.hpp"

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "common/error.hpp"
-#include "controlplane/store/model.hpp"
+#include "controlplane/store/model/model.hpp"
 
 namespace takosumi::controlplane {
 

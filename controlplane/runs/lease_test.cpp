@@ -5,7 +5,7 @@
 
 #include "common/error_codes.hpp"
 #include "crypto/random_ids.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

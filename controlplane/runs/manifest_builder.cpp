@@ -6,10 +6,10 @@
 #include "common/error_codes.hpp"
 #include "common/json_fields.hpp"
 #include "controlplane/runs/published_outputs.hpp"
-#include "controlplane/store/secret_storage.hpp"
+#include "controlplane/store/keys/secret_storage.hpp"
 #include "crypto/random_ids.hpp"
 #include "crypto/sealed_box.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "protocol/output_type.hpp"
 #include "protocol/variables.hpp"
 

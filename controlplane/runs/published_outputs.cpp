@@ -1,7 +1,7 @@
 #include "controlplane/runs/published_outputs.hpp"
 
 #include "common/json_fields.hpp"
-#include "controlplane/store/capsule_spec.hpp"
+#include "controlplane/store/model/capsule_spec.hpp"
 #include "crypto/sha256.hpp"
 
 namespace takosumi::controlplane {

@@ -6,7 +6,7 @@
 #include "controlplane/runs/run_queue.hpp"
 #include "controlplane/store/agent_pool_store.hpp"
 #include "crypto/random_ids.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

@@ -4,8 +4,8 @@
 #include "common/error_codes.hpp"
 #include "controlplane/runs/lease.hpp"
 #include "controlplane/runs/run_queue.hpp"
-#include "controlplane/store/capsule_spec.hpp"
-#include "protocol/failure_codes.hpp"
+#include "controlplane/store/model/capsule_spec.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

@@ -6,7 +6,7 @@
 #include "controlplane/runs/lease.hpp"
 #include "controlplane/runs/run_queue.hpp"
 #include "controlplane/store/agent_registry.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "controlplane/testing/run_queue_fixture.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "tests/support/fake_clock.hpp"
 
 using takosumi::testing::FakeClock;

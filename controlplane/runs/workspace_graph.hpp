@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "controlplane/store/model.hpp"
+#include "controlplane/store/model/model.hpp"
 
 namespace takosumi::controlplane {
 

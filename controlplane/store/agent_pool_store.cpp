@@ -7,7 +7,7 @@
 #include "common/error_codes.hpp"
 #include "common/json_fields.hpp"
 #include "controlplane/store/agent_registry.hpp"
-#include "controlplane/store/capsule_spec.hpp"
+#include "controlplane/store/model/capsule_spec.hpp"
 #include "controlplane/store/run_store.hpp"
 
 namespace takosumi::controlplane {

@@ -12,8 +12,8 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
-#include "controlplane/store/model.hpp"
-#include "controlplane/store/database.hpp"
+#include "controlplane/store/model/model.hpp"
+#include "controlplane/store/db/database.hpp"
 #include "protocol/registration_request.hpp"
 
 namespace takosumi::controlplane {

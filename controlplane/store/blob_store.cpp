@@ -15,7 +15,7 @@
 #include "common/unique_fd.hpp"
 #include "crypto/random_ids.hpp"
 #include "crypto/sha256.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace fs = std::filesystem;

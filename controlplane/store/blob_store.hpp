@@ -19,7 +19,7 @@
 
 #include "common/encoding.hpp"  // is_sha256_hex, the check path_for applies
 #include "common/error.hpp"
-#include "controlplane/store/database.hpp"
+#include "controlplane/store/db/database.hpp"
 
 namespace takosumi::controlplane {
 

@@ -3,7 +3,7 @@
 #include "common/error_codes.hpp"
 #include "common/json_fields.hpp"
 #include "controlplane/store/agent_pool_store.hpp"
-#include "controlplane/store/stored_names.hpp"
+#include "controlplane/store/db/stored_names.hpp"
 #include "crypto/random_ids.hpp"
 
 namespace takosumi::controlplane {

@@ -2,10 +2,10 @@
 
 #include "common/error_codes.hpp"
 #include "common/json_fields.hpp"
-#include "controlplane/store/secret_storage.hpp"
-#include "controlplane/store/stored_names.hpp"
+#include "controlplane/store/keys/secret_storage.hpp"
+#include "controlplane/store/db/stored_names.hpp"
 #include "crypto/random_ids.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::controlplane {
 namespace {

@@ -11,10 +11,10 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
-#include "controlplane/store/connection_spec.hpp"
-#include "controlplane/store/keyring.hpp"
-#include "controlplane/store/model.hpp"
-#include "controlplane/store/database.hpp"
+#include "controlplane/store/model/connection_spec.hpp"
+#include "controlplane/store/keys/keyring.hpp"
+#include "controlplane/store/model/model.hpp"
+#include "controlplane/store/db/database.hpp"
 
 namespace takosumi::controlplane {
 

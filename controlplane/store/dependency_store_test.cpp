@@ -6,7 +6,7 @@
 
 #include "common/error_codes.hpp"
 #include "controlplane/store/catalog_store.hpp"
-#include "controlplane/store/dependency_spec.hpp"
+#include "controlplane/store/model/dependency_spec.hpp"
 #include "controlplane/testing/test_support.hpp"
 #include "tests/support/fake_clock.hpp"
 #include "tests/support/temp_dir.hpp"

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "common/error_codes.hpp"
-#include "controlplane/store/stored_names.hpp"
+#include "controlplane/store/db/stored_names.hpp"
 #include "crypto/random_ids.hpp"
 
 namespace takosumi::controlplane {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "controlplane/store/model.hpp"
-#include "controlplane/store/database.hpp"
+#include "controlplane/store/model/model.hpp"
+#include "controlplane/store/db/database.hpp"
 
 namespace takosumi::controlplane {
 

@@ -3,7 +3,7 @@
 #include "common/error_codes.hpp"
 #include "common/strict_json.hpp"
 #include "crypto/random_ids.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "protocol/run_report.hpp"
 
 namespace takosumi::controlplane {

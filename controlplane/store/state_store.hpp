@@ -9,8 +9,8 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
-#include "controlplane/store/model.hpp"
-#include "controlplane/store/database.hpp"
+#include "controlplane/store/model/model.hpp"
+#include "controlplane/store/db/database.hpp"
 #include "common/json_fields.hpp"
 
 namespace takosumi::controlplane {

@@ -1,7 +1,7 @@
 #include "controlplane/store/workspace_plan_store.hpp"
 
 #include "common/error_codes.hpp"
-#include "controlplane/store/stored_names.hpp"
+#include "controlplane/store/db/stored_names.hpp"
 #include "crypto/random_ids.hpp"
 
 namespace takosumi::controlplane {

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "controlplane/store/database.hpp"
-#include "controlplane/store/schema.hpp"
+#include "controlplane/store/db/database.hpp"
+#include "controlplane/store/db/schema.hpp"
 #include "crypto/random_ids.hpp"
 
 namespace takosumi::testing {

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "common/error_codes.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "common/json_fields.hpp"
 #include "runner/plan/plan_json.hpp"
 

@@ -1,7 +1,7 @@
 #include "runner/plan/output_filter.hpp"
 
 #include "common/error_codes.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "protocol/output_type.hpp"
 
 namespace takosumi::runner {

@@ -2,7 +2,7 @@
 
 #include "common/error_codes.hpp"
 #include "confine/elf_interpreter.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::runner {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "common/ascii.hpp"
 #include "common/file_io.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "runner/policy/package_hash.hpp"
 
 namespace takosumi::runner {

@@ -8,7 +8,7 @@
 
 #include <fstream>
 
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/tofu_lock.hpp"
 #include "tests/support/test_paths.hpp"

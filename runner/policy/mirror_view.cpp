@@ -4,7 +4,7 @@
 #include <system_error>
 
 #include "common/error_codes.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "runner/policy/module_policy.hpp"
 
 namespace takosumi::runner {

@@ -4,7 +4,7 @@
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "runner/policy/hcl_scan.hpp"
 #include "runner/policy/module_facts.hpp"
 #include "runner/policy/module_files.hpp"

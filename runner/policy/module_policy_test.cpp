@@ -1,4 +1,4 @@
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "runner/policy/module_policy.hpp"
 
 #include <gtest/gtest.h>

@@ -9,7 +9,7 @@
 #include "common/encoding.hpp"
 #include "common/file_io.hpp"
 #include "crypto/sha256.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::runner {
 namespace {

@@ -7,7 +7,9 @@
 #include <cctype>
 
 #include "common/error_codes.hpp"
+#include "protocol/failure_codes.hpp"
 #include "runner/policy/hcl_lexer.hpp"
+#include "runner/policy/package_hash.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -136,6 +138,32 @@ Result<std::vector<ProviderPin>> read_provider_pins(const std::filesystem::path&
   auto pins = parse_provider_pins(*text);
   if (!pins) return std::unexpected(pins.error().with_context(file.string()));
   return pins;
+}
+
+Status check_lock_against_pins(const std::filesystem::path& lock, const std::vector<ProviderPin>& pins) {
+  if (pins.empty()) return {};
+  auto text = read_file(lock, 4 * 1024 * 1024);
+  if (!text)
+    return std::unexpected(
+        protocol::as_run_failure(text.error(), errc::kWorkspaceFailed).with_context("provider lock"));
+  auto selected = parse_provider_pins(*text);
+  if (!selected)
+    return fail(errc::kProviderChecksumMismatch,
+                "the module's dependency lock file does not read as one: " + selected.error().message);
+  for (const auto& entry : *selected) {
+    const std::string what = shown_name(entry.address + " " + entry.version);
+    const ProviderPin* pin = find_pin(pins, entry.address, entry.version);
+    if (pin == nullptr)
+      return fail(errc::kProviderChecksumMismatch,
+                  "the module's lock file selects " + what + ", which tofu.providerPins does not pin");
+    const bool listed = std::any_of(entry.hashes.begin(), entry.hashes.end(), [&](const auto& h) {
+      return std::find(pin->hashes.begin(), pin->hashes.end(), h) != pin->hashes.end();
+    });
+    if (!listed)
+      return fail(errc::kProviderChecksumMismatch,
+                  "the module's lock file lists no hash of " + what + " that its pin lists");
+  }
+  return {};
 }
 
 }  // namespace takosumi::runner

@@ -36,4 +36,11 @@ Result<std::vector<ProviderPin>> read_provider_pins(const std::filesystem::path&
 const ProviderPin* find_pin(const std::vector<ProviderPin>& pins, std::string_view address,
                             std::string_view version);
 
+// A dependency lock file (the module's, or the one init left) against the pins: it must select
+// only pinned versions, each with a hash its pin lists, so that the Run's providers are exactly
+// the operator's whatever the module committed. The caller has checked that lock is a regular
+// file of the Run's workspace (it lies where the module can write). Nothing to check without pins;
+// provider_checksum_mismatch naming the provider, workspace_failed when it cannot be read.
+Status check_lock_against_pins(const std::filesystem::path& lock, const std::vector<ProviderPin>& pins);
+
 }  // namespace takosumi::runner

@@ -11,7 +11,7 @@
 #include "common/file_io.hpp"
 #include "crypto/random_ids.hpp"
 #include "crypto/sha256.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "runner/policy/mirror_verify.hpp"
 
 namespace takosumi::runner {
@@ -238,6 +238,22 @@ Result<MirrorAddition> add_to_mirror(const fs::path& from, const fs::path& mirro
   // What the mirror holds now, all of it, against the pins: what an agent will check.
   TAKOSUMI_TRY(verify_mirror(mirror, pins));
   return added;
+}
+
+Result<RunProviders> run_providers(const std::filesystem::path& mirror,
+                                   const std::filesystem::path& pins_file,
+                                   const std::filesystem::path& store, PackageHashCache* cache) {
+  if (pins_file.empty()) return RunProviders{mirror, {}};
+  auto pins = read_provider_pins(pins_file);
+  if (!pins) return fail(errc::kProviderChecksumMismatch, "tofu.providerPins: " + pins.error().message);
+  if (store.empty()) {
+    auto checked = verify_mirror(mirror, *pins, cache);
+    if (!checked) return std::unexpected(checked.error());
+    return RunProviders{mirror, std::move(*pins)};
+  }
+  auto copy = verified_mirror(mirror, *pins, store, cache);
+  if (!copy) return std::unexpected(copy.error());
+  return RunProviders{std::move(*copy), std::move(*pins)};
 }
 
 }  // namespace takosumi::runner

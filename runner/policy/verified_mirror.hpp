@@ -25,6 +25,20 @@ Result<std::filesystem::path> verified_mirror(const std::filesystem::path& mirro
                                               const std::filesystem::path& store,
                                               PackageHashCache* cache = nullptr);
 
+// Where one Run's providers come from, and the pins they were checked against.
+struct RunProviders {
+  std::filesystem::path mirror;   // tofu.providerMirror, or the verified copy of its pinned packages
+  std::vector<ProviderPin> pins;  // empty without tofu.providerPins
+};
+
+// A step of the Run before any of its tofu starts: without pins_file, the mirror as it is; with
+// it, the mirror checked against the pins (verify_mirror), and with a store the verified copy
+// (verified_mirror) from then on. A package altered on disk never runs. Blocking (it hashes
+// packages, cached by their identity in cache). provider_checksum_mismatch for unreadable pins too.
+Result<RunProviders> run_providers(const std::filesystem::path& mirror,
+                                   const std::filesystem::path& pins_file,
+                                   const std::filesystem::path& store, PackageHashCache* cache);
+
 // `takosumi-agent mirror add FROM --to MIRROR --pins FILE` (docs/air-gapped.md): the packages
 // of FROM (made on the connected side with `tofu providers mirror`), each checked against the pins
 // before and after it is copied, placed in MIRROR readable by every user; a package already there

@@ -18,7 +18,7 @@
 #include "crypto/sha256.hpp"
 #include "git/git_handles.hpp"
 #include "git/libgit2_error.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "protocol/source_url.hpp"
 
 namespace takosumi::runner {

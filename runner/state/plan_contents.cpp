@@ -17,7 +17,7 @@
 #include "common/fd_io.hpp"
 #include "common/file_io.hpp"
 #include "common/unique_fd.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::runner {
 namespace {

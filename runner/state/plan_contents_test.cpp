@@ -6,7 +6,7 @@
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "tests/support/temp_dir.hpp"
 
 namespace takosumi::runner {

@@ -6,7 +6,7 @@
 #include "common/file_io.hpp"
 #include "crypto/envelope.hpp"
 #include "crypto/sha256.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "runner/state/plan_contents.hpp"
 
 namespace takosumi::runner {

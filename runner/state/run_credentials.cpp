@@ -13,7 +13,7 @@
 #include "common/file_io.hpp"
 #include "common/unique_fd.hpp"
 #include "protocol/credential_names.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "runner/state/run_workspace.hpp"
 
 namespace takosumi::runner {

@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "common/error_codes.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "runner/state/run_credentials.hpp"
 #include "tests/support/temp_dir.hpp"
 

@@ -3,7 +3,7 @@
 #include <boost/json/parse.hpp>
 
 #include "common/error_codes.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "common/file_io.hpp"
 #include "redaction/sensitive_values.hpp"
 

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "common/error_codes.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "runner/state/state_file.hpp"
 #include "tests/support/temp_dir.hpp"
 

@@ -2,7 +2,7 @@
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "common/json_fields.hpp"
 
 namespace takosumi::runner {

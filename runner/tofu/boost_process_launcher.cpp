@@ -23,7 +23,7 @@
 
 #include "common/error_codes.hpp"
 #include "common/unique_fd.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "supervise/supervise_arguments.hpp"
 
 namespace takosumi::runner {

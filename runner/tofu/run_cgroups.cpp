@@ -15,7 +15,7 @@
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::runner {
 namespace {

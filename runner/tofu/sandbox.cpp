@@ -5,7 +5,7 @@
 #include <array>
 
 #include "common/error_codes.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 
 namespace takosumi::runner {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "common/error_codes.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "runner/policy/installed_providers.hpp"
 #include "runner/tofu/disk_budget.hpp"
 #include "runner/tofu/run_cgroups.hpp"

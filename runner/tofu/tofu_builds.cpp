@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "common/error_codes.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "runner/policy/package_hash.hpp"
 
 namespace takosumi::runner {

@@ -11,7 +11,7 @@
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "common/offload.hpp"
-#include "protocol/failure_codes.hpp"
+#include "common/failure_codes.hpp"
 #include "common/json_fields.hpp"
 #include "runner/policy/module_files.hpp"
 #include "runner/tofu/output_log_filter.hpp"

@@ -1,7 +1,7 @@
 // The agent refuses manifests it cannot trust before anything runs.
 #include <gtest/gtest.h>
 
-#include "controlplane/store/database.hpp"
+#include "controlplane/store/db/database.hpp"
 #include "tests/support/stack.hpp"
 #include "tests/support/test_git_repo.hpp"
 

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "common/error_codes.hpp"
-#include "controlplane/store/capsule_spec.hpp"
-#include "protocol/failure_codes.hpp"
+#include "controlplane/store/model/capsule_spec.hpp"
+#include "common/failure_codes.hpp"
 #include "runner/plan/output_filter.hpp"
 
 namespace takosumi {
