@@ -29,7 +29,7 @@ class ControlMetrics {
 
   // An answer the API gave (any thread).
   void request(const std::string& route, unsigned status);
-  // Reads the database's counts; lease_expiries: RunQueue::lease_expiries().
+  // Reads the database's counts; lease_expiries: RunClaims::lease_expiries().
   Status refresh(Database& db, const Clock& clock, std::int64_t lease_expiries);
   // "3 Run(s) waiting for an agent, 1 running, 2 agent(s) connected", as of the last refresh.
   std::string summary() const;

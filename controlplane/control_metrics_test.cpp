@@ -40,7 +40,7 @@ TEST_F(ControlMetricsTest, QueueDepthIsByPoolAndRequiredLabelsAndDrainedSeriesGo
   const Agent gpu = *agents_.authenticate(cred->agent_token);
   auto jobs = claim(gpu, 2);
   ASSERT_EQ(jobs.size(), 1u);
-  ASSERT_TRUE(queue_.complete(jobs[0].claimed.run.id, gpu, report(jobs[0])));
+  ASSERT_TRUE(queue_.completion().complete(jobs[0].claimed.run.id, gpu, report(jobs[0])));
   text = scrape();
   EXPECT_NE(text.find("takosumi_control_queue_depth{labels=\"cuda,region=eu\",pool=\"gpu\"} 0"),
             std::string::npos)

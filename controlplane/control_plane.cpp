@@ -327,7 +327,7 @@ Result<std::uint16_t> ControlPlane::listen() {
         service::MetricsEndpoints{
             p.metrics->registry(),
             [&p] {
-              if (auto s = p.metrics->refresh(p.db, p.clock, p.queue.lease_expiries()); !s)
+              if (auto s = p.metrics->refresh(p.db, p.clock, p.queue.claims().lease_expiries()); !s)
                 spdlog::warn("metrics: {}", s.error().to_string());
             },
             [&p]() -> std::optional<std::string> {
@@ -387,7 +387,7 @@ void ControlPlane::refresh_status() {
   if (p.clock.follows(p.db))
     if (auto synced = p.clock.sync(p.db); !synced)
       spdlog::warn("{}", synced.error().to_string());
-  if (auto s = p.metrics->refresh(p.db, p.clock, p.queue.lease_expiries()); s)
+  if (auto s = p.metrics->refresh(p.db, p.clock, p.queue.claims().lease_expiries()); s)
     p.notifier.status(serving + "; " + p.metrics->summary());
   else
     p.notifier.status(serving);

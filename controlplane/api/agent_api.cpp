@@ -259,7 +259,7 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_claim(const HttpRequest& re
     if (client && client->gone()) break;
     agent = authenticate(req);
     if (!agent) co_return error_response(agent.error());
-    auto claimed = d_.queue.claim(*agent, static_cast<int>(request->free_slots), build);
+    auto claimed = d_.queue.claims().claim(*agent, static_cast<int>(request->free_slots), build);
     if (!claimed) co_return error_response(claimed.error());
     jobs = std::move(*claimed);
     // Slots filled: there may be more where these came from; the next waiter of the pool looks.
@@ -285,7 +285,7 @@ HttpResponse AgentApi::claim_response(const Agent& agent, const std::vector<Job>
   for (const auto& job : jobs) leases.emplace_back(job.claimed.run.id, job.claimed.lease_token);
   res.on_undelivered = [this, agent, leases = std::move(leases)] {
     for (const auto& [run_id, lease] : leases)
-      if (auto released = d_.queue.release(run_id, agent, lease); !released)
+      if (auto released = d_.queue.leases().release(run_id, agent, lease); !released)
         spdlog::warn("run {}: claim not released: {}", run_id, released.error().to_string());
     d_.waiters.notify();
   };
@@ -307,7 +307,7 @@ Result<AgentApi::LeasedRequest> AgentApi::leased_request(
 HttpResponse AgentApi::heartbeat(const HttpRequest& req, const std::string& run_id) {
   auto leased = leased_request(req, {"leaseToken"});
   if (!leased) return error_response(leased.error());
-  auto renewed = d_.queue.heartbeat(run_id, leased->agent, leased->lease);
+  auto renewed = d_.queue.leases().heartbeat(run_id, leased->agent, leased->lease);
   if (!renewed) return error_response(renewed.error());
   return json_response(200, json::object{{"leaseExpiresAt", renewed->lease_expires_at},
                                          {"cancelRequested", renewed->cancel_requested}});
@@ -324,7 +324,7 @@ HttpResponse AgentApi::phase(const HttpRequest& req, const std::string& run_id) 
   if (*phase != "apply")
     return error_response(Error{std::string(errc::kInvalidArgument),
                                 "field \"phase\" must be \"apply\""});
-  auto started = d_.queue.start_apply(run_id, leased->agent, leased->lease, *attempt);
+  auto started = d_.queue.leases().start_apply(run_id, leased->agent, leased->lease, *attempt);
   if (!started) return error_response(started.error());
   return json_response(200, json::object{{"phase", "apply"},
                                          {"leaseExpiresAt", started->lease_expires_at},
@@ -338,7 +338,7 @@ HttpResponse AgentApi::append_log(const HttpRequest& req, const std::string& run
   auto text = get_string(leased->body, "text", kMaxJsonBody);
   if (!seq) return error_response(seq.error());
   if (!text) return error_response(text.error());
-  auto run = d_.queue.check_lease(run_id, leased->agent, leased->lease);
+  auto run = d_.queue.leases().check_lease(run_id, leased->agent, leased->lease);
   if (!run) return error_response(run.error());
   auto next = d_.logs.append(run_id, run->attempt, *seq, *text);
   if (!next) return error_response(next.error());
@@ -363,9 +363,9 @@ boost::asio::awaitable<HttpResponse> AgentApi::async_put_report(const HttpReques
   auto agent = authenticate(req);
   if (!agent) co_return error_response(agent.error());
   const std::string lease = req.header("x-takosumi-lease").value_or("");
-  auto run = d_.queue.check_report_lease(run_id, *agent, lease);
+  auto run = d_.queue.leases().check_report_lease(run_id, *agent, lease);
   if (!run && run.error().code == errc::kLeaseLost)
-    d_.queue.record_fenced(run_id, *agent, std::nullopt, "report");
+    d_.queue.leases().record_fenced(run_id, *agent, std::nullopt, "report");
   if (!run) co_return error_response(run.error());
   // A lease is per attempt: once its attempt is completed, a repeat (after a lost answer) is
   // acknowledged without reading the report again, and an old lease costs no parse.

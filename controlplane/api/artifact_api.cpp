@@ -33,7 +33,7 @@ HttpResponse AgentApi::download(const HttpRequest& req, const std::string& run_i
                                 const std::string& kind) {
   auto agent = authenticate(req);
   if (!agent) return error_response(agent.error());
-  auto run = d_.queue.check_lease(run_id, *agent, req.header("x-takosumi-lease").value_or(""));
+  auto run = d_.queue.leases().check_lease(run_id, *agent, req.header("x-takosumi-lease").value_or(""));
   if (!run) return error_response(run.error());
   std::string sha;
   if (kind == "prior_state") {
@@ -66,9 +66,9 @@ Result<Run> AgentApi::check_upload(const HttpRequest& head, const std::string& r
   if (kind != "state" && kind != "plan" && kind != "plan_view")
     return std::unexpected(error(errc::kInvalidArgument,
                                  "artifact kind \"" + kind + "\" must be state, plan or plan_view"));
-  auto run = d_.queue.check_upload_lease(run_id, *agent, head.header("x-takosumi-lease").value_or(""));
+  auto run = d_.queue.leases().check_upload_lease(run_id, *agent, head.header("x-takosumi-lease").value_or(""));
   if (!run && run.error().code == errc::kLeaseLost)
-    d_.queue.record_fenced(run_id, *agent, std::nullopt, "upload");  // an upload carries no attempt
+    d_.queue.leases().record_fenced(run_id, *agent, std::nullopt, "upload");  // an upload carries no attempt
   if (!run) return std::unexpected(run.error());
   TAKOSUMI_TRY(check_upload_allowed(*run, kind));
   return run;

@@ -298,7 +298,7 @@ asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, s
   const OfflineSource offline{packed->tree, packed->sha256,
                               d_.clock.now_unix() + request->valid_for};
   const Agent& addressee = *agent;
-  auto job = d_.queue.claim_for_export(run_id, addressee, request->valid_for,
+  auto job = d_.queue.claims().claim_for_export(run_id, addressee, request->valid_for,
                                        [&](const ClaimedRun& claimed) {
                                          return d_.manifests.build_signed(claimed, addressee,
                                                                           &offline);
@@ -306,7 +306,7 @@ asio::awaitable<HttpResponse> OfflineApi::async_export(const HttpRequest& req, s
   if (!job) co_return error_response(job.error());
   // From here the Run is leased to the agent: a bundle that cannot be written gives it back.
   const auto undo = [&](const Error& why) {
-    if (auto released = d_.queue.release(run_id, addressee, job->claimed.lease_token, true);
+    if (auto released = d_.queue.leases().release(run_id, addressee, job->claimed.lease_token, true);
         !released)
       spdlog::error("run {}: the failed export could not be undone: {}", run_id,
                     released.error().to_string());
@@ -404,7 +404,7 @@ asio::awaitable<HttpResponse> OfflineApi::async_import(const HttpRequest& req, s
   // changed nothing: its refusal is only the answer.
   const auto keep = [&](const Error& why) -> asio::awaitable<HttpResponse> {
     if (run->type != protocol::RunType::apply) co_return error_response(why);
-    d_.queue.record_fenced(run_id, *agent, index->attempt, "import");
+    d_.queue.leases().record_fenced(run_id, *agent, index->attempt, "import");
     // The server hashed the body as it arrived.
     const std::string sha = req.body_sha256;
     auto adopt = [&blobs = d_.blobs, file = req.body_file, sha] { return blobs.adopt(file, sha); };
@@ -430,7 +430,7 @@ asio::awaitable<HttpResponse> OfflineApi::async_import(const HttpRequest& req, s
   for (const char* kind : {"state", "plan", "plan_view"}) {
     const std::string member = protocol::artifact_member(kind);
     if (!has(member)) continue;
-    auto leased = d_.queue.check_upload_lease(run_id, *agent, index->lease_token);
+    auto leased = d_.queue.leases().check_upload_lease(run_id, *agent, index->lease_token);
     if (!leased && leased.error().code == errc::kLeaseLost) co_return co_await keep(leased.error());
     if (!leased) co_return error_response(leased.error());
     // Its digest was checked against the signed index when it was extracted.
@@ -454,7 +454,7 @@ asio::awaitable<HttpResponse> OfflineApi::async_import(const HttpRequest& req, s
   }
   // The log, in chunks as the agent would have streamed them.
   if (has("log.txt")) {
-    auto leased = d_.queue.check_report_lease(run_id, *agent, index->lease_token);
+    auto leased = d_.queue.leases().check_report_lease(run_id, *agent, index->lease_token);
     if (!leased && leased.error().code == errc::kLeaseLost) co_return co_await keep(leased.error());
     if (!leased) co_return error_response(leased.error());
     // The store keeps kMaxRunLogBytes of a Run's log; what is past that is not even read.

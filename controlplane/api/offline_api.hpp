@@ -3,7 +3,7 @@
 //   POST /api/v1/agents/offline       an offline agent from its public keys (admin)
 //   POST /api/v1/runs/{id}/bundle     the Run's offline Run bundle for one such agent (operator)
 //   POST /api/v1/runs/{id}/result     a result bundle brought back (operator)
-// The export is a claim (RunQueue::claim_for_export) whose manifest is signed as every manifest
+// The export is a claim (RunClaims::claim_for_export) whose manifest is signed as every manifest
 // is, with the source as a Git pack and a longer validity. The import checks the agent's
 // signature before anything else costs, then records the result through the same steps as an
 // online completion (runs/run_intake.hpp): the same lease and generation fencing, idempotent per

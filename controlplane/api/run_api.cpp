@@ -89,7 +89,7 @@ HttpResponse RunApi::cancel(const HttpRequest& req, const std::string& run_id) {
                                               {"failureCode", std::string(errc::kCancelled)}})));
       return cancelled;
     }
-    TAKOSUMI_TRY(d_.queue.end_exported(run_id, actor(req)));
+    TAKOSUMI_TRY(d_.queue.leases().end_exported(run_id, actor(req)));
     return d_.runs.get_run(run_id);
   });
   if (!run) return error_response(run.error());

@@ -49,7 +49,7 @@ class ClaimRowLocksTest : public RunQueueTest {
       meanwhile();
       return protocol::SignedManifest{"manifest-of-" + c.run.id, "signature"};
     };
-    auto jobs = queue_.claim(agent_a_, 1, build);
+    auto jobs = queue_.claims().claim(agent_a_, 1, build);
     EXPECT_TRUE(jobs) << jobs.error().to_string();
     EXPECT_EQ(jobs ? jobs->size() : 0, 1u);
     return jobs && !jobs->empty() ? std::move(jobs->front()) : Job{};
@@ -66,7 +66,7 @@ TEST_F(ClaimRowLocksTest, ClaimsOnTwoReplicasRunSideBySideAndNeverLeaseTwoRunsOf
   const Run other = plan(two);
 
   Result<std::vector<Job>> theirs = std::vector<Job>{};
-  const Job mine = claim_while([&] { theirs = other_.queue.claim(agent_b_, 2, build_); });
+  const Job mine = claim_while([&] { theirs = other_.queue.claims().claim(agent_b_, 2, build_); });
   EXPECT_EQ(mine.claimed.run.id, first.id);
   ASSERT_TRUE(theirs) << "the other replica's claim waited for this one: "
                       << theirs.error().to_string();
@@ -77,7 +77,7 @@ TEST_F(ClaimRowLocksTest, ClaimsOnTwoReplicasRunSideBySideAndNeverLeaseTwoRunsOf
   EXPECT_EQ(runs_.get_run(first.id)->agent_id, agent_a_.id);
   EXPECT_EQ(runs_.get_run(other.id)->agent_id, agent_b_.id);
   EXPECT_EQ(runs_.get_run(second.id)->status, run_status::kQueued);
-  auto later = other_.queue.claim(agent_b_, 2, build_);
+  auto later = other_.queue.claims().claim(agent_b_, 2, build_);
   ASSERT_TRUE(later) << later.error().to_string();
   EXPECT_TRUE(later->empty()) << "the Capsule's lease, now committed, holds it on every replica";
 }
@@ -115,7 +115,7 @@ TEST_F(ClaimRowLocksTest, AClaimWhoseSnapshotPredatesAnotherClaimsLeaseTakesNoth
   const Run first = plan(trainer);
 
   Result<std::vector<Job>> theirs = std::vector<Job>{};
-  std::thread held([&] { theirs = other_.queue.claim(there, 2, build_); });
+  std::thread held([&] { theirs = other_.queue.claims().claim(there, 2, build_); });
   // Until the other replica's claim waits at the gate, inside its locking statement.
   for (int i = 0;; ++i) {
     auto waiting = gate.single_integer(
@@ -129,7 +129,7 @@ TEST_F(ClaimRowLocksTest, AClaimWhoseSnapshotPredatesAnotherClaimsLeaseTakesNoth
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  auto mine = queue_.claim(here, 1, build_);
+  auto mine = queue_.claims().claim(here, 1, build_);
   ASSERT_TRUE(gate.exec("SELECT pg_advisory_unlock(42)"));
   held.join();
   ASSERT_TRUE(mine) << mine.error().to_string();

@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/error_codes.hpp"
-#include "controlplane/runs/run_queue.hpp"
+#include "controlplane/runs/run_claims.hpp"
 #include "controlplane/store/agent_pool_store.hpp"
 #include "crypto/random_ids.hpp"
 #include "common/failure_codes.hpp"
@@ -56,7 +56,7 @@ constexpr int kMaxClaimRaces = 64;
 
 }  // namespace
 
-Result<std::vector<Job>> RunQueue::claim(const Agent& agent, int max_jobs,
+Result<std::vector<Job>> RunClaims::claim(const Agent& agent, int max_jobs,
                                          const ManifestFactory& build) {
   std::vector<Job> jobs;
   // Each step either claims a Run or finishes one, so the loop ends; the bound is a backstop.
@@ -76,14 +76,14 @@ Result<std::vector<Job>> RunQueue::claim(const Agent& agent, int max_jobs,
   return jobs;
 }
 
-Result<std::optional<Run>> RunQueue::next_candidate(std::int64_t now, const Agent& agent) {
+Result<std::optional<Run>> RunClaims::next_candidate(std::int64_t now, const Agent& agent) {
   // A stranded apply (Run::stranded) is no candidate unless cancel was requested, so claim_one
   // never meets one it must leave alone, and it blocks its Capsule as a live lease does: a later
   // Run would start from a state that is missing what the stranded apply changed.
   // Only Runs of Capsules in the agent's pool, whose Workspace may use that pool, and every one
   // of whose required labels the agent has (?3 is ",a,b,": agent_label_list). Matched in SQL, so
   // Runs no agent can take cost a claim nothing however many wait.
-  const std::string instr = db_.driver() == StoreDriver::sqlite ? "instr" : "takosumi_instr";
+  const std::string instr = ledger_.db.driver() == StoreDriver::sqlite ? "instr" : "takosumi_instr";
   const std::string candidates =
       "SELECT " + std::string(kRunSelect) + " WHERE" + std::string(kWaitingForAgent) + " AND" +
       std::string(kCapsuleFree) + " AND c.agent_pool = ?2 AND" + std::string(kPoolUsable) +
@@ -91,8 +91,8 @@ Result<std::optional<Run>> RunQueue::next_candidate(std::int64_t now, const Agen
       "   AND " + instr + "(?3, ',' || l.label || ',') = 0)";
   constexpr std::string_view kOldest = " ORDER BY r.rowid LIMIT 1";
   const std::string labels = agent_label_list(agent.labels);
-  if (!db_.in_shared_claim())
-    return first_run(db_.query(candidates + std::string(kOldest), now, agent.pool, labels));
+  if (!ledger_.db.in_shared_claim())
+    return first_run(ledger_.db.query(candidates + std::string(kOldest), now, agent.pool, labels));
   // Claims on PostgreSQL run side by side (WriterLock::claim); only claims write while they do.
   // Each locks the Capsule of the Run it would lease and passes over Capsules another claim
   // holds, so two never lease Runs of one Capsule. This statement's snapshot may predate the
@@ -100,61 +100,61 @@ Result<std::optional<Run>> RunQueue::next_candidate(std::int64_t now, const Agen
   // Capsule), so the Capsule's candidate is read again by a statement of its own, which sees that
   // commit. Finding none there means such a claim leased it: look again, past it.
   for (int tries = 0; tries < kMaxClaimRaces; ++tries) {
-    auto locked = first_run(db_.query(candidates + std::string(kOldest) +
+    auto locked = first_run(ledger_.db.query(candidates + std::string(kOldest) +
                                           " FOR NO KEY UPDATE OF c SKIP LOCKED",
                                       now, agent.pool, labels));
     if (!locked || !*locked) return locked;
-    auto fresh = first_run(db_.query(candidates + " AND c.id = ?4" + std::string(kOldest), now,
+    auto fresh = first_run(ledger_.db.query(candidates + " AND c.id = ?4" + std::string(kOldest), now,
                                      agent.pool, labels, (*locked)->capsule_id));
     if (!fresh || *fresh) return fresh;
   }
   return std::optional<Run>{};
 }
 
-Result<RunQueue::ClaimStep> RunQueue::claim_one(const Agent& agent, const ManifestFactory& build) {
-  const std::int64_t now = clock_.now_unix();
+Result<RunClaims::ClaimStep> RunClaims::claim_one(const Agent& agent, const ManifestFactory& build) {
+  const std::int64_t now = ledger_.clock.now_unix();
   // Most claims find nothing (a long poll looks again every second; a queued Run wakes a poll of
   // each pool on every replica): they look first without the writers' lock, so only a claim with
   // something to take waits for it, and the other writers (a Run being queued, a report) do not
   // wait behind empty claims. The look inside the transaction below decides; that transaction is
   // a claim's (WriterLock::claim), which claims on other replicas share.
-  if (!db_.in_transaction()) {
+  if (!ledger_.db.in_transaction()) {
     auto visible = next_candidate(now, agent);
     if (!visible) return std::unexpected(visible.error());
     if (!*visible) return ClaimStep{true, std::nullopt};
   }
-  Transaction tx(db_, WriterLock::claim);
+  Transaction tx(ledger_.db, WriterLock::claim);
   TAKOSUMI_TRY(tx.begun());
   auto candidate = next_candidate(now, agent);
   if (!candidate) return std::unexpected(candidate.error());
   if (!*candidate) return ClaimStep{true, std::nullopt};
-  return take_candidate(tx, **candidate, agent, build, LeaseTerms{lease_seconds_});
+  return take_candidate(tx, **candidate, agent, build, LeaseTerms{ledger_.lease_seconds});
 }
 
-Result<RunQueue::ClaimStep> RunQueue::take_candidate(Transaction& tx, const Run& run,
+Result<RunClaims::ClaimStep> RunClaims::take_candidate(Transaction& tx, const Run& run,
                                                      const Agent& agent,
                                                      const ManifestFactory& build,
                                                      LeaseTerms terms) {
-  const std::int64_t now = clock_.now_unix();
+  const std::int64_t now = ledger_.clock.now_unix();
   // A running candidate is one whose lease expired (next_candidate), whatever follows (ended,
   // refused or handed out again).
   if (run.status == run_status::kRunning) ++lease_expiries_;
   auto end = run.status == run_status::kRunning ? expired_lease_end(run, now) : std::nullopt;
   if (end) {
     const bool cancelled = end->code == errc::kCancelled;
-    TAKOSUMI_TRY(fail_run(run, cancelled ? run_status::kCancelled : run_status::kFailed, *end,
+    TAKOSUMI_TRY(ledger_.fail_run(run, cancelled ? run_status::kCancelled : run_status::kFailed, *end,
                           kControlPlaneActor));
     // The stranded apply's agent may still bring the state it changed: its report stays
     // acceptable (complete() stores the state), so the attempt is not marked completed.
     if (run.stranded(now))
-      TAKOSUMI_TRY(db_.run("UPDATE runs SET completed_attempt = 0 WHERE id = ?", run.id));
+      TAKOSUMI_TRY(ledger_.db.run("UPDATE runs SET completed_attempt = 0 WHERE id = ?", run.id));
     TAKOSUMI_TRY(tx.commit());
     return ClaimStep{};
   }
-  auto prior = states_.current(run.capsule_id);
+  auto prior = ledger_.states.current(run.capsule_id);
   if (!prior) return std::unexpected(prior.error());
   if (auto broken = drift_pin_broken(run, *prior)) {
-    TAKOSUMI_TRY(fail_run(run, run_status::kFailed, *broken, kControlPlaneActor));
+    TAKOSUMI_TRY(ledger_.fail_run(run, run_status::kFailed, *broken, kControlPlaneActor));
     TAKOSUMI_TRY(tx.commit());
     return ClaimStep{};
   }
@@ -169,7 +169,7 @@ Result<RunQueue::ClaimStep> RunQueue::take_candidate(Transaction& tx, const Run&
     // The lease is taken in a savepoint, so a manifest that cannot be built rolls back only the
     // lease, and the Run fails while this claim still holds its Capsule (a claim elsewhere
     // could otherwise lease it in between, and this failure would overwrite that lease).
-    Transaction lease(db_, WriterLock::claim);
+    Transaction lease(ledger_.db, WriterLock::claim);
     TAKOSUMI_TRY(lease.begun());
     auto step = dispatch(run, agent, std::move(*prior), build, terms);
     if (!step) return std::unexpected(step.error());
@@ -184,9 +184,9 @@ Result<RunQueue::ClaimStep> RunQueue::take_candidate(Transaction& tx, const Run&
   const std::string& code = build_error.code;
   if (code == errc::kConnectionRevoked || code == errc::kConnectionExpired ||
       code == errc::kDependencyOutputMissing || code == errc::kOutputShareRevoked)
-    TAKOSUMI_TRY(audit_.record(run_event(kControlPlaneActor, "run.refused", run,
+    TAKOSUMI_TRY(ledger_.audit.record(run_event(kControlPlaneActor, "run.refused", run,
                                          {{"code", build_error.code}, {"agentId", agent.id}})));
-  TAKOSUMI_TRY(fail_run(run, run_status::kFailed, build_error, kControlPlaneActor));
+  TAKOSUMI_TRY(ledger_.fail_run(run, run_status::kFailed, build_error, kControlPlaneActor));
   TAKOSUMI_TRY(tx.commit());
   return ClaimStep{};
 }
@@ -194,15 +194,15 @@ Result<RunQueue::ClaimStep> RunQueue::take_candidate(Transaction& tx, const Run&
 // Leases the Run to the agent and builds its manifest. A manifest that cannot be built comes back
 // as `unbuildable` (the caller rolls the lease back and fails the Run); an error is the store's,
 // and fails the claim only: the Run stays as it was, for a later claim.
-Result<RunQueue::ClaimStep> RunQueue::dispatch(const Run& run, const Agent& agent,
+Result<RunClaims::ClaimStep> RunClaims::dispatch(const Run& run, const Agent& agent,
                                                std::optional<StateVersion> prior,
                                                const ManifestFactory& build,
                                                LeaseTerms terms) {
   if (run.status == run_status::kRunning)
-    TAKOSUMI_TRY(audit_.record(run_event(kControlPlaneActor, "run.lease_expired", run,
+    TAKOSUMI_TRY(ledger_.audit.record(run_event(kControlPlaneActor, "run.lease_expired", run,
                                          {{"attempt", run.attempt},
                                           {"agentId", run.agent_id.value_or("")}})));
-  const std::int64_t now = clock_.now_unix();
+  const std::int64_t now = ledger_.clock.now_unix();
   const std::string token = crypto::new_token();
   const std::int64_t expires = now + terms.seconds;
   const bool announced = terms.apply_announced && run.type == protocol::RunType::apply;
@@ -212,7 +212,7 @@ Result<RunQueue::ClaimStep> RunQueue::dispatch(const Run& run, const Agent& agen
     prior_id = prior->id;
     prior_generation = prior->generation;
   }
-  TAKOSUMI_TRY(db_.run(
+  TAKOSUMI_TRY(ledger_.db.run(
       "UPDATE runs SET status = 'running', attempt = attempt + 1, agent_id = ?,"
       " lease_token_sha256 = ?, lease_expires_at = ?, started_at = COALESCE(started_at, ?),"
       " prior_state_version_id = ?, prior_generation = ?,"
@@ -220,7 +220,7 @@ Result<RunQueue::ClaimStep> RunQueue::dispatch(const Run& run, const Agent& agen
       " WHERE id = ?",
       agent.id, crypto::token_sha256(token), expires, now, prior_id, prior_generation,
       std::int64_t{announced ? 1 : 0}, run.id));
-  auto updated = runs_.get_run(run.id);
+  auto updated = ledger_.runs.get_run(run.id);
   if (!updated) return std::unexpected(updated.error());
   ClaimedRun claimed{std::move(*updated), token, expires, std::move(prior)};
   auto manifest = build(claimed);
@@ -230,22 +230,22 @@ Result<RunQueue::ClaimStep> RunQueue::dispatch(const Run& run, const Agent& agen
     step.unbuildable = std::move(manifest.error());
     return step;
   }
-  TAKOSUMI_TRY(audit_.record(run_event(agent_actor(agent.id), "run.claimed", claimed.run,
+  TAKOSUMI_TRY(ledger_.audit.record(run_event(agent_actor(agent.id), "run.claimed", claimed.run,
                                        {{"agentId", agent.id}, {"attempt", claimed.run.attempt}})));
   if (announced)
-    TAKOSUMI_TRY(audit_.record(run_event(agent_actor(agent.id), "run.apply_started", claimed.run,
+    TAKOSUMI_TRY(ledger_.audit.record(run_event(agent_actor(agent.id), "run.apply_started", claimed.run,
                                          {{"agentId", agent.id},
                                           {"attempt", claimed.run.attempt}})));
   return ClaimStep{false, Job{std::move(claimed), std::move(*manifest)}};
 }
 
-Result<Job> RunQueue::claim_for_export(std::string_view run_id, const Agent& agent,
+Result<Job> RunClaims::claim_for_export(std::string_view run_id, const Agent& agent,
                                        std::int64_t lease_seconds, const ManifestFactory& build) {
-  Transaction tx(db_);
+  Transaction tx(ledger_.db);
   TAKOSUMI_TRY(tx.begun());
-  auto run = runs_.get_run(run_id);
+  auto run = ledger_.runs.get_run(run_id);
   if (!run) return std::unexpected(run.error());
-  const std::int64_t now = clock_.now_unix();
+  const std::int64_t now = ledger_.clock.now_unix();
   if (run->status == run_status::kRunning && run->lease_expires_at && *run->lease_expires_at > now)
     return fail(errc::kConflict,
                 "run " + run->id + " is leased to agent " + run->agent_id.value_or("?") + " until " +
@@ -260,8 +260,8 @@ Result<Job> RunQueue::claim_for_export(std::string_view run_id, const Agent& age
                                      "its result, or cancel it");
   // The Run must be one this agent could claim (its pool, labels, a Capsule nobody holds) and the
   // oldest waiting Run of its Capsule, as claims take them.
-  const std::string instr = db_.driver() == StoreDriver::sqlite ? "instr" : "takosumi_instr";
-  auto eligible = first_run(db_.query(
+  const std::string instr = ledger_.db.driver() == StoreDriver::sqlite ? "instr" : "takosumi_instr";
+  auto eligible = first_run(ledger_.db.query(
       "SELECT " + std::string(kRunSelect) + " WHERE" + std::string(kWaitingForAgent) + " AND" +
           std::string(kCapsuleFree) + " AND c.agent_pool = ?2 AND" + std::string(kPoolUsable) +
           " AND NOT EXISTS (SELECT 1 FROM capsule_agent_labels l WHERE l.capsule_id = c.id"
@@ -272,7 +272,7 @@ Result<Job> RunQueue::claim_for_export(std::string_view run_id, const Agent& age
     return fail(errc::kConflict, "run " + run->id + " cannot go to agent " + agent.id +
                                      ": its Capsule is held by another Run, or the Capsule's pool "
                                      "or labels are not the agent's");
-  auto older = db_.query("SELECT r.id FROM runs r WHERE r.capsule_id = ?2 AND r.rowid < (SELECT"
+  auto older = ledger_.db.query("SELECT r.id FROM runs r WHERE r.capsule_id = ?2 AND r.rowid < (SELECT"
                          " rowid FROM runs WHERE id = ?3) AND" + std::string(kWaitingForAgent) +
                          " ORDER BY r.rowid LIMIT 1",
                          now, run->capsule_id, run->id);
@@ -289,7 +289,7 @@ Result<Job> RunQueue::claim_for_export(std::string_view run_id, const Agent& age
   if (!step) return std::unexpected(step.error());
   if (!step->job) {
     // The Run ended instead (a refused Connection, a broken pin, a manifest that cannot be built).
-    auto ended = runs_.get_run(run->id);
+    auto ended = ledger_.runs.get_run(run->id);
     if (!ended) return std::unexpected(ended.error());
     return fail(ended->failure_code.value_or(std::string(errc::kConflict)),
                 "run " + run->id + " ended instead of being exported: " +
@@ -298,17 +298,17 @@ Result<Job> RunQueue::claim_for_export(std::string_view run_id, const Agent& age
   return std::move(*step->job);  // take_candidate committed
 }
 
-Result<bool> RunQueue::refuse_for_connections(const Run& run, const Agent& agent) {
-  auto capsule = catalog_.get_capsule(run.capsule_id);
+Result<bool> RunClaims::refuse_for_connections(const Run& run, const Agent& agent) {
+  auto capsule = ledger_.catalog.get_capsule(run.capsule_id);
   if (!capsule) return std::unexpected(capsule.error());
-  auto refusal = connections_.first_unusable(*capsule);
+  auto refusal = ledger_.connections.first_unusable(*capsule);
   if (!refusal) return std::unexpected(refusal.error());
   if (!*refusal) return false;
   auto event = run_event(kControlPlaneActor, "run.refused", run,
                          {{"code", (*refusal)->error.code}, {"agentId", agent.id}});
   event.connection_id = (*refusal)->connection_id;
-  TAKOSUMI_TRY(audit_.record(std::move(event)));
-  TAKOSUMI_TRY(fail_run(run, run_status::kFailed, (*refusal)->error, kControlPlaneActor));
+  TAKOSUMI_TRY(ledger_.audit.record(std::move(event)));
+  TAKOSUMI_TRY(ledger_.fail_run(run, run_status::kFailed, (*refusal)->error, kControlPlaneActor));
   return true;
 }
 

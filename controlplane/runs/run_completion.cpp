@@ -3,7 +3,7 @@
 #include "common/encoding.hpp"
 #include "common/error_codes.hpp"
 #include "controlplane/runs/lease.hpp"
-#include "controlplane/runs/run_queue.hpp"
+#include "controlplane/runs/run_completion.hpp"
 #include "controlplane/store/model/capsule_spec.hpp"
 #include "common/failure_codes.hpp"
 
@@ -23,7 +23,7 @@ std::string final_status(const protocol::RunReport& report) {
 
 }  // namespace
 
-Status RunQueue::check_plan_report(const Run& run, const protocol::RunReport& report) {
+Status RunCompletion::check_plan_report(const Run& run, const protocol::RunReport& report) {
   if (report.new_state)
     return fail(errc::kInvalidArgument, "newState is only accepted from apply runs");
   if (report.status != run_status::kSucceeded || !report.has_changes) return {};
@@ -32,9 +32,9 @@ Status RunQueue::check_plan_report(const Run& run, const protocol::RunReport& re
   return check_uploaded(run, "plan", report.plan_artifact_sha256, "planArtifactSha256");
 }
 
-Status RunQueue::check_uploaded(const Run& run, std::string_view kind, const std::string& sha256,
+Status RunCompletion::check_uploaded(const Run& run, std::string_view kind, const std::string& sha256,
                                 std::string_view field) {
-  auto stored = runs_.has_artifact(run.id, kind, sha256);
+  auto stored = ledger_.runs.has_artifact(run.id, kind, sha256);
   if (!stored) return std::unexpected(stored.error());
   if (!*stored)
     return fail(errc::kInvalidArgument, std::string(field) + " \"" + sha256 +
@@ -42,7 +42,7 @@ Status RunQueue::check_uploaded(const Run& run, std::string_view kind, const std
   return {};
 }
 
-Status RunQueue::check_report_for_type(const Run& run, const protocol::RunReport& report) {
+Status RunCompletion::check_report_for_type(const Run& run, const protocol::RunReport& report) {
   switch (run.type) {
     case protocol::RunType::plan:
     case protocol::RunType::destroy_plan:
@@ -58,12 +58,12 @@ Status RunQueue::check_report_for_type(const Run& run, const protocol::RunReport
   return {};
 }
 
-Result<std::optional<StateVersion>> RunQueue::store_new_state(const Run& run,
+Result<std::optional<StateVersion>> RunCompletion::store_new_state(const Run& run,
                                                               const protocol::RunReport& report) {
   if (!report.new_state) return std::optional<StateVersion>{};
   const auto& ns = *report.new_state;
   TAKOSUMI_TRY(check_uploaded(run, "state", ns.artifact_sha256, "newState.artifactSha256"));
-  auto current = states_.current(run.capsule_id);
+  auto current = ledger_.states.current(run.capsule_id);
   if (!current) return std::unexpected(current.error());
   const std::int64_t generation = *current ? (*current)->generation : 0;
   if (ns.prior_generation != generation)
@@ -82,40 +82,40 @@ Result<std::optional<StateVersion>> RunQueue::store_new_state(const Run& run,
   // A failed, cancelled or interrupted apply may have created resources before it stopped: its
   // state is kept, so nothing it created is forgotten, but marked as not the plan's result.
   sv.partial = report.status != run_status::kSucceeded;
-  auto appended = states_.append(std::move(sv));
+  auto appended = ledger_.states.append(std::move(sv));
   if (!appended) return std::unexpected(appended.error());
   return std::optional<StateVersion>(std::move(*appended));
 }
 
-Status RunQueue::store_outputs(const Run& run, const protocol::RunReport& report,
+Status RunCompletion::store_outputs(const Run& run, const protocol::RunReport& report,
                                const std::optional<StateVersion>& created) {
   if (run.type != protocol::RunType::apply || report.status != run_status::kSucceeded) return {};
-  auto capsule = catalog_.get_capsule(run.capsule_id);
+  auto capsule = ledger_.catalog.get_capsule(run.capsule_id);
   if (!capsule) return std::unexpected(capsule.error());
   std::optional<StateVersion> version = created;
   if (!version) {
-    auto current = states_.current(run.capsule_id);
+    auto current = ledger_.states.current(run.capsule_id);
     if (!current) return std::unexpected(current.error());
     version = std::move(*current);
   }
   auto outputs = filter_outputs(report.outputs, capsule->output_allowlist);
   if (!outputs) return std::unexpected(outputs.error());
-  return states_.set_outputs(run.capsule_id, run.id, version, std::move(*outputs));
+  return ledger_.states.set_outputs(run.capsule_id, run.id, version, std::move(*outputs));
 }
 
-Status RunQueue::mark_destroyed(const Run& run, const protocol::RunReport& report,
+Status RunCompletion::mark_destroyed(const Run& run, const protocol::RunReport& report,
                                 const std::optional<StateVersion>& created) {
   if (!created || !run.planned_by) return {};
-  auto plan = runs_.get_run(*run.planned_by);
+  auto plan = ledger_.runs.get_run(*run.planned_by);
   if (!plan) return std::unexpected(plan.error());
   const bool destroyed =
       plan->type == protocol::RunType::destroy_plan && report.status == run_status::kSucceeded;
   std::optional<std::int64_t> at;
-  if (destroyed) at = clock_.now_unix();
-  return catalog_.set_destroyed(run.capsule_id, at);
+  if (destroyed) at = ledger_.clock.now_unix();
+  return ledger_.catalog.set_destroyed(run.capsule_id, at);
 }
 
-Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
+Status RunCompletion::finish(const Run& run, const protocol::RunReport& report,
                         const std::optional<StateVersion>& created) {
   const auto j = protocol::to_json(report);
   const bool read_only = run.type == protocol::RunType::drift_check;
@@ -135,7 +135,7 @@ Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
   // was not is left out, never refused: the plan stands without it.
   if (run.type == protocol::RunType::plan || run.type == protocol::RunType::destroy_plan)
     plan_view = non_empty(report.plan_view_sha256);
-  return db_.run(
+  return ledger_.db.run(
       "UPDATE runs SET status = ?, completed_attempt = ?, finished_at = ?, failure_code = ?,"
       " failure_message = ?, has_changes = ?, change_summary = ?, resource_changes = ?,"
       " plan_digest = COALESCE(plan_digest, ?), plan_artifact_sha256 ="
@@ -144,7 +144,7 @@ Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
       " drift = ?, refused_outputs = ?, lease_expires_at = NULL,"
       " plan_view_sha256 = (SELECT sha256 FROM plan_views WHERE run_id = ? AND sha256 = ?)"
       " WHERE id = ?",
-      final_status(report), run.attempt, clock_.now_unix(), non_empty(report.failure_code),
+      final_status(report), run.attempt, ledger_.clock.now_unix(), non_empty(report.failure_code),
       non_empty(without_nul(report.failure_message)), report.has_changes,
       takosumi::serialize(j.at("changeSummary")), takosumi::serialize(j.at("resourceChanges")),
       plan_digest, plan_artifact, sv_id, non_empty(without_nul(report.tofu_version)),
@@ -157,16 +157,16 @@ Status RunQueue::finish(const Run& run, const protocol::RunReport& report,
 // cancelled, but the state the apply changed is kept (partial) so nothing it created is forgotten.
 // A newState that no longer starts from the current generation is refused (conflict): the agent
 // keeps it for the operator.
-Status RunQueue::store_late_state(const Run& run, const Agent& agent,
+Status RunCompletion::store_late_state(const Run& run, const Agent& agent,
                                   const protocol::RunReport& report, Transaction& tx) {
   protocol::RunReport late = report;
   if (late.status == run_status::kSucceeded) late.status = run_status::kFailed;  // partial anyway
   auto created = store_new_state(run, late);
   if (!created) return std::unexpected(created.error());
-  TAKOSUMI_TRY(db_.run("UPDATE runs SET completed_attempt = attempt, state_version_id = ? WHERE id = ?",
+  TAKOSUMI_TRY(ledger_.db.run("UPDATE runs SET completed_attempt = attempt, state_version_id = ? WHERE id = ?",
                        *created ? std::optional<std::string>((*created)->id) : std::nullopt, run.id));
   if (*created)
-    TAKOSUMI_TRY(audit_.record(run_event(agent_actor(agent.id), "state_version.created", run,
+    TAKOSUMI_TRY(ledger_.audit.record(run_event(agent_actor(agent.id), "state_version.created", run,
                                          {{"stateVersionId", (*created)->id},
                                           {"generation", (*created)->generation},
                                           {"partial", true},
@@ -174,19 +174,19 @@ Status RunQueue::store_late_state(const Run& run, const Agent& agent,
   return tx.commit();
 }
 
-Status RunQueue::complete(std::string_view run_id, const Agent& agent,
+Status RunCompletion::complete(std::string_view run_id, const Agent& agent,
                           const protocol::RunReport& report) {
   auto done = complete_in_transaction(run_id, agent, report);
   if (!done && done.error().code == errc::kLeaseLost)
-    record_fenced(run_id, agent, report.attempt, "complete");
+    ledger_.record_fenced(run_id, agent, report.attempt, "complete");
   return done;
 }
 
-Status RunQueue::complete_in_transaction(std::string_view run_id, const Agent& agent,
+Status RunCompletion::complete_in_transaction(std::string_view run_id, const Agent& agent,
                                          const protocol::RunReport& report) {
-  Transaction tx(db_);
+  Transaction tx(ledger_.db);
   TAKOSUMI_TRY(tx.begun());
-  auto run = runs_.get_run(run_id);
+  auto run = ledger_.runs.get_run(run_id);
   if (!run) return std::unexpected(run.error());
   if (!is_lease_of(*run, {agent.id, report.lease_token})) return lease_lost(run_id);
   // An agent that refuses the manifest cannot trust its attempt number and reports attempt 0;
@@ -205,11 +205,11 @@ Status RunQueue::complete_in_transaction(std::string_view run_id, const Agent& a
   TAKOSUMI_TRY(finish(*run, report, *created));
   const std::string actor = agent_actor(agent.id);
   if (*created)
-    TAKOSUMI_TRY(audit_.record(run_event(actor, "state_version.created", *run,
+    TAKOSUMI_TRY(ledger_.audit.record(run_event(actor, "state_version.created", *run,
                                          {{"stateVersionId", (*created)->id},
                                           {"generation", (*created)->generation},
                                           {"partial", (*created)->partial}})));
-  TAKOSUMI_TRY(record_finished(*run, actor, final_status(report), non_empty(report.failure_code)));
+  TAKOSUMI_TRY(ledger_.record_finished(*run, actor, final_status(report), non_empty(report.failure_code)));
   return tx.commit();
 }
 

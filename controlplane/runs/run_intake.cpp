@@ -19,7 +19,7 @@ Status record_artifact(const Stores& stores, const Run& run, const Agent& agent,
 Status apply_run_report(RunQueue& queue, WorkspacePlanner& planner, ClaimWaiters& waiters,
                         std::string_view run_id, const Agent& agent,
                         const protocol::RunReport& report) {
-  TAKOSUMI_TRY(queue.complete(run_id, agent, report));
+  TAKOSUMI_TRY(queue.completion().complete(run_id, agent, report));
   // A workspace plan may have consumers waiting for this Run; the completion stands either way,
   // and the next completion in the Workspace advances it again.
   if (auto advanced = planner.advance_after(std::string(run_id)); !advanced)

@@ -17,7 +17,7 @@ namespace takosumi::controlplane {
 Status record_artifact(const Stores& stores, const Run& run, const Agent& agent,
                        std::string_view kind, const StoredArtifact& stored);
 
-// The report applied (RunQueue::complete), then the workspace plans and the waiting claims told.
+// The report applied (RunCompletion::complete), then the workspace plans and the waiting claims told.
 Status apply_run_report(RunQueue& queue, WorkspacePlanner& planner, ClaimWaiters& waiters,
                         std::string_view run_id, const Agent& agent,
                         const protocol::RunReport& report);

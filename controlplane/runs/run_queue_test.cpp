@@ -35,7 +35,7 @@ TEST_F(RunQueueTest, OnlyOneRunPerCapsuleHoldsALease) {
   auto jobs = claim(agent_a_, 2);
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].claimed.run.id, first.id);
-  ASSERT_TRUE(queue_.complete(first.id, agent_a_, report(jobs[0])));
+  ASSERT_TRUE(queue_.completion().complete(first.id, agent_a_, report(jobs[0])));
   EXPECT_EQ(claim_one(agent_b_).claimed.run.id, second.id);
 }
 
@@ -48,22 +48,22 @@ TEST_F(RunQueueTest, ExpiredLeaseIsReclaimedWithANewAttemptAndToken) {
   EXPECT_EQ(new_job.claimed.run.attempt, 2);
   EXPECT_NE(new_job.claimed.lease_token, old_job.claimed.lease_token);
 
-  auto stale_beat = queue_.heartbeat(run.id, agent_a_, old_job.claimed.lease_token);
+  auto stale_beat = queue_.leases().heartbeat(run.id, agent_a_, old_job.claimed.lease_token);
   ASSERT_FALSE(stale_beat);
   EXPECT_EQ(stale_beat.error().code, errc::kLeaseLost);
-  auto stale_complete = queue_.complete(run.id, agent_a_, report(old_job));
+  auto stale_complete = queue_.completion().complete(run.id, agent_a_, report(old_job));
   ASSERT_FALSE(stale_complete);
   EXPECT_EQ(stale_complete.error().code, errc::kLeaseLost);
   // The new holder's token with the old agent identity is refused too.
-  EXPECT_FALSE(queue_.heartbeat(run.id, agent_a_, new_job.claimed.lease_token));
-  EXPECT_TRUE(queue_.heartbeat(run.id, agent_b_, new_job.claimed.lease_token));
+  EXPECT_FALSE(queue_.leases().heartbeat(run.id, agent_a_, new_job.claimed.lease_token));
+  EXPECT_TRUE(queue_.leases().heartbeat(run.id, agent_b_, new_job.claimed.lease_token));
 }
 
 TEST_F(RunQueueTest, HeartbeatExtendsTheLease) {
   plan(capsule("one"));
   Job job = claim_one(agent_a_);
   clock_.advance(50);
-  auto beat = queue_.heartbeat(job.claimed.run.id, agent_a_, job.claimed.lease_token);
+  auto beat = queue_.leases().heartbeat(job.claimed.run.id, agent_a_, job.claimed.lease_token);
   ASSERT_TRUE(beat) << beat.error().to_string();
   EXPECT_EQ(beat->lease_expires_at, clock_.now_unix() + 60);
   EXPECT_FALSE(beat->cancel_requested);
@@ -75,7 +75,7 @@ TEST_F(RunQueueTest, ExpiredButUnclaimedLeaseMayStillComplete) {
   Run run = plan(capsule("one"));
   Job job = claim_one(agent_a_);
   clock_.advance(600);
-  ASSERT_TRUE(queue_.complete(run.id, agent_a_, report(job)));
+  ASSERT_TRUE(queue_.completion().complete(run.id, agent_a_, report(job)));
   EXPECT_EQ(runs_.get_run(run.id)->status, run_status::kSucceeded);
 }
 
@@ -86,12 +86,12 @@ TEST_F(RunQueueTest, PlanWithChangesNeedsItsUploadedArtifact) {
   r.has_changes = true;
   r.plan_digest = std::string(64, 'e');
   r.plan_artifact_sha256 = kDigest;
-  auto refused = queue_.complete(run.id, agent_a_, r);
+  auto refused = queue_.completion().complete(run.id, agent_a_, r);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, errc::kInvalidArgument);
   EXPECT_EQ(runs_.get_run(run.id)->status, run_status::kRunning);
   ASSERT_TRUE(runs_.record_artifact(run.id, "plan", kDigest, 10));
-  ASSERT_TRUE(queue_.complete(run.id, agent_a_, r));
+  ASSERT_TRUE(queue_.completion().complete(run.id, agent_a_, r));
   auto stored = *runs_.get_run(run.id);
   EXPECT_EQ(stored.status, run_status::kSucceeded);
   EXPECT_TRUE(stored.has_changes);
@@ -182,10 +182,10 @@ TEST_F(RunQueueTest, CancelStopsQueuedRunsAndFlagsRunningOnes) {
   auto flagged = runs_.cancel(running.id);
   ASSERT_TRUE(flagged);
   EXPECT_EQ(flagged->status, run_status::kRunning);
-  EXPECT_TRUE(queue_.heartbeat(running.id, agent_a_, job.claimed.lease_token)->cancel_requested);
+  EXPECT_TRUE(queue_.leases().heartbeat(running.id, agent_a_, job.claimed.lease_token)->cancel_requested);
   auto r = report(job, "failed");
   r.failure_code = errc::kCancelled;
-  ASSERT_TRUE(queue_.complete(running.id, agent_a_, r));
+  ASSERT_TRUE(queue_.completion().complete(running.id, agent_a_, r));
   EXPECT_EQ(runs_.get_run(running.id)->status, run_status::kCancelled);
 }
 
@@ -195,7 +195,7 @@ TEST_F(RunQueueTest, FailedReportStoresTheFailure) {
   auto r = report(job, "failed");
   r.failure_code = errc::kOpentofuPlanFailed;
   r.failure_message = "Error: Unsupported argument";
-  ASSERT_TRUE(queue_.complete(run.id, agent_a_, r));
+  ASSERT_TRUE(queue_.completion().complete(run.id, agent_a_, r));
   auto stored = *runs_.get_run(run.id);
   EXPECT_EQ(stored.status, run_status::kFailed);
   EXPECT_EQ(stored.failure_code, errc::kOpentofuPlanFailed);
@@ -209,8 +209,8 @@ TEST_F(RunQueueTest, RefusedManifestReportWithAttemptZeroEndsTheCurrentAttempt) 
   auto r = report(job, "failed");
   r.attempt = 0;  // the agent could not trust the manifest, so it does not know the attempt
   r.failure_code = errc::kManifestBadSignature;
-  ASSERT_TRUE(queue_.complete(run.id, agent_a_, r));
-  ASSERT_TRUE(queue_.complete(run.id, agent_a_, r));  // retried after a lost answer
+  ASSERT_TRUE(queue_.completion().complete(run.id, agent_a_, r));
+  ASSERT_TRUE(queue_.completion().complete(run.id, agent_a_, r));  // retried after a lost answer
   auto stored = *runs_.get_run(run.id);
   EXPECT_EQ(stored.status, run_status::kFailed);
   EXPECT_EQ(stored.failure_code, errc::kManifestBadSignature);
@@ -301,7 +301,7 @@ TEST_F(RunQueueTest, TransitionsAreAuditedWithTheirActors) {
   auto r = report(second, "failed");
   r.failure_code = errc::kOpentofuPlanFailed;
   r.failure_message = "Error: secret-looking text";
-  ASSERT_TRUE(queue_.complete(run.id, agent_b_, r));
+  ASSERT_TRUE(queue_.completion().complete(run.id, agent_b_, r));
   auto events = *audit_.list(workspace_id_, 50, std::nullopt);
   std::vector<std::string> actions;
   for (const auto& e : events) actions.push_back(e.action + " " + e.actor);
@@ -318,7 +318,7 @@ TEST_F(RunQueueTest, RefusedOutputsAreStoredWithTheRun) {
   Job job = claim_one(agent_a_);
   auto r = report(job);
   r.refused_outputs.push_back({"url", "a URL with a password in its userinfo"});
-  ASSERT_TRUE(queue_.complete(run.id, agent_a_, r));
+  ASSERT_TRUE(queue_.completion().complete(run.id, agent_a_, r));
   EXPECT_EQ(runs_.get_run(run.id)->refused_outputs_json,
             R"([{"name":"url","reason":"a URL with a password in its userinfo"}])");
 }
@@ -412,13 +412,13 @@ TEST_F(RunQueueTest, DriftCheckNeverAppendsNeverChangesOutputsAndCannotBeApplied
   auto r = report(job);
   r.new_state = protocol::NewStateDescriptor{kDigest, std::string(64, 'p'), 9, "lineage-1", 1};
   r.outputs = json::object{{"url", "https://changed"}};
-  auto refused = queue_.complete(job.claimed.run.id, agent_a_, r);
+  auto refused = queue_.completion().complete(job.claimed.run.id, agent_a_, r);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, errc::kInvalidArgument);
   r.new_state.reset();
   r.has_changes = true;
   r.drift = protocol::DriftReport{"drift", {{"local_file.a", "local_file", "update", {"content"}}}};
-  ASSERT_TRUE(queue_.complete(job.claimed.run.id, agent_a_, r));
+  ASSERT_TRUE(queue_.completion().complete(job.claimed.run.id, agent_a_, r));
 
   auto done = *runs_.get_run(job.claimed.run.id);
   EXPECT_EQ(done.status, run_status::kSucceeded);
@@ -490,7 +490,7 @@ TEST_F(RunQueueTest, ReleasedClaimIsQueuedAgainWithItsAttempt) {
   Run run = plan(capsule("one"));
   Job lost = claim_one(agent_a_);
   ASSERT_EQ(lost.claimed.run.attempt, 1);
-  ASSERT_TRUE(queue_.release(run.id, agent_a_, lost.claimed.lease_token));
+  ASSERT_TRUE(queue_.leases().release(run.id, agent_a_, lost.claimed.lease_token));
   Run queued = *runs_.get_run(run.id);
   EXPECT_EQ(queued.status, "queued");
   EXPECT_EQ(queued.attempt, 0);
@@ -500,11 +500,11 @@ TEST_F(RunQueueTest, ReleasedClaimIsQueuedAgainWithItsAttempt) {
   Job next = claim_one(agent_b_);  // no lease to sit out
   EXPECT_EQ(next.claimed.run.id, run.id);
   EXPECT_EQ(next.claimed.run.attempt, 1);
-  EXPECT_FALSE(queue_.heartbeat(run.id, agent_a_, lost.claimed.lease_token));
-  auto again = queue_.release(run.id, agent_a_, lost.claimed.lease_token);
+  EXPECT_FALSE(queue_.leases().heartbeat(run.id, agent_a_, lost.claimed.lease_token));
+  auto again = queue_.leases().release(run.id, agent_a_, lost.claimed.lease_token);
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code, errc::kLeaseLost);
-  EXPECT_TRUE(queue_.heartbeat(run.id, agent_b_, next.claimed.lease_token));
+  EXPECT_TRUE(queue_.leases().heartbeat(run.id, agent_b_, next.claimed.lease_token));
 
   auto events = *audit_.list(workspace_id_, 50, std::nullopt);
   ASSERT_GE(events.size(), 2u);
@@ -518,7 +518,7 @@ TEST_F(RunQueueTest, AReclaimedRunIsReleasedToItsEarlierAttempt) {
   clock_.advance(61);
   Job second = claim_one(agent_b_);
   ASSERT_EQ(second.claimed.run.attempt, 2);
-  ASSERT_TRUE(queue_.release(run.id, agent_b_, second.claimed.lease_token));
+  ASSERT_TRUE(queue_.leases().release(run.id, agent_b_, second.claimed.lease_token));
   EXPECT_EQ(runs_.get_run(run.id)->attempt, 1);
   EXPECT_TRUE(runs_.get_run(run.id)->started_at);
   EXPECT_EQ(claim_one(agent_a_).claimed.run.attempt, 2);
@@ -530,8 +530,8 @@ TEST_F(RunQueueTest, AnAnnouncedApplyIsNeverReleased) {
   plan(c);
   ASSERT_TRUE(create_apply(complete_next_plan()));
   Job apply = claim_one(agent_a_);
-  ASSERT_TRUE(queue_.start_apply(apply.claimed.run.id, agent_a_, apply.claimed.lease_token, 1));
-  auto released = queue_.release(apply.claimed.run.id, agent_a_, apply.claimed.lease_token);
+  ASSERT_TRUE(queue_.leases().start_apply(apply.claimed.run.id, agent_a_, apply.claimed.lease_token, 1));
+  auto released = queue_.leases().release(apply.claimed.run.id, agent_a_, apply.claimed.lease_token);
   ASSERT_FALSE(released);
   EXPECT_EQ(released.error().code, errc::kLeaseLost);
   EXPECT_EQ(runs_.get_run(apply.claimed.run.id)->status, "running");

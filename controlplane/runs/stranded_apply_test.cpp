@@ -27,7 +27,7 @@ class StrandedApplyTest : public RunQueueTest {
   }
 
   Result<LeaseRenewal> start(const Job& job, const Agent& agent) {
-    return queue_.start_apply(job.claimed.run.id, agent, job.claimed.lease_token,
+    return queue_.leases().start_apply(job.claimed.run.id, agent, job.claimed.lease_token,
                               job.claimed.run.attempt);
   }
 
@@ -96,7 +96,7 @@ TEST_F(StrandedApplyTest, StrandedApplyIsNeverClaimedAgainAndHoldsItsCapsule) {
   auto jobs = claim(agent_b_, 2);
   ASSERT_EQ(jobs.size(), 1u);
   EXPECT_EQ(jobs[0].claimed.run.id, elsewhere.id) << "other Capsules go on";
-  ASSERT_TRUE(queue_.complete(elsewhere.id, agent_b_, report(jobs[0])));
+  ASSERT_TRUE(queue_.completion().complete(elsewhere.id, agent_b_, report(jobs[0])));
   // Long past kMaxAttempts leases: the apply is never re-dispatched nor failed, the plan waits.
   for (int i = 0; i < kMaxAttempts + 2; ++i) {
     clock_.advance(61);
@@ -143,9 +143,9 @@ TEST_F(StrandedApplyTest, OriginalAgentReportsAStrandedApplyAsAPartialStateVersi
   EXPECT_EQ(stuck[0].agent_id, agent_a_.id);
 
   // Restarted, the agent renews its old lease and reports what tofu persisted.
-  ASSERT_TRUE(queue_.heartbeat(job.claimed.run.id, agent_a_, job.claimed.lease_token));
+  ASSERT_TRUE(queue_.leases().heartbeat(job.claimed.run.id, agent_a_, job.claimed.lease_token));
   clock_.advance(120);
-  ASSERT_TRUE(queue_.complete(job.claimed.run.id, agent_a_, interrupted(job, 1)));
+  ASSERT_TRUE(queue_.completion().complete(job.claimed.run.id, agent_a_, interrupted(job, 1)));
 
   auto done = *runs_.get_run(job.claimed.run.id);
   EXPECT_EQ(done.status, run_status::kFailed);
@@ -180,7 +180,7 @@ TEST_F(StrandedApplyTest, ASucceededApplyAfterAPartialOneClearsTheAttention) {
   Capsule c = capsule("one");
   Job job = claimed_apply(c);
   ASSERT_TRUE(start(job, agent_a_));
-  ASSERT_TRUE(queue_.complete(job.claimed.run.id, agent_a_, interrupted(job, 0)));
+  ASSERT_TRUE(queue_.completion().complete(job.claimed.run.id, agent_a_, interrupted(job, 0)));
   ASSERT_EQ(attention(c).size(), 1u);
 
   Job next = claimed_apply(c);
@@ -198,8 +198,8 @@ TEST_F(StrandedApplyTest, ASucceededApplyAfterAPartialOneClearsTheAttention) {
 TEST_F(StrandedApplyTest, StartApplyNeedsTheCurrentLiveLease) {
   Job job = claimed_apply(capsule("one"));
   const std::string id = job.claimed.run.id;
-  EXPECT_EQ(queue_.start_apply(id, agent_a_, "wrong-token", 1).error().code, errc::kLeaseLost);
-  EXPECT_EQ(queue_.start_apply(id, agent_a_, job.claimed.lease_token, 2).error().code,
+  EXPECT_EQ(queue_.leases().start_apply(id, agent_a_, "wrong-token", 1).error().code, errc::kLeaseLost);
+  EXPECT_EQ(queue_.leases().start_apply(id, agent_a_, job.claimed.lease_token, 2).error().code,
             errc::kLeaseLost);
   EXPECT_EQ(start(job, agent_b_).error().code, errc::kLeaseLost);
   clock_.advance(61);
@@ -211,7 +211,7 @@ TEST_F(StrandedApplyTest, StartApplyNeedsTheCurrentLiveLease) {
   Job second = claim_one(agent_b_);
   ASSERT_EQ(second.claimed.run.id, id);
   EXPECT_EQ(start(job, agent_a_).error().code, errc::kLeaseLost);
-  EXPECT_EQ(queue_.start_apply(id, agent_b_, second.claimed.lease_token, 1).error().code,
+  EXPECT_EQ(queue_.leases().start_apply(id, agent_b_, second.claimed.lease_token, 1).error().code,
             errc::kLeaseLost);
   auto started = start(second, agent_b_);
   ASSERT_TRUE(started) << started.error().to_string();
@@ -222,7 +222,7 @@ TEST_F(StrandedApplyTest, StartApplyNeedsTheCurrentLiveLease) {
   EXPECT_EQ(fenced[0].actor, "agent:" + agent_b_.id);  // newest first
   EXPECT_EQ(fenced[0].detail, (json::object{{"agentId", agent_b_.id}, {"attempt", 1},
                                             {"currentAttempt", 2}, {"call", "phase"}}));
-  EXPECT_EQ(queue_.start_apply("run_missing", agent_a_, "t", 1).error().code, errc::kNotFound);
+  EXPECT_EQ(queue_.leases().start_apply("run_missing", agent_a_, "t", 1).error().code, errc::kNotFound);
   EXPECT_EQ(events("run_missing", "run.fenced").size(), 0u);
 }
 
@@ -274,9 +274,9 @@ TEST_F(StrandedApplyTest, TheLateReportOfACancelledStrandedApplyStillKeepsItsSta
 
   // The agent comes back with what the apply created: the upload and the report are accepted
   // and the state is kept, partial; the Run stays cancelled.
-  EXPECT_TRUE(queue_.check_upload_lease(job.claimed.run.id, agent_a_, job.claimed.lease_token));
-  EXPECT_FALSE(queue_.check_upload_lease(job.claimed.run.id, agent_b_, job.claimed.lease_token));
-  ASSERT_TRUE(queue_.complete(job.claimed.run.id, agent_a_, interrupted(job, 0)));
+  EXPECT_TRUE(queue_.leases().check_upload_lease(job.claimed.run.id, agent_a_, job.claimed.lease_token));
+  EXPECT_FALSE(queue_.leases().check_upload_lease(job.claimed.run.id, agent_b_, job.claimed.lease_token));
+  ASSERT_TRUE(queue_.completion().complete(job.claimed.run.id, agent_a_, interrupted(job, 0)));
   auto current = states_.current(c.id);
   ASSERT_TRUE(current && *current) << "the state the apply changed was forgotten";
   EXPECT_TRUE((*current)->partial);
@@ -286,7 +286,7 @@ TEST_F(StrandedApplyTest, TheLateReportOfACancelledStrandedApplyStillKeepsItsSta
   ASSERT_EQ(attention(c).size(), 1u);
   EXPECT_EQ(attention(c)[0].code, attention_code::kPartialState);
   // A repeat is acknowledged and stores nothing more.
-  ASSERT_TRUE(queue_.complete(job.claimed.run.id, agent_a_, interrupted(job, 0)));
+  ASSERT_TRUE(queue_.completion().complete(job.claimed.run.id, agent_a_, interrupted(job, 0)));
   EXPECT_EQ((*states_.list(c.id, 10, std::nullopt)).size(), 1u);
 }
 
@@ -296,7 +296,7 @@ TEST_F(StrandedApplyTest, FencedCompletionIsAuditedAndStoresNothing) {
   clock_.advance(61);  // expired before the apply started: dispatched again
   Job new_job = claim_one(agent_b_);
   ASSERT_EQ(new_job.claimed.run.id, old_job.claimed.run.id);
-  auto refused = queue_.complete(old_job.claimed.run.id, agent_a_, interrupted(old_job, 0));
+  auto refused = queue_.completion().complete(old_job.claimed.run.id, agent_a_, interrupted(old_job, 0));
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code, errc::kLeaseLost);
   EXPECT_EQ(state_version_count(c.id), 0u);
@@ -304,7 +304,7 @@ TEST_F(StrandedApplyTest, FencedCompletionIsAuditedAndStoresNothing) {
   ASSERT_EQ(fenced.size(), 1u);
   EXPECT_EQ(fenced[0].detail, (json::object{{"agentId", agent_a_.id}, {"attempt", 1},
                                             {"currentAttempt", 2}, {"call", "complete"}}));
-  EXPECT_EQ(queue_.complete("run_missing", agent_a_, report(old_job)).error().code, errc::kNotFound);
+  EXPECT_EQ(queue_.completion().complete("run_missing", agent_a_, report(old_job)).error().code, errc::kNotFound);
   EXPECT_TRUE(events("run_missing", "run.fenced").empty());
 }
 
@@ -313,12 +313,12 @@ TEST_F(StrandedApplyTest, RepeatedCompletionOfAnAttemptStoresOneStateVersionWhat
   Job job = claimed_apply(c);
   ASSERT_TRUE(start(job, agent_a_));
   const auto first = interrupted(job, 0);
-  ASSERT_TRUE(queue_.complete(job.claimed.run.id, agent_a_, first));
-  ASSERT_TRUE(queue_.complete(job.claimed.run.id, agent_a_, first));  // lost answer, retried
+  ASSERT_TRUE(queue_.completion().complete(job.claimed.run.id, agent_a_, first));
+  ASSERT_TRUE(queue_.completion().complete(job.claimed.run.id, agent_a_, first));  // lost answer, retried
   auto different = interrupted(job, 1, std::string(64, 'e'));
   different.status = "succeeded";
   different.failure_code.clear();
-  ASSERT_TRUE(queue_.complete(job.claimed.run.id, agent_a_, different));
+  ASSERT_TRUE(queue_.completion().complete(job.claimed.run.id, agent_a_, different));
   auto versions = *states_.list(c.id, 10, std::nullopt);
   ASSERT_EQ(versions.size(), 1u);
   EXPECT_TRUE(versions[0].partial);

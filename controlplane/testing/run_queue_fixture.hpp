@@ -51,7 +51,7 @@ class RunQueueTest : public ::testing::Test {
   }
 
   std::vector<Job> claim(const Agent& agent, int slots = 1) {
-    auto jobs = queue_.claim(agent, slots, build_);
+    auto jobs = queue_.claims().claim(agent, slots, build_);
     EXPECT_TRUE(jobs) << jobs.error().to_string();
     return jobs ? std::move(*jobs) : std::vector<Job>{};
   }
@@ -87,7 +87,7 @@ class RunQueueTest : public ::testing::Test {
     r.plan_digest = std::string(64, 'e');
     r.plan_artifact_sha256 = kDigest;
     r.data_loss = std::move(data_loss);
-    EXPECT_TRUE(queue_.complete(job.claimed.run.id, agent_a_, r));
+    EXPECT_TRUE(queue_.completion().complete(job.claimed.run.id, agent_a_, r));
     return *runs_.get_run(job.claimed.run.id);
   }
 
@@ -114,7 +114,7 @@ class RunQueueTest : public ::testing::Test {
     auto r = report(job);
     r.new_state = protocol::NewStateDescriptor{sha, std::string(64, 'p'), 3, "lineage-1", prior_generation};
     r.outputs = std::move(outputs);
-    auto done = queue_.complete(job.claimed.run.id, agent_a_, r);
+    auto done = queue_.completion().complete(job.claimed.run.id, agent_a_, r);
     if (!done) std::cerr << "complete: " << done.error().to_string() << "\n";
     return done;
   }
