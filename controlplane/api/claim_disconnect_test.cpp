@@ -1,6 +1,7 @@
 // A long-poll claim whose agent has gone never takes a job: the Run goes to the next live agent at
 // once, as its first attempt, instead of sitting out a lease on a dead connection.
 #include "controlplane/testing/http_api_fixture.hpp"
+#include "controlplane/testing/http_wire.hpp"
 #include "controlplane/testing/http_raw_client.hpp"
 
 namespace takosumi::controlplane {

@@ -2,6 +2,7 @@
 // auth and error shapes, limits, and a whole plan → apply → plan cycle the way an agent does it,
 // with real envelopes and manifest verification.
 #include "controlplane/testing/http_api_fixture.hpp"
+#include "controlplane/testing/http_wire.hpp"
 #include "protocol/run_report.hpp"
 
 namespace takosumi::controlplane {

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "controlplane/testing/http_api_fixture.hpp"
+#include "controlplane/testing/http_wire.hpp"
 #include "controlplane/testing/http_raw_client.hpp"
 
 namespace takosumi::controlplane {

@@ -1,10 +1,10 @@
 #pragma once
-// Test-only: the real control plane on 127.0.0.1:0 in a thread, a tiny blocking Beast client, and
+// Test-only: the real control plane on 127.0.0.1:0 in a thread, a tiny blocking client, and
 // an agent played by the test (signed registration, claim with manifest verification, envelopes sealed to
-// the control plane, uploads, run reports). Shared by the HTTP API tests.
-#include <boost/asio.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
+// the control plane, uploads, run reports). Shared by the HTTP API tests. Beast and Asio stay in
+// http_api_fixture.cpp (and http_wire.hpp, for the few tests that speak HTTP by hand): this header
+// is in every HTTP API test's translation unit.
+#include <boost/beast/http/verb.hpp>
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
@@ -26,9 +26,7 @@
 
 namespace takosumi::controlplane {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
+namespace http = boost::beast::http;
 namespace json = boost::json;
 using takosumi::testing::TempDir;
 
@@ -46,27 +44,6 @@ struct Reply {
 };
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
-
-inline Reply read_reply(asio::ip::tcp::socket& socket, beast::flat_buffer& buffer) {
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(64 << 20);
-  http::read(socket, buffer, parser);
-  Reply r{parser.get().result_int(), parser.get().body(), nullptr,
-          std::string(parser.get()[http::field::allow])};
-  boost::system::error_code ec;
-  r.json = json::parse(r.body, ec);
-  return r;
-}
-
-inline http::request<http::string_body> make_request(http::verb verb, const std::string& target,
-                                              std::string body, const Headers& headers) {
-  http::request<http::string_body> req{verb, target, 11};
-  req.set(http::field::host, "127.0.0.1");
-  for (const auto& [k, v] : headers) req.set(k, v);
-  req.body() = std::move(body);
-  req.prepare_payload();
-  return req;
-}
 
 class HttpApiTest : public ::testing::Test {
  protected:
@@ -119,15 +96,9 @@ class HttpApiTest : public ::testing::Test {
     if (server_.joinable()) server_.join();
   }
 
+  // One request on a connection of its own (http_api_fixture.cpp).
   Reply send(http::verb verb, const std::string& target, std::string body = {},
-             Headers headers = {{"authorization", std::string("Bearer ") + kApiToken}}) {
-    asio::io_context io;
-    asio::ip::tcp::socket socket(io);
-    socket.connect({asio::ip::make_address("127.0.0.1"), port_});
-    http::write(socket, make_request(verb, target, std::move(body), headers));
-    beast::flat_buffer buffer;
-    return read_reply(socket, buffer);
-  }
+             Headers headers = {{"authorization", std::string("Bearer ") + kApiToken}});
   Reply api(http::verb verb, const std::string& target, const json::value& body = json::object{}) {
     return send(verb, target, json::serialize(body));
   }
