@@ -31,8 +31,7 @@
 #include "net/beast_transport.hpp"
 #include "net/failover_transport.hpp"
 #include "service/metrics_listener.hpp"
-#include "runner/policy/mirror_verify.hpp"
-#include "runner/policy/verified_mirror.hpp"
+#include "runner/host.hpp"
 #include "service/service_notifier.hpp"
 #include "service/watchdog.hpp"
 

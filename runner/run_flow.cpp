@@ -23,6 +23,7 @@
 #include "runner/policy/provider_lock.hpp"
 #include "runner/state/run_artifacts.hpp"
 #include "runner/state/run_restore.hpp"
+#include "redaction/bundle_secrets.hpp"
 #include "redaction/sensitive_values.hpp"
 #include "runner/state/state_checkpoint.hpp"
 #include "runner/state/state_document.hpp"
@@ -72,26 +73,6 @@ RunFlow::RunFlow(asio::thread_pool& blocking, const RunnerSettings& settings,
 RunFlow::~RunFlow() {
   if (credentials_) (void)credentials_->wipe();
   if (workspace_) (void)workspace_->wipe();
-}
-
-void RunFlow::remember(std::string_view what, std::string_view value) {
-  if (value.empty() || secrets_.add(value)) return;
-  // Too short to replace everywhere it occurs without destroying the log (docs/security.md).
-  notice(std::string(what) + " is shorter than " + std::to_string(redaction::kMinRedactedLength) +
-         " bytes: it is not redacted by exact value");
-}
-
-void RunFlow::remember_bundle_secrets() {
-  for (const auto& c : inputs_.secrets.connections)
-    for (const auto& [name, value] : c.values)
-      remember("the value of " + name + " (Connection " + c.name + ")", value.reveal_as_string());
-  for (const auto& [name, value] : inputs_.secrets.sensitive_variables)
-    remember("sensitive variable " + name, value.reveal_as_string());
-  if (const auto& source = inputs_.secrets.source) {
-    const std::string what = "the source credential (Connection " + source->connection_id + ")";
-    remember(what, source->token.reveal_as_string());
-    remember(what, source->private_key.reveal_as_string());
-  }
 }
 
 void RunFlow::notice(std::string_view line) const {
@@ -154,7 +135,7 @@ asio::awaitable<Status> RunFlow::async_execute() {
 void RunFlow::begin_report() {
   report_.source_commit = manifest_.source.commit;
   report_.env_names = TofuCli::environment_names();
-  remember_bundle_secrets();
+  for (const auto& line : redaction::collect_bundle_secrets(inputs_.secrets, secrets_)) notice(line);
 }
 
 Status RunFlow::create_workspace() {
@@ -358,26 +339,21 @@ asio::awaitable<Status> RunFlow::async_freeze(const fs::path& written, const fs:
 // The Run's cgroup, when the agent may manage one: its tasks (limits.maxProcesses) and, where the
 // memory controller is there too, its memory (limits.memoryMiB) count together.
 asio::awaitable<Status> RunFlow::async_make_cgroup() {
-  const bool cgroup_memory = settings_.cgroups && settings_.cgroups->limits_memory() && settings_.memory_bytes > 0;
-  if (settings_.max_processes == 0 && !cgroup_memory) co_return Status{};
+  const std::string name = manifest_.run_id + "-" + std::to_string(manifest_.attempt);
+  std::vector<std::string> warnings;
+  const auto make = [&] {
+    return make_run_cgroup(settings_.cgroups, name, settings_.max_processes, settings_.memory_bytes,
+                           ::geteuid() == 0, warnings);
+  };
   if (!settings_.cgroups) {
-    // RLIMIT_NPROC (set by takosumi-confine) does not bind root: the kernel exempts it.
-    if (::geteuid() == 0)
-      notice("warning: limits.maxProcesses is not enforced: the agent runs as root and has no "
-             "writable pids cgroup (delegate one, e.g. systemd Delegate=pids, or run as an "
-             "unprivileged user)");
+    (void)make();  // nothing to create, so nothing to wait for: it only says what is not enforced
+    for (const auto& line : warnings) notice(line);
     co_return Status{};
   }
-  const std::string name = manifest_.run_id + "-" + std::to_string(manifest_.attempt);
-  RunCgroupLimits limits{settings_.max_processes, std::nullopt};
-  if (cgroup_memory) limits.memory_bytes = settings_.memory_bytes;
-  auto created = co_await async_offload(blocking_.get_executor(), [&]() -> Status {
-    auto cgroup = settings_.cgroups->create(name, limits);
-    if (!cgroup) return std::unexpected(cgroup.error());
-    cgroup_.emplace(std::move(*cgroup));
-    return {};
-  });
-  if (!created) co_return std::unexpected(protocol::as_run_failure(created.error(), errc::kSandboxFailed));
+  auto made = co_await async_offload(blocking_.get_executor(), make);
+  for (const auto& line : warnings) notice(line);
+  if (!made) co_return std::unexpected(protocol::as_run_failure(made.error(), errc::kSandboxFailed));
+  if (*made) cgroup_.emplace(std::move(**made));
   co_return Status{};
 }
 

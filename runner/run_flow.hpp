@@ -84,8 +84,6 @@ class RunFlow {
   boost::asio::awaitable<void> async_keep_newest_state(const Error& why);
   boost::asio::awaitable<Status> async_seal_new_state(NewState& state);
   boost::asio::awaitable<Status> async_publish_outputs(const boost::json::object& state_outputs);
-  void remember_bundle_secrets();
-  void remember(std::string_view what, std::string_view value);
   void notice(std::string_view line) const;
 
   boost::asio::thread_pool& blocking_;

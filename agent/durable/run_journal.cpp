@@ -7,7 +7,7 @@
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
 #include "common/json_fields.hpp"
-#include "runner/state/run_workspace.hpp"
+#include "runner/host.hpp"
 
 namespace takosumi::agent {
 namespace {

@@ -16,8 +16,7 @@
 #include "protocol/job_manifest.hpp"
 #include "common/json_fields.hpp"
 #include "common/offload.hpp"
-#include "runner/state/run_workspace.hpp"
-#include "runner/state/state_checkpoint.hpp"
+#include "runner/host.hpp"
 
 namespace takosumi::agent {
 namespace {

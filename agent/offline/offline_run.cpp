@@ -20,7 +20,7 @@
 #include "crypto/sha256.hpp"
 #include "common/failure_codes.hpp"
 #include "protocol/offline_bundle.hpp"
-#include "runner/state/run_workspace.hpp"
+#include "runner/host.hpp"
 
 namespace takosumi::agent {
 namespace {

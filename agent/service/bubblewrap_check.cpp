@@ -17,7 +17,7 @@
 #include "common/error_codes.hpp"
 #include "common/unique_fd.hpp"
 #include "common/failure_codes.hpp"
-#include "runner/tofu/sandbox.hpp"
+#include "runner/host.hpp"
 
 namespace takosumi::agent {
 namespace {

@@ -5,7 +5,7 @@
 #include "common/error_codes.hpp"
 #include "crypto/sha256.hpp"
 #include "confine/elf_interpreter.hpp"
-#include "runner/tofu/tofu_builds.hpp"
+#include "runner/host.hpp"
 
 namespace takosumi::agent {
 

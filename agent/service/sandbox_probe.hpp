@@ -9,7 +9,7 @@
 #include "common/error.hpp"
 #include "config/agent_config.hpp"
 #include "confine/landlock.hpp"
-#include "runner/tofu/run_cgroups.hpp"
+#include "runner/host.hpp"
 
 namespace takosumi::agent {
 

@@ -37,7 +37,9 @@ TEST(PublishedOutputs, ACredentialShapedValueIsRefusedAndARequiredOneFailsTheRun
     PublishedOutputs published;
     const Status done = publish_outputs(state, Allowlist{{"k", {"key", "string", required}}}, secrets, published);
     EXPECT_EQ(done.has_value(), !required);
-    if (required) EXPECT_EQ(done.error().code, "output_refused");
+    if (required) {
+      EXPECT_EQ(done.error().code, "output_refused");
+    }
     EXPECT_TRUE(published.outputs.empty());
     ASSERT_EQ(published.refused.size(), 1u) << "said also when the Run fails";
     EXPECT_EQ(published.refused[0].name, "k");

@@ -268,4 +268,25 @@ RunCgroup::~RunCgroup() {
     }
 }
 
+Result<std::optional<RunCgroup>> make_run_cgroup(const std::optional<RunCgroups>& cgroups,
+                                                 std::string_view run_name, std::uint64_t max_processes,
+                                                 std::uint64_t memory_bytes, bool running_as_root,
+                                                 std::vector<std::string>& warnings) {
+  const bool cgroup_memory = cgroups && cgroups->limits_memory() && memory_bytes > 0;
+  if (max_processes == 0 && !cgroup_memory) return std::optional<RunCgroup>{};
+  if (!cgroups) {
+    // RLIMIT_NPROC (set by takosumi-confine) does not bind root: the kernel exempts it.
+    if (running_as_root)
+      warnings.push_back("warning: limits.maxProcesses is not enforced: the agent runs as root and has "
+                         "no writable pids cgroup (delegate one, e.g. systemd Delegate=pids, or run as "
+                         "an unprivileged user)");
+    return std::optional<RunCgroup>{};
+  }
+  RunCgroupLimits limits{max_processes, std::nullopt};
+  if (cgroup_memory) limits.memory_bytes = memory_bytes;
+  auto cgroup = cgroups->create(run_name, limits);
+  if (!cgroup) return std::unexpected(cgroup.error());
+  return std::optional<RunCgroup>(std::move(*cgroup));
+}
+
 }  // namespace takosumi::runner

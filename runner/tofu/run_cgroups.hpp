@@ -87,4 +87,13 @@ class RunCgroup {
   std::vector<std::filesystem::path> paths_;
 };
 
+// A Run's cgroup, when its limits need one (limits.maxProcesses, and limits.memoryMiB where the
+// memory controller is delegated too): created under cgroups for run_name. Without cgroups there
+// is none, and where the agent runs as root warnings says that RLIMIT_NPROC does not bind it.
+// Blocking (it writes the cgroup's files).
+Result<std::optional<RunCgroup>> make_run_cgroup(const std::optional<RunCgroups>& cgroups,
+                                                 std::string_view run_name, std::uint64_t max_processes,
+                                                 std::uint64_t memory_bytes, bool running_as_root,
+                                                 std::vector<std::string>& warnings);
+
 }  // namespace takosumi::runner
