@@ -26,7 +26,9 @@ std::optional<int> parse_args(int argc, char** argv, Args& args) {
   // --config may come after the command too: `recover --push --config agent.yaml`.
   app.fallthrough();
   app.require_subcommand(0, 1);
-  app.add_option("--config", args.config, "agent configuration (docs/configuration.md)");
+  // The last --config wins, as with the hand-written parser before: a wrapper may append one.
+  app.add_option("--config", args.config, "agent configuration (docs/configuration.md)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   auto* once = app.add_flag("--once", args.once,
                             "take one Run, deliver it, deregister and exit (as ephemeral: true)");
   auto* check = app.add_flag("--check-config", args.check_only,

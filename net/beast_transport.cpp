@@ -161,6 +161,9 @@ asio::awaitable<Result<HttpResponse>> BeastTransport::async_request(HttpRequest 
   auto [cec, ep] = co_await tcp.async_connect(endpoints, kTuple);
   if (cec) co_return std::unexpected(failure("connect " + url_.authority(), cec, nullptr));
   boost::system::error_code ignored;
+  // A request goes out in more than one write (head, body; TLS records): with Nagle's algorithm
+  // the last short segment waits for the peer's delayed ACK, 40 ms on Linux, on every exchange.
+  tcp.socket().set_option(tcp::no_delay(true), ignored);
   // A loopback name is judged again by the address it reached: tokens never go out in clear
   // because a resolver said "localhost" is elsewhere.
   if (!tls_ && !allow_insecure_http_ && !ep.address().is_loopback())

@@ -447,6 +447,9 @@ TEST_F(RunExecutorTest, DriftCheckIsReadOnlyAndNamesAFileChangedOutsideTofu) {
   EXPECT_TRUE(clean.report.drift->resources.empty());
   EXPECT_FALSE(clean.report.has_changes);
   EXPECT_EQ(clean.report.tofu_version, "1.12.6");
+  EXPECT_TRUE(clean.report.phase_millis.contains("plan"));
+  EXPECT_FALSE(clean.report.phase_millis.contains("show"))
+      << "tofu said nothing changed (-detailed-exitcode 0): nothing for show to tell";
   expect_read_only(clean, "dc1");
 
   const fs::path file = tmp_.path() / "files" / "hello.txt";
@@ -457,6 +460,7 @@ TEST_F(RunExecutorTest, DriftCheckIsReadOnlyAndNamesAFileChangedOutsideTofu) {
   ASSERT_TRUE(r.drift);
   EXPECT_EQ(r.drift->status, "drift");
   EXPECT_TRUE(r.has_changes);
+  EXPECT_TRUE(r.phase_millis.contains("show"));
   ASSERT_EQ(r.drift->resources.size(), 1u);
   const auto& d = r.drift->resources[0];
   EXPECT_EQ(d.address, "local_file.f");

@@ -479,6 +479,13 @@ asio::awaitable<Status> RunFlow::async_apply() {
 asio::awaitable<Status> RunFlow::async_drift_check() {
   auto planned = co_await async_tofu_plan(workspace_->drift_plan_file(), PlanMode::refresh_only);
   if (!planned) co_return std::unexpected(planned.error());
+  if (!*planned) {
+    // -detailed-exitcode 0: the refresh changed nothing in the state and no Output differs, so no
+    // object drifted; there is nothing for `tofu show` to tell.
+    report_.has_changes = false;
+    report_.drift = protocol::DriftReport{"no_drift", {}};
+    co_return Status{};
+  }
   const auto frozen = workspace_->agent_dir() / "drift.tfplan";
   TAKOSUMI_CO_TRY(co_await async_freeze(workspace_->drift_plan_file(), frozen));
   Result<DriftReview> drift;

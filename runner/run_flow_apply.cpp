@@ -51,9 +51,11 @@ asio::awaitable<void> RunFlow::async_keep_newest_state(const Error& why) {
 // Read once, off the event loop: values the apply created (generated passwords, keys) are secrets
 // from now on, and the Outputs come from here too.
 asio::awaitable<Status> RunFlow::async_seal_new_state(NewState& state) {
+  const auto file = new_state_file(module_dir_);
+  if (!file) co_return Status{};  // tofu wrote none: nothing to seal, no encrypt phase
   PhaseTimer timer(report_.phase_millis, "encrypt");
   const Status sealed = co_await async_offload(blocking_.get_executor(), [&] {
-    return seal_new_state(*workspace_, module_dir_, inputs_.outbox, manifest_, settings_.max_state_bytes,
+    return seal_new_state(*workspace_, *file, inputs_.outbox, manifest_, settings_.max_state_bytes,
                           secrets_, state);
   });
   if (state.sealed) {

@@ -116,6 +116,9 @@ asio::awaitable<void> MetricsListener::async_accept_loop() {
       continue;
     }
     if (connections_ >= kMaxConnections) continue;  // the socket closes as it goes
+    // Head and body are two writes: without this the body waits for the scraper's delayed ACK.
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
     asio::co_spawn(ex_, async_serve(std::move(socket)), log_stray);
   }
 }

@@ -310,6 +310,9 @@ void HttpServer::Impl::admit_connection(tcp::socket socket) {
     return;
   }
   const ConnectionSlots::Id id = *grant.id;
+  // A response goes out in more than one write (head, body chunks, TLS records): with Nagle's
+  // algorithm the last short segment waits for the client's delayed ACK, 40 ms on Linux.
+  socket.set_option(tcp::no_delay(true), ec);
   asio::co_spawn(io, run_session(id, std::move(socket), client), [this, id](std::exception_ptr e) {
     slots.release(id);
     log_stray_exception(e, "HTTP session");

@@ -17,6 +17,7 @@ namespace takosumi::controlplane {
 class RunClaims {
  public:
   explicit RunClaims(const RunLedger& ledger) : ledger_(ledger) {}
+  RunClaims(RunLedger&&) = delete;  // the ledger must outlive this: RunQueue holds both
 
   // Claims up to max_jobs Runs, oldest first: queued ones and running ones whose lease expired,
   // except stranded applies (a cancelled one ends as cancelled instead).

@@ -17,6 +17,7 @@ namespace takosumi::controlplane {
 class RunCompletion {
  public:
   explicit RunCompletion(const RunLedger& ledger) : ledger_(ledger) {}
+  RunCompletion(RunLedger&&) = delete;  // the ledger must outlive this: RunQueue holds both
 
   // Applies a run report. Idempotent per (run, attempt). A refusal with lease_lost is audited as
   // run.fenced.

@@ -17,6 +17,7 @@ namespace takosumi::controlplane {
 class RunLeases {
  public:
   explicit RunLeases(const RunLedger& ledger) : ledger_(ledger) {}
+  RunLeases(RunLedger&&) = delete;  // the ledger must outlive this: RunQueue holds both
 
   Result<LeaseRenewal> heartbeat(std::string_view run_id, const Agent& agent,
                                  std::string_view lease_token);

@@ -11,12 +11,15 @@ namespace takosumi::runner {
 
 namespace fs = std::filesystem;
 
-Status seal_new_state(const RunWorkspace& workspace, const fs::path& module_dir, const fs::path& outbox,
+std::optional<fs::path> new_state_file(const fs::path& module_dir) {
+  for (const char* name : {kErroredStateFile, kStateFile})
+    if (fs::path state = module_dir / name; fs::exists(fs::symlink_status(state))) return state;
+  return std::nullopt;
+}
+
+Status seal_new_state(const RunWorkspace& workspace, const fs::path& state, const fs::path& outbox,
                       const protocol::JobManifest& manifest, std::uint64_t max_state_bytes,
                       redaction::SecretSet& secrets, NewState& out) {
-  fs::path state = module_dir / kErroredStateFile;
-  if (!fs::exists(fs::symlink_status(state))) state = module_dir / kStateFile;
-  if (!fs::exists(fs::symlink_status(state))) return {};
   if (auto ok = workspace.check_regular_file(state); !ok)
     return std::unexpected(protocol::as_run_failure(ok.error(), errc::kStateIntegrityFailed));
   std::error_code size_ec;

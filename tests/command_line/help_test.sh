@@ -45,6 +45,9 @@ refused "--pins" "$agent" mirror verify /nonexistent
 refused "command of its own" "$agent" --config /nonexistent/agent.yaml --once recover
 refused "excludes" "$agent" --config /nonexistent/agent.yaml --once --check-config
 refused "excludes" "$agent" --config /nonexistent/agent.yaml recover --push --discard r1
+# The last --config counts, as a wrapper that appends one expects.
+refused "/nonexistent/second.yaml" "$agent" --config /nonexistent/first.yaml \
+  --config /nonexistent/second.yaml --check-config
 refused "subcommand" "$control"
 refused "--config" "$control" serve
 refused "--key" "$control" rotate-keys --config /nonexistent/control.yaml
