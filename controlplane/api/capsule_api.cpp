@@ -22,7 +22,7 @@ void CapsuleApi::register_routes(Router& r, const PublicRouteAccess& a) {
   r.add("PATCH", "/api/v1/capsules/{}", a.json_body(owner),
         [this](auto& req, auto& p) { return change_capsule(req, p[0]); });
   r.add("GET", "/api/v1/capsules/{}/revisions", a.none(viewer),
-        [this](auto&, auto& p) { return list_revisions(p[0]); });
+        [this](auto& req, auto& p) { return list_revisions(req, p[0]); });
   r.add("PUT", "/api/v1/capsules/{}/policy", a.json_body(owner),
         [this](auto& req, auto& p) { return set_capsule_policy(req, p[0]); });
   r.add("PUT", "/api/v1/capsules/{}/agent-requirements", a.json_body(owner),

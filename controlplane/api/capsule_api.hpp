@@ -30,7 +30,7 @@ class CapsuleApi : public PublicResource {
   HttpResponse change_capsule(const HttpRequest& req, const std::string& capsule_id);
   Status check_change(const Capsule& capsule, const CapsuleChange& change);
   // GET /capsules/{id}/revisions: each spec revision, oldest first.
-  HttpResponse list_revisions(const std::string& capsule_id);
+  HttpResponse list_revisions(const HttpRequest& req, const std::string& capsule_id);
   HttpResponse set_capsule_policy(const HttpRequest& req, const std::string& capsule_id);
   // PUT /capsules/{id}/agent-requirements {"agentPool", "agentLabels"} (docs/operations.md
   // "Agent pools").

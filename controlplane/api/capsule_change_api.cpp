@@ -8,6 +8,7 @@
 #include "common/strict_json.hpp"
 #include "controlplane/api/api_json.hpp"
 #include "controlplane/api/capsule_api.hpp"
+#include "controlplane/api/page_cursor.hpp"
 #include "controlplane/store/model/capsule_spec.hpp"
 
 namespace takosumi::controlplane {
@@ -53,8 +54,9 @@ json::object to_json(const CapsuleRevision& r) {
 
 }  // namespace
 
-// One source per variable, and no Output taken away that a Dependency reads: checked against the
-// Capsule as it is inside the change's transaction, so a concurrent change cannot slip between.
+// One source per variable, and no Output taken away that a Dependency reads or an OutputShare
+// offers: checked against the Capsule as it is inside the change's transaction, so a concurrent
+// change cannot slip between.
 Status CapsuleApi::check_change(const Capsule& capsule, const CapsuleChange& change) {
   if (change.variables) {
     for (const auto& [name, unused] : *change.variables)
@@ -80,6 +82,17 @@ Status CapsuleApi::check_change(const Capsule& capsule, const CapsuleChange& cha
           return fail(errc::kConflict, "outputAllowlist: Output \"" + mapping.from + "\" is read by dependency " +
                                            dependency.id + " (capsule " + dependency.consumer_capsule_id +
                                            ", variable " + variable + "); delete the Dependency first");
+    // An OutputShare offers public Outputs by name: one that is pending or active keeps them.
+    auto shares = d_.shares.list(capsule.workspace_id);
+    if (!shares) return std::unexpected(shares.error());
+    for (const auto& share : *shares) {
+      if (share.producer_capsule_id != capsule.id || share.status == share_status::kRevoked) continue;
+      for (const auto& name : share.outputs)
+        if (!change.output_allowlist->contains(name))
+          return fail(errc::kConflict, "outputAllowlist: Output \"" + name + "\" is shared by OutputShare " +
+                                           share.id + " (" + share.status + ", to Workspace " +
+                                           share.to_workspace_id + "); revoke the share first");
+    }
   }
   return {};
 }
@@ -115,12 +128,28 @@ HttpResponse CapsuleApi::change_capsule(const HttpRequest& req, const std::strin
   return capsule_response(d_, 200, *updated);
 }
 
-HttpResponse CapsuleApi::list_revisions(const std::string& capsule_id) {
-  auto revisions = d_.catalog.list_revisions(capsule_id);
+// Oldest first, a page at a time: a Capsule changed every day for years has thousands.
+HttpResponse CapsuleApi::list_revisions(const HttpRequest& req, const std::string& capsule_id) {
+  auto limit = query_int(req, "limit", 100, 1, 100);
+  if (!limit) return error_response(limit.error());
+  const std::string list = "the revisions of capsule " + capsule_id;
+  std::int64_t after = 0;
+  if (auto it = req.query.find("cursor"); it != req.query.end() && !it->second.empty()) {
+    auto position = decode_cursor(it->second, list);
+    if (!position) return error_response(position.error());
+    after = *position;
+  }
+  // One row past the page tells whether another page exists.
+  auto revisions = d_.catalog.list_revisions(capsule_id, static_cast<int>(*limit) + 1, after);
   if (!revisions) return error_response(revisions.error());
+  json::value next = nullptr;
+  if (static_cast<std::int64_t>(revisions->size()) > *limit) {
+    revisions->pop_back();
+    next = encode_cursor(list, revisions->back().revision);
+  }
   json::array out;
   for (const auto& r : *revisions) out.push_back(to_json(r));
-  return json_response(200, json::object{{"revisions", std::move(out)}});
+  return json_response(200, json::object{{"revisions", std::move(out)}, {"nextCursor", std::move(next)}});
 }
 
 }  // namespace takosumi::controlplane

@@ -143,6 +143,48 @@ TEST_F(CapsuleChangeApiTest, AChangeIsValidatedAsAtCreationAndNamesWhatElseChang
   EXPECT_EQ(renamed.obj().at("name"), "app-two");
 }
 
+TEST_F(CapsuleChangeApiTest, AnOutputAnOutputShareOffersStaysUntilTheShareIsRevoked) {
+  const std::string other = create_workspace("other");
+  auto share = api(http::verb::post, "/api/v1/output-shares",
+                   json::object{{"producerCapsuleId", capsule_}, {"toWorkspaceId", other},
+                                {"outputs", json::array{"url"}}});
+  ASSERT_EQ(share.status, 201u) << share.body;
+  const json::object without_url{{"outputAllowlist", json::object{}}};
+  expect_refused(patch(without_url), 409, "revoke the share first");
+  EXPECT_NE(patch(without_url).body.find(share.str("id")), std::string::npos) << "names the share";
+  EXPECT_EQ(api(http::verb::get, "/api/v1/capsules/" + capsule_).obj().at("specRevision"), 1);
+  auto revoked = api(http::verb::post, "/api/v1/output-shares/" + share.str("id") + "/revoke");
+  ASSERT_EQ(revoked.status, 200u) << revoked.body;
+  auto changed = patch(without_url);
+  ASSERT_EQ(changed.status, 200u) << changed.body;
+  EXPECT_EQ(changed.obj().at("specRevision"), 2);
+}
+
+TEST_F(CapsuleChangeApiTest, RevisionsAreReadAPageAtATimeOldestFirst) {
+  for (int i = 2; i <= 5; ++i)
+    ASSERT_EQ(patch(json::object{{"name", "app-" + std::to_string(i)}}).status, 200u);
+  std::vector<std::int64_t> seen;
+  std::string cursor;
+  for (int page = 0; page < 5; ++page) {
+    auto r = api(http::verb::get, "/api/v1/capsules/" + capsule_ + "/revisions?limit=2" +
+                                      (cursor.empty() ? "" : "&cursor=" + cursor));
+    ASSERT_EQ(r.status, 200u) << r.body;
+    const auto& list = r.obj().at("revisions").as_array();
+    EXPECT_LE(list.size(), 2u) << r.body;
+    for (const auto& revision : list) seen.push_back(revision.at("revision").as_int64());
+    if (r.obj().at("nextCursor").is_null()) break;
+    cursor = json::value_to<std::string>(r.obj().at("nextCursor"));
+  }
+  EXPECT_EQ(seen, (std::vector<std::int64_t>{1, 2, 3, 4, 5}));
+  // A cursor of another Capsule's list is refused.
+  const std::string other = create_capsule(workspace_, "other");
+  auto first = api(http::verb::get, "/api/v1/capsules/" + capsule_ + "/revisions?limit=1");
+  const std::string mine = json::value_to<std::string>(first.obj().at("nextCursor"));
+  expect_refused(api(http::verb::get, "/api/v1/capsules/" + other + "/revisions?cursor=" + mine), 400,
+                 "cursor");
+  expect_refused(api(http::verb::get, "/api/v1/capsules/" + capsule_ + "/revisions?limit=0"), 400, "limit");
+}
+
 TEST_F(CapsuleChangeApiTest, OnlyAnOwnerChangesACapsule) {
   auto viewer = api(http::verb::post, "/api/v1/tokens",
                     json::object{{"name", "reader"}, {"roles", json::object{{workspace_, "operator"}}}});

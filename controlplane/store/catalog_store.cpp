@@ -239,15 +239,20 @@ Result<CapsuleRevision> CatalogStore::get_revision(std::string_view capsule_id, 
                                    std::to_string(revision));
 }
 
-Result<std::vector<CapsuleRevision>> CatalogStore::list_revisions(std::string_view capsule_id) {
+Result<std::vector<CapsuleRevision>> CatalogStore::list_revisions(std::string_view capsule_id, int limit,
+                                                                  std::int64_t after) {
   auto capsule = get_capsule(capsule_id);
   if (!capsule) return std::unexpected(capsule.error());
   auto found = collect(db_.query("SELECT capsule_id, revision, spec, created_at FROM capsule_revisions"
-                                 " WHERE capsule_id = ? ORDER BY revision",
-                                 capsule_id),
+                                 " WHERE capsule_id = ? AND revision > ? ORDER BY revision LIMIT ?",
+                                 capsule_id, after, std::int64_t{limit}),
                        revision_from_row);
   if (!found) return std::unexpected(found.error());
-  if (found->empty() || found->back().revision != capsule->spec_revision)
+  // The current revision of a Capsule from before revisions were kept has no row yet: it ends the
+  // last page.
+  const bool last_page = static_cast<int>(found->size()) < limit;
+  if (last_page && capsule->spec_revision > after &&
+      (found->empty() || found->back().revision != capsule->spec_revision))
     found->push_back(current_revision(*capsule));
   return found;
 }

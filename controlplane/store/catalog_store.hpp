@@ -74,8 +74,10 @@ class CatalogStore {
   // What revision `revision` of the Capsule fixed. A Capsule from before revisions were kept
   // (schema 17) has no record of its revision 1 until its first change: its current spec is it.
   Result<CapsuleRevision> get_revision(std::string_view capsule_id, std::int64_t revision);
-  // Every kept revision, the current one included, oldest first.
-  Result<std::vector<CapsuleRevision>> list_revisions(std::string_view capsule_id);
+  // The kept revisions after revision `after` (0: from the first), the current one included,
+  // oldest first, at most `limit` of them.
+  Result<std::vector<CapsuleRevision>> list_revisions(std::string_view capsule_id, int limit,
+                                                      std::int64_t after = 0);
 
  private:
   Status write_agent_labels(std::string_view capsule_id, const std::vector<std::string>& labels);
