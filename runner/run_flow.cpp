@@ -257,6 +257,8 @@ Status RunFlow::start_tofu(const TofuChoice& tofu, const std::filesystem::path& 
 // verified_mirror.hpp run_providers).
 asio::awaitable<Result<RunProviders>> RunFlow::async_check_mirror() {
   const auto& s = settings_;
+  // Without pins there is nothing to hash: no hop to the blocking pool on every Run.
+  if (s.provider_pins.empty()) co_return RunProviders{s.provider_mirror, {}};
   co_return co_await async_offload(blocking_.get_executor(), [&] {
     return run_providers(s.provider_mirror, s.provider_pins, s.verified_mirror_store, s.package_hashes.get());
   });

@@ -14,8 +14,12 @@ asio::awaitable<Result<TofuChoice>> RunFlow::async_choose_tofu(const ModuleScan&
   TofuChoiceInputs inputs{settings_.tofu_binary, settings_.tofu_versions_dir,
                           control && (control->landlock.abi != 0 || control->required),
                           scan.required_versions, scan.required_versions_cut};
-  auto chosen = co_await async_offload(blocking_.get_executor(),
-                                       [&] { return choose_tofu(manifest_, inputs); });
+  // Only a tofu.versionsDir is listed (blocking); without one the choice reads no file.
+  Result<TofuChoice> chosen;
+  if (settings_.tofu_versions_dir.empty())
+    chosen = choose_tofu(manifest_, inputs);
+  else
+    chosen = co_await async_offload(blocking_.get_executor(), [&] { return choose_tofu(manifest_, inputs); });
   if (!chosen) co_return std::unexpected(chosen.error());
   report_.tofu_build = chosen->build;
   if (!chosen->said.empty()) notice(chosen->said);

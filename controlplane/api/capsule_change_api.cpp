@@ -133,14 +133,10 @@ HttpResponse CapsuleApi::list_revisions(const HttpRequest& req, const std::strin
   auto limit = query_int(req, "limit", 100, 1, 100);
   if (!limit) return error_response(limit.error());
   const std::string list = "the revisions of capsule " + capsule_id;
-  std::int64_t after = 0;
-  if (auto it = req.query.find("cursor"); it != req.query.end() && !it->second.empty()) {
-    auto position = decode_cursor(it->second, list);
-    if (!position) return error_response(position.error());
-    after = *position;
-  }
+  auto after = query_cursor(req, list);
+  if (!after) return error_response(after.error());
   // One row past the page tells whether another page exists.
-  auto revisions = d_.catalog.list_revisions(capsule_id, static_cast<int>(*limit) + 1, after);
+  auto revisions = d_.catalog.list_revisions(capsule_id, static_cast<int>(*limit) + 1, after->value_or(0));
   if (!revisions) return error_response(revisions.error());
   json::value next = nullptr;
   if (static_cast<std::int64_t>(revisions->size()) > *limit) {

@@ -49,4 +49,12 @@ Result<std::int64_t> decode_cursor(std::string_view cursor, std::string_view lis
   return position;
 }
 
+Result<std::optional<std::int64_t>> query_cursor(const HttpRequest& req, std::string_view list) {
+  auto it = req.query.find("cursor");
+  if (it == req.query.end() || it->second.empty()) return std::optional<std::int64_t>{};
+  auto position = decode_cursor(it->second, list);
+  if (!position) return std::unexpected(position.error());
+  return std::optional<std::int64_t>(*position);
+}
+
 }  // namespace takosumi::controlplane

@@ -47,14 +47,10 @@ HttpResponse StateVersionApi::state_versions(const HttpRequest& req, const std::
   if (!capsule) return error_response(capsule.error());
   auto limit = query_int(req, "limit", 50, 1, 100);
   if (!limit) return error_response(limit.error());
-  std::optional<std::int64_t> before;
-  if (auto it = req.query.find("cursor"); it != req.query.end() && !it->second.empty()) {
-    auto position = decode_cursor(it->second, "the state versions of capsule " + capsule_id);
-    if (!position) return error_response(position.error());
-    before = *position;
-  }
+  auto before = query_cursor(req, "the state versions of capsule " + capsule_id);
+  if (!before) return error_response(before.error());
   // One row past the page tells whether another page exists.
-  auto list = d_.states.list(capsule_id, static_cast<int>(*limit) + 1, before);
+  auto list = d_.states.list(capsule_id, static_cast<int>(*limit) + 1, *before);
   if (!list) return error_response(list.error());
   json::value next = nullptr;
   if (static_cast<std::int64_t>(list->size()) > *limit) {
