@@ -13,15 +13,13 @@
 #include "crypto/sha256.hpp"
 #include "protocol/failure_codes.hpp"
 #include "redaction/bundle_secrets.hpp"
-#include "redaction/sensitive_values.hpp"
-#include "runner/phase_timer.hpp"
-#include "runner/plan/plan_review.hpp"
-#include "runner/policy/installed_providers.hpp"
-#include "runner/policy/provider_lock.hpp"
+#include "runner/phases/phase_timer.hpp"
+#include "runner/phases/apply_phase.hpp"
+#include "runner/phases/drift_phase.hpp"
+#include "runner/phases/plan_phase.hpp"
+#include "runner/phases/provider_checks.hpp"
 #include "runner/source/git_source.hpp"
-#include "runner/state/run_artifacts.hpp"
 #include "runner/state/run_restore.hpp"
-#include "runner/state/state_document.hpp"
 #include "runner/state/state_file.hpp"
 #include "runner/tofu/limit_failure.hpp"
 #include "runner/tofu/run_tofu_options.hpp"
@@ -32,16 +30,6 @@ namespace {
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-// tofu show -json, parsed once: its sensitive values join the Run's secrets and the object goes on
-// to the analysis.
-Result<boost::json::object> parse_plan_json(std::string_view text, redaction::SecretSet& secrets) {
-  auto doc = parse_json_document(text, "tofu show -json");
-  if (!doc) return std::unexpected(doc.error());
-  if (!doc->is_object()) return fail(errc::kOpentofuFailed, "tofu show -json is not an object");
-  redaction::collect_plan_secrets(*doc, secrets);
-  return std::move(doc->as_object());
-}
 
 std::unexpected<Error> workspace_error(const Error& e, std::string_view what) {
   return std::unexpected(protocol::as_run_failure(e, errc::kWorkspaceFailed).with_context(what));
@@ -96,7 +84,7 @@ asio::awaitable<Status> RunFlow::async_execute() {
   // and the lock file the module brings, if any, against them too.
   auto providers = co_await async_check_mirror();
   if (!providers) co_return std::unexpected(providers.error());
-  TAKOSUMI_CO_TRY(check_committed_lock(providers->pins));
+  TAKOSUMI_CO_TRY(check_committed_lock(*workspace_, module_dir_, providers->pins));
   auto tofu = co_await async_choose_tofu(*scan);
   if (!tofu) co_return std::unexpected(tofu.error());
   TAKOSUMI_CO_TRY(co_await async_make_cgroup());
@@ -288,49 +276,16 @@ asio::awaitable<Status> RunFlow::async_tofu_version(const fs::path& binary) {
 
 // The providers init installed, against the mirror and the policy, and the lock file naming them.
 Status RunFlow::check_providers(const RunProviders& providers) {
-  if (settings_.exec_control)
-    TAKOSUMI_TRY(check_installed_providers(module_dir_, providers.mirror));
-  // The lock file lies in the writable module directory: it is read only as a regular file of
-  // this workspace (never a FIFO that would block the agent, nor a link to another Run's files).
-  const fs::path lock = module_dir_ / ".terraform.lock.hcl";
-  const bool have_lock = fs::exists(fs::symlink_status(lock));
-  if (have_lock)
-    if (auto ok = workspace_->check_regular_file(lock); !ok) return workspace_error(ok.error(), "provider lock");
-  auto locked = read_locked_providers(lock);
-  if (!locked) return workspace_error(locked.error(), "provider lock");
-  TAKOSUMI_TRY(check_locked_providers(*locked, policy_));
-  locked_providers_ = std::move(*locked);
-  if (!have_lock) return {};
-  TAKOSUMI_TRY(check_lock_against_pins(lock, providers.pins));
-  auto digest = crypto::sha256_file_hex(lock);
-  if (!digest) return workspace_error(digest.error(), "provider lock");
-  report_.provider_lock_sha256 = *digest;
+  auto installed = check_installed_lock(*workspace_, module_dir_, providers, settings_.exec_control.has_value(),
+                                        policy_);
+  if (!installed) return std::unexpected(installed.error());
+  locked_providers_ = std::move(installed->providers);
+  if (!installed->sha256.empty()) report_.provider_lock_sha256 = std::move(installed->sha256);
   return {};
 }
 
-// A dependency lock file the module committed, against the pins before init reads it: a version
-// or hash the operator did not pin fails here as provider_checksum_mismatch, not later inside
-// init. Read as a regular file of the checkout only.
-Status RunFlow::check_committed_lock(const std::vector<ProviderPin>& pins) const {
-  if (pins.empty()) return {};
-  const fs::path lock = module_dir_ / ".terraform.lock.hcl";
-  std::error_code ec;
-  if (!fs::exists(fs::symlink_status(lock, ec))) return {};
-  if (auto ok = workspace_->check_regular_file(lock); !ok)
-    return workspace_error(ok.error(), "provider lock");
-  return check_lock_against_pins(lock, pins);
-}
-
-// The plan file lies in the writable workspace: it is copied out the moment tofu has exited
-// (nothing of the Run is running then: the sandbox's pid namespace is gone) into the agent's
-// directory, which the sandbox sees read-only.
-asio::awaitable<Status> RunFlow::async_freeze(const fs::path& written, const fs::path& frozen) {
-  PhaseTimer timer(report_.phase_millis, "freeze");
-  auto copied = co_await async_offload(blocking_.get_executor(), [&] {
-    return workspace_->freeze(written, frozen, settings_.max_state_bytes);
-  });
-  if (!copied) co_return workspace_error(copied.error(), "saved plan");
-  co_return Status{};
+asio::awaitable<Status> RunFlow::async_hook(HookPoint point) {
+  co_return co_await async_run_hook(phase_context(), settings_.hooks, point);
 }
 
 // The Run's cgroup, when the agent may manage one: its tasks (limits.maxProcesses) and, where the
@@ -366,137 +321,53 @@ Status RunFlow::prepare_credentials() {
   return {};
 }
 
-// `tofu show -json` of a plan file, parsed: its sensitive values join the Run's secrets.
-asio::awaitable<Result<boost::json::object>> RunFlow::async_show(const fs::path& plan_file) {
-  auto shown = co_await tofu_->async_show_json(plan_file);
-  if (!shown) co_return std::unexpected(shown.error());
-  co_return co_await async_offload(blocking_.get_executor(),
-                                   [&] { return parse_plan_json(*shown, secrets_); });
-}
-
-asio::awaitable<Result<bool>> RunFlow::async_tofu_plan(const fs::path& plan_file, PlanMode mode) {
-  PhaseTimer timer(report_.phase_millis, "plan");
-  co_return co_await tofu_->async_plan(plan_file, mode);
+PhaseContext RunFlow::phase_context() {
+  return PhaseContext{blocking_, manifest_, *tofu_, *workspace_, module_dir_, inputs_.outbox,
+                      settings_.max_state_bytes, secrets_, log_, report_.phase_millis};
 }
 
 asio::awaitable<Status> RunFlow::async_plan() {
   const PlanMode mode =
       manifest_.type == protocol::RunType::destroy_plan ? PlanMode::destroy : PlanMode::normal;
-  auto changed = co_await async_tofu_plan(workspace_->plan_file(), mode);
-  if (!changed) co_return std::unexpected(changed.error());
-  // From here on only the frozen copy is read: what is shown is what is sealed and applied.
-  TAKOSUMI_CO_TRY(co_await async_freeze(workspace_->plan_file(), workspace_->frozen_plan()));
-  Result<PlanReview> review;
-  {
-    PhaseTimer timer(report_.phase_millis, "show");
-    auto doc = co_await async_show(workspace_->frozen_plan());
-    if (!doc) co_return std::unexpected(doc.error());
-    review = co_await async_offload(blocking_.get_executor(), [&] {
-      return review_plan(*doc, *changed, manifest_.output_allowlist, settings_.data_loss_patterns, secrets_);
-    });
-  }
-  if (!review) co_return std::unexpected(review.error());
+  auto planned = co_await async_plan_phase(phase_context(), mode, settings_.data_loss_patterns);
+  if (!planned) co_return std::unexpected(planned.error());
+  PlanReview& review = planned->review;
   // Names only: the control plane refuses to pass these on even before the first apply.
-  for (auto& refused : review->refused_outputs) report_.refused_outputs.push_back(std::move(refused));
-  report_.data_loss = std::move(review->data_loss);
-  report_.resource_changes = std::move(review->analysis.resource_changes);
-  report_.summary = review->analysis.summary;
-  report_.has_changes = review->has_changes;
-  if (report_.has_changes) TAKOSUMI_CO_TRY(co_await async_seal_plan(review->sealed_values));
-  protocol::PlanView& view = review->view;
-  view.run_id = manifest_.run_id;
-  view.plan_digest = report_.plan_digest;
-  view.summary = report_.summary;
-  TAKOSUMI_CO_TRY(co_await async_keep_plan_view(view));
-  // The sealed plan's own text, after everything tofu printed: the plan an apply of this Run runs.
-  if (log_)
-    for (auto& line : sealed_plan_lines(view, report_.has_changes, report_.plan_digest)) log_(std::move(line));
-  co_return Status{};
-}
-
-// The plan view, for GET /api/v1/runs/{id}/plan: a file of the outbox, uploaded with the sealed
-// plan. Its digest travels in the report.
-asio::awaitable<Status> RunFlow::async_keep_plan_view(const protocol::PlanView& view) {
-  const auto file = inputs_.outbox / "plan_view.json";
-  auto kept = co_await async_offload(blocking_.get_executor(), [&]() -> Result<std::string> {
-    const std::string body = boost::json::serialize(protocol::to_json(view));
-    TAKOSUMI_TRY(write_file_atomic(file, body));
-    return crypto::sha256_hex(body);
-  });
-  if (!kept) co_return std::unexpected(kept.error().with_context("plan view"));
-  outcome_.plan_view = file;
-  report_.plan_view_sha256 = *kept;
-  co_return Status{};
-}
-
-asio::awaitable<Status> RunFlow::async_seal_plan(const std::vector<SecretBytes>& values) {
-  PhaseTimer timer(report_.phase_millis, "encrypt");
-  auto sealed = co_await async_offload(blocking_.get_executor(), [&] {
-    return seal_plan(workspace_->frozen_plan(), values, workspace_->plan_contents(),
-                     inputs_.outbox, manifest_);
-  });
-  if (!sealed) co_return std::unexpected(sealed.error());
-  outcome_.plan_envelope = sealed->path;
-  report_.plan_digest = sealed->plaintext_sha256;
-  report_.plan_artifact_sha256 = sealed->artifact_sha256;
+  for (auto& refused : review.refused_outputs) report_.refused_outputs.push_back(std::move(refused));
+  report_.data_loss = std::move(review.data_loss);
+  report_.resource_changes = std::move(review.analysis.resource_changes);
+  report_.summary = review.analysis.summary;
+  report_.has_changes = review.has_changes;
+  if (planned->sealed) {
+    outcome_.plan_envelope = planned->sealed->path;
+    report_.plan_digest = planned->sealed->plaintext_sha256;
+    report_.plan_artifact_sha256 = planned->sealed->artifact_sha256;
+  }
+  outcome_.plan_view = planned->view_file;
+  report_.plan_view_sha256 = planned->view_sha256;
   co_return Status{};
 }
 
 asio::awaitable<Status> RunFlow::async_apply() {
-  if (!plan_secrets_restored_) {
-    // The plan names the sensitive values this apply will handle (attributes, outputs, variable
-    // values): they must be known before tofu prints a line. A plan sealed by an agent before
-    // plan contents did not bring them along (async_restore_inputs): ask tofu.
-    PhaseTimer timer(report_.phase_millis, "show");
-    TAKOSUMI_CO_TRY(co_await async_show(workspace_->frozen_plan()));
+  const ApplyStart start{plan_secrets_restored_, inputs_.before_apply, cancel_, settings_.checkpoint_interval,
+                         settings_.work_root};
+  AppliedRun applied;
+  const Status done = co_await async_apply_phase(phase_context(), start, applied);
+  outcome_.checkpoints = applied.checkpoints;
+  if (applied.state) {
+    outcome_.state_envelope = applied.state->envelope;
+    report_.new_state = std::move(applied.state->descriptor);
   }
-  if (inputs_.before_apply) TAKOSUMI_CO_TRY(co_await inputs_.before_apply());
-  if (cancel_.requested()) co_return fail(errc::kCancelled, "cancelled before the apply started");
-  Status applied = co_await async_tofu_apply();
-  // Whatever the apply did to the state is kept, even when it failed or was cancelled.
-  NewState state;
-  auto sealed = co_await async_seal_new_state(state);
-  if (!sealed && !outcome_.state_envelope) co_await async_keep_newest_state(sealed.error());
-  if (!applied) {
-    if (!sealed) co_return std::unexpected(applied.error().with_context(
-                     "and the state could not be sealed (" + sealed.error().to_string() + ")"));
-    co_return applied;
-  }
-  if (!sealed) co_return sealed;
-  if (state.found && state.identity.empty) {
-    // A destroyed Capsule has no Outputs, so a required mapping cannot hold; none are published.
-    notice("the new state is empty: no Outputs are published");
-    co_return Status{};
-  }
-  co_return co_await async_publish_outputs(state.outputs);
+  for (auto& refused : applied.published.refused) report_.refused_outputs.push_back(std::move(refused));
+  if (done) report_.outputs = std::move(applied.published.outputs);
+  co_return done;
 }
 
-// Read-only: the refresh-only plan is read and dropped. Nothing is sealed (no plan, no state)
-// and no Output is touched, whatever the plan says.
 asio::awaitable<Status> RunFlow::async_drift_check() {
-  auto planned = co_await async_tofu_plan(workspace_->drift_plan_file(), PlanMode::refresh_only);
-  if (!planned) co_return std::unexpected(planned.error());
-  if (!*planned) {
-    // -detailed-exitcode 0: the refresh changed nothing in the state and no Output differs, so no
-    // object drifted; there is nothing for `tofu show` to tell.
-    report_.has_changes = false;
-    report_.drift = protocol::DriftReport{"no_drift", {}};
-    co_return Status{};
-  }
-  const auto frozen = workspace_->agent_dir() / "drift.tfplan";
-  TAKOSUMI_CO_TRY(co_await async_freeze(workspace_->drift_plan_file(), frozen));
-  Result<DriftReview> drift;
-  {
-    PhaseTimer timer(report_.phase_millis, "show");
-    auto doc = co_await async_show(frozen);
-    if (!doc) co_return std::unexpected(doc.error());
-    drift = co_await async_offload(blocking_.get_executor(), [&] { return review_drift(*doc, secrets_); });
-  }
+  auto drift = co_await async_drift_phase(phase_context());
   if (!drift) co_return std::unexpected(drift.error());
-  report_.has_changes = drift->report.status == "drift";
-  if (log_)
-    for (auto& line : drift->log_lines) log_(std::move(line));
-  report_.drift = std::move(drift->report);
+  report_.has_changes = drift->status == "drift";
+  report_.drift = std::move(*drift);
   co_return Status{};
 }
 

@@ -2,10 +2,10 @@
 // The sequence of one Run attempt, for RunExecutor. Internal to the runner. What a step decides
 // lives in the runner's subfolders as functions of explicit values — which OpenTofu
 // (tofu/tofu_choice), the commands' sandbox and limits (tofu/run_tofu_options), the providers
-// and pins (policy/verified_mirror, policy/provider_pins), what a plan or drift says
-// (plan/plan_review), the Outputs published (plan/published_outputs), the limit a failure hit
-// (tofu/limit_failure) —; RunFlow runs them in order (async_execute) and passes what one makes
-// to the next.
+// and pins (policy/verified_mirror, policy/provider_pins), the sealed inputs opened
+// (state/run_restore), the tofu phase itself (phases/plan_phase, drift_phase, apply_phase), the
+// limit a failure hit (tofu/limit_failure) —; RunFlow runs them in order (async_execute) and
+// passes what one makes to the next.
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/thread_pool.hpp>
 
@@ -15,16 +15,15 @@
 #include <string>
 #include <string_view>
 
-#include "protocol/plan_view.hpp"
 #include "redaction/log_sink.hpp"
+#include "runner/phases/phase_context.hpp"
+#include "runner/phases/run_hooks.hpp"
 #include "runner/policy/module_policy.hpp"
 #include "runner/policy/provider_pins.hpp"
 #include "runner/policy/verified_mirror.hpp"
 #include "runner/run_types.hpp"
-#include "runner/state/new_state.hpp"
 #include "runner/state/run_credentials.hpp"
 #include "runner/state/run_workspace.hpp"
-#include "runner/state/state_checkpoint.hpp"
 #include "runner/tofu/cancel_signal.hpp"
 #include "runner/tofu/process_launcher.hpp"
 #include "runner/tofu/tofu_choice.hpp"
@@ -61,29 +60,18 @@ class RunFlow {
   boost::asio::awaitable<Status> async_init();
   boost::asio::awaitable<Result<RunProviders>> async_check_mirror();
   Status check_providers(const RunProviders& providers);
-  Status check_committed_lock(const std::vector<ProviderPin>& pins) const;
   boost::asio::awaitable<Result<TofuChoice>> async_choose_tofu(const ModuleScan& scan);
   Status check_tofu_version(const TofuChoice& tofu);
   Status prepare_credentials();
-  enum class HookPoint { pre, post };
   boost::asio::awaitable<Status> async_hook(HookPoint point);
+  // The tofu phase (runner/phases/), its results recorded in the report and the outcome.
   boost::asio::awaitable<Status> async_plan();
   boost::asio::awaitable<Status> async_apply();
   boost::asio::awaitable<Status> async_drift_check();
 
   // Parts of the steps.
   boost::asio::awaitable<Status> async_tofu_version(const std::filesystem::path& binary);
-  boost::asio::awaitable<Result<bool>> async_tofu_plan(const std::filesystem::path& plan_file,
-                                                       PlanMode mode);
-  boost::asio::awaitable<Result<boost::json::object>> async_show(const std::filesystem::path& plan_file);
-  boost::asio::awaitable<Status> async_freeze(const std::filesystem::path& written,
-                                              const std::filesystem::path& frozen);
-  boost::asio::awaitable<Status> async_seal_plan(const std::vector<SecretBytes>& values);
-  boost::asio::awaitable<Status> async_keep_plan_view(const protocol::PlanView& view);
-  boost::asio::awaitable<Status> async_tofu_apply();
-  boost::asio::awaitable<void> async_keep_newest_state(const Error& why);
-  boost::asio::awaitable<Status> async_seal_new_state(NewState& state);
-  boost::asio::awaitable<Status> async_publish_outputs(const boost::json::object& state_outputs);
+  PhaseContext phase_context();
   void notice(std::string_view line) const;
 
   boost::asio::thread_pool& blocking_;

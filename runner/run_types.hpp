@@ -66,7 +66,7 @@ struct RunnerSettings {
   std::optional<std::filesystem::path> supervisor;
   // How often the state is checked for a new checkpoint while an apply runs.
   std::chrono::milliseconds checkpoint_interval{500};
-  // The operator's executables around the tofu commands (hooks.*, runner/run_flow_hooks.cpp):
+  // The operator's executables around the tofu commands (hooks.*, runner/phases/run_hooks.hpp):
   // plan hooks surround plans, destroy plans and drift checks; apply hooks surround applies.
   config::HooksConfig hooks;
   // What `tofu version` said, shared by the agent's Runs; unset: asked on every Run.

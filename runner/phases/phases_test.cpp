@@ -1,0 +1,158 @@
+// The tofu phases alone, with scripted tofu commands (FakeProcessLauncher): each takes what the Run
+// lends it (PhaseContext) and returns what it produced, with no RunFlow around it.
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <fstream>
+
+#include "runner/phases/apply_phase.hpp"
+#include "runner/phases/drift_phase.hpp"
+#include "runner/phases/plan_phase.hpp"
+#include "tests/support/fake_process_launcher.hpp"
+#include "tests/support/run_to_end.hpp"
+#include "tests/support/temp_dir.hpp"
+#include "tests/support/test_manifest.hpp"
+
+namespace takosumi::runner {
+namespace {
+
+namespace fs = std::filesystem;
+using takosumi::testing::FakeCommand;
+using takosumi::testing::FakeProcessLauncher;
+using Names = std::vector<std::string>;
+
+FakeCommand plan_exiting(int exit_code) {
+  FakeCommand plan;
+  plan.exit_code = exit_code;
+  plan.on_start = [](const ProcessSpec& spec) {
+    std::ofstream(takosumi::testing::plan_out_file(spec)) << "a plan file";
+  };
+  return plan;
+}
+
+FakeCommand show_printing(std::string json) {
+  FakeCommand show;
+  show.captured_stdout = std::move(json);
+  return show;
+}
+
+class PhasesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto ws = RunWorkspace::create(tmp_.path() / "work", "run_1", 1);
+    ASSERT_TRUE(ws) << ws.error().to_string();
+    workspace_.emplace(std::move(*ws));
+    module_dir_ = workspace_->source() / "infra";
+    fs::create_directories(module_dir_);
+    fs::create_directories(outbox_);
+    TofuOptions options;
+    options.binary = "/usr/bin/tofu";  // never started: the launcher plays the script back
+    options.deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+    options.secrets = &secrets_;
+    tofu_.emplace(launcher_, cancel_, std::move(options), *workspace_, module_dir_, log_);
+  }
+
+  PhaseContext context(protocol::RunType type) {
+    manifest_ = testing::test_manifest("run_1", type, {"file:///unused", "0000", "infra"});
+    return PhaseContext{pool_,    manifest_, *tofu_, *workspace_, module_dir_, outbox_, 1u << 20,
+                        secrets_, log_,      millis_};
+  }
+
+  testing::TempDir tmp_;
+  boost::asio::io_context io_;
+  boost::asio::thread_pool pool_{1};
+  FakeProcessLauncher launcher_;
+  CancelSignal cancel_;
+  redaction::SecretSet secrets_;
+  std::vector<std::string> lines_;
+  redaction::LogSink log_ = [this](std::string_view line) { lines_.emplace_back(line); };
+  std::optional<RunWorkspace> workspace_;
+  fs::path module_dir_;
+  fs::path outbox_ = tmp_.path() / "outbox";
+  std::optional<TofuCli> tofu_;
+  protocol::JobManifest manifest_;
+  std::map<std::string, std::int64_t> millis_;
+};
+
+TEST_F(PhasesTest, ADriftCheckThatFoundNothingRunsNoShow) {
+  launcher_.script("plan", plan_exiting(0));
+  auto report = testing::run_to_end(io_, async_drift_phase(context(protocol::RunType::drift_check)));
+  ASSERT_TRUE(report) << report.error().to_string();
+  EXPECT_EQ(report->status, "no_drift");
+  EXPECT_EQ(launcher_.started(), (Names{"plan"}));
+  EXPECT_TRUE(millis_.contains("plan"));
+  EXPECT_FALSE(millis_.contains("show"));
+}
+
+TEST_F(PhasesTest, ADriftFoundIsNamedInTheReportAndTheLog) {
+  launcher_.script("plan", plan_exiting(2));
+  launcher_.script("show", show_printing(
+      R"({"format_version":"1.2","resource_drift":[{"address":"terraform_data.a","mode":"managed",)"
+      R"("type":"terraform_data","name":"a","change":{"actions":["update"],)"
+      R"("before":{"input":"x"},"after":{"input":"y"}}}]})"));
+  auto report = testing::run_to_end(io_, async_drift_phase(context(protocol::RunType::drift_check)));
+  ASSERT_TRUE(report) << report.error().to_string();
+  EXPECT_EQ(report->status, "drift");
+  ASSERT_EQ(report->resources.size(), 1u);
+  EXPECT_EQ(report->resources[0].address, "terraform_data.a");
+  EXPECT_EQ(launcher_.started(), (Names{"plan", "show"}));
+  // Read from the frozen copy, out of the sandbox's reach.
+  EXPECT_TRUE(fs::exists(workspace_->agent_dir() / "drift.tfplan"));
+  EXPECT_TRUE(std::any_of(lines_.begin(), lines_.end(),
+                          [](const std::string& l) { return l.find("terraform_data.a") != std::string::npos; }));
+}
+
+TEST_F(PhasesTest, APlanWithoutChangesIsNotSealedButItsViewIsKept) {
+  launcher_.script("plan", plan_exiting(0));
+  launcher_.script("show", show_printing(R"({"format_version":"1.2","resource_changes":[]})"));
+  auto planned = testing::run_to_end(io_, async_plan_phase(context(protocol::RunType::plan), PlanMode::normal, {}));
+  ASSERT_TRUE(planned) << planned.error().to_string();
+  EXPECT_FALSE(planned->review.has_changes);
+  EXPECT_FALSE(planned->sealed);
+  EXPECT_EQ(planned->view_file, outbox_ / "plan_view.json");
+  EXPECT_TRUE(fs::exists(planned->view_file));
+  EXPECT_EQ(planned->view_sha256.size(), 64u);
+  EXPECT_EQ(launcher_.started(), (Names{"plan", "show"}));
+}
+
+TEST_F(PhasesTest, APlanThatTofuFailsIsThePlanFailure) {
+  launcher_.script("plan", plan_exiting(1));
+  auto planned = testing::run_to_end(io_, async_plan_phase(context(protocol::RunType::plan), PlanMode::normal, {}));
+  ASSERT_FALSE(planned);
+  EXPECT_EQ(planned.error().code, "opentofu_plan_failed");
+  EXPECT_EQ(launcher_.started(), (Names{"plan"}));
+  EXPECT_FALSE(fs::exists(outbox_ / "plan_view.json"));
+}
+
+TEST_F(PhasesTest, AnApplyCancelledBeforeItStartsAppliesNothingAndSealsNothing) {
+  cancel_.request();
+  const ApplyStart start{true, nullptr, cancel_, std::chrono::seconds(1), tmp_.path() / "work"};
+  AppliedRun applied;
+  const Status done = testing::run_to_end(io_, async_apply_phase(context(protocol::RunType::apply), start, applied));
+  ASSERT_FALSE(done);
+  EXPECT_EQ(done.error().code, "cancelled");
+  EXPECT_TRUE(launcher_.started().empty());
+  EXPECT_FALSE(applied.state);
+  EXPECT_EQ(applied.checkpoints, 0);
+}
+
+TEST_F(PhasesTest, AnApplyRefusedByItsFencingRunsNoTofu) {
+  bool asked = false;
+  const ApplyStart start{true,
+                         [&]() -> boost::asio::awaitable<Status> {
+                           asked = true;
+                           co_return fail("lease_lost", "the lease is gone");
+                         },
+                         cancel_, std::chrono::seconds(1), tmp_.path() / "work"};
+  AppliedRun applied;
+  const Status done = testing::run_to_end(io_, async_apply_phase(context(protocol::RunType::apply), start, applied));
+  ASSERT_FALSE(done);
+  EXPECT_TRUE(asked);
+  EXPECT_EQ(done.error().code, "lease_lost");
+  EXPECT_TRUE(launcher_.started().empty());
+}
+
+}  // namespace
+}  // namespace takosumi::runner
