@@ -9,7 +9,8 @@
 //   (and the dynamic loader when asked), no TCP bind, TCP connect only to listed ports, signals and
 //   abstract sockets scoped to the sandbox (confine/landlock.hpp),
 // - loads the seccomp filter (confine/seccomp_filter.hpp),
-// - and executes the command in its own place (same pid: the supervisor's signals reach tofu).
+// - and executes the command in its own place (same pid: the supervisor's signals reach tofu),
+//   or with --serve runs a Run phase's commands one after the other (confine/command_server.hpp).
 // Failures print one line "takosumi-confine: <what>" on stderr and exit kConfineFailed; nothing
 // runs then. Without Landlock, landlock_required fails; otherwise the command runs without it.
 #include "confine/confine_arguments.hpp"

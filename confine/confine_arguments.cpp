@@ -38,6 +38,8 @@ std::expected<void, std::string> apply_option(const std::vector<std::string>& ar
     out.noexec_writable = true;
   } else if (option == "--allow-jit" && !out.allow_jit) {
     out.allow_jit = true;
+  } else if (option == "--serve" && !out.serve) {
+    out.serve = true;
   } else if (option == "--loader" && !out.loader) {
     out.loader = true;
   } else if (option == "--tcp-connect-only" && !out.tcp_connect_ports) {
@@ -79,6 +81,10 @@ std::vector<std::string> format_confine_arguments(const ConfineArguments& argume
   }
   if (arguments.allow_jit) argv.emplace_back("--allow-jit");
   argv.insert(argv.end(), {"--landlock", arguments.landlock_required ? "required" : "best-effort"});
+  if (arguments.serve) {
+    argv.emplace_back("--serve");
+    return argv;
+  }
   argv.emplace_back("--");
   argv.insert(argv.end(), arguments.command.begin(), arguments.command.end());
   return argv;
@@ -93,7 +99,11 @@ std::expected<ConfineArguments, std::string> parse_confine_arguments(
     if (auto applied = apply_option(argv, i, out, have_landlock); !applied)
       return std::unexpected(applied.error());
   if (!have_landlock) return std::unexpected("--landlock is required");
-  if (i == argv.size()) return std::unexpected("\"--\" and the command are missing");
+  if (out.serve) {
+    if (i != argv.size()) return std::unexpected("--serve takes its commands on stdin, not after \"--\"");
+    return out;
+  }
+  if (i == argv.size()) return std::unexpected("\"--\" and the command (or --serve) are missing");
   out.command.assign(argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, argv.end());
   if (out.command.empty()) return std::unexpected("the command after \"--\" is missing");
   if (!out.command.front().starts_with('/'))

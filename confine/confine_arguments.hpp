@@ -2,7 +2,7 @@
 // The command line of takosumi-confine, written by the runner and read by the program:
 //   takosumi-confine [--exec <path>]... [--loader] [--tcp-connect-only [--tcp-connect <port>]...]
 //                    [--max-processes <N>] [--noexec-writable [--noexec <dir>]...] [--allow-jit]
-//                    --landlock required|best-effort -- <program> [args...]
+//                    --landlock required|best-effort (-- <program> [args...] | --serve)
 // Plain standard C++ (the program links only libseccomp besides it).
 #include <cstdint>
 #include <expected>
@@ -32,13 +32,15 @@ struct ConfineArguments {
   // false: a kernel without Landlock runs the program anyway (the runner warns in the Run's log).
   bool landlock_required = true;
   std::vector<std::string> command;  // the absolute program, then its arguments
+  // Instead of a command: serve commands on stdin, one after the other (confine/command_server.hpp).
+  bool serve = false;
 };
 
 // argv[1..] for takosumi-confine.
 std::vector<std::string> format_confine_arguments(const ConfineArguments& arguments);
 
 // Reads argv[1..]; the error says what is wrong (unknown or repeated option, a malformed value, no
-// "--", no command, relative paths).
+// "--" nor --serve, no command, relative paths, a command with --serve).
 std::expected<ConfineArguments, std::string> parse_confine_arguments(
     const std::vector<std::string>& argv);
 

@@ -390,6 +390,8 @@ asio::awaitable<void> RunFlow::async_finish(const Status& outcome) {
       spdlog::error("run {}: credentials: {}", manifest_.run_id, wiped.error().to_string());
     credentials_.reset();
   }
+  // The phase's sandbox ends before anything it could see is wiped or its cgroup removed.
+  if (tofu_) co_await tofu_->async_close();
   if (cgroup_) co_await async_offload(blocking_.get_executor(), [this] { cgroup_.reset(); });
   if (!workspace_) co_return;
   auto wiped = co_await async_offload(blocking_.get_executor(), [this] { return workspace_->wipe(); });

@@ -41,6 +41,9 @@ std::vector<std::string> sandbox_arguments(const SandboxOptions& options, const 
   // ProcessSpec::interrupt_group); the launcher already starts it in a new session, without a
   // controlling terminal a module could push keystrokes into.
   if (!options.network) args.emplace_back("--unshare-net");
+  // A phase's command server (confine/command_server.hpp) is the namespace's pid 1 itself: it
+  // reaps, and kills what a command leaves, between commands.
+  if (options.confine && options.confine->arguments.serve) args.emplace_back("--as-pid-1");
   add(args, {"--ro-bind", "/usr", "/usr"});
   for (const char* dir : kSystemDirs) {
     std::error_code ec;
@@ -96,9 +99,13 @@ Status wrap_in_sandbox(const SandboxOptions& options, const fs::path& workspace,
                     " is missing or not executable; install it next to takosumi-agent or set "
                     "sandbox.confine");
   auto args = sandbox_arguments(options, workspace, spec.cwd);
-  std::vector<std::string> command{spec.program.string()};
-  command.insert(command.end(), std::make_move_iterator(spec.args.begin()),
-                 std::make_move_iterator(spec.args.end()));
+  const bool serve = options.confine && options.confine->arguments.serve;
+  std::vector<std::string> command;
+  if (!serve) {  // a server takes its commands on stdin
+    command.push_back(spec.program.string());
+    command.insert(command.end(), std::make_move_iterator(spec.args.begin()),
+                   std::make_move_iterator(spec.args.end()));
+  }
   if (options.confine) {
     confine::ConfineArguments confine = options.confine->arguments;
     // Nothing writable executes, and nothing of the workspace (its read-only agent files

@@ -64,7 +64,9 @@ std::vector<std::string> sandbox_arguments(const SandboxOptions& options,
                                            const std::filesystem::path& workspace,
                                            const std::filesystem::path& cwd);
 
-// Rewrites spec so that bubblewrap runs its program inside the sandbox, at the same paths.
+// Rewrites spec so that bubblewrap runs its program inside the sandbox, at the same paths. With
+// confine's `serve`, the sandbox runs the command server as its pid 1 instead, and spec's program
+// and arguments are dropped: a Run phase's commands go to it (runner/tofu/phase_sandbox.hpp).
 // sandbox_failed when bubblewrap is missing or not executable, or a writable path does not exist:
 // the agent never falls back to running unsandboxed.
 Status wrap_in_sandbox(const SandboxOptions& options, const std::filesystem::path& workspace,

@@ -139,7 +139,7 @@ Error TofuCli::with_diagnostics(std::string_view code, std::string message) cons
 
 asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
     std::string_view command, std::vector<std::string> args,
-    std::optional<std::filesystem::path> capture) {
+    std::optional<std::filesystem::path> capture, std::uint64_t max_capture) {
   diagnostics_.clear();
   const std::string name = "tofu " + std::string(command);
   if (cancel_.requested()) co_return fail(errc::kCancelled, name + " not started: the Run was cancelled");
@@ -161,7 +161,12 @@ asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
                               options_.deadline - std::chrono::steady_clock::now()));
   spec.stdout_file = std::move(capture);
   const auto confine = options_.sandbox ? options_.sandbox->confine : std::nullopt;
-  auto exit = co_await async_launch(name, std::move(spec), confine, std::nullopt, command == "plan");
+  const bool in_phase = confine.has_value();
+  // In the phase's sandbox the agent writes a capture itself: no more than the reader takes.
+  if (in_phase && spec.stdout_file && max_capture > 0)
+    spec.limits.file_size_bytes =
+        std::min(options_.limits.file_size_bytes.value_or(max_capture + 1), max_capture + 1);
+  auto exit = co_await async_launch(name, std::move(spec), in_phase, confine, std::nullopt, command == "plan");
   if (!exit) co_return std::unexpected(exit.error());
   if (exit->cancelled) co_return std::unexpected(with_diagnostics(errc::kCancelled, name + " was cancelled"));
   if (exit->timed_out)
@@ -169,22 +174,57 @@ asio::awaitable<Result<TofuCli::Finished>> TofuCli::async_invoke(
   co_return Finished{exit->exit_code};
 }
 
+Result<PhaseSandbox*> TofuCli::phase_sandbox() {
+  if (phase_) return phase_.get();
+  ProcessSpec session;
+  session.program = options_.sandbox->confine->program;
+  session.env = environment();
+  session.cwd = module_dir_;
+  session.kill_grace = options_.kill_grace;
+  session.limits = options_.limits;
+  session.cgroup_procs = options_.cgroup_procs;
+  SandboxOptions sandbox = *options_.sandbox;
+  sandbox.confine->arguments.serve = true;
+  TAKOSUMI_TRY(wrap_in_sandbox(sandbox, workspace_.root(), session));
+  // The supervisor holds the lock for the whole phase: a restarted agent waits for its end.
+  if (options_.supervisor) session.supervisor = SupervisorSpec{*options_.supervisor, options_.lock_file};
+  phase_ = std::make_unique<PhaseSandbox>(std::move(session));
+  return phase_.get();
+}
+
+asio::awaitable<void> TofuCli::async_close() {
+  if (phase_) co_await phase_->async_close();
+}
+
 asio::awaitable<Result<ProcessExit>> TofuCli::async_launch(
-    const std::string& name, ProcessSpec spec, const std::optional<SandboxOptions::Confine>& confine,
+    const std::string& name, ProcessSpec spec, bool in_phase,
+    const std::optional<SandboxOptions::Confine>& confine,
     std::optional<std::filesystem::path> also_read_only, bool describes_plan) {
   spec.kill_grace = options_.kill_grace;
+  const auto capture_limit = spec.limits.file_size_bytes;  // async_invoke's, for a phase's capture
   spec.limits = options_.limits;
+  if (in_phase && capture_limit) spec.limits.file_size_bytes = capture_limit;
   spec.cgroup_procs = options_.cgroup_procs;
   sandbox_error_.clear();
-  if (options_.sandbox) {
-    SandboxOptions sandbox = *options_.sandbox;
-    sandbox.confine = confine;
-    if (also_read_only) sandbox.read_only.push_back(*also_read_only);
-    if (auto wrapped = wrap_in_sandbox(sandbox, workspace_.root(), spec); !wrapped)
-      co_return std::unexpected(wrapped.error().with_context(name));
+  ProcessLauncher* launcher = &launcher_;
+  if (in_phase) {
+    auto phase = phase_sandbox();
+    if (!phase) co_return std::unexpected(phase.error().with_context(name));
+    launcher = *phase;
+  } else {
+    if (options_.sandbox) {
+      SandboxOptions sandbox = *options_.sandbox;
+      sandbox.confine = confine;
+      if (also_read_only) sandbox.read_only.push_back(*also_read_only);
+      if (auto wrapped = wrap_in_sandbox(sandbox, workspace_.root(), spec); !wrapped)
+        co_return std::unexpected(wrapped.error().with_context(name));
+    }
+    // While a phase's sandbox runs, its supervisor holds the lock (and covers this hook too).
+    const bool phase_holds_lock = phase_ && phase_->running();
+    if (options_.supervisor)
+      spec.supervisor =
+          SupervisorSpec{*options_.supervisor, phase_holds_lock ? std::nullopt : options_.lock_file};
   }
-  if (options_.supervisor)
-    spec.supervisor = SupervisorSpec{*options_.supervisor, options_.lock_file};
   // Per stream: redacted on the bytes, then cut into lines for the diagnostics, the sandbox's
   // complaint and the log, where no line of theirs can pass for the agent's.
   OutputLogFilter filtered(log_);
@@ -212,7 +252,7 @@ asio::awaitable<Result<ProcessExit>> TofuCli::async_launch(
   std::optional<std::string> over;  // the workspace passed its budget: why
   auto done = std::make_shared<bool>(false);
   auto run = [&]() -> asio::awaitable<Result<ProcessExit>> {
-    auto ended = co_await launcher_.async_run(std::move(spec), std::move(sink), cancel_);
+    auto ended = co_await launcher->async_run(std::move(spec), std::move(sink), cancel_);
     *done = true;
     if (watch_timer_) watch_timer_->cancel();
     co_return ended;
@@ -280,7 +320,7 @@ asio::awaitable<Result<HookExit>> TofuCli::async_hook(const std::filesystem::pat
                                  options_.deadline - std::chrono::steady_clock::now()));
   const bool own_limit = !within_deadline || std::chrono::milliseconds(timeout) < left;
   spec.timeout = own_limit ? std::chrono::milliseconds(timeout) : left;
-  auto exit = co_await async_launch(name, std::move(spec), options_.hook_confine, program);
+  auto exit = co_await async_launch(name, std::move(spec), false, options_.hook_confine, program);
   if (!exit) co_return std::unexpected(exit.error());
   if (exit->cancelled) co_return fail(errc::kCancelled, name + " was cancelled");
   if (exit->timed_out && !own_limit)
@@ -292,7 +332,7 @@ asio::awaitable<Result<std::string>> TofuCli::async_capture(std::string_view com
                                                             std::vector<std::string> args,
                                                             std::size_t max_bytes) {
   const auto file = workspace_.capture(std::string(command) + ".json");
-  auto done = co_await async_invoke(command, std::move(args), file);
+  auto done = co_await async_invoke(command, std::move(args), file, max_bytes);
   if (!done) co_return std::unexpected(done.error());
   if (done->exit_code != 0) co_return std::unexpected(failure(errc::kOpentofuFailed, command, done->exit_code));
   std::error_code ec;

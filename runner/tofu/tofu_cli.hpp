@@ -1,5 +1,6 @@
 #pragma once
 // The OpenTofu command line for one Run: the CLI config (filesystem mirror only, so no network),
+// one sandbox for all its commands (runner/tofu/phase_sandbox.hpp) where takosumi-confine serves them,
 // the allowlisted environment, and one async_ function per command. Every command's output goes
 // to the log redacted and line by line, except the data commands (version/show/output -json) whose stdout is
 // captured to a workspace file: plan JSON and output JSON carry sensitive values in plaintext.
@@ -26,6 +27,7 @@
 #include "runner/tofu/process_launcher.hpp"
 #include "runner/state/run_credentials.hpp"
 #include "runner/state/run_workspace.hpp"
+#include "runner/tofu/phase_sandbox.hpp"
 #include "runner/tofu/sandbox.hpp"
 #include "redaction/secret_set.hpp"
 
@@ -114,6 +116,10 @@ class TofuCli {
                                                       std::vector<std::string> extra,
                                                       bool within_deadline);
 
+  // Ends the phase's sandbox, if one runs, and waits until nothing of it is left. Before the
+  // workspace is wiped; the destructor kills what is left otherwise.
+  boost::asio::awaitable<void> async_close();
+
  private:
   struct Finished {
     int exit_code = -1;
@@ -122,12 +128,15 @@ class TofuCli {
   // as a value. With capture, stdout goes to that file.
   boost::asio::awaitable<Result<Finished>> async_invoke(
       std::string_view command, std::vector<std::string> args,
-      std::optional<std::filesystem::path> capture);
-  // Sandboxes (with confine's allowlist), supervises and starts spec; its output goes to the log.
+      std::optional<std::filesystem::path> capture, std::uint64_t max_capture = 0);
+  // Starts spec, its output to the log: a tofu command in the phase's sandbox (in_phase), a hook
+  // sandboxed with confine's allowlist and supervised on its own.
   boost::asio::awaitable<Result<ProcessExit>> async_launch(
-      const std::string& name, ProcessSpec spec,
+      const std::string& name, ProcessSpec spec, bool in_phase,
       const std::optional<SandboxOptions::Confine>& confine,
       std::optional<std::filesystem::path> also_read_only = std::nullopt, bool describes_plan = false);
+  // The phase's sandbox, made at its first command (runner/tofu/phase_sandbox.hpp).
+  Result<PhaseSandbox*> phase_sandbox();
   boost::asio::awaitable<Result<std::string>> async_capture(std::string_view command,
                                                             std::vector<std::string> args,
                                                             std::size_t max_bytes);
@@ -154,6 +163,9 @@ class TofuCli {
   std::deque<std::string> diagnostics_;  // last stderr lines of the current command
   std::string sandbox_error_;             // bubblewrap's own complaint, if it made one
   std::optional<boost::asio::steady_timer> watch_timer_;  // async_watch_workspace's
+  // With takosumi-confine (sandbox.execControl), every tofu command of the phase runs in this one
+  // sandbox; without it, each command gets a sandbox of its own.
+  std::unique_ptr<PhaseSandbox> phase_;
 };
 
 }  // namespace takosumi::runner

@@ -1,0 +1,53 @@
+#pragma once
+// One sandbox for all the tofu commands of a Run phase: bubblewrap, takosumi-supervise and
+// takosumi-confine start once, at the first command, with confine serving commands as the
+// sandbox's pid 1 (confine/command_server.hpp); every later command is a request to it. Each
+// command keeps what it had in a sandbox of its own: the same Landlock and seccomp policy, mounts,
+// namespaces, cgroup and resource limits (all inherited from the server), its own environment,
+// working directory and captured stdout, its exit code or signal, and the cancellation ladder
+// (a cancel or the deadline interrupts the session's process group, where the command is, and
+// SIGKILL after kill_grace ends the whole session). Between commands nothing of the Run runs: the
+// server kills and reaps whatever a command left before it reports its end.
+//
+// A ProcessLauncher: TofuCli runs a phase's commands through it instead of wrapping each one.
+#include <boost/asio/awaitable.hpp>
+
+#include <memory>
+
+#include "runner/tofu/process_launcher.hpp"
+
+namespace takosumi::runner {
+
+class PhaseSandbox final : public ProcessLauncher {
+ public:
+  // session: the command server, wrapped by wrap_in_sandbox (confine's `serve`), with the
+  // supervisor, resource limits, cgroup and kill_grace every command shares.
+  explicit PhaseSandbox(ProcessSpec session);
+  ~PhaseSandbox() override;  // SIGKILL to what is left of the session, if async_close did not end it
+  PhaseSandbox(const PhaseSandbox&) = delete;
+  PhaseSandbox& operator=(const PhaseSandbox&) = delete;
+
+  // spec's program, args, env, cwd, stdout_file, timeout and kill_grace are the command's; its
+  // limits, cgroup, supervisor and wrapper fields are ignored (the session's hold). Starts the
+  // session first if it is not running. After a session has ended (killed, or its server gone)
+  // every command fails sandbox_failed.
+  boost::asio::awaitable<Result<ProcessExit>> async_run(ProcessSpec spec, OutputSink sink,
+                                                        CancelSignal& cancel) override;
+
+  // Ends the session (the end of the server's stdin) and waits until it has exited, SIGKILL after
+  // kill_grace; nothing of it runs when this returns.
+  boost::asio::awaitable<void> async_close();
+
+  bool running() const;  // a session is up and serving
+
+  struct Session;  // the running session's process and pipes (phase_sandbox.cpp)
+
+ private:
+  boost::asio::awaitable<Result<ProcessExit>> async_start(const OutputSink& sink, CancelSignal& cancel,
+                                                          const ProcessSpec& command);
+  ProcessSpec session_spec_;
+  std::unique_ptr<Session> session_;
+  bool ended_ = false;  // a session ran and is gone: no other is started
+};
+
+}  // namespace takosumi::runner
