@@ -7,9 +7,11 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
+#include "common/file_io.hpp"
 #include "crypto/envelope.hpp"
 #include "crypto/sha256.hpp"
 #include "tests/support/run_to_end.hpp"
@@ -57,6 +59,7 @@ class RunExecutorTest : public ::testing::Test {
     s.source.fetch.helper = test_paths::githelper;
     s.tofu_timeout = 300s;
     s.kill_grace = 10s;
+    s.init_cache_dir = init_cache_;
     return s;
   }
 
@@ -201,9 +204,49 @@ class RunExecutorTest : public ::testing::Test {
   crypto::BoxKeyPair control_ = crypto::BoxKeyPair::generate();
   boost::asio::io_context io_;
   boost::asio::thread_pool pool_{2};
+  fs::path init_cache_;  // empty: every Run runs init
   RunExecutor* executor_ = nullptr;
   std::vector<std::string> log_;
 };
+
+TEST_F(RunExecutorTest, ARunOfTheSameConfigurationStartsFromTheVerifiedInitResult) {
+  init_cache_ = tmp_.path() / "init-cache";
+  auto first = plan("p_first", "alpha");
+  ASSERT_EQ(first.report.status, "succeeded") << first.report.failure_message;
+  EXPECT_TRUE(first.report.phase_millis.contains("init"));
+  ASSERT_EQ(std::distance(fs::directory_iterator(init_cache_), fs::directory_iterator()), 1);
+  const fs::path entry = fs::directory_iterator(init_cache_)->path();
+  EXPECT_EQ(fs::status(entry).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+
+  log_.clear();
+  auto second = plan("p_second", "alpha");
+  ASSERT_EQ(second.report.status, "succeeded") << second.report.failure_message;
+  EXPECT_FALSE(second.report.phase_millis.contains("init")) << "init did not run";
+  EXPECT_TRUE(second.report.phase_millis.contains("init_cache"));
+  EXPECT_EQ(second.report.summary.add, first.report.summary.add);
+  EXPECT_EQ(second.report.provider_lock_sha256, first.report.provider_lock_sha256);
+  EXPECT_TRUE(std::any_of(log_.begin(), log_.end(),
+                          [](const std::string& l) { return l.find("init: the verified result") != std::string::npos; }));
+  // A plan made from the reused result applies like any other.
+  ASSERT_TRUE(second.plan_envelope);
+  auto applied = apply("a_second", second.report.plan_digest, *second.plan_envelope);
+  EXPECT_EQ(applied.report.status, "succeeded") << applied.report.failure_message;
+
+  // Other variables are other inputs to init: it runs.
+  auto other = plan("p_other", "beta");
+  ASSERT_EQ(other.report.status, "succeeded") << other.report.failure_message;
+  EXPECT_TRUE(other.report.phase_millis.contains("init"));
+
+  // A damaged entry is never used: init runs, and a sound entry takes its place.
+  std::string text = read_file(entry, 1 << 20).value();
+  text[text.size() / 2] ^= 1;
+  ASSERT_TRUE(write_file_atomic(entry, text));
+  auto damaged = plan("p_damaged", "alpha");
+  ASSERT_EQ(damaged.report.status, "succeeded") << damaged.report.failure_message;
+  EXPECT_TRUE(damaged.report.phase_millis.contains("init"));
+  auto again = plan("p_again", "alpha");
+  EXPECT_FALSE(again.report.phase_millis.contains("init"));
+}
 
 TEST_F(RunExecutorTest, PlanThenApplyProducesEnvelopesAndPublicOutputs) {
   auto planned = plan("run_plan", "alpha");

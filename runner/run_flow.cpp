@@ -9,6 +9,7 @@
 
 #include "common/error_codes.hpp"
 #include "common/file_io.hpp"
+#include "common/json_fields.hpp"
 #include "common/offload.hpp"
 #include "crypto/sha256.hpp"
 #include "protocol/failure_codes.hpp"
@@ -16,6 +17,7 @@
 #include "runner/phases/phase_timer.hpp"
 #include "runner/phases/apply_phase.hpp"
 #include "runner/phases/drift_phase.hpp"
+#include "runner/phases/init_cache.hpp"
 #include "runner/phases/plan_phase.hpp"
 #include "runner/phases/provider_checks.hpp"
 #include "runner/source/git_source.hpp"
@@ -93,7 +95,7 @@ asio::awaitable<Status> RunFlow::async_execute() {
   TAKOSUMI_CO_TRY(co_await async_tofu_version(tofu->binary));
   TAKOSUMI_CO_TRY(check_tofu_version(*tofu));
   TAKOSUMI_CO_TRY(co_await async_hook(HookPoint::pre));
-  TAKOSUMI_CO_TRY(co_await async_init());
+  TAKOSUMI_CO_TRY(co_await async_init(*providers, *scan, *tofu));
   // Again, now that init has downloaded the modules the configuration calls.
   TAKOSUMI_CO_TRY(co_await async_check_module_policy());
   TAKOSUMI_CO_TRY(check_providers(*providers));
@@ -252,9 +254,42 @@ asio::awaitable<Result<RunProviders>> RunFlow::async_check_mirror() {
   });
 }
 
-asio::awaitable<Status> RunFlow::async_init() {
-  PhaseTimer timer(report_.phase_millis, "init");
-  co_return co_await tofu_->async_init();
+asio::awaitable<Status> RunFlow::async_init(const RunProviders& providers, const ModuleScan& scan,
+                                            const TofuChoice& tofu) {
+  std::optional<std::string> key;
+  const InitCache cache(settings_.init_cache_dir);
+  if (!settings_.init_cache_dir.empty()) {
+    PhaseTimer timer(report_.phase_millis, "init_cache");
+    // After the pre-hook: the files hashed are the files init would read.
+    const InitInputs in{module_dir_,
+                        scan.files,
+                        scan.remote_modules_pending || !scan.complete,
+                        tofu.binary,
+                        cli_config_text(providers.mirror),
+                        providers.mirror,
+                        manifest_.type == protocol::RunType::apply ? std::string()
+                                                                   : takosumi::serialize(protocol::to_json(manifest_.variables)),
+                        takosumi::serialize(protocol::to_json(policy_))};
+    auto restored = co_await async_offload(blocking_.get_executor(), [&]() -> Result<bool> {
+      key = init_cache_key(*workspace_, in);
+      return key ? cache.restore(*key, *workspace_, module_dir_, providers.mirror) : Result<bool>(false);
+    });
+    if (!restored) co_return workspace_error(restored.error(), "init cache");
+    if (*restored) {
+      notice("init: the verified result of an identical init is reused (the same configuration, "
+             "variables, OpenTofu and mirror)");
+      co_return Status{};
+    }
+  }
+  {
+    PhaseTimer timer(report_.phase_millis, "init");
+    TAKOSUMI_CO_TRY(co_await tofu_->async_init());
+  }
+  if (!key) co_return Status{};
+  auto kept = co_await async_offload(blocking_.get_executor(),
+                                     [&] { return cache.store(*key, module_dir_, providers.mirror); });
+  if (!kept) spdlog::warn("run {}: init cache: {}", manifest_.run_id, kept.error().to_string());
+  co_return Status{};
 }
 
 // Asked of the binary once per identity (TofuVersionCache), not once per Run.

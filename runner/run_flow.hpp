@@ -57,7 +57,9 @@ class RunFlow {
   boost::asio::awaitable<Status> async_restore_inputs();
   boost::asio::awaitable<Status> async_make_cgroup();
   Status start_tofu(const TofuChoice& tofu, const std::filesystem::path& mirror);
-  boost::asio::awaitable<Status> async_init();
+  // tofu init, or its verified result from the init cache.
+  boost::asio::awaitable<Status> async_init(const RunProviders& providers, const ModuleScan& scan,
+                                            const TofuChoice& tofu);
   boost::asio::awaitable<Result<RunProviders>> async_check_mirror();
   Status check_providers(const RunProviders& providers);
   boost::asio::awaitable<Result<TofuChoice>> async_choose_tofu(const ModuleScan& scan);

@@ -81,6 +81,9 @@ struct RunnerSettings {
   // the Run's tofu then uses instead of the mirror (runner/policy/verified_mirror.hpp). Empty:
   // the mirror itself is used after the check.
   std::filesystem::path verified_mirror_store;
+  // Where verified results of `tofu init` are kept for Runs of the same configuration
+  // (runner/phases/init_cache.hpp); empty: every Run runs init. Never a path a Run can write.
+  std::filesystem::path init_cache_dir;
 };
 
 struct RunInputs {

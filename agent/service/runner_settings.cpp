@@ -1,5 +1,7 @@
 #include "agent/service/runner_settings.hpp"
 
+#include <algorithm>
+
 namespace takosumi::agent {
 
 runner::RunnerSettings make_runner_settings(const config::AgentConfig& config,
@@ -32,6 +34,14 @@ runner::RunnerSettings make_runner_settings(const config::AgentConfig& config,
     settings.exec_control = runner::ExecControl{sandbox.confine, sandbox.exec_control_required,
                                                 probe.landlock, sandbox.exec_allow,
                                                 sandbox.tcp_connect_ports, sandbox.allow_jit};
+    // What init made, for Runs of the same configuration: only where no Run can write it (never
+    // unsandboxed, never beneath a path the operator made writable in the sandbox).
+    const auto cache = config.state_dir / "init-cache";
+    const bool reachable = std::any_of(sandbox.writable_paths.begin(), sandbox.writable_paths.end(), [&](const auto& p) {
+      const auto rel = cache.lexically_normal().lexically_relative(p.lexically_normal());
+      return !rel.empty() && *rel.begin() != "..";
+    });
+    if (!reachable) settings.init_cache_dir = cache;
   }
   settings.memory_bytes = config.limits.memory_mib << 20;
   settings.workspace_bytes = config.limits.workspace_mib << 20;

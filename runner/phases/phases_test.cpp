@@ -9,7 +9,10 @@
 
 #include "runner/phases/apply_phase.hpp"
 #include "runner/phases/drift_phase.hpp"
+#include "runner/phases/init_cache.hpp"
 #include "runner/phases/plan_phase.hpp"
+#include "common/file_io.hpp"
+#include "crypto/sha256.hpp"
 #include "tests/support/fake_process_launcher.hpp"
 #include "tests/support/run_to_end.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -152,6 +155,100 @@ TEST_F(PhasesTest, AnApplyRefusedByItsFencingRunsNoTofu) {
   EXPECT_TRUE(asked);
   EXPECT_EQ(done.error().code, "lease_lost");
   EXPECT_TRUE(launcher_.started().empty());
+}
+
+class InitCacheTest : public PhasesTest {
+ protected:
+  void SetUp() override {
+    PhasesTest::SetUp();
+    fs::create_directories(mirror_ / "registry.opentofu.org/hashicorp/null/3.3.1/linux_amd64");
+    std::ofstream(module_dir_ / "main.tf") << "resource \"null_resource\" \"a\" {}\n";
+  }
+
+  InitInputs inputs() const {
+    return InitInputs{module_dir_, {"main.tf"}, false, "/bin/sh", "cli config", mirror_, "{}", "{}"};
+  }
+
+  // What init leaves: a provider linked into the mirror, the list of modules, the lock file.
+  void init_result(const fs::path& link_target) const {
+    const auto dir = module_dir_ / ".terraform/providers/registry.opentofu.org/hashicorp/null/3.3.1";
+    fs::create_directories(dir);
+    fs::create_directory_symlink(link_target, dir / "linux_amd64");
+    fs::create_directories(module_dir_ / ".terraform/modules");
+    std::ofstream(module_dir_ / ".terraform/modules/modules.json") << R"({"Modules":[]})";
+    std::ofstream(module_dir_ / ".terraform.lock.hcl") << "# lock\n";
+  }
+
+  std::size_t entries() const {
+    std::error_code ec;
+    return static_cast<std::size_t>(std::distance(fs::directory_iterator(cache_dir_, ec), fs::directory_iterator()));
+  }
+
+  fs::path mirror_ = tmp_.path() / "mirror";
+  fs::path cache_dir_ = tmp_.path() / "init-cache";
+  InitCache cache_{cache_dir_};
+};
+
+TEST_F(InitCacheTest, TheKeyChangesWithEveryInputToInit) {
+  const auto key = init_cache_key(*workspace_, inputs());
+  ASSERT_TRUE(key);
+  EXPECT_EQ(init_cache_key(*workspace_, inputs()), key) << "the same inputs, the same key";
+  auto vars = inputs();
+  vars.variables = R"({"name":"b"})";
+  EXPECT_NE(init_cache_key(*workspace_, vars), key);
+  auto remote = inputs();
+  remote.remote_modules = true;
+  EXPECT_FALSE(init_cache_key(*workspace_, remote)) << "a configuration with remote modules is never cached";
+  std::ofstream(module_dir_ / ".terraform.lock.hcl") << "# committed\n";
+  const auto with_lock = init_cache_key(*workspace_, inputs());
+  EXPECT_NE(with_lock, key) << "a committed lock file is an input";
+  fs::create_directories(mirror_ / "registry.opentofu.org/hashicorp/null/3.4.0/linux_amd64");
+  EXPECT_NE(init_cache_key(*workspace_, inputs()), with_lock) << "a package added to the mirror";
+  std::ofstream(module_dir_ / "main.tf", std::ios::app) << "# changed\n";
+  EXPECT_NE(init_cache_key(*workspace_, inputs()), with_lock);
+}
+
+TEST_F(InitCacheTest, AResultIsRestoredAsInitLeftIt) {
+  init_result(mirror_ / "registry.opentofu.org/hashicorp/null/3.3.1/linux_amd64");
+  ASSERT_TRUE(cache_.store("k1", module_dir_, mirror_));
+  EXPECT_EQ(entries(), 1u);
+  ASSERT_TRUE(remove_tree(module_dir_ / ".terraform"));
+  fs::remove(module_dir_ / ".terraform.lock.hcl");
+  auto restored = cache_.restore("k1", *workspace_, module_dir_, mirror_);
+  ASSERT_TRUE(restored) << restored.error().to_string();
+  EXPECT_TRUE(*restored);
+  EXPECT_EQ(fs::read_symlink(module_dir_ / ".terraform/providers/registry.opentofu.org/hashicorp/null/3.3.1/linux_amd64"),
+            mirror_ / "registry.opentofu.org/hashicorp/null/3.3.1/linux_amd64");
+  EXPECT_EQ(read_file(module_dir_ / ".terraform/modules/modules.json", 100).value(), R"({"Modules":[]})");
+  EXPECT_EQ(read_file(module_dir_ / ".terraform.lock.hcl", 100).value(), "# lock\n");
+  EXPECT_FALSE(cache_.restore("k2", *workspace_, module_dir_, mirror_).value()) << "another key: nothing";
+  // Against another mirror the entry's links lead nowhere the Run may use: refused and dropped.
+  const fs::path other = tmp_.path() / "other-mirror";
+  fs::create_directories(other);
+  EXPECT_FALSE(cache_.restore("k1", *workspace_, module_dir_, other).value());
+  EXPECT_EQ(entries(), 0u);
+}
+
+TEST_F(InitCacheTest, OnlyWhatInitMakesFromTheMirrorIsKept) {
+  init_result(tmp_.path());  // a provider link out of the mirror
+  EXPECT_TRUE(cache_.store("k1", module_dir_, mirror_));
+  EXPECT_EQ(entries(), 0u);
+  ASSERT_TRUE(remove_tree(module_dir_ / ".terraform"));
+  init_result(mirror_ / "registry.opentofu.org/hashicorp/null/3.3.1/linux_amd64");
+  fs::create_directories(module_dir_ / ".terraform/modules/vpc");  // a downloaded module
+  std::ofstream(module_dir_ / ".terraform/modules/vpc/main.tf") << "# remote\n";
+  EXPECT_TRUE(cache_.store("k1", module_dir_, mirror_));
+  EXPECT_EQ(entries(), 0u);
+}
+
+TEST_F(InitCacheTest, AnEntryThatWouldWriteElsewhereIsRefusedEvenWithAValidDigest) {
+  fs::create_directories(cache_dir_);
+  std::string body = "takosumi-init-cache 1\nk1\nF 7 4\n../evilevil";
+  body += "E " + crypto::sha256_hex(body) + "\n";
+  ASSERT_TRUE(write_file_atomic(cache_dir_ / "k1.init", body));
+  EXPECT_FALSE(cache_.restore("k1", *workspace_, module_dir_, mirror_).value());
+  EXPECT_FALSE(fs::exists(workspace_->source() / "evil"));
+  EXPECT_EQ(entries(), 0u);
 }
 
 }  // namespace
