@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -54,6 +55,7 @@ int read_exact(int fd, char* data, std::size_t size) {
 
 class Server {
  public:
+  explicit Server(std::uint64_t cpu_seconds) : cpu_seconds_(cpu_seconds) {}
   int run();
 
  private:
@@ -67,6 +69,7 @@ class Server {
   sigset_t original_mask_{};
   UniqueFd children_;  // signalfd for SIGCHLD
   UniqueFd null_;
+  std::uint64_t cpu_seconds_ = 0;
   bool agent_reading_ = true;  // false once a frame could not be written: the agent is gone
   std::array<char, kMaxFrameBytes> buffer_;
 };
@@ -138,15 +141,16 @@ void Server::end_everything_else() {
 }
 
 void Server::run_command(const CommandRequest& request) {
-  int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+  int out[2] = {-1, -1}, err[2] = {-1, -1};
+  const bool piped = ::pipe2(out, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0;
+  UniqueFd out_read(out[0]), out_write(out[1]), err_read(err[0]), err_write(err[1]);
+  if (!piped) {
     const std::string why = std::string(kConfineErrorPrefix) + "pipe: " + std::strerror(errno) + "\n";
     send(FrameType::kStderr, why.data(), why.size());
     const std::string end = exit_payload(false, kConfineFailed);
     send(FrameType::kExit, end.data(), end.size());
     return;
   }
-  UniqueFd out_read(out[0]), out_write(out[1]), err_read(err[0]), err_write(err[1]);
   // Everything the child needs, made before fork: it allocates nothing.
   std::vector<char*> argv, envp;
   for (const auto& a : request.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -159,6 +163,11 @@ void Server::run_command(const CommandRequest& request) {
   if (child == 0) {
     ::sigprocmask(SIG_SETMASK, &original_mask_, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
+    // limits.cpuSeconds is per command, as it was per process: never the server's whole Run.
+    if (cpu_seconds_ > 0) {
+      const struct rlimit cpu{static_cast<rlim_t>(cpu_seconds_), static_cast<rlim_t>(cpu_seconds_)};
+      if (::setrlimit(RLIMIT_CPU, &cpu) != 0) ::_exit(kConfineFailed);
+    }
     if (::dup2(null_.get(), STDIN_FILENO) < 0 || ::dup2(out_write.get(), STDOUT_FILENO) < 0 ||
         ::dup2(err_write.get(), STDERR_FILENO) < 0)
       ::_exit(kConfineFailed);
@@ -193,8 +202,13 @@ void Server::run_command(const CommandRequest& request) {
       signalfd_siginfo info;
       while (::read(children_.get(), &info, sizeof info) == static_cast<ssize_t>(sizeof info)) {
       }
-      for (pid_t pid; (pid = ::waitpid(-1, &status, WNOHANG)) > 0;)
-        if (pid == child) ended = true;
+      // Orphans are reaped here too: only the command's own status is kept.
+      int reaped = 0;
+      for (pid_t pid; (pid = ::waitpid(-1, &reaped, WNOHANG)) > 0;)
+        if (pid == child) {
+          status = reaped;
+          ended = true;
+        }
     }
     // What the command left running dies now; then its pipes hold all it wrote and end.
     end_everything_else();
@@ -224,8 +238,8 @@ int Server::run() {
 
 }  // namespace
 
-int serve_commands() {
-  Server server;
+int serve_commands(std::uint64_t cpu_seconds) {
+  Server server(cpu_seconds);
   return server.run();
 }
 

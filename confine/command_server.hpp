@@ -16,10 +16,13 @@
 // command did: the agent interrupts the whole process group) and a default SIGPIPE, stdin
 // /dev/null, their stdout and stderr on pipes of their own that the server relays in frames.
 // End of stdin (the agent closed it, or is gone) ends the server, and with it the sandbox.
+#include <cstdint>
+
 namespace takosumi::confine {
 
 // Returns the process's exit code: 0 at the end of stdin, kConfineFailed for a malformed request
 // or a server that cannot work (not pid 1, no pipes).
-int serve_commands();
+// cpu_seconds > 0: each command's RLIMIT_CPU (limits.cpuSeconds).
+int serve_commands(std::uint64_t cpu_seconds);
 
 }  // namespace takosumi::confine

@@ -85,7 +85,7 @@ int confine(const ConfineArguments& args) {
   if (auto landlocked = apply_landlock(args); !landlocked)
     return say_failed("Landlock: " + landlocked.error());
   if (auto filtered = load_seccomp_filter(args.allow_jit); !filtered) return say_failed(filtered.error());
-  if (args.serve) return serve_commands();
+  if (args.serve) return serve_commands(args.cpu_seconds);
   std::vector<char*> argv;
   for (const auto& a : args.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);

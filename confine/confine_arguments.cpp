@@ -24,7 +24,7 @@ std::expected<void, std::string> apply_option(const std::vector<std::string>& ar
   const std::string& option = argv[i];
   const bool takes_value = option == "--exec" || option == "--tcp-connect" ||
                            option == "--max-processes" || option == "--landlock" ||
-                           option == "--noexec";
+                           option == "--noexec" || option == "--cpu-seconds";
   if (takes_value && i + 1 == argv.size()) return std::unexpected(option + " wants a value");
   if (option == "--exec") {
     const std::string& path = argv[++i];
@@ -40,6 +40,10 @@ std::expected<void, std::string> apply_option(const std::vector<std::string>& ar
     out.allow_jit = true;
   } else if (option == "--serve" && !out.serve) {
     out.serve = true;
+  } else if (option == "--cpu-seconds" && out.cpu_seconds == 0) {
+    auto n = parse_number<std::uint64_t>(option, argv[++i], 1, std::numeric_limits<std::uint32_t>::max());
+    if (!n) return std::unexpected(n.error());
+    out.cpu_seconds = *n;
   } else if (option == "--loader" && !out.loader) {
     out.loader = true;
   } else if (option == "--tcp-connect-only" && !out.tcp_connect_ports) {
@@ -83,6 +87,7 @@ std::vector<std::string> format_confine_arguments(const ConfineArguments& argume
   argv.insert(argv.end(), {"--landlock", arguments.landlock_required ? "required" : "best-effort"});
   if (arguments.serve) {
     argv.emplace_back("--serve");
+    if (arguments.cpu_seconds > 0) argv.insert(argv.end(), {"--cpu-seconds", std::to_string(arguments.cpu_seconds)});
     return argv;
   }
   argv.emplace_back("--");
@@ -99,6 +104,7 @@ std::expected<ConfineArguments, std::string> parse_confine_arguments(
     if (auto applied = apply_option(argv, i, out, have_landlock); !applied)
       return std::unexpected(applied.error());
   if (!have_landlock) return std::unexpected("--landlock is required");
+  if (out.cpu_seconds > 0 && !out.serve) return std::unexpected("--cpu-seconds goes with --serve");
   if (out.serve) {
     if (i != argv.size()) return std::unexpected("--serve takes its commands on stdin, not after \"--\"");
     return out;

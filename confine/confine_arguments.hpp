@@ -2,7 +2,7 @@
 // The command line of takosumi-confine, written by the runner and read by the program:
 //   takosumi-confine [--exec <path>]... [--loader] [--tcp-connect-only [--tcp-connect <port>]...]
 //                    [--max-processes <N>] [--noexec-writable [--noexec <dir>]...] [--allow-jit]
-//                    --landlock required|best-effort (-- <program> [args...] | --serve)
+//                    --landlock required|best-effort (-- <program> [args...] | --serve [--cpu-seconds N])
 // Plain standard C++ (the program links only libseccomp besides it).
 #include <cstdint>
 #include <expected>
@@ -34,6 +34,7 @@ struct ConfineArguments {
   std::vector<std::string> command;  // the absolute program, then its arguments
   // Instead of a command: serve commands on stdin, one after the other (confine/command_server.hpp).
   bool serve = false;
+  std::uint64_t cpu_seconds = 0;  // with serve: each command's RLIMIT_CPU; 0: the inherited one
 };
 
 // argv[1..] for takosumi-confine.

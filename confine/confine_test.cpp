@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "confine/command_frames.hpp"
 #include "confine/confine_arguments.hpp"
 #include "confine/elf_interpreter.hpp"
 #include "confine/landlock.hpp"
@@ -91,6 +92,53 @@ TEST(ConfineArguments, FormatThenParseGivesTheSameArguments) {
   ASSERT_TRUE(reparsed) << reparsed.error();
   ASSERT_TRUE(reparsed->tcp_connect_ports);
   EXPECT_TRUE(reparsed->tcp_connect_ports->empty());
+
+  ConfineArguments server;
+  server.serve = true;
+  server.cpu_seconds = 600;
+  auto served = parse_confine_arguments(format_confine_arguments(server));
+  ASSERT_TRUE(served) << served.error();
+  EXPECT_TRUE(served->serve);
+  EXPECT_EQ(served->cpu_seconds, 600u);
+  EXPECT_TRUE(served->command.empty());
+}
+
+TEST(CommandFrames, ARequestComesBackAsItWasSentAndAMalformedOneIsRefused) {
+  CommandRequest request{"/work/run-1/source/infra", true, {"/opt/tofu", "show", "-json", ""},
+                         {"PATH=/usr/bin", "TF_INPUT=0"}};
+  auto encoded = encode_request(request);
+  ASSERT_TRUE(encoded) << encoded.error();
+  const auto* prefix = reinterpret_cast<const unsigned char*>(encoded->data());
+  ASSERT_EQ(read_u32(prefix), encoded->size() - 4);
+  auto decoded = decode_request(std::string_view(*encoded).substr(4));
+  ASSERT_TRUE(decoded) << decoded.error();
+  EXPECT_EQ(decoded->cwd, request.cwd);
+  EXPECT_TRUE(decoded->capture);
+  EXPECT_EQ(decoded->argv, request.argv);
+  EXPECT_EQ(decoded->env, request.env);
+
+  EXPECT_FALSE(encode_request({"/w", false, {std::string("/bin/sh\0x", 9)}, {}})) << "a NUL in an argument";
+  EXPECT_FALSE(encode_request({"/w", false, {"/bin/sh", std::string(kMaxRequestBytes, 'a')}, {}}));
+  const std::string body = std::string(*encoded).substr(4);
+  EXPECT_FALSE(decode_request(body.substr(0, body.size() - 1))) << "cut short";
+  EXPECT_FALSE(decode_request(body + "x")) << "bytes after the environment";
+  EXPECT_FALSE(decode_request(std::string("/w\0" "1\0" "1\0" "tofu\0" "0\0", 14))) << "a relative program";
+  EXPECT_FALSE(decode_request(std::string("/w\0" "2\0" "1\0" "/t\0" "0\0", 12))) << "capture is 0 or 1";
+  EXPECT_FALSE(decode_request(std::string("/w\0" "0\0" "99\0" "/t\0" "0\0", 13))) << "more strings than there are";
+}
+
+TEST(CommandFrames, AnExitSaysACodeOrASignalAndNothingElse) {
+  EXPECT_EQ(exit_payload(false, 2), "E2");
+  EXPECT_EQ(exit_payload(true, 9), "S9");
+  auto code = parse_exit_payload("E2");
+  ASSERT_TRUE(code);
+  EXPECT_FALSE(code->signalled);
+  EXPECT_EQ(code->value, 2);
+  auto signal = parse_exit_payload("S15");
+  ASSERT_TRUE(signal);
+  EXPECT_TRUE(signal->signalled);
+  EXPECT_EQ(signal->value, 15);
+  for (const char* bad : {"", "E", "X1", "E-1", "E256", "E1x", "S"}) EXPECT_FALSE(parse_exit_payload(bad)) << bad;
 }
 
 TEST(ConfineArguments, MalformedCommandLinesAreRefusedWithTheReason) {
@@ -107,7 +155,10 @@ TEST(ConfineArguments, MalformedCommandLinesAreRefusedWithTheReason) {
       {{"--landlock", "required", "--noexec-writable", "--noexec", "w", "--", "/bin/true"}, "absolute path"},
       {{"--landlock", "required", "--allow-jit", "--allow-jit", "--", "/bin/true"}, "repeated"},
       {{"--landlock", "required"}, "\"--\""},
-      {{"--landlock", "required", "--"}, "missing"}};
+      {{"--landlock", "required", "--"}, "missing"},
+      {{"--landlock", "required", "--serve", "--", "/bin/true"}, "stdin"},
+      {{"--landlock", "required", "--cpu-seconds", "5", "--", "/bin/true"}, "--serve"},
+      {{"--landlock", "required", "--serve", "--cpu-seconds", "0"}, "number from 1"}};
   for (const auto& [argv, reason] : cases) {
     auto parsed = parse_confine_arguments(argv);
     ASSERT_FALSE(parsed) << argv.front();

@@ -1,6 +1,7 @@
 #include "runner/tofu/phase_sandbox.hpp"
 
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,10 +12,11 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/writable_pipe.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/write.hpp>
 
 #include <array>
+#include <cstring>
 #include <optional>
 #include <vector>
 
@@ -72,7 +74,7 @@ struct PhaseSandbox::Session {
   explicit Session(asio::any_io_executor ex) : in(ex), out(ex), err(ex), wake(ex), idle(ex) {}
   std::optional<bp::process> proc;
   pid_t pgid = -1;
-  asio::writable_pipe in;
+  asio::local::stream_protocol::socket in;
   asio::readable_pipe out;
   asio::readable_pipe err;
   asio::steady_timer wake;  // the watchdog's
@@ -218,8 +220,16 @@ asio::awaitable<Result<ProcessExit>> PhaseSandbox::async_start(const OutputSink&
                                                                const ProcessSpec& command) {
   auto ex = co_await asio::this_coro::executor;
   auto s = std::make_unique<Session>(ex);
-  auto proc = spawn_child(ex, session_spec_, bp::process_stdio{s->in, s->out, s->err});
+  // The requests go over a socket, not a pipe: a send to a server that died in between fails
+  // with EPIPE instead of raising SIGPIPE in the agent.
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+    co_return fail(errc::kSandboxFailed, std::string("socketpair: ") + std::strerror(errno));
+  UniqueFd ours(pair[0]), theirs(pair[1]);
+  auto proc = spawn_child(ex, session_spec_, bp::process_stdio{theirs.get(), s->out, s->err});
   if (!proc) co_return std::unexpected(proc.error());
+  theirs.reset();
+  s->in.assign(asio::local::stream_protocol(), ours.release());
   s->pgid = proc->id();  // spawn_child makes it its session's (and group's) leader
   s->proc.emplace(std::move(*proc));
   session_ = std::move(s);
@@ -258,7 +268,14 @@ asio::awaitable<Result<ProcessExit>> PhaseSandbox::async_run(ProcessSpec spec, O
     c.capture = std::move(*fd);
   }
   auto [wec, written] = co_await asio::async_write(s.in, asio::buffer(*encoded), asio::as_tuple(asio::use_awaitable));
-  if (!wec) co_await follow(s, c, FrameType::kExit);
+  try {
+    if (!wec) co_await follow(s, c, FrameType::kExit);
+  } catch (...) {
+    // Cut off in the middle of a command: the session cannot serve another one.
+    kill_session(s);
+    ended_ = true;
+    throw;
+  }
   if (c.ended == Ended::exit) co_return c.result;
   co_await bury(s, c);  // gone under this command: killed by the ladder, or its server died
   session_.reset();
@@ -279,8 +296,7 @@ asio::awaitable<void> PhaseSandbox::async_close() {
   }
   s.proc->detach();
   if (s.pgid > 0) ::kill(-s.pgid, SIGKILL);  // leftovers of the group; ESRCH when there are none
-  session_.reset();
-  ended_ = true;
+  session_.reset();  // a later command starts a new session
 }
 
 }  // namespace takosumi::runner

@@ -35,7 +35,7 @@ class PhaseSandbox final : public ProcessLauncher {
                                                         CancelSignal& cancel) override;
 
   // Ends the session (the end of the server's stdin) and waits until it has exited, SIGKILL after
-  // kill_grace; nothing of it runs when this returns.
+  // kill_grace; nothing of it runs when this returns. A later command starts a new session.
   boost::asio::awaitable<void> async_close();
 
   bool running() const;  // a session is up and serving
@@ -47,7 +47,7 @@ class PhaseSandbox final : public ProcessLauncher {
                                                           const ProcessSpec& command);
   ProcessSpec session_spec_;
   std::unique_ptr<Session> session_;
-  bool ended_ = false;  // a session ran and is gone: no other is started
+  bool ended_ = false;  // a session died under a command: no other is started
 };
 
 }  // namespace takosumi::runner

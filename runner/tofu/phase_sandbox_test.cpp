@@ -120,6 +120,8 @@ TEST_F(PhaseSandboxTest, CommandsShareOneSandboxAndNothingOfOneRunsIntoTheNext) 
 TEST_F(PhaseSandboxTest, EachCommandKeepsItsExitCodeSignalAndCapture) {
   Output out;
   EXPECT_EQ(run(command("exit 7"), out).exit_code, 7);
+  // Orphans reaped in the same pass as the command never lend it their status.
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(run(command("(exit 0) & (exit 0) & exit 3"), out).exit_code, 3);
   const auto killed = run(command("kill -TERM $$"), out);
   EXPECT_EQ(killed.exit_code, -1);
   EXPECT_EQ(killed.term_signal, SIGTERM);
@@ -182,6 +184,13 @@ TEST_F(PhaseSandboxTest, WhatACommandLeftDiesBeforeItsEndIsReportedAndClosingFre
   EXPECT_TRUE(phase_->running());
   EXPECT_FALSE(host_runs(marker)) << "killed and reaped by the server before it reported the end";
   EXPECT_TRUE(is_file_locked(ws_.path() / "lock")) << "held while the phase's sandbox runs";
+  close();
+  EXPECT_FALSE(is_file_locked(ws_.path() / "lock"));
+  // A command after a close (a hook ran in between) starts a new session.
+  Output again;
+  EXPECT_EQ(run(command("echo again"), again).exit_code, 0);
+  EXPECT_EQ(again.out, "again\n");
+  EXPECT_TRUE(phase_->running());
   close();
   EXPECT_FALSE(host_runs(marker));
   // The supervisor held the lock for the whole phase, and let it go at its end.

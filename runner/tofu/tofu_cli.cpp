@@ -182,9 +182,12 @@ Result<PhaseSandbox*> TofuCli::phase_sandbox() {
   session.cwd = module_dir_;
   session.kill_grace = options_.kill_grace;
   session.limits = options_.limits;
+  // A limit per process: each command's, set by the server, never the server's for the whole Run.
+  session.limits.cpu_seconds.reset();
   session.cgroup_procs = options_.cgroup_procs;
   SandboxOptions sandbox = *options_.sandbox;
   sandbox.confine->arguments.serve = true;
+  sandbox.confine->arguments.cpu_seconds = options_.limits.cpu_seconds.value_or(0);
   TAKOSUMI_TRY(wrap_in_sandbox(sandbox, workspace_.root(), session));
   // The supervisor holds the lock for the whole phase: a restarted agent waits for its end.
   if (options_.supervisor) session.supervisor = SupervisorSpec{*options_.supervisor, options_.lock_file};
@@ -219,11 +222,7 @@ asio::awaitable<Result<ProcessExit>> TofuCli::async_launch(
       if (auto wrapped = wrap_in_sandbox(sandbox, workspace_.root(), spec); !wrapped)
         co_return std::unexpected(wrapped.error().with_context(name));
     }
-    // While a phase's sandbox runs, its supervisor holds the lock (and covers this hook too).
-    const bool phase_holds_lock = phase_ && phase_->running();
-    if (options_.supervisor)
-      spec.supervisor =
-          SupervisorSpec{*options_.supervisor, phase_holds_lock ? std::nullopt : options_.lock_file};
+    if (options_.supervisor) spec.supervisor = SupervisorSpec{*options_.supervisor, options_.lock_file};
   }
   // Per stream: redacted on the bytes, then cut into lines for the diagnostics, the sandbox's
   // complaint and the log, where no line of theirs can pass for the agent's.
@@ -320,6 +319,9 @@ asio::awaitable<Result<HookExit>> TofuCli::async_hook(const std::filesystem::pat
                                  options_.deadline - std::chrono::steady_clock::now()));
   const bool own_limit = !within_deadline || std::chrono::milliseconds(timeout) < left;
   spec.timeout = own_limit ? std::chrono::milliseconds(timeout) : left;
+  // The hook's supervisor takes the workspace lock, which a restarted agent waits on: the phase's
+  // sandbox (whose supervisor holds it) ends first, and the next tofu command starts a new one.
+  co_await async_close();
   auto exit = co_await async_launch(name, std::move(spec), false, options_.hook_confine, program);
   if (!exit) co_return std::unexpected(exit.error());
   if (exit->cancelled) co_return fail(errc::kCancelled, name + " was cancelled");

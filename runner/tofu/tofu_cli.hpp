@@ -116,8 +116,9 @@ class TofuCli {
                                                       std::vector<std::string> extra,
                                                       bool within_deadline);
 
-  // Ends the phase's sandbox, if one runs, and waits until nothing of it is left. Before the
-  // workspace is wiped; the destructor kills what is left otherwise.
+  // Ends the phase's sandbox, if one runs, and waits until nothing of it is left: before a hook
+  // (whose supervisor takes the workspace lock) and before the workspace is wiped; the destructor
+  // kills what is left otherwise. The next tofu command starts a new one.
   boost::asio::awaitable<void> async_close();
 
  private:
