@@ -3,6 +3,7 @@
 // (run_types.hpp): what a host of Runs — the agent — uses around them. The subfolders are the
 // runner's own; a program outside the runner includes only the headers at runner/'s root, and
 // what it may use of them is named here.
+#include "runner/phases/phase_timer.hpp"      // the agent's own phases in a Run's phaseMillis
 #include "runner/policy/mirror_verify.hpp"    // `mirror verify`, --check-config: a mirror against pins
 #include "runner/policy/verified_mirror.hpp"  // `mirror add`
 #include "runner/state/run_workspace.hpp"     // the workspaces a restart finds (recovery, spool, journal)

@@ -10,6 +10,7 @@
 #include "agent/session/log_streamer.hpp"
 #include "agent/service/redacting_sink.hpp"
 #include "agent/session/retry.hpp"
+#include "runner/host.hpp"
 #include "agent/session/run_delivery.hpp"
 #include "agent/service/run_log_context.hpp"
 #include "common/encoding.hpp"
@@ -181,7 +182,9 @@ asio::awaitable<Status> RunSession::async_before_apply() {
 }
 
 asio::awaitable<void> RunSession::async_execute() {
+  std::optional<runner::PhaseTimer> verifying(std::in_place, agent_millis_, "agent.manifest");
   auto manifest = ctx_.verifier.verify(job_.manifest);
+  verifying.reset();
   // The job's run id and lease came beside the signed manifest: they must be the manifest's.
   if (manifest && manifest->run_id != job_.run_id)
     manifest = fail(errc::kManifestInvalid, "the manifest is for run " + manifest->run_id +
@@ -217,7 +220,10 @@ asio::awaitable<void> RunSession::async_run(const protocol::JobManifest& verifie
   // The attempt's spool is the runner's outbox: its checkpoints and results outlive a reboot.
   outbox_ = ctx_.spool.dir(job_.run_id, manifest->attempt);
   inbox_ = outbox_ / "inbox";
-  if (auto kept = journal(RunPhase::claimed); !kept) {
+  std::optional<runner::PhaseTimer> journaling(std::in_place, agent_millis_, "agent.journal");
+  auto kept = journal(RunPhase::claimed);
+  journaling.reset();
+  if (!kept) {
     // Without the journal a crash would strand the Run: it is not started.
     spdlog::error("run {}: journal: {}", job_.run_id, kept.error().to_string());
     const Error failure{std::string(errc::kWorkspaceFailed),
@@ -226,7 +232,9 @@ asio::awaitable<void> RunSession::async_run(const protocol::JobManifest& verifie
     co_return;
   }
   auto ex = co_await asio::this_coro::executor;
+  std::optional<runner::PhaseTimer> downloading(std::in_place, agent_millis_, "agent.download");
   auto inputs = co_await async_prepare(*manifest);
+  downloading.reset();
   // The lease may have ended during the downloads; then no tofu runs for a Run that is no longer
   // this agent's (the heartbeat had no executor to cancel yet).
   if (inputs && lease_lost_)
@@ -253,6 +261,7 @@ asio::awaitable<void> RunSession::async_run(const protocol::JobManifest& verifie
   LogStreamer logs(ex, ctx_.client, job_.run_id, job_.lease_token);
   std::optional<runner::RunOutcome> outcome;
   auto run = [&]() -> asio::awaitable<void> {
+    runner::PhaseTimer running(agent_millis_, "agent.run");  // the runner's whole time, its phases within
     outcome = co_await executor.async_run(std::move(*inputs),
                                           [&logs](std::string_view line) { logs.append(line); });
     logs.finish();
@@ -276,6 +285,7 @@ asio::awaitable<void> RunSession::async_run(const protocol::JobManifest& verifie
 }
 
 asio::awaitable<void> RunSession::async_finish(Delivery delivery) {
+  for (const auto& [phase, ms] : agent_millis_) delivery.report.phase_millis[phase] += ms;
   delivery.report.lease_token = job_.lease_token;
   delivery.report.attempt = entry_.attempt;
   if (lease_lost_) {

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -65,6 +66,9 @@ class RunSession {
   std::filesystem::path inbox_;
   bool lease_lost_ = false;
   std::optional<protocol::RunType> type_;  // once the manifest is verified
+  // The agent's own phases before and around the runner ("agent.manifest", "agent.journal",
+  // "agent.download", "agent.run"), joined to the report's phaseMillis.
+  std::map<std::string, std::int64_t> agent_millis_;
   bool cancel_requested_ = false;
   runner::RunExecutor* executor_ = nullptr;  // while tofu may run
   bool delivering_ = false;                  // the results are being delivered

@@ -37,6 +37,12 @@ TEST_F(PlanApplyTest, ApplyAppendsStateVersionsAndPublishesOnlyMappedNonSensitiv
   const auto capsule = make_capsule("hello");
   auto plan = stack_.plan(capsule);
   ASSERT_EQ(str(plan, "status"), "succeeded") << json::serialize(plan) << stack_.agent_logs();
+  // The agent's own time is accounted for beside the runner's phases, which lie within agent.run.
+  const auto& phases = plan.at("phaseMillis").as_object();
+  for (const char* phase : {"agent.manifest", "agent.journal", "agent.download", "agent.run", "checkout", "plan"})
+    EXPECT_TRUE(phases.contains(phase)) << phase << " in " << json::serialize(phases);
+  if (phases.contains("agent.run") && phases.contains("plan"))
+    EXPECT_GE(phases.at("agent.run").as_int64(), phases.at("plan").as_int64());
   auto applied = stack_.apply(str(plan, "id"));
   ASSERT_EQ(str(applied, "status"), "succeeded") << json::serialize(applied) << stack_.agent_logs();
 
