@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "common/raw_write.hpp"
 #include "common/unique_fd.hpp"
 #include "confine/command_frames.hpp"
 #include "confine/confine.hpp"
@@ -28,17 +29,8 @@ int say_failed(const std::string& message) {
   return kConfineFailed;
 }
 
-// Async-signal-safe: also used in the child between fork and exec.
-bool write_all(int fd, const char* data, std::size_t size) noexcept {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
+// Also used in the child between fork and exec (common/raw_write.hpp).
+bool write_all(int fd, const char* data, std::size_t size) noexcept { return raw_write_all(fd, data, size); }
 
 // 0 at a clean end of file before the first byte, -1 on an error or a short read.
 int read_exact(int fd, char* data, std::size_t size) {

@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/raw_write.hpp"
 #include "common/unique_fd.hpp"
 
 namespace takosumi::supervise {
@@ -39,19 +40,9 @@ constexpr auto kDrainLimit = 5s;
 
 using Fd = UniqueFd;
 
-// Async-signal-safe. false when a write failed (EPIPE once the agent is gone). Not
-// common/fd_io.hpp's write_all: exec_child calls this after fork, where nothing may allocate
-// (an Error holds strings), and the supervisor links no project library.
-bool write_all(int fd, const char* data, std::size_t size) noexcept {
-  while (size > 0) {
-    const ssize_t n = ::write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
+// exec_child writes after fork, where nothing may allocate, and the supervisor links no project
+// library: common/raw_write.hpp, not common/fd_io.hpp.
+bool write_all(int fd, const char* data, std::size_t size) noexcept { return raw_write_all(fd, data, size); }
 
 bool write_all(int fd, std::string_view text) noexcept {
   return write_all(fd, text.data(), text.size());

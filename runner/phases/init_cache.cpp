@@ -9,6 +9,7 @@
 #include "common/failure_codes.hpp"
 #include "common/file_io.hpp"
 #include "crypto/sha256.hpp"
+#include "runner/tofu/tofu_version_cache.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -29,10 +30,11 @@ void add(crypto::Sha256& h, std::string_view field) {
   h.update(field);
 }
 
-void add_stat(crypto::Sha256& h, const struct stat& st) {
-  add(h, std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " + std::to_string(st.st_size) + " " +
-             std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + " " +
-             std::to_string(st.st_ctim.tv_sec) + "." + std::to_string(st.st_ctim.tv_nsec));
+// The binary's identity, as the version cache knows it (a rebuilt tofu is another input).
+void add_identity(crypto::Sha256& h, const TofuVersionCache::Identity& id) {
+  add(h, std::to_string(id.device) + " " + std::to_string(id.inode) + " " + std::to_string(id.size) + " " +
+             std::to_string(id.modified.tv_sec) + "." + std::to_string(id.modified.tv_nsec) + " " +
+             std::to_string(id.changed.tv_sec) + "." + std::to_string(id.changed.tv_nsec));
 }
 
 // The mirror's packages as they are now (names, and each file's identity): a package added or
@@ -139,10 +141,10 @@ std::optional<std::string> init_cache_key(const RunWorkspace& workspace, const I
   if (in.remote_modules) return std::nullopt;
   crypto::Sha256 h;
   add(h, kFormat);
-  struct stat st {};
-  if (::stat(in.tofu_binary.c_str(), &st) != 0) return std::nullopt;
+  const auto identity = TofuVersionCache::identify(in.tofu_binary);
+  if (!identity) return std::nullopt;
   add(h, in.tofu_binary.string());
-  add_stat(h, st);
+  add_identity(h, *identity);
   add(h, in.cli_config);
   add(h, in.mirror.string());
   if (!add_mirror(h, in.mirror)) return std::nullopt;

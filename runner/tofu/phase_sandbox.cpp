@@ -125,19 +125,7 @@ asio::awaitable<void> read_frames(Session& s, Command& c, FrameType until) {
   c.ended = Ended::gone;
 }
 
-// The session's own stderr (bubblewrap's complaints, the server's) as the command's. Never ends
-// by itself: the frames decide when a command is over.
-asio::awaitable<void> pump_stderr(Session& s, const Command& c) {
-  std::array<char, kChunk> buf;
-  for (;;) {
-    auto [ec, n] = co_await s.err.async_read_some(asio::buffer(buf), asio::as_tuple(asio::use_awaitable));
-    if (n > 0) c.output(OutputStream::err, std::string_view(buf.data(), n));
-    if (ec) break;
-  }
-  s.idle.expires_at(Clock::time_point::max());
-  co_await s.idle.async_wait(asio::as_tuple(asio::use_awaitable));
-}
-
+// The session's own stderr (bubblewrap's complaints, the server's) as the command's, until its end.
 asio::awaitable<void> drain_stderr(Session& s, const Command& c) {
   std::array<char, kChunk> buf;
   for (;;) {
@@ -145,6 +133,13 @@ asio::awaitable<void> drain_stderr(Session& s, const Command& c) {
     if (n > 0) c.output(OutputStream::err, std::string_view(buf.data(), n));
     if (ec) co_return;
   }
+}
+
+// The same while a command runs, never ending by itself: the frames decide when it is over.
+asio::awaitable<void> pump_stderr(Session& s, const Command& c) {
+  co_await drain_stderr(s, c);
+  s.idle.expires_at(Clock::time_point::max());
+  co_await s.idle.async_wait(asio::as_tuple(asio::use_awaitable));
 }
 
 asio::awaitable<void> sleep_for(Clock::duration d) {
