@@ -7,8 +7,10 @@
 #include <deque>
 #include <ostream>
 #include <thread>
+#include <vector>
 
 #include "bench/e2e/proc_probe.hpp"
+#include "bench/e2e/summary.hpp"
 
 namespace takosumi::bench {
 namespace {
@@ -68,10 +70,19 @@ Result<Figure> idle_figure(BenchContext& ctx) {
   std::this_thread::sleep_for(std::chrono::seconds(2));
   const auto ticks_before = cpu_ticks(pid);
   const auto start = Clock::now();
+  std::vector<double> pss, uss, anon;
   for (int i = 0; i < 5; ++i) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
-    f.takosumi.push_back(mib(rss_kib(pid)));
+    const auto m = memory_kib(pid);
+    f.takosumi.push_back(mib(m.rss));
+    pss.push_back(mib(m.pss));
+    uss.push_back(mib(m.uss));
+    anon.push_back(mib(m.anon));
   }
+  // Beside RSS: what the agent itself holds (USS), and its share of the libraries (PSS).
+  f.extra["pssMiB"] = summarize(pss).median;
+  f.extra["ussMiB"] = summarize(uss).median;
+  f.extra["anonMiB"] = summarize(anon).median;
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   const double cpu_seconds = double(cpu_ticks(pid) - ticks_before) / double(::sysconf(_SC_CLK_TCK));
   f.extra["cpuPercent"] = 100.0 * cpu_seconds / seconds;
@@ -93,11 +104,14 @@ Result<Figure> soak_figure(BenchContext& ctx) {
   boost::json::array samples;
   auto sample = [&](int runs) {
     settle();
-    const auto rss = rss_kib(pid);
+    const auto m = memory_kib(pid);
     const auto disk = bytes_under(agent_dir / "state") + bytes_under(agent_dir / "work");
-    samples.push_back(boost::json::object{{"runs", runs}, {"rssKiB", rss}, {"diskBytes", disk}});
-    if (runs > 0) f.takosumi.push_back(mib(rss));
-    ctx.progress << " [" << runs << ": " << rss << " KiB, " << disk << " B]" << std::flush;
+    samples.push_back(boost::json::object{
+        {"runs", runs}, {"rssKiB", m.rss}, {"pssKiB", m.pss}, {"ussKiB", m.uss}, {"anonKiB", m.anon},
+        {"diskBytes", disk}});
+    if (runs > 0) f.takosumi.push_back(mib(m.rss));
+    ctx.progress << " [" << runs << ": " << m.rss << " KiB RSS, " << m.uss << " KiB USS, " << disk << " B]"
+                 << std::flush;
   };
   ctx.progress << "soak:";
   sample(0);

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 namespace takosumi::bench {
 namespace {
@@ -28,6 +29,24 @@ std::int64_t rss_kib(pid_t pid) {
   for (std::string line; std::getline(in, line);)
     if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
   return -1;
+}
+
+MemoryKib memory_kib(pid_t pid) {
+  std::istringstream in(proc_file(pid, "smaps_rollup"));
+  MemoryKib m;
+  std::int64_t private_clean = -1, private_dirty = -1;
+  const auto field = [](const std::string& line, std::string_view name, std::int64_t& into) {
+    if (line.rfind(name, 0) == 0) into = std::stoll(line.substr(name.size()));
+  };
+  for (std::string line; std::getline(in, line);) {
+    field(line, "Rss:", m.rss);
+    field(line, "Pss:", m.pss);
+    field(line, "Private_Clean:", private_clean);
+    field(line, "Private_Dirty:", private_dirty);
+    field(line, "Anonymous:", m.anon);
+  }
+  if (private_clean >= 0 && private_dirty >= 0) m.uss = private_clean + private_dirty;
+  return m;
 }
 
 std::int64_t cpu_ticks(pid_t pid) {

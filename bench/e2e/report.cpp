@@ -62,14 +62,18 @@ void print_details(const json::array& figures, std::ostream& out) {
       out << "pickup: p50 " << fixed(number_at(t, "p50")) << " ms, p99 " << fixed(number_at(t, "p99"))
           << " ms (n " << number_at(t, "n") << ")\n";
     if (name == "idle_rss")
-      out << "idle: RSS " << fixed(number_at(t, "median")) << " MiB, CPU "
+      out << "idle: RSS " << fixed(number_at(t, "median")) << " MiB, PSS " << fixed(number_at(extra, "pssMiB"))
+          << " MiB, private (USS) " << fixed(number_at(extra, "ussMiB")) << " MiB of which heap and stacks "
+          << fixed(number_at(extra, "anonMiB")) << " MiB, CPU "
           << fixed(number_at(extra, "cpuPercent"), 2) << " % over " << fixed(number_at(extra, "seconds"))
           << " s\n";
     if (name == "soak_rss" && extra.contains("samples")) {
-      out << "soak (" << fixed(number_at(extra, "seconds")) << " s): runs → RSS KiB, bytes under state+work\n";
+      out << "soak (" << fixed(number_at(extra, "seconds"))
+          << " s): runs → RSS, PSS, private (USS), heap and stacks KiB, bytes under state+work\n";
       for (const auto& s : extra.at("samples").as_array())
         out << "  " << std::setw(5) << number_at(s.as_object(), "runs") << " → "
-            << number_at(s.as_object(), "rssKiB") << " KiB, " << number_at(s.as_object(), "diskBytes")
+            << number_at(s.as_object(), "rssKiB") << ", " << number_at(s.as_object(), "pssKiB") << ", "
+            << number_at(s.as_object(), "ussKiB") << ", " << number_at(s.as_object(), "anonKiB") << " KiB, " << number_at(s.as_object(), "diskBytes")
             << " B\n";
     }
   }
