@@ -24,13 +24,6 @@ std::istringstream stat_fields(pid_t pid) {
 
 }  // namespace
 
-std::int64_t rss_kib(pid_t pid) {
-  std::istringstream in(proc_file(pid, "status"));
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6));
-  return -1;
-}
-
 MemoryKib memory_kib(pid_t pid) {
   std::istringstream in(proc_file(pid, "smaps_rollup"));
   MemoryKib m;

@@ -7,9 +7,7 @@
 
 namespace takosumi::bench {
 
-// VmRSS of pid in KiB; -1 when the process or the field is gone.
-std::int64_t rss_kib(pid_t pid);
-// A process's memory three ways, in KiB, from /proc/<pid>/smaps_rollup: rss counts every shared
+// A process's memory four ways, in KiB, from /proc/<pid>/smaps_rollup: rss counts every shared
 // library page it maps (libcrypto alone is about 3.4 MiB of an idle agent's), pss divides each shared
 // page among the processes mapping it, uss (Private_Clean + Private_Dirty) is what only this
 // process holds: what it would give back on exit (its own binary's pages are in it: no other

@@ -73,8 +73,8 @@ void print_details(const json::array& figures, std::ostream& out) {
       for (const auto& s : extra.at("samples").as_array())
         out << "  " << std::setw(5) << number_at(s.as_object(), "runs") << " → "
             << number_at(s.as_object(), "rssKiB") << ", " << number_at(s.as_object(), "pssKiB") << ", "
-            << number_at(s.as_object(), "ussKiB") << ", " << number_at(s.as_object(), "anonKiB") << " KiB, " << number_at(s.as_object(), "diskBytes")
-            << " B\n";
+            << number_at(s.as_object(), "ussKiB") << ", " << number_at(s.as_object(), "anonKiB") << " KiB, "
+            << number_at(s.as_object(), "diskBytes") << " B\n";
     }
   }
 }

@@ -140,7 +140,7 @@ json::object run(const Options& o) {
                        static_cast<double>(hz);
     replicas.push_back(json::object{{"cpuSeconds", cpu},
                                     {"cpuPercentOfOneCore", 100.0 * cpu / wall},
-                                    {"rssKiB", rss_kib(cluster.pid(i))}});
+                                    {"rssKiB", memory_kib(cluster.pid(i)).rss}});
   }
   agents.stop();
 
