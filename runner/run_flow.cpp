@@ -1,5 +1,6 @@
 #include "runner/run_flow.hpp"
 
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <spdlog/spdlog.h>
 
 #include <unistd.h>
@@ -69,7 +70,20 @@ asio::awaitable<Status> RunFlow::async_execute() {
   begin_report();
   TAKOSUMI_CO_TRY(check_inputs());
   TAKOSUMI_CO_TRY(create_workspace());
-  TAKOSUMI_CO_TRY(co_await async_checkout());
+  // Before anything of the Run executes (a hook, tofu): the mirror against the operator's pins
+  // (and below, once checked out, the lock file the module brings, if any, against them too).
+  auto providers = co_await async_check_mirror();
+  if (!providers) co_return std::unexpected(providers.error());
+  TAKOSUMI_CO_TRY(co_await async_make_cgroup());
+  {
+    // Side by side: the checkout (a helper process, on the blocking pool) and the sandbox's spawn
+    // (on the pool too), then the sandbox's own start while the Run goes on.
+    using namespace asio::experimental::awaitable_operators;
+    auto [started, checked_out] =
+        co_await (async_start_sandbox_early(providers->mirror) && async_checkout());
+    TAKOSUMI_CO_TRY(checked_out);
+    TAKOSUMI_CO_TRY(started);
+  }
   // Before tofu installs or starts anything: a denied provider, provisioner or external data
   // source stops the Run here. This scan reads the configuration as the checkout has it, before
   // init adds files: its required_version literals choose the OpenTofu.
@@ -82,15 +96,15 @@ asio::awaitable<Status> RunFlow::async_execute() {
     report_.drift = protocol::DriftReport{"no_drift", {}};
     co_return Status{};
   }
-  // Before anything of the Run executes (a hook, tofu): the mirror against the operator's pins,
-  // and the lock file the module brings, if any, against them too.
-  auto providers = co_await async_check_mirror();
-  if (!providers) co_return std::unexpected(providers.error());
   TAKOSUMI_CO_TRY(check_committed_lock(*workspace_, module_dir_, providers->pins));
   auto tofu = co_await async_choose_tofu(*scan);
   if (!tofu) co_return std::unexpected(tofu.error());
-  TAKOSUMI_CO_TRY(co_await async_make_cgroup());
-  TAKOSUMI_CO_TRY(start_tofu(*tofu, providers->mirror));
+  // The sandbox started early is the Run's only if it was made for this OpenTofu and module.
+  if (tofu_ && (tofu_->binary() != tofu->binary || tofu_->module_dir() != module_dir_)) {
+    co_await tofu_->async_close();
+    tofu_.reset();
+  }
+  if (!tofu_) TAKOSUMI_CO_TRY(start_tofu(*tofu, providers->mirror, module_dir_));
   // What the chosen OpenTofu says it is, before a hook runs for a Run it cannot serve.
   TAKOSUMI_CO_TRY(co_await async_tofu_version(tofu->binary));
   TAKOSUMI_CO_TRY(check_tofu_version(*tofu));
@@ -202,8 +216,29 @@ asio::awaitable<Status> RunFlow::async_restore_inputs() {
   co_return Status{};
 }
 
+// The Run's TofuCli and its sandbox, started before the checkout so that bubblewrap's and
+// confine's start (about 30 ms) overlaps it (runner/tofu/phase_sandbox.hpp), when nothing the
+// sandbox is made of depends on the source: the agent has one OpenTofu (without a
+// tofu.versionsDir no required_version chooses another), the module's directory is the
+// manifest's, and no pre-hook comes first (a hook ends the phase's sandbox). Nothing of the Run
+// runs in it before its first command, which comes after every check it came after before.
+asio::awaitable<Status> RunFlow::async_start_sandbox_early(const fs::path& mirror) {
+  const bool apply = manifest_.type == protocol::RunType::apply;
+  const auto& pre_hook = apply ? settings_.hooks.pre_apply : settings_.hooks.pre_plan;
+  const bool runs_tofu = manifest_.type != protocol::RunType::drift_check || manifest_.prior_state;
+  if (!settings_.sandbox || !settings_.tofu_versions_dir.empty() || !pre_hook.empty() || !runs_tofu)
+    co_return Status{};
+  auto module = safe_module_path(manifest_.source.module_path);
+  if (!module) co_return Status{};  // the checkout says what is wrong with it
+  PhaseTimer timer(report_.phase_millis, "sandbox");
+  TAKOSUMI_CO_TRY(start_tofu(TofuChoice{settings_.tofu_binary, {}, {}, {}}, mirror,
+                             (workspace_->source() / *module).lexically_normal()));
+  co_return co_await tofu_->async_start_sandbox();
+}
+
 // The TofuCli of this Run; no command runs yet.
-Status RunFlow::start_tofu(const TofuChoice& tofu, const std::filesystem::path& mirror) {
+Status RunFlow::start_tofu(const TofuChoice& tofu, const std::filesystem::path& mirror,
+                           const std::filesystem::path& module_dir) {
   const auto& s = settings_;
   RunTofuRequest request{
       .sandbox = s.sandbox,
@@ -236,7 +271,7 @@ Status RunFlow::start_tofu(const TofuChoice& tofu, const std::filesystem::path& 
   if (!options) return std::unexpected(options.error());
   for (const auto& warning : options->warnings) notice(warning);
   if (!s.sandbox) spdlog::warn("run {}: running unsandboxed (sandbox.mode: none)", manifest_.run_id);
-  tofu_.emplace(launcher_, cancel_, std::move(options->options), *workspace_, module_dir_, log_);
+  tofu_.emplace(launcher_, cancel_, std::move(options->options), *workspace_, module_dir, log_);
   if (auto written = tofu_->write_cli_config(); !written) return workspace_error(written.error(), "CLI config");
   // Every kind of plan evaluates the configuration; an apply takes its variables from the plan.
   if (manifest_.type != protocol::RunType::apply) tofu_->set_variables(manifest_.variables);

@@ -56,7 +56,9 @@ class RunFlow {
   boost::asio::awaitable<Result<ModuleScan>> async_check_module_policy();
   boost::asio::awaitable<Status> async_restore_inputs();
   boost::asio::awaitable<Status> async_make_cgroup();
-  Status start_tofu(const TofuChoice& tofu, const std::filesystem::path& mirror);
+  boost::asio::awaitable<Status> async_start_sandbox_early(const std::filesystem::path& mirror);
+  Status start_tofu(const TofuChoice& tofu, const std::filesystem::path& mirror,
+                    const std::filesystem::path& module_dir);
   // tofu init, or its verified result from the init cache.
   boost::asio::awaitable<Status> async_init(const RunProviders& providers, const ModuleScan& scan,
                                             const TofuChoice& tofu);

@@ -42,6 +42,10 @@ Result<RunWorkspace> RunWorkspace::create(const std::filesystem::path& work_root
     TAKOSUMI_TRY(ensure_directory(ws.tmp(), 0700));
     TAKOSUMI_TRY(ensure_directory(ws.root_ / "capture", 0700));
     TAKOSUMI_TRY(ensure_directory(ws.agent_dir(), 0700));
+    // Made now, empty, though Connections are written into it only before plan or apply: the
+    // sandbox binds it read-only only if it exists when the sandbox starts, which can be before
+    // the checkout (a module could otherwise make it, or a link in its place, before the agent).
+    TAKOSUMI_TRY(ensure_directory(ws.credentials(), 0700));
     return {};
   }();
   if (!made)

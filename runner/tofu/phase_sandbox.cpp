@@ -23,6 +23,7 @@
 #include "common/error_codes.hpp"
 #include "common/failure_codes.hpp"
 #include "common/fd_io.hpp"
+#include "common/offload.hpp"
 #include "confine/command_frames.hpp"
 #include "runner/tofu/child_spawn.hpp"
 
@@ -209,29 +210,45 @@ PhaseSandbox::~PhaseSandbox() {
 
 bool PhaseSandbox::running() const { return session_ != nullptr; }
 
-// Starts the session and waits for its server to be ready. Not ready (bubblewrap or confine
-// failed, and said so on stderr): nothing ran, and the session's exit is the command's.
-asio::awaitable<Result<ProcessExit>> PhaseSandbox::async_start(const OutputSink& sink, CancelSignal& cancel,
-                                                               const ProcessSpec& command) {
-  auto ex = co_await asio::this_coro::executor;
+// Starts the session; its server's readiness is async_ready's.
+Status PhaseSandbox::spawn(const asio::any_io_executor& ex) {
   auto s = std::make_unique<Session>(ex);
   // The requests go over a socket, not a pipe: a send to a server that died in between fails
   // with EPIPE instead of raising SIGPIPE in the agent.
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
-    co_return fail(errc::kSandboxFailed, std::string("socketpair: ") + std::strerror(errno));
+    return fail(errc::kSandboxFailed, std::string("socketpair: ") + std::strerror(errno));
   UniqueFd ours(pair[0]), theirs(pair[1]);
   auto proc = spawn_child(ex, session_spec_, bp::process_stdio{theirs.get(), s->out, s->err});
-  if (!proc) co_return std::unexpected(proc.error());
+  if (!proc) return std::unexpected(proc.error());
   theirs.reset();
   s->in.assign(asio::local::stream_protocol(), ours.release());
   s->pgid = proc->id();  // spawn_child makes it its session's (and group's) leader
   s->proc.emplace(std::move(*proc));
   session_ = std::move(s);
+  ready_ = false;
+  return {};
+}
+
+asio::awaitable<Status> PhaseSandbox::async_prestart(asio::thread_pool* pool) {
+  if (session_ || ended_) co_return Status{};
+  auto ex = co_await asio::this_coro::executor;
+  if (!pool) co_return spawn(ex);
+  co_return co_await async_offload(pool->get_executor(), [this, ex] { return spawn(ex); });
+}
+
+// Waits, under the first command's deadline and cancel, for the server to be ready. Not ready
+// (bubblewrap or confine failed, and said so on stderr): nothing ran, and the session's exit is
+// the command's.
+asio::awaitable<Result<ProcessExit>> PhaseSandbox::async_ready(const OutputSink& sink, CancelSignal& cancel,
+                                                               const ProcessSpec& command) {
   Command c{sink, cancel, Clock::now() + command.timeout, command.kill_grace, {}, {}, 0, Ended::running, false,
             false, {}};
   co_await follow(*session_, c, FrameType::kReady);
-  if (c.ended == Ended::ready) co_return c.result;
+  if (c.ended == Ended::ready) {
+    ready_ = true;
+    co_return c.result;
+  }
   co_await bury(*session_, c);
   if (c.result.exit_code == 0) c.result.exit_code = 1;  // it never served: not a success
   session_.reset();
@@ -245,7 +262,11 @@ asio::awaitable<Result<ProcessExit>> PhaseSandbox::async_run(ProcessSpec spec, O
     co_return fail(errc::kSandboxFailed, "the Run phase's sandbox has ended; " + spec.program.string() +
                                              " was not started");
   if (!session_) {
-    auto started = co_await async_start(sink, cancel, spec);
+    if (auto spawned = spawn(co_await asio::this_coro::executor); !spawned)
+      co_return std::unexpected(spawned.error());
+  }
+  if (!ready_) {
+    auto started = co_await async_ready(sink, cancel, spec);
     if (!started) co_return std::unexpected(started.error());
     if (!session_) co_return started;  // it never became ready: its exit is the command's
   }

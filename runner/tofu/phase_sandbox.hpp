@@ -11,6 +11,7 @@
 //
 // A ProcessLauncher: TofuCli runs a phase's commands through it instead of wrapping each one.
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include <memory>
 
@@ -34,19 +35,31 @@ class PhaseSandbox final : public ProcessLauncher {
   boost::asio::awaitable<Result<ProcessExit>> async_run(ProcessSpec spec, OutputSink sink,
                                                         CancelSignal& cancel) override;
 
+  // Starts the session without waiting for its server, so that bubblewrap's mounts, the
+  // supervisor and confine's Landlock and seccomp set-up overlap what the caller does before its
+  // first command (a Run's checkout). Nothing but the server runs in it until a command comes;
+  // the first command waits until it is ready, and gets what the start said and its failure as
+  // its own, as when the command starts the session. A no-op when a session runs or has ended.
+  // With a pool, the spawn runs there: it takes milliseconds (fork, and joining the Run's cgroup
+  // before exec), which the caller can spend on other work meanwhile; no command may use this
+  // object until it completes. sandbox_failed when it cannot be spawned.
+  boost::asio::awaitable<Status> async_prestart(boost::asio::thread_pool* pool = nullptr);
+
   // Ends the session (the end of the server's stdin) and waits until it has exited, SIGKILL after
   // kill_grace; nothing of it runs when this returns. A later command starts a new session.
   boost::asio::awaitable<void> async_close();
 
-  bool running() const;  // a session is up and serving
+  bool running() const;  // a session has been started (a command, or async_prestart) and has not ended
 
   struct Session;  // the running session's process and pipes (phase_sandbox.cpp)
 
  private:
-  boost::asio::awaitable<Result<ProcessExit>> async_start(const OutputSink& sink, CancelSignal& cancel,
+  Status spawn(const boost::asio::any_io_executor& ex);
+  boost::asio::awaitable<Result<ProcessExit>> async_ready(const OutputSink& sink, CancelSignal& cancel,
                                                           const ProcessSpec& command);
   ProcessSpec session_spec_;
   std::unique_ptr<Session> session_;
+  bool ready_ = false;  // the session's server said it is ready
   bool ended_ = false;  // a session died under a command: no other is started
 };
 

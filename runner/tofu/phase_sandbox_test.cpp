@@ -85,6 +85,11 @@ class PhaseSandboxTest : public ::testing::Test {
     return exit ? *exit : ProcessExit{};
   }
 
+  void prestart() {
+    auto started = testing::run_to_end(io_, phase_->async_prestart());
+    ASSERT_TRUE(started) << started.error().to_string();
+  }
+
   void close() {
     testing::run_to_end(io_, [this]() -> boost::asio::awaitable<int> {
       co_await phase_->async_close();
@@ -195,6 +200,73 @@ TEST_F(PhaseSandboxTest, WhatACommandLeftDiesBeforeItsEndIsReportedAndClosingFre
   EXPECT_FALSE(host_runs(marker));
   // The supervisor held the lock for the whole phase, and let it go at its end.
   EXPECT_FALSE(is_file_locked(ws_.path() / "lock"));
+}
+
+// A Run starts its sandbox before its checkout: what is written into the workspace meanwhile is
+// what the first command sees, in the same session as the commands after it.
+TEST_F(PhaseSandboxTest, APrestartedSessionServesTheFirstCommandWithWhatWasWrittenSince) {
+  prestart();
+  EXPECT_TRUE(phase_->running());
+  EXPECT_TRUE(write_file_atomic(ws_.path() / "checked-out.tf", "written after the start\n", 0600));
+  Output first;
+  EXPECT_EQ(run(command("cat checked-out.tf; echo $$ > /tmp/first"), first).exit_code, 0);
+  EXPECT_EQ(first.out, "written after the start\n") << first.err;
+  prestart();  // a no-op while the session runs
+  Output second;
+  EXPECT_EQ(run(command("test -s /tmp/first && echo same-session"), second).exit_code, 0);
+  EXPECT_EQ(second.out, "same-session\n") << second.err;
+  close();
+  EXPECT_FALSE(phase_->running());
+}
+
+// A Run that fails before its first command (a checkout refused) closes a session that never
+// served: nothing of it is left and the lock is free.
+TEST_F(PhaseSandboxTest, APrestartedSessionThatServedNothingClosesCompletely) {
+  prestart();
+  close();
+  EXPECT_FALSE(phase_->running());
+  EXPECT_FALSE(is_file_locked(ws_.path() / "lock"));
+  Output out;
+  EXPECT_EQ(run(command("echo later"), out).exit_code, 0) << "a later command starts a new session";
+  EXPECT_EQ(out.out, "later\n");
+  close();
+}
+
+// A sandbox that cannot start fails the first command with what bubblewrap said, whether the
+// session was started ahead or by that command, and no later command runs.
+TEST(PhaseSandboxStart, ASessionThatNeverBecomesReadyIsTheFirstCommandsFailure) {
+  for (const bool ahead : {true, false}) {
+    testing::TempDir ws;
+    SandboxOptions sandbox;
+    confine::ConfineArguments confine;
+    confine.serve = true;
+    sandbox.confine = SandboxOptions::Confine{test_paths::confine, confine};
+    sandbox.read_only.push_back(ws.path() / "not-there");  // bubblewrap cannot bind it, and says so
+    ProcessSpec session;
+    session.env = {"PATH=/usr/bin:/bin"};
+    session.cwd = ws.path();
+    session.kill_grace = 500ms;
+    ASSERT_TRUE(wrap_in_sandbox(sandbox, ws.path(), session));
+    PhaseSandbox phase(std::move(session));
+    boost::asio::io_context io;
+    CancelSignal cancel;
+    if (ahead) {
+      ASSERT_TRUE(testing::run_to_end(io, phase.async_prestart()));
+    }
+    ProcessSpec spec;
+    spec.program = "/bin/true";
+    spec.cwd = ws.path();
+    spec.timeout = 60s;
+    Output out;
+    auto exit = testing::run_to_end(io, phase.async_run(spec, out.sink(), cancel));
+    ASSERT_TRUE(exit) << exit.error().to_string();
+    EXPECT_NE(exit->exit_code, 0) << "ahead: " << ahead;
+    EXPECT_TRUE(is_sandbox_error_line(out.err)) << "ahead: " << ahead << ": " << out.err;
+    EXPECT_FALSE(phase.running());
+    auto after = testing::run_to_end(io, phase.async_run(spec, out.sink(), cancel));
+    ASSERT_FALSE(after);
+    EXPECT_EQ(after.error().code, errc::kSandboxFailed);
+  }
 }
 
 TEST(CommandServer, RefusesToServeOutsideTheSandboxItsPidOneOf) {

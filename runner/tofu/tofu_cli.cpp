@@ -179,7 +179,9 @@ Result<PhaseSandbox*> TofuCli::phase_sandbox() {
   ProcessSpec session;
   session.program = options_.sandbox->confine->program;
   session.env = environment();
-  session.cwd = module_dir_;
+  // The workspace's root, which exists from the start: the module directory may not be checked
+  // out yet (async_start_sandbox). Every command names its own working directory.
+  session.cwd = workspace_.root();
   session.kill_grace = options_.kill_grace;
   session.limits = options_.limits;
   // A limit per process: each command's, set by the server, never the server's for the whole Run.
@@ -193,6 +195,13 @@ Result<PhaseSandbox*> TofuCli::phase_sandbox() {
   if (options_.supervisor) session.supervisor = SupervisorSpec{*options_.supervisor, options_.lock_file};
   phase_ = std::make_unique<PhaseSandbox>(std::move(session));
   return phase_.get();
+}
+
+asio::awaitable<Status> TofuCli::async_start_sandbox() {
+  if (!options_.sandbox || !options_.sandbox->confine) co_return Status{};
+  auto phase = phase_sandbox();
+  if (!phase) co_return std::unexpected(phase.error());
+  co_return co_await (*phase)->async_prestart(options_.blocking);
 }
 
 asio::awaitable<void> TofuCli::async_close() {

@@ -91,6 +91,9 @@ class TofuCli {
   // go through RunWorkspace::write_in_source: never through a link the module left.
   void set_variables(protocol::Variables variables) { variables_ = std::move(variables); }
 
+  const std::filesystem::path& binary() const { return options_.binary; }
+  const std::filesystem::path& module_dir() const { return module_dir_; }
+
   std::vector<std::string> environment() const;  // "NAME=value"
   static std::vector<std::string> environment_names();
   // From now on `plan` and `apply` also get these credentials (see RunCredentials); nothing else
@@ -115,6 +118,13 @@ class TofuCli {
                                                       std::chrono::seconds timeout, bool apply,
                                                       std::vector<std::string> extra,
                                                       bool within_deadline);
+
+  // Starts the phase's sandbox now, when commands share one, without waiting for it to be ready:
+  // what the Run does before its first command (the checkout, the policy scan) overlaps
+  // bubblewrap's and confine's start. The spawn itself runs on the blocking pool, so it can
+  // overlap the checkout too; no command may start before this completes. Nothing of the Run runs
+  // in the sandbox until its first command. sandbox_failed.
+  boost::asio::awaitable<Status> async_start_sandbox();
 
   // Ends the phase's sandbox, if one runs, and waits until nothing of it is left: before a hook
   // (whose supervisor takes the workspace lock) and before the workspace is wiped; the destructor
