@@ -70,19 +70,27 @@ asio::awaitable<Status> RunFlow::async_execute() {
   begin_report();
   TAKOSUMI_CO_TRY(check_inputs());
   TAKOSUMI_CO_TRY(create_workspace());
+  // A drift check of a Capsule never applied runs no tofu (below): nothing to check or start.
+  const bool runs_tofu = manifest_.type != protocol::RunType::drift_check || manifest_.prior_state;
   // Before anything of the Run executes (a hook, tofu): the mirror against the operator's pins
   // (and below, once checked out, the lock file the module brings, if any, against them too).
-  auto providers = co_await async_check_mirror();
-  if (!providers) co_return std::unexpected(providers.error());
-  TAKOSUMI_CO_TRY(co_await async_make_cgroup());
+  std::optional<RunProviders> providers;
+  if (runs_tofu) {
+    auto checked = co_await async_check_mirror();
+    if (!checked) co_return std::unexpected(checked.error());
+    providers = std::move(*checked);
+    TAKOSUMI_CO_TRY(co_await async_make_cgroup());
+  }
+  // Side by side: the checkout first (on the blocking pool, with its Git helper), then, while it
+  // runs, the sandbox's spawn (on this thread: see PhaseSandbox::async_prestart), whose
+  // bubblewrap and confine start in their own processes while the Run goes on. A sandbox that
+  // failed to start is said only after the checks below, which would refuse the Run anyway.
+  Status sandbox_started;
   {
-    // Side by side: the checkout (a helper process, on the blocking pool) and the sandbox's spawn
-    // (on the pool too), then the sandbox's own start while the Run goes on.
     using namespace asio::experimental::awaitable_operators;
-    auto [started, checked_out] =
-        co_await (async_start_sandbox_early(providers->mirror) && async_checkout());
+    auto [checked_out, started] = co_await (async_checkout() && async_start_sandbox_early(providers));
     TAKOSUMI_CO_TRY(checked_out);
-    TAKOSUMI_CO_TRY(started);
+    sandbox_started = std::move(started);
   }
   // Before tofu installs or starts anything: a denied provider, provisioner or external data
   // source stops the Run here. This scan reads the configuration as the checkout has it, before
@@ -90,13 +98,14 @@ asio::awaitable<Status> RunFlow::async_execute() {
   auto scan = co_await async_check_module_policy();
   if (!scan) co_return std::unexpected(scan.error());
   TAKOSUMI_CO_TRY(co_await async_restore_inputs());
-  if (manifest_.type == protocol::RunType::drift_check && !manifest_.prior_state) {
-    // Nothing was ever applied, so no real object can differ from a stored state: no drift,
+  if (!runs_tofu) {
+    // A drift check: nothing was ever applied, so no real object can differ from a stored state: no drift,
     // and no tofu to run.
     report_.drift = protocol::DriftReport{"no_drift", {}};
     co_return Status{};
   }
   TAKOSUMI_CO_TRY(check_committed_lock(*workspace_, module_dir_, providers->pins));
+  TAKOSUMI_CO_TRY(sandbox_started);
   auto tofu = co_await async_choose_tofu(*scan);
   if (!tofu) co_return std::unexpected(tofu.error());
   // The sandbox started early is the Run's only if it was made for this OpenTofu and module.
@@ -222,16 +231,15 @@ asio::awaitable<Status> RunFlow::async_restore_inputs() {
 // tofu.versionsDir no required_version chooses another), the module's directory is the
 // manifest's, and no pre-hook comes first (a hook ends the phase's sandbox). Nothing of the Run
 // runs in it before its first command, which comes after every check it came after before.
-asio::awaitable<Status> RunFlow::async_start_sandbox_early(const fs::path& mirror) {
+asio::awaitable<Status> RunFlow::async_start_sandbox_early(const std::optional<RunProviders>& providers) {
   const bool apply = manifest_.type == protocol::RunType::apply;
   const auto& pre_hook = apply ? settings_.hooks.pre_apply : settings_.hooks.pre_plan;
-  const bool runs_tofu = manifest_.type != protocol::RunType::drift_check || manifest_.prior_state;
-  if (!settings_.sandbox || !settings_.tofu_versions_dir.empty() || !pre_hook.empty() || !runs_tofu)
+  if (!providers || !settings_.sandbox || !settings_.tofu_versions_dir.empty() || !pre_hook.empty())
     co_return Status{};
   auto module = safe_module_path(manifest_.source.module_path);
   if (!module) co_return Status{};  // the checkout says what is wrong with it
   PhaseTimer timer(report_.phase_millis, "sandbox");
-  TAKOSUMI_CO_TRY(start_tofu(TofuChoice{settings_.tofu_binary, {}, {}, {}}, mirror,
+  TAKOSUMI_CO_TRY(start_tofu(TofuChoice{settings_.tofu_binary, {}, {}, {}}, providers->mirror,
                              (workspace_->source() / *module).lexically_normal()));
   co_return co_await tofu_->async_start_sandbox();
 }

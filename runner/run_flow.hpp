@@ -56,7 +56,7 @@ class RunFlow {
   boost::asio::awaitable<Result<ModuleScan>> async_check_module_policy();
   boost::asio::awaitable<Status> async_restore_inputs();
   boost::asio::awaitable<Status> async_make_cgroup();
-  boost::asio::awaitable<Status> async_start_sandbox_early(const std::filesystem::path& mirror);
+  boost::asio::awaitable<Status> async_start_sandbox_early(const std::optional<RunProviders>& providers);
   Status start_tofu(const TofuChoice& tofu, const std::filesystem::path& mirror,
                     const std::filesystem::path& module_dir);
   // tofu init, or its verified result from the init cache.

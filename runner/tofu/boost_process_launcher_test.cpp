@@ -104,6 +104,23 @@ TEST_P(LauncherTest, StreamsLinesAndReportsExitCode) {
   EXPECT_EQ(seen_.err, (std::vector<std::string>{"err"}));
 }
 
+// The agent's threads block its stop signals (only the io thread takes them); what it starts must
+// not inherit that, or the stop ladder's SIGINT would never reach tofu.
+TEST_P(LauncherTest, NothingStartedInheritsTheSpawningThreadsBlockedSignals) {
+  sigset_t stop, before;
+  ::sigemptyset(&stop);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaddset(&stop, sig);
+  ::pthread_sigmask(SIG_BLOCK, &stop, &before);
+  auto s = spec({});
+  s.program = "/bin/sh";
+  s.args = {"-c", "grep SigBlk /proc/self/status"};
+  auto r = run(std::move(s));
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->exit_code, 0);
+  EXPECT_EQ(seen_.out, (std::vector<std::string>{"SigBlk:\t0000000000000000"})) << ::testing::PrintToString(seen_.err);
+}
+
 TEST_P(LauncherTest, EnvironmentIsExactlyTheGivenOne) {
   auto r = run(spec({"env"}));
   ASSERT_TRUE(r) << r.error().to_string();

@@ -33,6 +33,11 @@ struct ChildSetup {
                                const char* const*) {
     // A new session: its own process group, and no controlling terminal (TIOCSTI) for a module.
     if (::setsid() == -1) return bp::error_code(errno, bp::system_category());
+    // No signal blocked, whatever the spawning thread blocks: the stop ladder's SIGINT and the
+    // supervisor's signals must reach what runs.
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     for (const int fd : cgroup_procs_fds)
       if (fd >= 0 && ::write(fd, "0", 1) != 1) return bp::error_code(errno, bp::system_category());
     auto limit = [](int resource, rlim_t value) {

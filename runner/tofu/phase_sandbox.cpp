@@ -23,7 +23,6 @@
 #include "common/error_codes.hpp"
 #include "common/failure_codes.hpp"
 #include "common/fd_io.hpp"
-#include "common/offload.hpp"
 #include "confine/command_frames.hpp"
 #include "runner/tofu/child_spawn.hpp"
 
@@ -222,7 +221,8 @@ Status PhaseSandbox::spawn(const asio::any_io_executor& ex) {
   auto proc = spawn_child(ex, session_spec_, bp::process_stdio{theirs.get(), s->out, s->err});
   if (!proc) return std::unexpected(proc.error());
   theirs.reset();
-  s->in.assign(asio::local::stream_protocol(), ours.release());
+  s->in.assign(asio::local::stream_protocol(), ours.get());  // throws only before it owns the fd
+  (void)ours.release();
   s->pgid = proc->id();  // spawn_child makes it its session's (and group's) leader
   s->proc.emplace(std::move(*proc));
   session_ = std::move(s);
@@ -230,11 +230,9 @@ Status PhaseSandbox::spawn(const asio::any_io_executor& ex) {
   return {};
 }
 
-asio::awaitable<Status> PhaseSandbox::async_prestart(asio::thread_pool* pool) {
+asio::awaitable<Status> PhaseSandbox::async_prestart() {
   if (session_ || ended_) co_return Status{};
-  auto ex = co_await asio::this_coro::executor;
-  if (!pool) co_return spawn(ex);
-  co_return co_await async_offload(pool->get_executor(), [this, ex] { return spawn(ex); });
+  co_return spawn(co_await asio::this_coro::executor);
 }
 
 // Waits, under the first command's deadline and cancel, for the server to be ready. Not ready

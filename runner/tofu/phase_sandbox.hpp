@@ -1,7 +1,7 @@
 #pragma once
 // One sandbox for all the tofu commands of a Run phase: bubblewrap, takosumi-supervise and
-// takosumi-confine start once, at the first command, with confine serving commands as the
-// sandbox's pid 1 (confine/command_server.hpp); every later command is a request to it. Each
+// takosumi-confine start once, at the first command or ahead of it (async_prestart), with confine
+// serving commands as the sandbox's pid 1 (confine/command_server.hpp); every later command is a request to it. Each
 // command keeps what it had in a sandbox of its own: the same Landlock and seccomp policy, mounts,
 // namespaces, cgroup and resource limits (all inherited from the server), its own environment,
 // working directory and captured stdout, its exit code or signal, and the cancellation ladder
@@ -11,7 +11,6 @@
 //
 // A ProcessLauncher: TofuCli runs a phase's commands through it instead of wrapping each one.
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/thread_pool.hpp>
 
 #include <memory>
 
@@ -40,10 +39,11 @@ class PhaseSandbox final : public ProcessLauncher {
   // first command (a Run's checkout). Nothing but the server runs in it until a command comes;
   // the first command waits until it is ready, and gets what the start said and its failure as
   // its own, as when the command starts the session. A no-op when a session runs or has ended.
-  // With a pool, the spawn runs there: it takes milliseconds (fork, and joining the Run's cgroup
-  // before exec), which the caller can spend on other work meanwhile; no command may use this
-  // object until it completes. sandbox_failed when it cannot be spawned.
-  boost::asio::awaitable<Status> async_prestart(boost::asio::thread_pool* pool = nullptr);
+  // The spawn itself (a fork of the agent, about 5 ms) runs on the calling, io_context's thread:
+  // Boost.Process's launcher tells the io_context about the fork (its signal service unregisters
+  // and registers a descriptor), which is safe only from the thread that runs it, and a pool
+  // thread would hand the child its blocked signal mask. sandbox_failed when it cannot be spawned.
+  boost::asio::awaitable<Status> async_prestart();
 
   // Ends the session (the end of the server's stdin) and waits until it has exited, SIGKILL after
   // kill_grace; nothing of it runs when this returns. A later command starts a new session.

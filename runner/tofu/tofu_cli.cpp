@@ -201,7 +201,7 @@ asio::awaitable<Status> TofuCli::async_start_sandbox() {
   if (!options_.sandbox || !options_.sandbox->confine) co_return Status{};
   auto phase = phase_sandbox();
   if (!phase) co_return std::unexpected(phase.error());
-  co_return co_await (*phase)->async_prestart(options_.blocking);
+  co_return co_await (*phase)->async_prestart();
 }
 
 asio::awaitable<void> TofuCli::async_close() {

@@ -121,9 +121,8 @@ class TofuCli {
 
   // Starts the phase's sandbox now, when commands share one, without waiting for it to be ready:
   // what the Run does before its first command (the checkout, the policy scan) overlaps
-  // bubblewrap's and confine's start. The spawn itself runs on the blocking pool, so it can
-  // overlap the checkout too; no command may start before this completes. Nothing of the Run runs
-  // in the sandbox until its first command. sandbox_failed.
+  // bubblewrap's and confine's start. Nothing of the Run runs in the sandbox until its first
+  // command. sandbox_failed.
   boost::asio::awaitable<Status> async_start_sandbox();
 
   // Ends the phase's sandbox, if one runs, and waits until nothing of it is left: before a hook
