@@ -2,7 +2,8 @@
 // Runs blocking work (libgit2, hashing large files) on a thread pool and resumes the awaiting
 // coroutine on its own executor with the result (or rethrows the work's exception there); that executor is kept busy meanwhile, so the
 // io_context does not run out of work. `work` must not touch io-thread-only state (the database,
-// ClaimWaiters). Written as a plain initiation, not a coroutine: g++ 12 mishandles coroutine
+// ClaimWaiters), nor start a process through Boost.Process: its launcher calls notify_fork on
+// the io_context, which only the io_context's own thread may do. Written as a plain initiation, not a coroutine: g++ 12 mishandles coroutine
 // parameters that are lambdas with captures.
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/async_result.hpp>
