@@ -4,6 +4,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include "common/clock.hpp"
@@ -328,6 +329,14 @@ runner::RunnerSettings AgentDaemon::runner_settings() const {
 }
 
 asio::awaitable<void> AgentDaemon::async_session(ClaimedJob job) {
+  co_await async_run_session(std::move(job));
+  // An idle agent gives back what its Runs freed: glibc keeps freed memory in each thread's arena
+  // (the blocking pool's threads have one each) until it is trimmed, and an agent waits idle
+  // most of its life. Only when no Run is left, so no Run waits on it.
+  if (active_ == 0) ::malloc_trim(0);
+}
+
+asio::awaitable<void> AgentDaemon::async_run_session(ClaimedJob job) {
   runner::RunnerSettings settings = runner_settings();
   SessionContext ctx{run_services(), *verifier_, keys_.box, std::move(settings),
                      config_.heartbeat_interval, metrics_};

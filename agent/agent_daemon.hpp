@@ -83,7 +83,8 @@ class AgentDaemon {
   boost::asio::awaitable<bool> async_start();
   boost::asio::awaitable<RecoverySummary> async_recover_journal(bool include_held);
   boost::asio::awaitable<void> async_claim_loop();
-  boost::asio::awaitable<void> async_session(ClaimedJob job);
+  boost::asio::awaitable<void> async_session(ClaimedJob job);  // the Run, then the memory it freed
+  boost::asio::awaitable<void> async_run_session(ClaimedJob job);
   boost::asio::awaitable<void> async_deregister();
   bool holds_results_for_operator() const;
   void update_status();
