@@ -26,8 +26,12 @@ RunExecutor::~RunExecutor() = default;
 
 void RunExecutor::cancel() { cancel_.request(); }
 
-boost::asio::awaitable<RunOutcome> RunExecutor::async_run(RunInputs inputs, redaction::LogSink log) {
-  RunOutcome outcome;
+boost::asio::awaitable<RunOutcome> RunExecutor::async_run(RunInputs run_inputs, redaction::LogSink log,
+                                                         Release release) {
+  inputs_ = std::make_unique<RunInputs>(std::move(run_inputs));
+  outcome_ = std::make_unique<RunOutcome>();
+  RunInputs& inputs = *inputs_;
+  RunOutcome& outcome = *outcome_;
   if (!inputs.secret_set) inputs.secret_set = std::make_shared<redaction::SecretSet>();
   // A chatty module must not fill the control plane: past the budget the log is cut (the Run
   // itself goes on — stopping an apply for its verbosity would do more harm).
@@ -47,22 +51,31 @@ boost::asio::awaitable<RunOutcome> RunExecutor::async_run(RunInputs inputs, reda
   // lines, the runner's notices and credential shapes).
   auto redactor = std::make_shared<redaction::LogRedactor>(inputs.secret_set, std::move(budgeted));
   redaction::LogSink redacted = [redactor](std::string_view line) { (*redactor)(line); };
-  RunFlow flow(blocking_, settings_, *launcher_, cancel_, inputs, std::move(redacted), outcome);
+  flow_ = std::make_unique<RunFlow>(blocking_, settings_, *launcher_, cancel_, inputs, std::move(redacted),
+                                    outcome);
   Status result;
   try {
-    result = co_await flow.async_execute();
+    result = co_await flow_->async_execute();
   } catch (const std::exception& e) {
     spdlog::error("run {}: bug: exception escaped a step: {}", inputs.manifest.run_id, e.what());
     result = fail(errc::kInternal, std::string("unexpected exception: ") + e.what());
   }
-  try {
-    co_await flow.async_finish(result);
-  } catch (const std::exception& e) {
-    spdlog::error("run {}: bug: exception while finishing: {}", inputs.manifest.run_id, e.what());
-  }
+  flow_->finish_report(result);
+  if (release == Release::now) co_await async_release();
   redactor->flush();
   redaction::redact_report(outcome.report, *inputs.secret_set);
-  co_return outcome;
+  // The flow keeps its reference to the outcome, but only the report's writers used it.
+  co_return std::move(outcome);
+}
+
+boost::asio::awaitable<void> RunExecutor::async_release() {
+  if (!flow_) co_return;
+  try {
+    co_await flow_->async_release();
+  } catch (const std::exception& e) {
+    spdlog::error("run {}: bug: exception while releasing the Run: {}", inputs_->manifest.run_id, e.what());
+  }
+  flow_.reset();
 }
 
 }  // namespace takosumi::runner

@@ -399,6 +399,28 @@ TEST_F(RunExecutorTest, MissingCommitFailsBeforeAnyTofu) {
   EXPECT_TRUE(r.tofu_version.empty());
 }
 
+// The agent delivers a Run's outcome while its sandbox ends and its workspace goes: the outcome is
+// final when async_run returns (the artifacts in the outbox), the workspace only after the release.
+TEST_F(RunExecutorTest, AnOutcomeReleasedLaterIsFinalAndTheWorkspaceGoesAtTheRelease) {
+  RunExecutor executor(io_.get_executor(), pool_, settings());
+  RunInputs inputs{manifest("run_later", protocol::RunType::plan, "alpha")};
+  inputs.outbox = tmp_.path() / "outbox";
+  const fs::path workspace = tmp_.path() / "work" / "run_later-1";
+  auto outcome = testing::run_to_end(
+      io_, executor.async_run(std::move(inputs), nullptr, RunExecutor::Release::later));
+  ASSERT_EQ(outcome.report.status, "succeeded") << outcome.report.failure_code << ": "
+                                                << outcome.report.failure_message;
+  ASSERT_TRUE(outcome.plan_envelope);
+  EXPECT_TRUE(fs::exists(*outcome.plan_envelope));
+  EXPECT_TRUE(fs::exists(workspace)) << "released only by async_release";
+  testing::run_to_end(io_, [&]() -> boost::asio::awaitable<int> {
+    co_await executor.async_release();
+    co_return 0;
+  }());
+  EXPECT_FALSE(fs::exists(workspace)) << "workspace left behind";
+  EXPECT_TRUE(fs::exists(*outcome.plan_envelope)) << "the outbox is the caller's";
+}
+
 TEST_F(RunExecutorTest, PlanFailureCarriesTofuDiagnostics) {
   commit_ = repo_.commit({{"infra/main.tf", "output \"x\" { value = terraform_data.nope.id }\n"}});
   auto r = plan("run_bad", "alpha").report;

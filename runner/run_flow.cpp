@@ -449,7 +449,7 @@ asio::awaitable<Status> RunFlow::async_drift_check() {
   co_return Status{};
 }
 
-asio::awaitable<void> RunFlow::async_finish(const Status& outcome) {
+void RunFlow::finish_report(const Status& outcome) {
   const Status result = name_the_limit(
       outcome, {settings_.memory_bytes, settings_.workspace_bytes, cgroup_ ? cgroup_->oom_kills() : 0});
   if (result) {
@@ -468,6 +468,9 @@ asio::awaitable<void> RunFlow::async_finish(const Status& outcome) {
       spdlog::error("run {}: credentials: {}", manifest_.run_id, wiped.error().to_string());
     credentials_.reset();
   }
+}
+
+asio::awaitable<void> RunFlow::async_release() {
   // The phase's sandbox ends before anything it could see is wiped or its cgroup removed.
   if (tofu_) co_await tofu_->async_close();
   if (cgroup_) co_await async_offload(blocking_.get_executor(), [this] { cgroup_.reset(); });

@@ -39,12 +39,15 @@ class RunFlow {
           RunOutcome& outcome);
   RunFlow(const RunFlow&) = delete;
   RunFlow& operator=(const RunFlow&) = delete;
-  ~RunFlow();  // wipes the workspace if async_finish did not
+  ~RunFlow();  // wipes the workspace if async_release did not
 
   // Runs every step; the first failure ends the Run (after an apply, the state is still sealed).
   boost::asio::awaitable<Status> async_execute();
-  // Records status and failure in the report and wipes the workspace.
-  boost::asio::awaitable<void> async_finish(const Status& result);
+  // Records status and failure in the report and wipes the Run's credentials.
+  void finish_report(const Status& result);
+  // Ends the Run's sandbox (waiting until nothing of it is left), removes its cgroup and wipes
+  // its workspace: nothing the outcome needs (the artifacts are in the outbox).
+  boost::asio::awaitable<void> async_release();
 
  private:
   // The steps, in the order async_execute runs them.
@@ -88,7 +91,7 @@ class RunFlow {
   RunOutcome& outcome_;
   protocol::RunReport& report_;
   std::chrono::steady_clock::time_point deadline_;
-  // What the Run owns until async_finish or the destructor wipes it: its workspace, cgroup,
+  // What the Run owns until async_release or the destructor wipes it: its workspace, cgroup,
   // commands and credentials. Values the steps make pass between them in async_execute.
   std::optional<RunWorkspace> workspace_;
   std::optional<RunCgroup> cgroup_;  // the Run's cgroup, when there is one

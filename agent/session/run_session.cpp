@@ -263,7 +263,8 @@ asio::awaitable<void> RunSession::async_run(const protocol::JobManifest& verifie
   auto run = [&]() -> asio::awaitable<void> {
     runner::PhaseTimer running(agent_millis_, "agent.run");  // the runner's whole time, its phases within
     outcome = co_await executor.async_run(std::move(*inputs),
-                                          [&logs](std::string_view line) { logs.append(line); });
+                                          [&logs](std::string_view line) { logs.append(line); },
+                                          runner::RunExecutor::Release::later);
     logs.finish();
   };
   // Both end together: the Run and its live log stream.
@@ -281,7 +282,10 @@ asio::awaitable<void> RunSession::async_run(const protocol::JobManifest& verifie
   if (outcome->checkpoints > 0)
     spdlog::info("run {}: {} state checkpoint(s) taken during the apply", job_.run_id,
                  outcome->checkpoints);
-  co_await async_finish(std::move(delivery));
+  // The Run's cleanup (its sandbox's end, its cgroup's and workspace's removal, about 9 ms) beside
+  // the delivery, which needs none of it: the results are in the outbox.
+  using namespace asio::experimental::awaitable_operators;
+  co_await (async_finish(std::move(delivery)) && executor.async_release());
 }
 
 asio::awaitable<void> RunSession::async_finish(Delivery delivery) {
