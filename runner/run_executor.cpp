@@ -1,5 +1,7 @@
 #include "runner/run_executor.hpp"
 
+#include <boost/asio/cancellation_state.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <spdlog/spdlog.h>
 
 #include <exception>
@@ -60,7 +62,16 @@ boost::asio::awaitable<RunOutcome> RunExecutor::async_run(RunInputs run_inputs, 
     spdlog::error("run {}: bug: exception escaped a step: {}", inputs.manifest.run_id, e.what());
     result = fail(errc::kInternal, std::string("unexpected exception: ") + e.what());
   }
-  flow_->finish_report(result);
+  try {
+    flow_->finish_report(result);
+  } catch (const std::exception& e) {
+    spdlog::error("run {}: bug: exception while finishing: {}", inputs.manifest.run_id, e.what());
+  }
+  // Nothing after this needs the Run's secrets (the report is redacted with the secret set):
+  // they do not wait in memory through a delivery that may retry for long.
+  inputs.secrets = protocol::SecretBundle{};
+  inputs.prior_state_dek.wipe();
+  inputs.plan_dek.wipe();
   if (release == Release::now) co_await async_release();
   redactor->flush();
   redaction::redact_report(outcome.report, *inputs.secret_set);
@@ -70,6 +81,9 @@ boost::asio::awaitable<RunOutcome> RunExecutor::async_run(RunInputs run_inputs, 
 
 boost::asio::awaitable<void> RunExecutor::async_release() {
   if (!flow_) co_return;
+  // Runs to its end even when the caller's other work fails beside it (RunSession's `&&`): a
+  // release cut short would leave the sandbox to the destructor, unreaped. Bounded by kill_grace.
+  co_await boost::asio::this_coro::reset_cancellation_state(boost::asio::disable_cancellation());
   try {
     co_await flow_->async_release();
   } catch (const std::exception& e) {

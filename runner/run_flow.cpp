@@ -58,6 +58,9 @@ RunFlow::RunFlow(asio::thread_pool& blocking, const RunnerSettings& settings,
 
 RunFlow::~RunFlow() {
   if (credentials_) (void)credentials_->wipe();
+  // As in async_release: the sandbox ends (killed here) and the cgroup goes before the workspace.
+  tofu_.reset();
+  cgroup_.reset();
   if (workspace_) (void)workspace_->wipe();
 }
 
