@@ -102,8 +102,8 @@ asio::awaitable<Status> RunFlow::async_execute() {
   if (!scan) co_return std::unexpected(scan.error());
   TAKOSUMI_CO_TRY(co_await async_restore_inputs());
   if (!runs_tofu) {
-    // A drift check: nothing was ever applied, so no real object can differ from a stored state: no drift,
-    // and no tofu to run.
+    // A drift check of what was never applied: no real object can differ from a stored state, so
+    // no drift, and no tofu to run.
     report_.drift = protocol::DriftReport{"no_drift", {}};
     co_return Status{};
   }
@@ -228,7 +228,7 @@ asio::awaitable<Status> RunFlow::async_restore_inputs() {
   co_return Status{};
 }
 
-// The Run's TofuCli and its sandbox, started before the checkout so that bubblewrap's and
+// The Run's TofuCli and its sandbox, started beside the checkout so that bubblewrap's and
 // confine's start (about 30 ms) overlaps it (runner/tofu/phase_sandbox.hpp), when nothing the
 // sandbox is made of depends on the source: the agent has one OpenTofu (without a
 // tofu.versionsDir no required_version chooses another), the module's directory is the
