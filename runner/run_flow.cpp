@@ -25,7 +25,7 @@
 #include "runner/state/run_restore.hpp"
 #include "runner/state/state_file.hpp"
 #include "runner/tofu/limit_failure.hpp"
-#include "runner/tofu/run_tofu_options.hpp"
+#include "runner/run_tofu_request.hpp"
 
 namespace takosumi::runner {
 namespace {
@@ -250,38 +250,12 @@ asio::awaitable<Status> RunFlow::async_start_sandbox_early(const std::optional<R
 // The TofuCli of this Run; no command runs yet.
 Status RunFlow::start_tofu(const TofuChoice& tofu, const std::filesystem::path& mirror,
                            const std::filesystem::path& module_dir) {
-  const auto& s = settings_;
-  RunTofuRequest request{
-      .sandbox = s.sandbox,
-      .exec_control = s.exec_control,
-      .hooks = {},
-      .limits = s.limits,
-      .memory_bytes = s.memory_bytes,
-      .workspace_bytes = s.workspace_bytes,
-      .max_processes = s.max_processes,
-      .kill_grace = s.kill_grace,
-      .supervisor = s.supervisor,
-      .max_show_json = s.max_plan_json_bytes,
-      .binary = tofu.binary,
-      .provider_mirror = mirror,
-      .deadline = deadline_,
-      .policy = policy_,
-      .workspace_root = workspace_->root(),
-      .lock_file = workspace_->lock_file(),
-      .protected_paths = {workspace_->root() / "capture", workspace_->credentials(),
-                          workspace_->lock_file(), workspace_->agent_dir()},
-      .cgroup_procs = std::nullopt,
-      .cgroup_memory = cgroup_ && s.cgroups && s.cgroups->limits_memory(),
-      .cgroups_managed = s.cgroups.has_value(),
-      .blocking = &blocking_,
-      .secrets = &secrets_};
-  for (const auto* hook : {&s.hooks.pre_plan, &s.hooks.post_plan, &s.hooks.pre_apply, &s.hooks.post_apply})
-    if (!hook->empty()) request.hooks.push_back(*hook);
-  if (cgroup_) request.cgroup_procs = cgroup_->procs_files();
-  auto options = run_tofu_options(request);
+  const RunTofuParts parts{tofu.binary, mirror, deadline_, policy_, *workspace_,
+                           cgroup_ ? &*cgroup_ : nullptr, blocking_, secrets_};
+  auto options = run_tofu_options(run_tofu_request(settings_, parts));
   if (!options) return std::unexpected(options.error());
   for (const auto& warning : options->warnings) notice(warning);
-  if (!s.sandbox) spdlog::warn("run {}: running unsandboxed (sandbox.mode: none)", manifest_.run_id);
+  if (!settings_.sandbox) spdlog::warn("run {}: running unsandboxed (sandbox.mode: none)", manifest_.run_id);
   tofu_.emplace(launcher_, cancel_, std::move(options->options), *workspace_, module_dir, log_);
   if (auto written = tofu_->write_cli_config(); !written) return workspace_error(written.error(), "CLI config");
   // Every kind of plan evaluates the configuration; an apply takes its variables from the plan.

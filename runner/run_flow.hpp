@@ -1,8 +1,8 @@
 #pragma once
 // The sequence of one Run attempt, for RunExecutor. Internal to the runner. What a step decides
 // lives in the runner's subfolders as functions of explicit values — which OpenTofu
-// (tofu/tofu_choice), the commands' sandbox and limits (tofu/run_tofu_options), the providers
-// and pins (policy/verified_mirror, policy/provider_pins), the sealed inputs opened
+// (tofu/tofu_choice), the commands' sandbox and limits (run_tofu_request, tofu/run_tofu_options),
+// the providers and pins (policy/verified_mirror, policy/provider_pins), the sealed inputs opened
 // (state/run_restore), the tofu phase itself (phases/plan_phase, drift_phase, apply_phase), the
 // limit a failure hit (tofu/limit_failure) —; RunFlow runs them in order (async_execute) and
 // passes what one makes to the next.
